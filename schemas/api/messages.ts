@@ -1,0 +1,70 @@
+import { z } from 'zod';
+import { Channel, Metadata, Timestamp, Uuid } from './common.js';
+
+/** Attachment on a message. Item shape: not shown (spec 2.3); our choice. */
+export const MessageAttachment = z.object({
+  id: Uuid,
+  file_name: z.string(),
+  mime_type: z.string(),
+  size: z.number().int().nonnegative(),
+  public_url: z.url(),
+});
+export type MessageAttachment = z.infer<typeof MessageAttachment>;
+
+/** Roles seen in reads. The spec gives `agent` as an example; we add `customer` and `ai` (our choice). */
+export const MessageRole = z.enum(['customer', 'agent', 'ai']);
+export type MessageRole = z.infer<typeof MessageRole>;
+
+/**
+ * Delivery states: `queued`, `sent`, `delivered`, `failed` "and possibly others" (spec 2.3/3), so the
+ * reading side accepts any non-empty string; these are the ones the companion emits.
+ */
+export const KNOWN_MESSAGE_STATUSES = ['queued', 'sent', 'delivered', 'failed'] as const;
+
+/** A thread item (spec 2.3). */
+export const Message = z.object({
+  id: Uuid,
+  ticket_id: Uuid,
+  ticket_number: z.number().int().positive(),
+  role: MessageRole,
+  direction: z.enum(['inbound', 'outbound']),
+  text: z.string().max(10_000),
+  channel: Channel,
+  author_name: z.string(),
+  status: z.string().min(1),
+  created_at: Timestamp,
+  attachments: z.array(MessageAttachment),
+});
+export type Message = z.infer<typeof Message>;
+
+/** Query of `GET /tickets/:ticketNumber/messages` (spec 4.3). Limit default/max: not shown; ours 50/100. */
+export const MESSAGE_PAGE_LIMIT = { default: 50, max: 100 } as const;
+export const MessageListQuery = z.strictObject({
+  order: z.enum(['asc', 'desc']).optional(),
+  limit: z.coerce.number().int().min(1).max(MESSAGE_PAGE_LIMIT.max).optional(),
+  cursor: z.string().min(1).optional(),
+});
+export type MessageListQuery = z.infer<typeof MessageListQuery>;
+
+/** Body of `POST /tickets/:ticketNumber/messages` (spec 4.6). */
+export const SendMessageBody = z
+  .strictObject({
+    type: z.enum(['reply', 'note']).optional(),
+    body: z.string().max(100_000).optional(),
+    html_body: z.string().max(100_000).optional(),
+    channel: Channel.optional(),
+    channel_identifier: z.string().optional(),
+    from_agent: z.string().email().optional(),
+    attachment_ids: z.array(Uuid).max(10).optional(),
+    skip_email: z.boolean().optional(),
+    metadata: Metadata.optional(),
+  })
+  .refine((b) => b.body !== undefined || b.html_body !== undefined, {
+    message: 'one of body or html_body is required',
+    path: ['body'],
+  })
+  .refine((b) => b.channel_identifier === undefined || b.channel !== undefined, {
+    message: 'channel_identifier is used only together with channel',
+    path: ['channel_identifier'],
+  });
+export type SendMessageBody = z.infer<typeof SendMessageBody>;

@@ -1,0 +1,77 @@
+import { z } from 'zod';
+
+export const MetricFormat = z.enum(['count', 'duration-seconds', 'percent', 'decimal', 'currency-eur']);
+export type MetricFormat = z.infer<typeof MetricFormat>;
+
+export const MetricAggregation = z.enum(['count', 'sum', 'median', 'average', 'ratio']);
+export const MetricAttribution = z.enum([
+  'ticket_created',
+  'ticket_resolved',
+  'reply_event',
+  'reopen_event',
+  'reassignment_event',
+  'survey_submitted',
+  'action_executed',
+  'order_paid',
+  'agent_presence',
+  'mixed_events',
+  'current_snapshot',
+]);
+export type MetricAttribution = z.infer<typeof MetricAttribution>;
+
+/** A metric catalog entry (spec 2.9). `group` and `dataType` values: not shown; ours are open strings. */
+export const MetricCatalogEntry = z.object({
+  id: z.string().regex(/^[a-z][a-z0-9_]*$/),
+  label: z.string().min(1),
+  description: z.string().min(1),
+  group: z.string().min(1),
+  dataType: z.enum(['integer', 'number']),
+  format: MetricFormat,
+  aggregation: MetricAggregation,
+  attribution: MetricAttribution,
+  denominator: z.string().optional(),
+  snapshot: z.boolean(),
+  higherIsBetter: z.boolean(),
+});
+export type MetricCatalogEntry = z.infer<typeof MetricCatalogEntry>;
+
+/** Body of `POST /reports/query`: exactly `{query, timezone}` (spec 4.12). */
+export const ReportQueryBody = z.strictObject({
+  query: z.string().min(1),
+  timezone: z.string().min(1),
+});
+export type ReportQueryBody = z.infer<typeof ReportQueryBody>;
+
+const NumberMap = z.record(z.string(), z.number());
+
+export const KpiResult = z.object({
+  kind: z.literal('kpi'),
+  value: z.number(),
+  previousValue: z.number().nullable(),
+  format: MetricFormat,
+});
+export const TimeSeriesResult = z.object({
+  kind: z.literal('time-series'),
+  format: MetricFormat,
+  series: z.array(z.object({ key: z.string(), label: z.string() })),
+  points: z.array(z.object({ date: z.string(), label: z.string(), values: NumberMap })),
+});
+export const CategoryResult = z.object({
+  kind: z.literal('category'),
+  format: MetricFormat,
+  items: z.array(z.object({ key: z.string(), label: z.string(), value: z.number() })),
+});
+export const DataTableResult = z.object({
+  kind: z.literal('data_table'),
+  rowDimension: z.string(),
+  columns: z.array(z.object({ measureId: z.string(), label: z.string(), format: MetricFormat })),
+  rows: z.array(z.object({ key: z.string(), label: z.string(), values: NumberMap })),
+});
+
+/** The four result shapes of spec 2.10, discriminated by `kind`. */
+export const ReportResult = z.discriminatedUnion('kind', [KpiResult, TimeSeriesResult, CategoryResult, DataTableResult]);
+export type ReportResult = z.infer<typeof ReportResult>;
+export type KpiResult = z.infer<typeof KpiResult>;
+export type TimeSeriesResult = z.infer<typeof TimeSeriesResult>;
+export type CategoryResult = z.infer<typeof CategoryResult>;
+export type DataTableResult = z.infer<typeof DataTableResult>;

@@ -1,0 +1,123 @@
+import { z } from 'zod';
+import { Channel, Metadata, Priority, TicketStatus, TicketType, Timestamp, Uuid } from './common.js';
+
+/**
+ * Contact object on a ticket. Shape: not shown (spec 2.2). Our choice mirrors the creation input
+ * (`email`, `first_name`, `last_name`, `phone`) plus the contact's id.
+ */
+export const Contact = z.object({
+  id: Uuid,
+  email: z.string().nullable(),
+  first_name: z.string().nullable(),
+  last_name: z.string().nullable(),
+  phone: z.string().nullable(),
+});
+export type Contact = z.infer<typeof Contact>;
+
+/** Type of a custom ticket field. Not shown (spec 2.2); our choice. */
+export const TicketFieldType = z.enum(['text', 'number', 'boolean', 'dropdown', 'multi_select', 'date']);
+export type TicketFieldType = z.infer<typeof TicketFieldType>;
+
+/**
+ * A custom ticket field value, present with `include=ticket_fields`. Shape: not shown (spec 2.2); our choice:
+ * the field's definition id, its label and type, and a value whose JSON type follows the field type.
+ */
+export const TicketFieldValue = z.object({
+  field_id: z.string().min(1),
+  name: z.string(),
+  type: TicketFieldType,
+  value: z.union([z.string(), z.number(), z.boolean(), z.array(z.string()), z.null()]),
+});
+export type TicketFieldValue = z.infer<typeof TicketFieldValue>;
+
+/**
+ * A ticket as read from `GET /tickets` and `GET /tickets/:ticketNumber` (spec 2.2). Fields beyond the
+ * table ("further ticket fields: not shown") are our choice and marked below.
+ */
+export const Ticket = z.object({
+  id: Uuid,
+  ticket_number: z.number().int().positive(),
+  subject: z.string().nullable(),
+  status: TicketStatus,
+  priority: Priority,
+  channel: Channel,
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  tags: z.array(z.string()),
+  contact: Contact.nullable(),
+  // --- not shown in the spec; our choice (see companion/README.md) ---
+  ticket_type: TicketType,
+  parent_ticket_id: Uuid.nullable(),
+  assignee_id: z.string().nullable(),
+  team_id: z.string().nullable(),
+  language: z.string().nullable(),
+  is_spam: z.boolean(),
+  resolved_at: Timestamp.nullable(),
+  /** Only with `include=ticket_fields`. */
+  ticket_fields: z.array(TicketFieldValue).optional(),
+});
+export type Ticket = z.infer<typeof Ticket>;
+
+/** Query of `GET /tickets` (spec 4.1). Default and maximum `limit`: not shown; our choice 50 and 100. */
+export const TICKET_PAGE_LIMIT = { default: 50, max: 100 } as const;
+export const TicketListQuery = z.strictObject({
+  view_id: Uuid.optional(),
+  limit: z.coerce.number().int().min(1).max(TICKET_PAGE_LIMIT.max).optional(),
+  cursor: z.string().min(1).optional(),
+  include: z.literal('ticket_fields').optional(),
+});
+export type TicketListQuery = z.infer<typeof TicketListQuery>;
+
+const ContactInput = z.strictObject({
+  email: z.string().email().optional(),
+  first_name: z.string().optional(),
+  last_name: z.string().optional(),
+  phone: z.string().optional(),
+});
+
+/** One entry of `messages[]` in `POST /tickets` (spec 4.4). */
+export const CreateTicketMessageInput = z.strictObject({
+  channel: Channel.optional(),
+  from_agent: z.boolean().optional(),
+  body: z.string().max(100_000).optional(),
+  html_body: z.string().max(100_000).optional(),
+  prefilled_input: z.boolean().optional(),
+  from: ContactInput.optional(),
+  skip_email: z.boolean().optional(),
+  metadata: Metadata.optional(),
+  attachment_ids: z.array(Uuid).max(10).optional(),
+});
+export type CreateTicketMessageInput = z.infer<typeof CreateTicketMessageInput>;
+
+/** Body of `POST /tickets` (spec 4.4). Unknown fields are rejected (strict). */
+export const CreateTicketBody = z.strictObject({
+  channel: Channel,
+  subject: z.string().max(500).optional(),
+  note: z.string().max(10_000).optional(),
+  tags: z.array(z.string().min(1).max(100)).max(20).optional(),
+  metadata: Metadata.optional(),
+  channel_identifier: z.string().optional(),
+  priority: Priority.optional(),
+  status: TicketStatus.optional(),
+  language: z.string().optional(),
+  is_spam: z.boolean().optional(),
+  ticket_type: TicketType.optional(),
+  parent_ticket_id: Uuid.optional(),
+  assignee_email: z.string().email().optional(),
+  contact: ContactInput.optional(),
+  messages: z.array(CreateTicketMessageInput).max(10).optional(),
+});
+export type CreateTicketBody = z.infer<typeof CreateTicketBody>;
+
+/**
+ * Body of `POST /tickets/:ticketNumber` (spec 4.5): status, priority or assignee. Field names: not shown;
+ * our choice reuses the creation names, with `assignee_email: null` to unassign. At least one is required.
+ */
+export const UpdateTicketBody = z
+  .strictObject({
+    status: TicketStatus.optional(),
+    priority: Priority.optional(),
+    assignee_email: z.string().email().nullable().optional(),
+  })
+  .refine((b) => Object.keys(b).length > 0, { message: 'at least one of status, priority, assignee_email' });
+export type UpdateTicketBody = z.infer<typeof UpdateTicketBody>;

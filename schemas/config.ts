@@ -1,0 +1,50 @@
+import { Duration } from 'luxon';
+import { z } from 'zod';
+import { MAX_EXPORT_WINDOW_MS } from './api/exports.js';
+import { SecretString } from './secret.js';
+
+/** An ISO 8601 duration (`PT72H`, `P7D`) turned into milliseconds. */
+export const IsoDurationMs = z.string().transform((text, ctx) => {
+  const duration = Duration.fromISO(text);
+  if (!duration.isValid) {
+    ctx.addIssue({ code: 'custom', message: `"${text}" is not an ISO 8601 duration such as PT72H or P7D` });
+    return z.NEVER;
+  }
+  return duration.as('milliseconds');
+});
+
+/** `postgres://…` or `bigquery://project/dataset`. */
+export const DestinationUrl = z.string().refine((url) => /^(postgres|postgresql|bigquery):\/\//.test(url), {
+  message: 'must start with postgres:// or bigquery://project/dataset',
+});
+
+/**
+ * The configuration, one environment variable per field (names are a contract: docker-compose.yml and
+ * external scripts set them). Parsed once at start-up; a bad value gets one clear message per problem.
+ */
+export const ConfigFromEnv = z.object({
+  SUPPORT_API_URL: z.url().describe("The service's base URL; the client adds /public/v1"),
+  SUPPORT_API_KEY: SecretString.describe('API key sent as cx-api-key (never logged)'),
+  DESTINATION_URL: DestinationUrl.describe('postgres://user:pass@host:port/db or bigquery://project/dataset'),
+  POSTGRES_SCHEMA: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]*$/)
+    .default('support')
+    .describe('PostgreSQL schema for the tables'),
+  BIGQUERY_API_ENDPOINT: z.url().optional().describe('BigQuery REST endpoint (an emulator in tests)'),
+  TEMPORAL_ADDRESS: z.string().min(1).default('localhost:7233').describe('Temporal frontend host:port'),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default').describe('Temporal namespace'),
+  TEMPORAL_TASK_QUEUE: z.string().min(1).default('support-sync').describe('Task queue of the sync workflows'),
+  SYNC_START_DATE: z.iso
+    .datetime({ offset: true })
+    .or(z.iso.date())
+    .optional()
+    .describe('Where the first sync starts (ISO date or instant); default: 90 days ago'),
+  SYNC_LOOKBACK: IsoDurationMs.prefault('PT72H')
+    .describe('Re-read range before the last high-water mark on every incremental run'),
+  SYNC_WINDOW: IsoDurationMs.prefault('P30D')
+    .refine((ms) => ms > 0 && ms <= MAX_EXPORT_WINDOW_MS, { message: 'must be positive and at most P90D' })
+    .describe('Export window size, at most 90 × 24 h'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace']).default('info'),
+});
+export type Config = z.infer<typeof ConfigFromEnv>;
