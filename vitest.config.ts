@@ -1,13 +1,41 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Two projects: `unit` needs nothing but Node (schemas, companion over HTTP, connector against the
+ * companion); `integration` gets one shared Temporal dev server and one PostgreSQL cluster per run from its
+ * globalSetup (each test file then creates its own database).
+ */
+const shared = {
+  // The Temporal native bridge has crashed under worker threads; forks isolate it per file.
+  pool: 'forks' as const,
+  testTimeout: 120_000,
+  hookTimeout: 600_000,
+  teardownTimeout: 60_000,
+};
+
 export default defineConfig({
   test: {
-    // The Temporal native bridge has crashed under worker threads; forks isolate it per file.
-    pool: 'forks',
-    include: ['test/**/*.test.ts'],
-    globalSetup: ['test/support/global-setup.ts'],
-    testTimeout: 120_000,
-    hookTimeout: 600_000,
-    teardownTimeout: 60_000,
+    projects: [
+      {
+        test: {
+          ...shared,
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts', 'test/companion/**/*.test.ts', 'test/connector/**/*.test.ts'],
+        },
+      },
+      {
+        test: {
+          ...shared,
+          name: 'integration',
+          include: [
+            'test/foundation/**/*.test.ts',
+            'test/destinations/**/*.test.ts',
+            'test/workflows/**/*.test.ts',
+            'test/e2e/**/*.test.ts',
+          ],
+          globalSetup: ['test/support/global-setup.ts'],
+        },
+      },
+    ],
   },
 });
