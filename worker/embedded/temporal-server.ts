@@ -1,0 +1,60 @@
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes.js';
+import { locateTemporalCli } from './temporal-cli.js';
+
+/** Task queue that carries the analytics route class; its rate is enforced by the server (see temporal-notes). */
+export const ANALYTICS_TASK_QUEUE_SUFFIX = '-analytics';
+
+export interface DevServerOptions {
+  /** SQLite file that keeps history between runs (main job); in-memory when omitted (tests). */
+  dbFilename?: string;
+  /** Serve the web UI on this port. */
+  uiPort?: number;
+  /** Frontend port; random free port when omitted. */
+  port?: number;
+  /** Task queues whose activity rate must be exact: one partition each. */
+  singlePartitionTaskQueues?: string[];
+  log?: (line: string) => void;
+}
+
+/**
+ * Starts `temporal server start-dev` through the SDK's `TestWorkflowEnvironment.createLocal`, using the
+ * binary from locateTemporalCli (built offline with Go) or, where there is internet, the SDK's download.
+ * Registers the custom search attributes. Returns the environment (client, nativeConnection, address).
+ */
+export async function startTemporalDevServer(
+  options: DevServerOptions = {},
+): Promise<TestWorkflowEnvironment> {
+  const cli = await locateTemporalCli(options.log ? { log: options.log } : {});
+  const extraArgs = ['--log-level', 'error'];
+  for (const queue of options.singlePartitionTaskQueues ?? []) {
+    // Server-enforced maxTaskQueueActivitiesPerSecond is split across partitions; one partition keeps it exact.
+    extraArgs.push(
+      '--dynamic-config-value',
+      `matching.numTaskqueueReadPartitions=[{"value":1,"constraints":{"taskQueueName":"${queue}"}}]`,
+    );
+    extraArgs.push(
+      '--dynamic-config-value',
+      `matching.numTaskqueueWritePartitions=[{"value":1,"constraints":{"taskQueueName":"${queue}"}}]`,
+    );
+  }
+  try {
+    return await TestWorkflowEnvironment.createLocal({
+      server: {
+        ...(cli.kind === 'existing-path' ? { executable: { type: 'existing-path', path: cli.path } } : {}),
+        ...(options.dbFilename ? { dbFilename: options.dbFilename } : {}),
+        ...(options.uiPort ? { ui: true, uiPort: options.uiPort } : {}),
+        ...(options.port ? { port: options.port } : {}),
+        ip: '127.0.0.1',
+        searchAttributes: SEARCH_ATTRIBUTES,
+        extraArgs,
+      },
+    });
+  } catch (err) {
+    const hint =
+      cli.kind === 'sdk-download'
+        ? ' The SDK tried to download the temporal CLI (no Go on this machine to build it). Offline, install Go or set TEMPORAL_CLI.'
+        : ` (binary: ${cli.path})`;
+    throw new Error(`could not start the Temporal dev server: ${(err as Error).message}.${hint}`);
+  }
+}
