@@ -34,6 +34,7 @@ export default defineConfig({
             'test/e2e/**/*.test.ts',
           ],
           globalSetup: ['test/support/global-setup.ts'],
+          setupFiles: ['test/support/quiet-temporal.ts'],
         },
       },
     ],

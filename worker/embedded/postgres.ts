@@ -2,9 +2,9 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chmod, chown, cp, mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { arch, platform, tmpdir, userInfo } from 'node:os';
 import { dirname, join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { freePort } from './free-port.js';
@@ -47,7 +47,7 @@ const SUPERUSER = 'postgres';
 function nativeDir(): string {
   let entry: string;
   try {
-    entry = fileURLToPath(import.meta.resolve(PLATFORM_PACKAGE));
+    entry = createRequire(import.meta.url).resolve(PLATFORM_PACKAGE);
   } catch {
     throw new Error(
       `PostgreSQL binaries for ${platform()}-${arch()} are missing: the optional npm package ${PLATFORM_PACKAGE} ` +
