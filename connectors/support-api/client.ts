@@ -1,0 +1,507 @@
+/**
+ * The Support API v1 client: one undici `Agent` (keep-alive pools per origin, connect/headers/body
+ * timeouts), the `cx-api-key` header from a `Secret`, the rate governor around every request, bounded
+ * retries of retryable failures, and zod parsing of every response (see parse.ts).
+ *
+ * Why undici directly (not fetch): per-phase timeouts, a dispatcher we own and close, and `request()`
+ * being the fastest path in Node for a crawl of many small JSON pages.
+ */
+import { inspect } from 'node:util';
+import pino, { type Logger } from 'pino';
+import { Agent, type Dispatcher, request as undiciRequest } from 'undici';
+import type { z } from 'zod';
+import { ConfirmedAttachment, UploadUrl, type UploadUrlBody } from '../../schemas/api/attachments.js';
+import { type CreateTagBody, Tag } from '../../schemas/api/directory.js';
+import { Health } from '../../schemas/api/health.js';
+import { Message, type SendMessageBody } from '../../schemas/api/messages.js';
+import { ReportQueryBody, ReportResult } from '../../schemas/api/reports.js';
+import { type CreateTicketBody, Ticket, type UpdateTicketBody } from '../../schemas/api/tickets.js';
+import type { Secret } from '../../schemas/secret.js';
+import { type Clock, systemClock } from './clock.js';
+import {
+  CursorRejectedError,
+  type Endpoint,
+  RateLimitedError,
+  SupportApiError,
+  SupportClientError,
+  TransportError,
+} from './errors.js';
+import {
+  decodeJson,
+  type ParsedPage,
+  parseArray,
+  parsePage,
+  parseSingle,
+  type RawResponse,
+  throwIfError,
+} from './parse.js';
+import {
+  type RateClassStats,
+  type RateDecision,
+  type RateGovernor,
+  sharedGovernors,
+} from './rate-governor.js';
+import { type RouteClass, routeClassFor } from './route-classes.js';
+
+export const API_PREFIX = '/public/v1';
+
+export interface RetryPolicy {
+  /** Attempts per request for 5xx, network errors, timeouts and garbled bodies (default 5; 1 = no retry). */
+  maxAttempts: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** How many 429s one request may wait out in `wait` mode before giving up (default 20). */
+  maxRateLimitRetries: number;
+}
+
+export interface SupportApiClientOptions {
+  /** The service's base URL, without `/public/v1` (the client adds it). */
+  baseUrl: string;
+  apiKey: Secret;
+  logger?: Logger;
+  /** Default: the process-wide governor of this key (`sharedGovernors.for(apiKey)`). */
+  governor?: RateGovernor;
+  /**
+   * `wait` (default): the client sleeps for pacing and 429s. `throw`: waits longer than `maxRateWaitMs`
+   * and every 429 throw `RateLimitedError` with `retryAfterMs` (for Temporal activities).
+   */
+  rateLimitMode?: 'wait' | 'throw';
+  /** In `throw` mode, pacing waits up to this many ms are still slept (default 2000). */
+  maxRateWaitMs?: number;
+  timeouts?: Partial<{ connectMs: number; headersMs: number; bodyMs: number }>;
+  retry?: Partial<RetryPolicy>;
+  /** A dispatcher to use instead of the client's own `Agent` (not closed by `close()`). */
+  dispatcher?: Dispatcher;
+  clock?: Clock;
+  userAgent?: string;
+}
+
+export interface ApiRequest {
+  method: 'GET' | 'POST';
+  /** Path under `/public/v1`, e.g. `/tickets/12/messages`. */
+  path: string;
+  query?: Record<string, string | number | boolean | undefined>;
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** Whether repeating the request is harmless (GETs, sends with an Idempotency-Key). Default: GET only. */
+  idempotent?: boolean;
+  /** Skip the `cx-api-key` header (health). */
+  anonymous?: boolean;
+  signal?: AbortSignal;
+}
+
+export interface ApiResponse extends RawResponse {
+  json: unknown;
+  endpoint: Endpoint;
+}
+
+/** Undici errors whose request certainly never reached the server. */
+const NOT_SENT_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'EHOSTUNREACH',
+]);
+const TIMEOUT_CODES = new Set([
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'ETIMEDOUT',
+]);
+
+export class SupportApiClient {
+  readonly baseUrl: string;
+  readonly governor: RateGovernor;
+  readonly logger: Logger;
+  readonly #key: Secret;
+  readonly #dispatcher: Dispatcher;
+  readonly #ownsDispatcher: boolean;
+  readonly #mode: 'wait' | 'throw';
+  readonly #maxRateWaitMs: number;
+  readonly #retry: RetryPolicy;
+  readonly #clock: Clock;
+  readonly #userAgent: string;
+
+  constructor(options: SupportApiClientOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '').replace(/\/public\/v1$/, '');
+    this.#key = options.apiKey;
+    this.logger = (options.logger ?? defaultLogger()).child({ component: 'support-api' });
+    this.governor = options.governor ?? sharedGovernors.for(options.apiKey);
+    this.#mode = options.rateLimitMode ?? 'wait';
+    this.#maxRateWaitMs = options.maxRateWaitMs ?? 2000;
+    this.#retry = {
+      maxAttempts: 5,
+      baseDelayMs: 250,
+      maxDelayMs: 10_000,
+      maxRateLimitRetries: 20,
+      ...options.retry,
+    };
+    this.#clock = options.clock ?? systemClock;
+    this.#userAgent = options.userAgent ?? 'support-sync/0.1';
+    const t = { connectMs: 10_000, headersMs: 30_000, bodyMs: 30_000, ...options.timeouts };
+    this.#ownsDispatcher = options.dispatcher === undefined;
+    this.#dispatcher =
+      options.dispatcher ??
+      new Agent({
+        connect: { timeout: t.connectMs },
+        headersTimeout: t.headersMs,
+        bodyTimeout: t.bodyMs,
+        keepAliveTimeout: 30_000,
+        connections: 16,
+      });
+  }
+
+  /** Never serialize internals (the key is a redacting `Secret` anyway). */
+  toJSON(): Record<string, unknown> {
+    return { baseUrl: this.baseUrl, mode: this.#mode };
+  }
+  [inspect.custom](): string {
+    return `SupportApiClient(${this.baseUrl})`;
+  }
+
+  async close(): Promise<void> {
+    if (this.#ownsDispatcher) await this.#dispatcher.close();
+  }
+
+  rateStats(): RateClassStats[] {
+    return this.governor.stats();
+  }
+
+  /** What the governor would do now for a class (for activities deciding to yield to Temporal). */
+  rateDecision(routeClass: RouteClass): RateDecision {
+    return this.governor.decide(routeClass);
+  }
+
+  // ---------------------------------------------------------------------------------------------------
+  // Core
+
+  /**
+   * Sends one request through the governor with retries, and returns the decoded JSON of a success
+   * response. Error envelopes throw `SupportApiError`; non-JSON bodies throw `ResponseFormatError`.
+   */
+  async send(req: ApiRequest): Promise<ApiResponse> {
+    const routeClass = routeClassFor(req.method, req.path);
+    const endpoint: Endpoint = `${req.method} ${API_PREFIX}${req.path}`;
+    const idempotent = req.idempotent ?? req.method === 'GET';
+    let attempt = 0;
+    let rateRetries = 0;
+    for (;;) {
+      attempt += 1;
+      try {
+        return await this.#attempt(req, routeClass, endpoint);
+      } catch (err) {
+        if (err instanceof RateLimitedError) throw err;
+        if (err instanceof SupportApiError && err.status === 429) {
+          rateRetries += 1;
+          attempt -= 1; // 429s have their own budget
+          const retryAfterMs = (err.retryAfterSeconds ?? 1) * 1000;
+          this.logger.warn(
+            { endpoint, routeClass, requestId: err.requestId, retryAfterMs, rateRetries },
+            'rate limited (429)',
+          );
+          if (this.#mode === 'throw' || rateRetries > this.#retry.maxRateLimitRetries) {
+            throw new RateLimitedError({
+              endpoint,
+              routeClass,
+              retryAfterMs,
+              reason: '429 from server',
+              apiError: err,
+            });
+          }
+          continue; // the governor is paused until Retry-After; acquire waits it out
+        }
+        const safe =
+          idempotent ||
+          (err instanceof TransportError && err.notSent) ||
+          (err instanceof SupportApiError && err.code === 'IDEMPOTENCY_KEY_IN_PROGRESS');
+        const retryable = err instanceof SupportClientError && err.retryable;
+        if (!retryable || !safe || attempt >= this.#retry.maxAttempts) {
+          if (err instanceof SupportClientError) {
+            this.logger.warn({ endpoint, err: err.toJSON(), attempt }, 'request failed');
+          }
+          throw err;
+        }
+        const delay = this.#backoff(attempt);
+        this.logger.warn(
+          { endpoint, err: (err as SupportClientError).toJSON(), attempt, retryInMs: delay },
+          'retrying after a retryable failure',
+        );
+        await this.#clock.sleep(delay, req.signal);
+      }
+    }
+  }
+
+  #backoff(attempt: number): number {
+    const cap = Math.min(this.#retry.maxDelayMs, this.#retry.baseDelayMs * 2 ** (attempt - 1));
+    return Math.round(cap / 2 + (Math.random() * cap) / 2);
+  }
+
+  async #attempt(req: ApiRequest, routeClass: RouteClass, endpoint: Endpoint): Promise<ApiResponse> {
+    await this.governor.acquire(routeClass, {
+      endpoint,
+      ...(this.#mode === 'throw' ? { maxWaitMs: this.#maxRateWaitMs } : {}),
+      ...(req.signal ? { signal: req.signal } : {}),
+    });
+    let raw: RawResponse;
+    try {
+      raw = await this.#http(req, endpoint);
+    } catch (err) {
+      this.governor.release(routeClass);
+      throw err;
+    }
+    this.governor.observe(routeClass, raw);
+    const json = decodeJson(endpoint, raw, this.#key);
+    throwIfError(endpoint, raw, json, this.#key, this.#clock.now());
+    this.logger.debug({ endpoint, status: raw.status }, 'ok');
+    return { ...raw, json, endpoint };
+  }
+
+  async #http(req: ApiRequest, endpoint: Endpoint): Promise<RawResponse> {
+    const url = new URL(`${this.baseUrl}${API_PREFIX}${req.path}`);
+    for (const [k, v] of Object.entries(req.query ?? {})) {
+      if (v !== undefined) url.searchParams.set(k, String(v));
+    }
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      'user-agent': this.#userAgent,
+      ...req.headers,
+    };
+    if (!req.anonymous) headers['cx-api-key'] = this.#key.reveal();
+    let body: string | undefined;
+    if (req.body !== undefined) {
+      body = JSON.stringify(req.body);
+      headers['content-type'] = 'application/json';
+    }
+    try {
+      const res = await undiciRequest(url, {
+        method: req.method,
+        headers,
+        body: body ?? null,
+        dispatcher: this.#dispatcher,
+        ...(req.signal ? { signal: req.signal } : {}),
+      });
+      const text = await res.body.text();
+      return { status: res.statusCode, headers: res.headers, text };
+    } catch (err) {
+      throw this.#transportError(endpoint, err);
+    }
+  }
+
+  #transportError(endpoint: Endpoint, err: unknown): Error {
+    if (err instanceof SupportClientError) return err;
+    if (err instanceof Error && err.name === 'AbortError') return err;
+    const e = err as { code?: unknown; message?: unknown; cause?: { code?: unknown; message?: unknown } };
+    const code =
+      typeof e.code === 'string' ? e.code : typeof e.cause?.code === 'string' ? e.cause.code : undefined;
+    const detail = this.#key.scrub(
+      [e.message, e.cause?.message].filter((m): m is string => typeof m === 'string').join(': ') ||
+        String(err),
+    );
+    return new TransportError({
+      endpoint,
+      code,
+      kind: code !== undefined && TIMEOUT_CODES.has(code) ? 'timeout' : 'network',
+      detail,
+      notSent: code !== undefined && NOT_SENT_CODES.has(code),
+    });
+  }
+
+  /** Sends and parses `data` with `schema`. */
+  async getOne<S extends z.ZodType>(req: ApiRequest, schema: S): Promise<z.infer<S>> {
+    const res = await this.send(req);
+    return parseSingle(res.endpoint, res.status, res.json, schema);
+  }
+
+  /**
+   * One cursor page of a list. A `400 VALIDATION_ERROR` on a request that carried a cursor throws
+   * `CursorRejectedError` (restart the window from its start).
+   */
+  async getPage<S extends z.ZodType, M extends z.ZodType | undefined = undefined>(
+    path: string,
+    query: Record<string, string | number | boolean | undefined>,
+    item: S,
+    meta?: M,
+    signal?: AbortSignal,
+  ): Promise<ParsedPage<z.infer<S>, M extends z.ZodType ? z.infer<M> : undefined>> {
+    let res: ApiResponse;
+    try {
+      res = await this.send({ method: 'GET', path, query, ...(signal ? { signal } : {}) });
+    } catch (err) {
+      const cursor = query['cursor'];
+      if (
+        typeof cursor === 'string' &&
+        err instanceof SupportApiError &&
+        err.status === 400 &&
+        err.code === 'VALIDATION_ERROR'
+      ) {
+        throw new CursorRejectedError(err.endpoint, cursor, err);
+      }
+      throw err;
+    }
+    return parsePage(res.endpoint, res.status, res.json, item, meta as M);
+  }
+
+  /** An unpaginated list in `data` (the metric catalog). */
+  async getArray<S extends z.ZodType>(
+    path: string,
+    item: S,
+  ): Promise<{ items: z.infer<S>[]; rawItems: Record<string, unknown>[] }> {
+    const res = await this.send({ method: 'GET', path });
+    return parseArray(res.endpoint, res.status, res.json, item);
+  }
+
+  // ---------------------------------------------------------------------------------------------------
+  // Single reads and writes (spec 4)
+
+  /** `GET /health` (no key). */
+  health(): Promise<Health> {
+    return this.getOne({ method: 'GET', path: '/health', anonymous: true }, Health);
+  }
+
+  /** `GET /tickets/:ticketNumber`. */
+  getTicket(ticketNumber: number, options: { includeTicketFields?: boolean } = {}): Promise<Ticket> {
+    return this.getOne(
+      {
+        method: 'GET',
+        path: `/tickets/${ticketPathSegment(ticketNumber)}`,
+        query: { include: options.includeTicketFields ? 'ticket_fields' : undefined },
+      },
+      Ticket,
+    );
+  }
+
+  /** `POST /tickets` (not retried after a possibly-processed failure: each request creates a ticket). */
+  createTicket(body: CreateTicketBody): Promise<Ticket> {
+    return this.getOne({ method: 'POST', path: '/tickets', body }, Ticket);
+  }
+
+  /** `POST /tickets/:ticketNumber`: status, priority or assignee. Setting the same values again is harmless. */
+  updateTicket(ticketNumber: number, body: UpdateTicketBody): Promise<Ticket> {
+    return this.getOne(
+      { method: 'POST', path: `/tickets/${ticketPathSegment(ticketNumber)}`, body, idempotent: true },
+      Ticket,
+    );
+  }
+
+  /**
+   * `POST /tickets/:ticketNumber/messages`. With `idempotencyKey` the request is retried safely (spec
+   * 4.6: same key + same body returns the cached response); without one it is never retried once sent.
+   */
+  sendMessage(
+    ticketNumber: number,
+    body: SendMessageBody,
+    options: { idempotencyKey?: string } = {},
+  ): Promise<Message> {
+    return this.getOne(
+      {
+        method: 'POST',
+        path: `/tickets/${ticketPathSegment(ticketNumber)}/messages`,
+        body,
+        idempotent: options.idempotencyKey !== undefined,
+        ...(options.idempotencyKey ? { headers: { 'idempotency-key': options.idempotencyKey } } : {}),
+      },
+      Message,
+    );
+  }
+
+  /** `POST /tags`. */
+  createTag(body: CreateTagBody): Promise<Tag> {
+    return this.getOne({ method: 'POST', path: '/tags', body }, Tag);
+  }
+
+  /** `POST /reports/query`. A read: retried like a GET. */
+  queryReport(body: ReportQueryBody): Promise<ReportResult> {
+    return this.getOne(
+      { method: 'POST', path: '/reports/query', body: ReportQueryBody.parse(body), idempotent: true },
+      ReportResult,
+    );
+  }
+
+  /** `POST /attachments/upload-url` (step 1 of 4.7). Retrying leaves at most an unused upload slot. */
+  createUploadUrl(body: UploadUrlBody): Promise<UploadUrl> {
+    return this.getOne(
+      { method: 'POST', path: '/attachments/upload-url', body, idempotent: true },
+      UploadUrl,
+    );
+  }
+
+  /**
+   * `PUT` of the raw bytes to the signed URL (step 2 of 4.7). Not a call to the API: no `cx-api-key`, no
+   * `/public/v1`, no governor.
+   */
+  async putUpload(uploadUrl: string, bytes: Uint8Array, mimeType: string): Promise<void> {
+    const endpoint = `PUT ${new URL(uploadUrl).pathname}`;
+    let attempt = 0;
+    for (;;) {
+      attempt += 1;
+      try {
+        const res = await undiciRequest(uploadUrl, {
+          method: 'PUT',
+          headers: { 'content-type': mimeType, 'content-length': String(bytes.byteLength) },
+          body: bytes,
+          dispatcher: this.#dispatcher,
+        });
+        const text = await res.body.text();
+        if (res.statusCode >= 200 && res.statusCode < 300) return;
+        const raw: RawResponse = { status: res.statusCode, headers: res.headers, text };
+        let json: unknown;
+        try {
+          json = decodeJson(endpoint, raw, this.#key);
+        } catch (err) {
+          if (res.statusCode < 500 || attempt >= this.#retry.maxAttempts) throw err;
+          await this.#clock.sleep(this.#backoff(attempt));
+          continue;
+        }
+        throwIfError(endpoint, raw, json, this.#key, this.#clock.now());
+        throw new SupportApiError({
+          endpoint,
+          status: res.statusCode,
+          code: 'UPLOAD_FAILED',
+          message: 'upload rejected',
+          requestId: 'none',
+        });
+      } catch (err) {
+        const e = err instanceof SupportClientError ? err : this.#transportError(endpoint, err);
+        if (!(e instanceof SupportClientError) || !e.retryable || attempt >= this.#retry.maxAttempts) throw e;
+        await this.#clock.sleep(this.#backoff(attempt));
+      }
+    }
+  }
+
+  /** `POST /attachments/:id/confirm` (step 3 of 4.7). */
+  confirmAttachment(attachmentId: string): Promise<ConfirmedAttachment> {
+    return this.getOne(
+      { method: 'POST', path: `/attachments/${encodeURIComponent(attachmentId)}/confirm`, idempotent: true },
+      ConfirmedAttachment,
+    );
+  }
+
+  /** The whole upload flow of 4.7: upload URL → PUT bytes to the signed URL → confirm. */
+  async uploadAttachment(file: {
+    fileName: string;
+    mimeType: string;
+    bytes: Uint8Array;
+  }): Promise<ConfirmedAttachment> {
+    const slot = await this.createUploadUrl({
+      file_name: file.fileName,
+      mime_type: file.mimeType,
+      size: file.bytes.byteLength,
+    });
+    await this.putUpload(slot.upload_url, file.bytes, file.mimeType);
+    return this.confirmAttachment(slot.id);
+  }
+}
+
+function ticketPathSegment(ticketNumber: number): string {
+  if (!Number.isInteger(ticketNumber) || ticketNumber <= 0)
+    throw new TypeError(`invalid ticket number ${ticketNumber}`);
+  return String(ticketNumber);
+}
+
+function defaultLogger(): Logger {
+  return pino(
+    { level: process.env['SUPPORT_API_LOG_LEVEL'] ?? 'warn' },
+    pino.destination({ fd: 2, sync: true }),
+  );
+}

@@ -1,0 +1,67 @@
+/** Public surface of the Support API v1 source connector. */
+export {
+  API_PREFIX,
+  type ApiRequest,
+  type ApiResponse,
+  type RetryPolicy,
+  SupportApiClient,
+  type SupportApiClientOptions,
+} from './client.js';
+export { type Clock, systemClock } from './clock.js';
+export {
+  CursorLoopError,
+  CursorRejectedError,
+  type Endpoint,
+  isRetryable,
+  RateLimitedError,
+  ResponseFormatError,
+  retryDelayMs,
+  type SchemaIssue,
+  SchemaViolationError,
+  SupportApiError,
+  SupportClientError,
+  TransportError,
+} from './errors.js';
+export {
+  type AgentSessionsPageRequest,
+  type CsatPageRequest,
+  collectItems,
+  fetchAgentSessionsPage,
+  fetchAgentsPage,
+  fetchCsatPage,
+  fetchMessagesPage,
+  fetchMetricCatalog,
+  fetchTagsPage,
+  fetchTeamsPage,
+  fetchTicketsPage,
+  fetchViewsPage,
+  type Instant,
+  type IterateOptions,
+  iterateAgentSessions,
+  iterateAgents,
+  iterateCsatSurveys,
+  iterateMessages,
+  iterateTags,
+  iterateTeams,
+  iterateTickets,
+  iterateViews,
+  type MessagesPageRequest,
+  type Page,
+  type PageRequest,
+  paginate,
+  type TicketsPageRequest,
+} from './paginate.js';
+export {
+  type AcquireOptions,
+  GovernorRegistry,
+  keyFingerprint,
+  type ObservedResponse,
+  type RateClassStats,
+  type RateDecision,
+  type RateDecisionReason,
+  RateGovernor,
+  type RateGovernorOptions,
+  sharedGovernors,
+} from './rate-governor.js';
+export { ROUTE_CLASSES, type RouteClass, routeClassFor, SPEC_LIMITS } from './route-classes.js';
+export { type PlanOptions, planWindows, type Window, windowLengthMs } from './windows.js';

@@ -1,0 +1,203 @@
+/**
+ * Turning an HTTP response into typed data or a typed error: JSON decoding, the error envelope, and zod
+ * validation of success envelopes, with item-level reporting (index, id, field path) for lists.
+ */
+import { z } from 'zod';
+import { ErrorEnvelope, Pagination } from '../../schemas/api/envelope.js';
+import type { Secret } from '../../schemas/secret.js';
+import {
+  type Endpoint,
+  ResponseFormatError,
+  type SchemaIssue,
+  SchemaViolationError,
+  SupportApiError,
+} from './errors.js';
+import { parseRetryAfter } from './rate-governor.js';
+
+export interface RawResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+}
+
+function headerValue(headers: RawResponse['headers'], name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** Decodes the body as JSON, or throws `ResponseFormatError` saying what it was instead. */
+export function decodeJson(endpoint: Endpoint, res: RawResponse, key: Secret): unknown {
+  const contentType = headerValue(res.headers, 'content-type');
+  const snippet = key.scrub(res.text.slice(0, 120));
+  const fail = (problem: string) =>
+    new ResponseFormatError({ endpoint, status: res.status, contentType, problem, bodySnippet: snippet });
+  const trimmed = res.text.trimStart();
+  if (trimmed === '') throw fail('empty body');
+  if (trimmed.startsWith('<')) throw fail('an HTML/XML page instead of JSON (proxy or gateway page?)');
+  try {
+    return JSON.parse(res.text);
+  } catch (err) {
+    const detail = err instanceof Error ? err.message : String(err);
+    throw fail(`invalid or truncated JSON (${key.scrub(detail)}; ${res.text.length} chars received)`);
+  }
+}
+
+/** Throws `SupportApiError` for an error envelope, `ResponseFormatError` for a non-envelope error body. */
+export function throwIfError(
+  endpoint: Endpoint,
+  res: RawResponse,
+  json: unknown,
+  key: Secret,
+  now: number,
+): void {
+  const isErrorStatus = res.status >= 400;
+  const looksLikeError =
+    typeof json === 'object' && json !== null && (json as { success?: unknown }).success === false;
+  if (!isErrorStatus && !looksLikeError) return;
+  const parsed = ErrorEnvelope.safeParse(json);
+  if (!parsed.success) {
+    throw new ResponseFormatError({
+      endpoint,
+      status: res.status,
+      contentType: headerValue(res.headers, 'content-type'),
+      problem: `error response without the API's error envelope (${formatIssues(parsed.error.issues)})`,
+      bodySnippet: key.scrub(JSON.stringify(json).slice(0, 120)),
+    });
+  }
+  const env = parsed.data;
+  const headerMs = parseRetryAfter(headerValue(res.headers, 'retry-after'), now);
+  const retryAfterSeconds = headerMs !== undefined ? headerMs / 1000 : env.retry_after;
+  throw new SupportApiError({
+    endpoint,
+    status: res.status,
+    code: env.code,
+    message: key.scrub(env.message),
+    requestId: env.request_id,
+    retryAfterSeconds,
+  });
+}
+
+export function formatPath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const p of path) {
+    if (typeof p === 'number') out += `[${p}]`;
+    else out += out === '' ? String(p) : `.${String(p)}`;
+  }
+  return out;
+}
+
+function formatIssues(issues: readonly z.core.$ZodIssue[]): string {
+  return issues
+    .slice(0, 3)
+    .map((i) => `${formatPath(i.path) || '(root)'}: ${i.message}`)
+    .join('; ');
+}
+
+function itemIdOf(raw: unknown): string | undefined {
+  if (typeof raw !== 'object' || raw === null) return undefined;
+  const id = (raw as { id?: unknown }).id;
+  return typeof id === 'string' || typeof id === 'number' ? String(id) : undefined;
+}
+
+/** `{success: true, data}` with `data` of `schema`. */
+export function parseSingle<S extends z.ZodType>(
+  endpoint: Endpoint,
+  status: number,
+  json: unknown,
+  schema: S,
+): z.infer<S> {
+  const env = z.object({ success: z.literal(true), data: z.unknown() }).safeParse(json);
+  if (!env.success) throw violation(endpoint, status, env.error.issues, undefined, undefined, []);
+  const data = schema.safeParse(env.data.data);
+  if (!data.success)
+    throw violation(endpoint, status, data.error.issues, undefined, itemIdOf(env.data.data), ['data']);
+  return data.data;
+}
+
+/** An array in `data` (unpaginated list, e.g. the metric catalog), validated item by item. */
+export function parseArray<S extends z.ZodType>(
+  endpoint: Endpoint,
+  status: number,
+  json: unknown,
+  item: S,
+): { items: z.infer<S>[]; rawItems: Record<string, unknown>[] } {
+  const env = z.object({ success: z.literal(true), data: z.array(z.unknown()) }).safeParse(json);
+  if (!env.success) throw violation(endpoint, status, env.error.issues, undefined, undefined, []);
+  return parseItems(endpoint, status, env.data.data, item);
+}
+
+function parseItems<S extends z.ZodType>(
+  endpoint: Endpoint,
+  status: number,
+  raw: unknown[],
+  item: S,
+): { items: z.infer<S>[]; rawItems: Record<string, unknown>[] } {
+  const items: z.infer<S>[] = [];
+  const issues: SchemaIssue[] = [];
+  raw.forEach((r, index) => {
+    const parsed = item.safeParse(r);
+    if (parsed.success) items.push(parsed.data);
+    else {
+      for (const i of parsed.error.issues) {
+        issues.push({ itemIndex: index, itemId: itemIdOf(r), path: formatPath(i.path), message: i.message });
+      }
+    }
+  });
+  if (issues.length > 0) throw new SchemaViolationError(endpoint, status, issues);
+  return { items, rawItems: raw as Record<string, unknown>[] };
+}
+
+export interface ParsedPage<T, M> {
+  items: T[];
+  rawItems: Record<string, unknown>[];
+  hasMore: boolean;
+  nextCursor: string | null;
+  meta: M | undefined;
+}
+
+/** A cursor page: `data[]` + `pagination` (+ `meta` when a meta schema is given). */
+export function parsePage<S extends z.ZodType, M extends z.ZodType | undefined>(
+  endpoint: Endpoint,
+  status: number,
+  json: unknown,
+  item: S,
+  meta: M,
+): ParsedPage<z.infer<S>, M extends z.ZodType ? z.infer<M> : undefined> {
+  const envSchema = z.object({
+    success: z.literal(true),
+    data: z.array(z.unknown()),
+    pagination: Pagination,
+    ...(meta ? { meta } : {}),
+  });
+  const env = envSchema.safeParse(json);
+  if (!env.success) throw violation(endpoint, status, env.error.issues, undefined, undefined, []);
+  const { items, rawItems } = parseItems(endpoint, status, env.data.data, item);
+  const value = env.data as { pagination: { has_more: boolean; next_cursor: string | null }; meta?: unknown };
+  return {
+    items,
+    rawItems,
+    hasMore: value.pagination.has_more,
+    nextCursor: value.pagination.next_cursor,
+    meta: value.meta as M extends z.ZodType ? z.infer<M> : undefined,
+  };
+}
+
+function violation(
+  endpoint: Endpoint,
+  status: number,
+  zodIssues: readonly z.core.$ZodIssue[],
+  itemIndex: number | undefined,
+  itemId: string | undefined,
+  prefix: PropertyKey[],
+): SchemaViolationError {
+  return new SchemaViolationError(
+    endpoint,
+    status,
+    zodIssues.map((i) => ({
+      itemIndex,
+      itemId,
+      path: formatPath([...prefix, ...i.path]),
+      message: i.message,
+    })),
+  );
+}

@@ -1,0 +1,361 @@
+/**
+ * Rate governor: spends each route class's budget (spec 8) evenly across the server's window.
+ *
+ * - Starts from the spec's limits; from the first response on it follows `X-RateLimit-Limit`,
+ *   `X-RateLimit-Remaining` and `X-RateLimit-Reset` (the window length is learnt from the server, never
+ *   assumed to be 60 s).
+ * - Paces: with `available` requests left before the reset at `resetAt`, the next request goes at
+ *   `lastGrant + (resetAt - lastGrant) / (available + 1)`, so a window's budget is spread over the window
+ *   instead of burst at its start and then stalled (which a sliding-window server would punish with 429s).
+ * - Before anything is known about a class, one probe request is let through and the others wait for its
+ *   headers.
+ * - A 429 pauses the class until `Retry-After`, and widens the safety margin after a reset (self-tuning
+ *   for servers whose reset timestamp is coarser than their window).
+ * - Classes are independent; callers of one class are served first come, first served, and requests in
+ *   flight count against the budget until their response is observed (or released).
+ * - One governor per API key and process: `GovernorRegistry.for(key)` keys by a fingerprint (a hash
+ *   prefix) of the key, never by the key itself.
+ */
+import { createHash } from 'node:crypto';
+import type { Secret } from '../../schemas/secret.js';
+import { type Clock, systemClock } from './clock.js';
+import { RateLimitedError } from './errors.js';
+import { ROUTE_CLASSES, type RouteClass, SPEC_LIMITS } from './route-classes.js';
+
+export type RateDecisionReason = 'ok' | 'paced' | 'window_exhausted' | 'retry_after' | 'probe_in_flight';
+
+/** What the governor would do for the next request of a class: wait `waitMs` (0 = go now), and why. */
+export interface RateDecision {
+  waitMs: number;
+  reason: RateDecisionReason;
+}
+
+/** Counters per class for progress displays. */
+export interface RateClassStats {
+  routeClass: RouteClass;
+  requests: number;
+  responses: number;
+  rateLimited: number;
+  waits: number;
+  totalWaitMs: number;
+  /** Latest limit, remaining and reset the server reported (undefined before the first response). */
+  limit: number | undefined;
+  remaining: number | undefined;
+  resetAt: number | undefined;
+  /** Window length learnt from the server (ms). */
+  windowMs: number;
+  inFlight: number;
+  pausedUntil: number | undefined;
+}
+
+/** The parts of an HTTP response the governor reads. */
+export interface ObservedResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+export interface RateGovernorOptions {
+  clock?: Clock;
+  /** Starting limits per class (default: spec 8, with our documented choices for the unnamed classes). */
+  initialLimits?: Partial<Record<RouteClass, { limit: number; windowMs: number }>>;
+  /** Extra ms after a reset before the next window's budget is used (default 20; grows after a 429). */
+  resetMarginMs?: number;
+  /** Fraction of the server's limit to spend (default 1). Lower it to leave room for other processes. */
+  utilization?: number;
+}
+
+export interface AcquireOptions {
+  /** Throw `RateLimitedError` instead of waiting longer than this (default: wait as long as needed). */
+  maxWaitMs?: number;
+  /** Endpoint label for the thrown error. */
+  endpoint?: string;
+  signal?: AbortSignal;
+}
+
+interface ClassState {
+  routeClass: RouteClass;
+  limit: number;
+  windowMs: number;
+  /** Server-reported remaining in the window ending at `resetAt`, lowered locally by releases. */
+  remaining: number;
+  resetAt: number;
+  /** False until a response with rate-limit headers was observed. */
+  known: boolean;
+  /** Whether `windowMs` was measured between two server resets (else estimated from the first one). */
+  windowFromGap: boolean;
+  /** The window whose reset we saw last from the server (to ignore stale, out-of-order responses). */
+  serverResetAt: number;
+  inFlight: number;
+  lastGrantAt: number;
+  pausedUntil: number;
+  marginMs: number;
+  tail: Promise<unknown>;
+  wake: Array<() => void>;
+  stats: { requests: number; responses: number; rateLimited: number; waits: number; totalWaitMs: number };
+}
+
+const HEADER_LIMIT = 'x-ratelimit-limit';
+const HEADER_REMAINING = 'x-ratelimit-remaining';
+const HEADER_RESET = 'x-ratelimit-reset';
+
+function header(headers: ObservedResponse['headers'], name: string): string | undefined {
+  const v = headers[name] ?? headers[name.toLowerCase()];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+function numberHeader(headers: ObservedResponse['headers'], name: string): number | undefined {
+  const raw = header(headers, name);
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const n = Number(raw);
+  return Number.isFinite(n) ? n : undefined;
+}
+
+/**
+ * `X-RateLimit-Reset` as epoch ms. The spec says "Unix timestamp" (seconds; fractions accepted); values
+ * that are clearly epoch ms are taken as such, and small values (< 1e9) as seconds from now, which some
+ * gateways send.
+ */
+export function parseResetHeader(value: number, now: number): number {
+  if (value > 1e11) return value;
+  if (value < 1e9) return now + value * 1000;
+  return value * 1000;
+}
+
+/** `Retry-After` in ms: delta seconds or an HTTP date. */
+export function parseRetryAfter(raw: string | undefined, now: number): number | undefined {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const n = Number(raw);
+  if (Number.isFinite(n)) return Math.max(0, n * 1000);
+  const date = Date.parse(raw);
+  return Number.isFinite(date) ? Math.max(0, date - now) : undefined;
+}
+
+export class RateGovernor {
+  readonly #clock: Clock;
+  readonly #states = new Map<RouteClass, ClassState>();
+  readonly #baseMarginMs: number;
+  readonly #utilization: number;
+
+  constructor(options: RateGovernorOptions = {}) {
+    this.#clock = options.clock ?? systemClock;
+    this.#baseMarginMs = options.resetMarginMs ?? 20;
+    this.#utilization = Math.min(1, Math.max(0.01, options.utilization ?? 1));
+    for (const routeClass of ROUTE_CLASSES) {
+      const start = options.initialLimits?.[routeClass] ?? SPEC_LIMITS[routeClass];
+      this.#states.set(routeClass, {
+        routeClass,
+        limit: start.limit,
+        windowMs: start.windowMs,
+        remaining: start.limit,
+        resetAt: 0,
+        known: false,
+        windowFromGap: false,
+        serverResetAt: 0,
+        inFlight: 0,
+        lastGrantAt: Number.NEGATIVE_INFINITY,
+        pausedUntil: 0,
+        marginMs: this.#baseMarginMs,
+        tail: Promise.resolve(),
+        wake: [],
+        stats: { requests: 0, responses: 0, rateLimited: 0, waits: 0, totalWaitMs: 0 },
+      });
+    }
+  }
+
+  #state(routeClass: RouteClass): ClassState {
+    const s = this.#states.get(routeClass);
+    if (!s) throw new Error(`unknown route class ${routeClass}`);
+    return s;
+  }
+
+  /** Rolls the window over locally once its reset has passed (the server's next window is assumed full). */
+  #roll(s: ClassState, now: number): void {
+    if (!s.known || now < s.resetAt + s.marginMs) return;
+    s.remaining = s.limit;
+    // Predict the next reset; the first response of the new window replaces the prediction.
+    const periods = Math.max(1, Math.ceil((now - s.resetAt) / s.windowMs));
+    s.resetAt += periods * s.windowMs;
+  }
+
+  /** The decision for the next request of `routeClass` now, without taking a slot. */
+  decide(routeClass: RouteClass): RateDecision {
+    const s = this.#state(routeClass);
+    const now = this.#clock.now();
+    this.#roll(s, now);
+    if (s.pausedUntil > now) return { waitMs: s.pausedUntil - now, reason: 'retry_after' };
+    if (!s.known) {
+      if (s.inFlight > 0) return { waitMs: Number.POSITIVE_INFINITY, reason: 'probe_in_flight' };
+      return { waitMs: 0, reason: 'ok' };
+    }
+    const budget = Math.floor(s.limit * this.#utilization) - (s.limit - s.remaining);
+    const available = Math.min(s.remaining, budget) - s.inFlight;
+    if (available <= 0)
+      return { waitMs: Math.max(1, s.resetAt + s.marginMs - now), reason: 'window_exhausted' };
+    const span = s.resetAt - s.lastGrantAt;
+    const nextAt = Number.isFinite(span) ? s.lastGrantAt + span / (available + 1) : now;
+    if (nextAt > now) return { waitMs: Math.ceil(nextAt - now), reason: 'paced' };
+    return { waitMs: 0, reason: 'ok' };
+  }
+
+  /**
+   * Waits for a slot of `routeClass` and takes it. Resolves with the total wait and the last reason. With
+   * `maxWaitMs`, a longer wait throws `RateLimitedError` (for activities that let Temporal do the waiting).
+   */
+  acquire(routeClass: RouteClass, options: AcquireOptions = {}): Promise<RateDecision> {
+    const s = this.#state(routeClass);
+    const run = s.tail.then(() => this.#acquireNow(s, options));
+    s.tail = run.catch(() => undefined);
+    return run;
+  }
+
+  async #acquireNow(s: ClassState, options: AcquireOptions): Promise<RateDecision> {
+    let waited = 0;
+    let reason: RateDecisionReason = 'ok';
+    for (;;) {
+      options.signal?.throwIfAborted();
+      const d = this.decide(s.routeClass);
+      if (d.waitMs <= 0) break;
+      reason = d.reason;
+      if (options.maxWaitMs !== undefined && d.waitMs > options.maxWaitMs) {
+        if (waited > 0) this.#recordWait(s, waited);
+        throw new RateLimitedError({
+          endpoint: options.endpoint ?? s.routeClass,
+          routeClass: s.routeClass,
+          retryAfterMs: Number.isFinite(d.waitMs) ? d.waitMs : 1000,
+          reason: d.reason,
+        });
+      }
+      const started = this.#clock.now();
+      if (d.reason === 'probe_in_flight') await this.#waitForChange(s, options.signal);
+      else await this.#clock.sleep(d.waitMs, options.signal);
+      waited += this.#clock.now() - started;
+    }
+    if (waited > 0) this.#recordWait(s, waited);
+    s.inFlight += 1;
+    s.lastGrantAt = this.#clock.now();
+    s.stats.requests += 1;
+    return { waitMs: waited, reason };
+  }
+
+  #recordWait(s: ClassState, ms: number): void {
+    s.stats.waits += 1;
+    s.stats.totalWaitMs += ms;
+  }
+
+  #waitForChange(s: ClassState, signal: AbortSignal | undefined): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = () => reject(signal?.reason ?? new Error('aborted'));
+      signal?.addEventListener('abort', onAbort, { once: true });
+      s.wake.push(() => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      });
+    });
+  }
+
+  #notify(s: ClassState): void {
+    const wake = s.wake.splice(0);
+    for (const w of wake) w();
+  }
+
+  /** Records a response of `routeClass`: its rate-limit headers, and a 429's `Retry-After`. */
+  observe(routeClass: RouteClass, response: ObservedResponse): void {
+    const s = this.#state(routeClass);
+    const now = this.#clock.now();
+    s.inFlight = Math.max(0, s.inFlight - 1);
+    s.stats.responses += 1;
+    const limit = numberHeader(response.headers, HEADER_LIMIT);
+    const remaining = numberHeader(response.headers, HEADER_REMAINING);
+    const resetRaw = numberHeader(response.headers, HEADER_RESET);
+    if (limit !== undefined && remaining !== undefined && resetRaw !== undefined && limit > 0) {
+      const resetAt = parseResetHeader(resetRaw, now);
+      if (resetAt > s.serverResetAt) {
+        // A newer window. Its length: from the previous server reset, or from now for the first one seen.
+        if (s.serverResetAt > 0) {
+          const gap = resetAt - s.serverResetAt;
+          // Windows that start on the first request after a pause are further apart than one window, so
+          // after the first gap only a shorter gap replaces the estimate.
+          if (!s.windowFromGap || gap < s.windowMs) s.windowMs = gap;
+          s.windowFromGap = true;
+        } else if (!s.known) {
+          s.windowMs = Math.max(1, resetAt - now);
+        }
+        s.serverResetAt = resetAt;
+        s.resetAt = resetAt;
+        s.remaining = remaining;
+      } else if (resetAt === s.serverResetAt) {
+        s.remaining = Math.min(s.remaining, remaining);
+        s.resetAt = resetAt;
+      }
+      s.limit = limit;
+      s.known = true;
+    }
+    if (response.status === 429) {
+      s.stats.rateLimited += 1;
+      const retryAfter = parseRetryAfter(header(response.headers, 'retry-after'), now);
+      const until = now + (retryAfter ?? Math.max(1000, s.resetAt - now));
+      s.pausedUntil = Math.max(s.pausedUntil, until);
+      s.remaining = 0;
+      // We believed there was budget: the reset is coarser than we thought. Wait longer after resets.
+      s.marginMs = Math.min(1000, s.marginMs * 2 + 50);
+    }
+    this.#notify(s);
+  }
+
+  /** Gives back a slot whose request got no response (network error, timeout). Counted as spent. */
+  release(routeClass: RouteClass): void {
+    const s = this.#state(routeClass);
+    s.inFlight = Math.max(0, s.inFlight - 1);
+    if (s.known) s.remaining = Math.max(0, s.remaining - 1);
+    this.#notify(s);
+  }
+
+  /** Pauses a class until `untilMs` (epoch ms), e.g. from a 429 seen elsewhere. */
+  pause(routeClass: RouteClass, untilMs: number): void {
+    const s = this.#state(routeClass);
+    s.pausedUntil = Math.max(s.pausedUntil, untilMs);
+  }
+
+  stats(): RateClassStats[] {
+    return [...this.#states.values()].map((s) => this.classStats(s.routeClass));
+  }
+
+  classStats(routeClass: RouteClass): RateClassStats {
+    const s = this.#state(routeClass);
+    return {
+      routeClass,
+      ...s.stats,
+      limit: s.known ? s.limit : undefined,
+      remaining: s.known ? s.remaining : undefined,
+      resetAt: s.known ? s.resetAt : undefined,
+      windowMs: s.windowMs,
+      inFlight: s.inFlight,
+      pausedUntil: s.pausedUntil > this.#clock.now() ? s.pausedUntil : undefined,
+    };
+  }
+}
+
+/** A short, non-reversible fingerprint of an API key (first 16 hex chars of its SHA-256). */
+export function keyFingerprint(key: Secret): string {
+  return createHash('sha256').update(key.reveal()).digest('hex').slice(0, 16);
+}
+
+/** One governor per key fingerprint, so every client of a process using that key shares one budget. */
+export class GovernorRegistry {
+  readonly #governors = new Map<string, RateGovernor>();
+  constructor(private readonly options: RateGovernorOptions = {}) {}
+  for(key: Secret): RateGovernor {
+    return this.forFingerprint(keyFingerprint(key));
+  }
+  forFingerprint(fingerprint: string): RateGovernor {
+    let g = this.#governors.get(fingerprint);
+    if (!g) {
+      g = new RateGovernor(this.options);
+      this.#governors.set(fingerprint, g);
+    }
+    return g;
+  }
+}
+
+/** The process-wide registry the client uses unless given a governor. */
+export const sharedGovernors = new GovernorRegistry();
