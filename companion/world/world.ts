@@ -141,6 +141,7 @@ export class World {
   readonly #orgIndex = new Map<string, OrgIndex>();
   readonly #ticketById = new Map<string, TicketRecord>();
   readonly #agentById = new Map<string, AgentRecord>();
+  readonly #contactById = new Map<string, ContactRecord>();
   readonly #surveyById = new Map<string, SurveyRecord>();
   readonly #sessionById = new Map<string, SessionRecord>();
   readonly #keyByValue = new Map<string, ApiKeyRecord>();
@@ -174,6 +175,7 @@ export class World {
     }
     for (const idx of this.#orgIndex.values()) idx.sorted.sort(compareTickets);
     for (const a of this.agents) this.#agentById.set(a.id, a);
+    for (const c of this.contacts) this.#contactById.set(c.id, c);
     for (const s of this.surveys) this.#surveyById.set(s.id, s);
     for (const s of this.sessions) this.#sessionById.set(s.id, s);
     for (const k of this.keys) this.#keyByValue.set(k.key, k);
@@ -200,6 +202,9 @@ export class World {
   }
   agent(id: string): AgentRecord | undefined {
     return this.#agentById.get(id);
+  }
+  contact(id: string): ContactRecord | undefined {
+    return this.#contactById.get(id);
   }
   agentByEmail(orgId: string, email: string): AgentRecord | undefined {
     const e = email.toLowerCase();
@@ -260,6 +265,7 @@ export class World {
     }
     const contact: ContactRecord = { id: this.#rng.uuid(), orgId, ...c };
     this.contacts.push(contact);
+    this.#contactById.set(contact.id, contact);
     return contact;
   }
 

@@ -1,0 +1,88 @@
+import { Command, InvalidArgumentError, Option } from 'commander';
+import type { FaultKind } from './http/faults.js';
+import { startCompanion } from './server.js';
+
+const int = (name: string) => (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError(`${name} must be a non-negative integer`);
+  return n;
+};
+
+const program = new Command()
+  .name('companion')
+  .description('Serve a seeded in-process implementation of Support API v1 on 127.0.0.1')
+  .option('--port <n>', 'port (0 = a free port)', int('port'), 0)
+  .option('--host <host>', 'interface to bind', '127.0.0.1')
+  .option('--seed <n>', 'world seed', int('seed'), 7)
+  .option('--tickets <n>', 'tickets in the main organization', int('tickets'), 300)
+  .addOption(
+    new Option('--rate-limits <mode>', 'per-route-class rate limits').choices(['on', 'off']).default('on'),
+  )
+  .option('--rate-limit-window-ms <ms>', 'rate-limit window length', int('window'), 60_000)
+  .option('--replica-lag-ms <ms>', 'writes become visible to reads after this delay', int('lag'), 0)
+  .option(
+    '--fault-rate <p>',
+    'share of requests that fail (0..1)',
+    (v) => {
+      const n = Number(v);
+      if (!(n >= 0 && n <= 1)) throw new InvalidArgumentError('fault rate must be within 0..1');
+      return n;
+    },
+    0,
+  )
+  .option('--fault-kinds <list>', 'comma-separated: 5xx,reset,slow,html', '5xx,reset,slow,html')
+  .option('--slow-ms <ms>', 'delay of a slow fault', int('slow'), 2000)
+  .option('--now <iso>', 'start the companion clock at this instant (it then runs in real time)')
+  .option('--no-message-bumps-updated-at', 'new messages leave ticket.updated_at alone')
+  .option('--log-level <level>', 'stderr log level', 'info');
+
+program.parse();
+const o = program.opts<{
+  port: number;
+  host: string;
+  seed: number;
+  tickets: number;
+  rateLimits: 'on' | 'off';
+  rateLimitWindowMs: number;
+  replicaLagMs: number;
+  faultRate: number;
+  faultKinds: string;
+  slowMs: number;
+  now?: string;
+  messageBumpsUpdatedAt: boolean;
+  logLevel: string;
+}>();
+
+const kinds = o.faultKinds
+  .split(',')
+  .filter((k): k is FaultKind => ['5xx', 'reset', 'slow', 'html'].includes(k));
+let now: (() => Date) | undefined;
+if (o.now !== undefined) {
+  const start = Date.parse(o.now);
+  if (Number.isNaN(start)) program.error('--now must be an ISO 8601 instant');
+  const t0 = Date.now();
+  now = () => new Date(start + (Date.now() - t0));
+}
+
+const handle = await startCompanion({
+  seed: o.seed,
+  tickets: o.tickets,
+  port: o.port,
+  host: o.host,
+  rateLimits: o.rateLimits === 'on',
+  rateLimitWindowMs: o.rateLimitWindowMs,
+  replicaLagMs: o.replicaLagMs,
+  ...(o.faultRate > 0 ? { faults: { rate: o.faultRate, kinds, slowMs: o.slowMs } } : {}),
+  messageBumpsTicketUpdatedAt: o.messageBumpsUpdatedAt,
+  logLevel: o.logLevel,
+  ...(now ? { now } : {}),
+});
+process.stdout.write(`${JSON.stringify({ base_url: handle.baseUrl, keys: handle.keys })}\n`);
+const stop = () => {
+  handle.stop().then(
+    () => process.exit(0),
+    () => process.exit(1),
+  );
+};
+process.once('SIGINT', stop);
+process.once('SIGTERM', stop);

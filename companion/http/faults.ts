@@ -1,0 +1,28 @@
+import { Prng } from '../world/prng.js';
+
+export type FaultKind = '5xx' | 'reset' | 'slow' | 'html';
+export interface FaultOptions {
+  rate: number;
+  kinds: FaultKind[];
+  slowMs?: number;
+}
+
+/**
+ * Deterministic fault injection: the n-th API request of an instance gets the same decision for the same
+ * seed, so a failing run can be reproduced.
+ */
+export class FaultInjector {
+  #n = 0;
+  constructor(private readonly seed: number) {}
+
+  next(options: FaultOptions | undefined): FaultKind | null {
+    const n = this.#n++;
+    if (!options || options.rate <= 0 || options.kinds.length === 0) return null;
+    const rng = new Prng(this.seed ^ 0xfa17, n);
+    if (rng.next() >= options.rate) return null;
+    return options.kinds[rng.u32() % options.kinds.length] ?? null;
+  }
+}
+
+export const PROXY_ERROR_HTML =
+  '<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n';

@@ -1,0 +1,6 @@
+export type { RequestLogEntry } from './http/app.js';
+export type { FaultKind, FaultOptions } from './http/faults.js';
+export { DEFAULT_LIMITS, ROUTE_CLASSES, type RouteClass } from './http/rate-limit.js';
+export type { CompanionOptions, RuntimeOptions } from './options.js';
+export { type CompanionHandle, startCompanion } from './server.js';
+export * from './world/index.js';

@@ -1,0 +1,32 @@
+import type { FaultOptions } from './http/faults.js';
+import type { RouteClass } from './http/rate-limit.js';
+
+export interface CompanionOptions {
+  /** World seed (default 7). */
+  seed?: number;
+  /** Tickets in org A (default 300). */
+  tickets?: number;
+  /** 0 = a free port (default). */
+  port?: number;
+  host?: string;
+  /** The companion clock; the world is generated relative to it (default real time). */
+  now?: () => Date;
+  rateLimits?: boolean;
+  rateLimitWindowMs?: number;
+  rateLimitOverrides?: Partial<Record<RouteClass, number>>;
+  /** Writes become visible to reads after this many ms (default 0). */
+  replicaLagMs?: number;
+  faults?: FaultOptions;
+  /** False = new messages leave `ticket.updated_at` alone (default true). */
+  messageBumpsTicketUpdatedAt?: boolean;
+  /** pino level for stderr logs (default `silent` for the handle, `info` for the CLI). */
+  logLevel?: string;
+  /** Time a message send spends "processing" before it is recorded (default 25 ms; idempotency rule 4). */
+  sendDelayMs?: number;
+}
+
+/** Options that can be switched while running (`handle.setOptions`). */
+export type RuntimeOptions = Pick<
+  Required<CompanionOptions>,
+  'rateLimits' | 'rateLimitWindowMs' | 'replicaLagMs' | 'messageBumpsTicketUpdatedAt' | 'sendDelayMs'
+> & { faults: FaultOptions | undefined; rateLimitOverrides: Partial<Record<RouteClass, number>> };
