@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CompanionState } from '../state.js';
-import type { Reply, RequestContext, Route } from './context.js';
+import { type Reply, type RequestContext, type Route, requireScope } from './context.js';
 import { ApiError } from './errors.js';
 import { type FaultInjector, PROXY_ERROR_HTML } from './faults.js';
 import type { RateLimiter } from './rate-limit.js';
@@ -233,6 +233,7 @@ export class App {
       if (route.scope !== null) {
         if (!keyValue) throw new ApiError(401, 'API_KEY_REQUIRED', 'cx-api-key header is required');
         if (!key) throw new ApiError(401, 'INVALID_API_KEY', 'the API key is not valid');
+        if (route.scope !== 'any') requireScope(key, route.scope);
       }
       const body = await readBody(req);
       if (body === 'too_large') throw new ApiError(413, 'VALIDATION_ERROR', 'request body too large');
