@@ -1,0 +1,101 @@
+import type {
+  Checkpoint,
+  CheckpointUpdate,
+  RowInputs,
+  SyncRunRecord,
+  TableName,
+} from '../schemas/warehouse.js';
+
+export type {
+  Checkpoint,
+  CheckpointUpdate,
+  SyncRunRecord,
+  TableName,
+  WarehouseRowInput,
+} from '../schemas/warehouse.js';
+export { WarehouseRowError } from '../schemas/warehouse.js';
+
+/**
+ * What a destination supports, declared in one place (dlt's capabilities object) so callers branch on a
+ * capability, never on the destination's kind.
+ */
+export interface DestinationCapabilities {
+  readonly kind: 'postgres' | 'bigquery';
+  /** Rows and their checkpoint commit in one transaction (all or nothing). */
+  readonly transactionalCheckpoints: boolean;
+  /** How a batch reaches the warehouse before the merge. */
+  readonly stagingLoad: 'copy' | 'load_job';
+  /** How staged rows are merged into the target. */
+  readonly merge: 'insert_on_conflict' | 'merge_statement';
+  /** Concurrent writeBatch calls on the same table are safe (no deadlock, no lost update). */
+  readonly concurrentWritersPerTable: boolean;
+  /** Adding a column to a table spec is applied by prepare() on a table that already has data. */
+  readonly additiveMigrations: boolean;
+  /** Secondary indexes (PostgreSQL) or partitioning + clustering (BigQuery) on the target tables. */
+  readonly physicalLayout: 'indexes' | 'partitioning_clustering';
+  /** Rows per writeBatch call the implementation is tuned for; larger batches still work. */
+  readonly recommendedBatchRows: number;
+  /** Longest string the destination stores without truncation (characters). */
+  readonly maxStringLength: number;
+}
+
+export interface WriteBatch<T extends TableName = TableName> {
+  readonly table: T;
+  readonly rows: readonly RowInputs[T][];
+  readonly checkpoint?: CheckpointUpdate;
+}
+
+export interface WriteResult {
+  received: number;
+  inserted: number;
+  updated: number;
+  unchanged: number;
+}
+
+/** Test and operations hooks. `beforeMerge` runs after staging, before the merge, inside the transaction. */
+export interface DestinationHooks {
+  beforeMerge?: (table: TableName) => Promise<void> | void;
+}
+
+export interface Destination {
+  readonly capabilities: DestinationCapabilities;
+  /** Creates schema/dataset, all tables and indexes; idempotent; adds columns missing from existing tables. */
+  prepare(): Promise<void>;
+  /** Rows of one table plus an optional checkpoint, atomically. Invalid rows reject the whole batch. */
+  writeBatch<T extends TableName>(batch: WriteBatch<T>): Promise<WriteResult>;
+  readCheckpoint(stream: string, scope: string): Promise<Checkpoint | null>;
+  listCheckpoints(stream?: string): Promise<Checkpoint[]>;
+  /** id → stored version (canonical ISO string, see canonicalTimestamp), null for content-rule tables. */
+  storedVersions(table: TableName, ids: readonly string[]): Promise<Map<string, string | null>>;
+  /** Marks rows deleted (only rows not yet deleted); returns how many were marked. */
+  markDeleted(
+    table: TableName,
+    ids: readonly string[],
+    deletedAt: Date,
+    checkpoint?: CheckpointUpdate,
+  ): Promise<number>;
+  /** Full refresh: marks deleted every row not received since `since` (`_synced_at < since`). */
+  markDeletedNotSeenSince(
+    table: TableName,
+    since: Date,
+    deletedAt: Date,
+    checkpoint?: CheckpointUpdate,
+  ): Promise<number>;
+  /** Upserts a run record by run_id. */
+  recordRun(run: SyncRunRecord): Promise<void>;
+  /** Most recent runs first (by started_at). */
+  listRuns(limit: number): Promise<SyncRunRecord[]>;
+  close(): Promise<void>;
+}
+
+/** Options shared by every destination. */
+export interface DestinationOptions {
+  /** Clock for `_synced_at` / `updated_at` (defaults to the system clock). */
+  readonly clock?: () => Date;
+  readonly hooks?: DestinationHooks;
+}
+
+/** An error from a destination. The message never contains credentials. */
+export class DestinationError extends Error {
+  override readonly name = 'DestinationError';
+}

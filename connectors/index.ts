@@ -1,0 +1,31 @@
+import type { Destination, DestinationOptions } from './destination.js';
+
+export interface CreateDestinationOptions extends DestinationOptions {
+  /** PostgreSQL schema (default `support`). */
+  readonly schema?: string;
+  /** PostgreSQL pool size (default 8). */
+  readonly poolSize?: number;
+  /** BigQuery API endpoint (an emulator); default: the real service. */
+  readonly apiEndpoint?: string;
+  /** BigQuery dataset location (default `US`). */
+  readonly location?: string;
+}
+
+/**
+ * Builds the destination a URL names: `postgres://…` / `postgresql://…` → PostgreSQL,
+ * `bigquery://<project>/<dataset>` → BigQuery. Implementations are loaded on demand so that a PostgreSQL
+ * deployment never loads the BigQuery client and vice versa.
+ */
+export async function createDestination(
+  url: string,
+  options: CreateDestinationOptions = {},
+): Promise<Destination> {
+  const scheme = url.slice(0, Math.max(0, url.indexOf(':'))).toLowerCase();
+  if (scheme === 'postgres' || scheme === 'postgresql') {
+    const { PostgresDestination } = await import('./postgres/destination.js');
+    return new PostgresDestination(url, options);
+  }
+  throw new Error(
+    `DESTINATION_URL must start with postgres://, postgresql:// or bigquery:// (got scheme "${scheme || '(none)'}")`,
+  );
+}

@@ -1,0 +1,390 @@
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import { Secret } from '../../schemas/secret.js';
+import {
+  Checkpoint,
+  type CheckpointUpdate,
+  dedupeRows,
+  rowKey,
+  SyncRunRecord,
+  TABLES,
+  type TableName,
+  type TableSpec,
+  tableSpecOf,
+  toValidatedRows,
+  WarehouseRowError,
+} from '../../schemas/warehouse.js';
+import {
+  type Destination,
+  type DestinationCapabilities,
+  DestinationError,
+  type DestinationOptions,
+  type WriteBatch,
+  type WriteResult,
+} from '../destination.js';
+import {
+  columnDdl,
+  copyLine,
+  createTableSql,
+  ident,
+  indexSql,
+  isoText,
+  mergeSql,
+  PG_TYPES,
+  stagedColumns,
+  systemTables,
+  touchSql,
+} from './sql.js';
+
+export interface PostgresDestinationOptions extends DestinationOptions {
+  /** Schema holding the tables (default `support`). */
+  readonly schema?: string;
+  /** Maximum connections in the pool (default 8). */
+  readonly poolSize?: number;
+}
+
+export const POSTGRES_CAPABILITIES: DestinationCapabilities = {
+  kind: 'postgres',
+  transactionalCheckpoints: true,
+  stagingLoad: 'copy',
+  merge: 'insert_on_conflict',
+  concurrentWritersPerTable: true,
+  additiveMigrations: true,
+  physicalLayout: 'indexes',
+  recommendedBatchRows: 10_000,
+  maxStringLength: 256 * 1024 * 1024,
+};
+
+/** Namespace of our advisory locks (first key of the two-int form); the second is hashtext(schema.table). */
+const LOCK_NAMESPACE = 0x5359_4e43; // 'SYNC'
+const COPY_CHUNK_ROWS = 500;
+
+/**
+ * PostgreSQL destination. A batch is validated, de-duplicated by primary key and sorted, COPY'd (text
+ * format, pg-copy-streams) into a temporary staging table created for the transaction, then merged with
+ * `INSERT … SELECT … ON CONFLICT DO UPDATE WHERE <incoming wins>`; the checkpoint is upserted in the same
+ * transaction. Merges into one table are serialized by a transaction-scoped advisory lock taken after
+ * staging, so concurrent writers neither deadlock nor lose updates, and staging still runs in parallel.
+ */
+export class PostgresDestination implements Destination {
+  readonly capabilities = POSTGRES_CAPABILITIES;
+  readonly schema: string;
+  readonly #pool: pg.Pool;
+  readonly #password: Secret;
+  readonly #clock: () => Date;
+  readonly #hooks: NonNullable<DestinationOptions['hooks']>;
+
+  constructor(connectionString: string, options: PostgresDestinationOptions = {}) {
+    this.schema = options.schema ?? 'support';
+    ident(this.schema);
+    let password = '';
+    try {
+      password = decodeURIComponent(new URL(connectionString).password);
+    } catch {
+      // not a URL (key=value form): nothing to extract
+    }
+    this.#password = new Secret(password);
+    this.#clock = options.clock ?? (() => new Date());
+    this.#hooks = options.hooks ?? {};
+    this.#pool = new pg.Pool({
+      connectionString,
+      max: options.poolSize ?? 8,
+      application_name: 'support-sync',
+    });
+    // An idle client losing its connection must not crash the process; the next query reports it.
+    this.#pool.on('error', () => undefined);
+  }
+
+  /** Wraps any error so that no credential leaves this class. */
+  #fail(context: string, err: unknown): never {
+    if (err instanceof WarehouseRowError || err instanceof DestinationError) throw err;
+    const e = err as { message?: string; code?: string };
+    const message = this.#password.scrub(scrubUrls(`${context}: ${e.message ?? String(err)}`));
+    const wrapped = new DestinationError(message);
+    if (e.code) Object.assign(wrapped, { code: e.code });
+    throw wrapped;
+  }
+
+  #table(name: string) {
+    return `${ident(this.schema)}.${ident(name)}`;
+  }
+
+  async #tx<T>(context: string, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.#pool.connect();
+    } catch (err) {
+      this.#fail(context, err);
+    }
+    try {
+      await client.query('BEGIN');
+      const out = await fn(client);
+      await client.query('COMMIT');
+      return out;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      this.#fail(context, err);
+    } finally {
+      client.release();
+    }
+  }
+
+  async #lockTable(client: pg.PoolClient, table: string): Promise<void> {
+    await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [
+      LOCK_NAMESPACE,
+      `${this.schema}.${table}`,
+    ]);
+  }
+
+  async prepare(): Promise<void> {
+    await this.#tx('prepare', async (client) => {
+      // Serializes concurrent prepare() calls (CREATE … IF NOT EXISTS is not race-free).
+      await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [
+        LOCK_NAMESPACE,
+        `${this.schema}:ddl`,
+      ]);
+      await client.query(`CREATE SCHEMA IF NOT EXISTS ${ident(this.schema)}`);
+      const existing = await client.query<{ table_name: string; column_name: string }>(
+        'SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = $1',
+        [this.schema],
+      );
+      const have = new Map<string, Set<string>>();
+      for (const r of existing.rows) {
+        if (!have.has(r.table_name)) have.set(r.table_name, new Set());
+        have.get(r.table_name)!.add(r.column_name);
+      }
+      const all = [
+        ...Object.values(TABLES).map((t) => ({
+          name: t.name as string,
+          primaryKey: t.primaryKey,
+          columns: t.columns,
+          indexes: t.indexes,
+        })),
+        ...systemTables.map((t) => ({
+          name: t.name as string,
+          primaryKey: t.primaryKey,
+          columns: t.columns,
+          indexes: t.name === '_sync_runs' ? [['started_at']] : [],
+        })),
+      ];
+      for (const t of all) {
+        const cols = have.get(t.name);
+        if (!cols) {
+          await client.query(createTableSql(this.schema, t.name, t.columns, t.primaryKey));
+        } else {
+          // Additive migration: new columns are added nullable (existing rows have no value until re-synced).
+          for (const c of t.columns)
+            if (!cols.has(c.name))
+              await client.query(
+                `ALTER TABLE ${this.#table(t.name)} ADD COLUMN IF NOT EXISTS ${columnDdl(c, false)}`,
+              );
+        }
+        for (const index of t.indexes) await client.query(indexSql(this.schema, t.name, index));
+      }
+    });
+  }
+
+  async writeBatch<T extends TableName>(batch: WriteBatch<T>): Promise<WriteResult> {
+    const spec = tableSpecOf(batch.table) as TableSpec<unknown>;
+    const rows = dedupeRows(spec, toValidatedRows(batch.table, batch.rows));
+    rows.sort((a, b) => {
+      const ka = rowKey(spec, a);
+      const kb = rowKey(spec, b);
+      return ka < kb ? -1 : ka > kb ? 1 : 0;
+    });
+    const received = batch.rows.length;
+    const syncedAt = this.#clock();
+    return this.#tx(`writeBatch ${batch.table}`, async (client) => {
+      let inserted = 0;
+      let updated = 0;
+      if (rows.length > 0) {
+        const stage = `_stage_${spec.name}`;
+        const cols = stagedColumns(spec);
+        await client.query(
+          `CREATE TEMP TABLE ${ident(stage)} (${cols.map((c) => `${ident(c.name)} ${PG_TYPES[c.type]}`).join(', ')}) ON COMMIT DROP`,
+        );
+        const copy = client.query(
+          copyFrom(
+            `COPY ${ident(stage)} (${cols.map((c) => ident(c.name)).join(', ')}) FROM STDIN (FORMAT text)`,
+          ),
+        );
+        await pipeline(Readable.from(copyChunks(cols, rows)), copy);
+        await this.#hooks.beforeMerge?.(batch.table);
+        await this.#lockTable(client, spec.name);
+        const merged = await client.query<{ inserted: number; updated: number }>(
+          mergeSql(this.schema, spec, stage),
+          [syncedAt],
+        );
+        inserted = merged.rows[0]?.inserted ?? 0;
+        updated = merged.rows[0]?.updated ?? 0;
+        await client.query(touchSql(this.schema, spec, stage), [syncedAt]);
+      }
+      if (batch.checkpoint) await this.#upsertCheckpoint(client, batch.checkpoint, syncedAt);
+      return { received, inserted, updated, unchanged: received - inserted - updated };
+    });
+  }
+
+  async #upsertCheckpoint(client: pg.PoolClient, cp: CheckpointUpdate, at: Date): Promise<void> {
+    await client.query(
+      `INSERT INTO ${this.#table('_sync_state')} (stream, scope, cursor, high_water_mark, status, pages, rows, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+       ON CONFLICT (stream, scope) DO UPDATE SET cursor = EXCLUDED.cursor, high_water_mark = EXCLUDED.high_water_mark,
+         status = EXCLUDED.status, pages = EXCLUDED.pages, rows = EXCLUDED.rows, updated_at = EXCLUDED.updated_at`,
+      [cp.stream, cp.scope, cp.cursor, cp.high_water_mark, cp.status, cp.pages, cp.rows, at],
+    );
+  }
+
+  #checkpointSelect(where: string): string {
+    return `SELECT stream, scope, cursor, high_water_mark, status, pages::int AS pages, rows::int AS rows,
+      ${isoText('updated_at')} AS updated_at FROM ${this.#table('_sync_state')} ${where} ORDER BY stream, scope`;
+  }
+
+  async readCheckpoint(stream: string, scope: string): Promise<Checkpoint | null> {
+    try {
+      const r = await this.#pool.query(this.#checkpointSelect('WHERE stream = $1 AND scope = $2'), [
+        stream,
+        scope,
+      ]);
+      return r.rows[0] ? Checkpoint.parse(r.rows[0]) : null;
+    } catch (err) {
+      this.#fail('readCheckpoint', err);
+    }
+  }
+
+  async listCheckpoints(stream?: string): Promise<Checkpoint[]> {
+    try {
+      const r =
+        stream === undefined
+          ? await this.#pool.query(this.#checkpointSelect(''))
+          : await this.#pool.query(this.#checkpointSelect('WHERE stream = $1'), [stream]);
+      return r.rows.map((row) => Checkpoint.parse(row));
+    } catch (err) {
+      this.#fail('listCheckpoints', err);
+    }
+  }
+
+  async storedVersions(table: TableName, ids: readonly string[]): Promise<Map<string, string | null>> {
+    const spec = tableSpecOf(table) as TableSpec<unknown>;
+    if (spec.primaryKey.length !== 1)
+      throw new DestinationError(`storedVersions: ${table} has a composite key`);
+    const pk = ident(spec.primaryKey[0]!);
+    const version = spec.versionColumn ? isoText(`t.${ident(spec.versionColumn)}`) : 'NULL::text';
+    try {
+      const r = await this.#pool.query<{ id: string; version: string | null }>(
+        `SELECT t.${pk}::text AS id, ${version} AS version FROM ${this.#table(table)} t WHERE t.${pk} = ANY($1::text[])`,
+        [ids],
+      );
+      return new Map(r.rows.map((row) => [row.id, row.version]));
+    } catch (err) {
+      this.#fail('storedVersions', err);
+    }
+  }
+
+  async markDeleted(
+    table: TableName,
+    ids: readonly string[],
+    deletedAt: Date,
+    checkpoint?: CheckpointUpdate,
+  ): Promise<number> {
+    const spec = this.#deletable(table);
+    return this.#tx(`markDeleted ${table}`, async (client) => {
+      await this.#lockTable(client, table);
+      const r = await client.query(
+        `UPDATE ${this.#table(table)} SET "_deleted_at" = $1 WHERE ${ident(spec.primaryKey[0]!)} = ANY($2::text[]) AND "_deleted_at" IS NULL`,
+        [deletedAt, ids],
+      );
+      if (checkpoint) await this.#upsertCheckpoint(client, checkpoint, this.#clock());
+      return r.rowCount ?? 0;
+    });
+  }
+
+  async markDeletedNotSeenSince(
+    table: TableName,
+    since: Date,
+    deletedAt: Date,
+    checkpoint?: CheckpointUpdate,
+  ): Promise<number> {
+    this.#deletable(table);
+    return this.#tx(`markDeletedNotSeenSince ${table}`, async (client) => {
+      await this.#lockTable(client, table);
+      const r = await client.query(
+        `UPDATE ${this.#table(table)} SET "_deleted_at" = $1 WHERE "_synced_at" < $2 AND "_deleted_at" IS NULL`,
+        [deletedAt, since],
+      );
+      if (checkpoint) await this.#upsertCheckpoint(client, checkpoint, this.#clock());
+      return r.rowCount ?? 0;
+    });
+  }
+
+  #deletable(table: TableName): TableSpec<unknown> {
+    const spec = tableSpecOf(table) as TableSpec<unknown>;
+    if (!spec.tracksDeletion) throw new DestinationError(`${table} does not track deletions`);
+    return spec;
+  }
+
+  async recordRun(run: SyncRunRecord): Promise<void> {
+    const r = SyncRunRecord.parse(run);
+    const cols = Object.keys(r) as (keyof SyncRunRecord)[];
+    try {
+      await this.#pool.query(
+        `INSERT INTO ${this.#table('_sync_runs')} (${cols.map(ident).join(', ')})
+         VALUES (${cols.map((_, i) => `$${i + 1}`).join(', ')})
+         ON CONFLICT (run_id) DO UPDATE SET ${cols
+           .filter((c) => c !== 'run_id')
+           .map((c) => `${ident(c)} = EXCLUDED.${ident(c)}`)
+           .join(', ')}`,
+        cols.map((c) => r[c]),
+      );
+    } catch (err) {
+      this.#fail('recordRun', err);
+    }
+  }
+
+  async listRuns(limit: number): Promise<SyncRunRecord[]> {
+    try {
+      const r = await this.#pool.query(
+        `SELECT run_id, parent_run_id, workflow_id, stream, ${isoText('window_start')} AS window_start,
+          ${isoText('window_end')} AS window_end, mode, status, ${isoText('started_at')} AS started_at,
+          ${isoText('finished_at')} AS finished_at, pages::int AS pages, rows_written::int AS rows_written,
+          requests::int AS requests, error
+         FROM ${this.#table('_sync_runs')} ORDER BY started_at DESC, run_id LIMIT $1`,
+        [limit],
+      );
+      return r.rows.map((row) => SyncRunRecord.parse(row));
+    } catch (err) {
+      this.#fail('listRuns', err);
+    }
+  }
+
+  /** Runs a read-only query (tests, status command). Errors are scrubbed like every other call. */
+  async query<R extends pg.QueryResultRow = Record<string, unknown>>(
+    sql: string,
+    params: unknown[] = [],
+  ): Promise<R[]> {
+    try {
+      return (await this.#pool.query<R>(sql, params)).rows;
+    } catch (err) {
+      this.#fail('query', err);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.#pool.end();
+  }
+}
+
+function* copyChunks(cols: ReturnType<typeof stagedColumns>, rows: readonly Record<string, unknown>[]) {
+  for (let i = 0; i < rows.length; i += COPY_CHUNK_ROWS) {
+    let chunk = '';
+    const end = Math.min(rows.length, i + COPY_CHUNK_ROWS);
+    for (let j = i; j < end; j++) chunk += copyLine(cols, rows[j]!);
+    yield Buffer.from(chunk, 'utf8');
+  }
+}
+
+/** Removes user:password from any URL in a text. */
+export function scrubUrls(text: string): string {
+  return text.replace(/([a-z][a-z0-9+.-]*:\/\/)([^/@\s]*)@/gi, '$1[redacted]@');
+}

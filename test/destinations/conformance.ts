@@ -1,0 +1,465 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Destination, DestinationHooks } from '../../connectors/destination.js';
+import {
+  canonicalTimestamp,
+  type ReportSnapshotInput,
+  reportSnapshotId,
+  reportSnapshotValues,
+  type TableName,
+  WarehouseRowError,
+} from '../../schemas/warehouse.js';
+import { at, input, message, survey, ticket } from './fixtures.js';
+
+/**
+ * What a destination test file provides to the conformance suite: fresh storage, destinations on it, and
+ * a way to look at tables (the Destination interface itself has no row reader).
+ */
+export interface ConformanceHarness {
+  /** A destination on the suite's storage (prepare() not yet called). */
+  create(options?: { hooks?: DestinationHooks; clock?: () => Date }): Promise<Destination>;
+  /** All rows of a table, timestamps as canonical strings, JSON parsed, ordered by primary key. */
+  readRows(table: TableName): Promise<Record<string, unknown>[]>;
+  /** Column names of a table as the warehouse has them. */
+  columns(table: TableName): Promise<string[]>;
+  /** Drops a column (to simulate a table created by an older version of the model). */
+  dropColumn(table: TableName, column: string): Promise<void>;
+  /** How many concurrent writers the concurrency test runs. */
+  readonly concurrency: number;
+  /** Size of the very long text (characters). */
+  readonly longTextLength: number;
+  teardown(): Promise<void>;
+}
+
+const typed = (row: Record<string, unknown> | undefined) => {
+  if (!row) return row;
+  const { _synced_at: _s, ...rest } = row;
+  return rest;
+};
+
+/** The destination conformance suite (CloudQuery's writer suite, dlt's per-destination merge tests). */
+export function destinationConformance(name: string, makeHarness: () => Promise<ConformanceHarness>): void {
+  describe(`${name} destination conformance`, () => {
+    let h: ConformanceHarness;
+    let dest: Destination;
+    beforeAll(async () => {
+      h = await makeHarness();
+      dest = await h.create();
+      await dest.prepare();
+    });
+    afterAll(async () => {
+      await dest?.close();
+      await h?.teardown();
+    });
+
+    it('prepare() is idempotent and creates every table with typed columns', async () => {
+      await dest.prepare();
+      const cols = await h.columns('tickets');
+      for (const c of [
+        'id',
+        'ticket_number',
+        'updated_at',
+        'contact_email',
+        'ticket_fields',
+        '_raw',
+        '_synced_at',
+        '_deleted_at',
+      ])
+        expect(cols).toContain(c);
+      expect(await h.columns('report_snapshot_values')).toContain('measure_key');
+    });
+
+    it('writes typed columns, flattened contact, _raw, and the checkpoint in one batch', async () => {
+      const t = ticket({ ticket_number: 1 });
+      const result = await dest.writeBatch({
+        table: 'tickets',
+        rows: [input(t)],
+        checkpoint: {
+          stream: 'tickets',
+          scope: 'w1',
+          cursor: 'c1',
+          high_water_mark: t.updated_at,
+          status: 'running',
+          pages: 1,
+          rows: 1,
+        },
+      });
+      expect(result).toEqual({ received: 1, inserted: 1, updated: 0, unchanged: 0 });
+      const row = (await h.readRows('tickets')).find((r) => r['id'] === t.id)!;
+      expect(row['ticket_number']).toBe(1);
+      expect(row['contact_email']).toBe('jane.doe@example.com');
+      expect(row['updated_at']).toBe('2025-03-01T10:00:00.000000Z');
+      expect(row['tags']).toEqual(['shipping', 'damaged']);
+      expect(row['is_spam']).toBe(false);
+      expect(row['_raw']).toEqual(JSON.parse(JSON.stringify(t)));
+      expect(row['_deleted_at']).toBeNull();
+      const cp = await dest.readCheckpoint('tickets', 'w1');
+      expect(cp).toMatchObject({ cursor: 'c1', status: 'running', pages: 1, rows: 1 });
+      expect(cp?.high_water_mark).toBe(t.updated_at);
+      expect(await dest.listCheckpoints('tickets')).toHaveLength(1);
+      expect(await dest.readCheckpoint('tickets', 'nope')).toBeNull();
+    });
+
+    it('idempotent re-write: the same batch twice changes nothing', async () => {
+      const batch = [ticket({ ticket_number: 2 }), ticket({ ticket_number: 3 })].map(input);
+      expect(await dest.writeBatch({ table: 'tickets', rows: batch })).toMatchObject({ inserted: 2 });
+      const before = (await h.readRows('tickets')).map(typed);
+      expect(await dest.writeBatch({ table: 'tickets', rows: batch })).toEqual({
+        received: 2,
+        inserted: 0,
+        updated: 0,
+        unchanged: 2,
+      });
+      expect((await h.readRows('tickets')).map(typed)).toEqual(before);
+      const msgs = [message(), message()].map(input);
+      await dest.writeBatch({ table: 'ticket_messages', rows: msgs });
+      expect(await dest.writeBatch({ table: 'ticket_messages', rows: msgs })).toMatchObject({ unchanged: 2 });
+    });
+
+    it('out-of-order versions: older never overwrites newer, equal is a no-op', async () => {
+      const id = crypto.randomUUID();
+      const v2 = ticket({ id, ticket_number: 10, status: 'resolved', updated_at: at(20) });
+      const v1 = ticket({ id, ticket_number: 10, status: 'open', updated_at: at(10) });
+      await dest.writeBatch({ table: 'tickets', rows: [input(v2)] });
+      expect(await dest.writeBatch({ table: 'tickets', rows: [input(v1)] })).toMatchObject({ unchanged: 1 });
+      const equalButDifferent = ticket({ id, ticket_number: 10, status: 'closed', updated_at: at(20) });
+      expect(await dest.writeBatch({ table: 'tickets', rows: [input(equalButDifferent)] })).toMatchObject({
+        unchanged: 1,
+      });
+      let row = (await h.readRows('tickets')).find((r) => r['id'] === id)!;
+      expect(row['status']).toBe('resolved');
+      // One batch holding both versions (any order) keeps the newest.
+      const v3 = ticket({ id, ticket_number: 10, status: 'closed', updated_at: at(30) });
+      expect(await dest.writeBatch({ table: 'tickets', rows: [input(v3), input(v1)] })).toMatchObject({
+        updated: 1,
+        unchanged: 1,
+      });
+      row = (await h.readRows('tickets')).find((r) => r['id'] === id)!;
+      expect(row['status']).toBe('closed');
+      expect((await dest.storedVersions('tickets', [id, 'missing'])).get(id)).toBe(
+        canonicalTimestamp(at(30)),
+      );
+      expect((await dest.storedVersions('tickets', [id, crypto.randomUUID()])).size).toBe(1);
+    });
+
+    it('late survey answers replace the unanswered row (version coalesce(submitted_at, sent_at))', async () => {
+      const sent = survey();
+      const answered = { ...sent, score: 4, submitted_at: '2025-03-05T08:00:00.654321Z', comment: 'ok' };
+      await dest.writeBatch({ table: 'csat_surveys', rows: [input(sent)] });
+      expect(await dest.writeBatch({ table: 'csat_surveys', rows: [input(answered)] })).toMatchObject({
+        updated: 1,
+      });
+      expect(await dest.writeBatch({ table: 'csat_surveys', rows: [input(sent)] })).toMatchObject({
+        unchanged: 1,
+      });
+      const row = (await h.readRows('csat_surveys')).find((r) => r['id'] === sent.id)!;
+      expect(row).toMatchObject({
+        score: 4,
+        submitted_at: '2025-03-05T08:00:00.654321Z',
+        _version: '2025-03-05T08:00:00.654321Z',
+      });
+      expect((await dest.storedVersions('csat_surveys', [sent.id])).get(sent.id)).toBe(
+        '2025-03-05T08:00:00.654321Z',
+      );
+    });
+
+    it('content-rule tables: the latest sync wins when content differs (message delivery status)', async () => {
+      const m = message({ status: 'queued' });
+      await dest.writeBatch({ table: 'ticket_messages', rows: [input(m)] });
+      expect(
+        await dest.writeBatch({ table: 'ticket_messages', rows: [input({ ...m, status: 'delivered' })] }),
+      ).toMatchObject({ updated: 1 });
+      const row = (await h.readRows('ticket_messages')).find((r) => r['id'] === m.id)!;
+      expect(row['status']).toBe('delivered');
+      expect((await dest.storedVersions('ticket_messages', [m.id])).get(m.id)).toBeNull();
+    });
+
+    it('a crash between staging and merge leaves nothing visible and the checkpoint unchanged', async () => {
+      const cp = {
+        stream: 'tickets',
+        scope: 'crash',
+        cursor: 'before',
+        high_water_mark: null,
+        status: 'running' as const,
+        pages: 1,
+        rows: 1,
+      };
+      await dest.writeBatch({ table: 'tickets', rows: [], checkpoint: cp });
+      const crashing = await h.create({
+        hooks: {
+          beforeMerge: () => {
+            throw new Error('injected crash after staging');
+          },
+        },
+      });
+      const t = ticket({ ticket_number: 20 });
+      await expect(
+        crashing.writeBatch({
+          table: 'tickets',
+          rows: [input(t)],
+          checkpoint: { ...cp, cursor: 'after', pages: 2 },
+        }),
+      ).rejects.toThrow(/injected crash/);
+      await crashing.close();
+      expect((await h.readRows('tickets')).some((r) => r['id'] === t.id)).toBe(false);
+      expect(await dest.readCheckpoint('tickets', 'crash')).toMatchObject({ cursor: 'before', pages: 1 });
+    });
+
+    it('a row that breaks the table schema fails the whole batch, naming table, id and field', async () => {
+      const cp = {
+        stream: 'tickets',
+        scope: 'bad',
+        cursor: 'c0',
+        high_water_mark: null,
+        status: 'running' as const,
+        pages: 0,
+        rows: 0,
+      };
+      await dest.writeBatch({ table: 'tickets', rows: [], checkpoint: cp });
+      const good = ticket({ ticket_number: 30 });
+      const bad = ticket({ ticket_number: 'thirty' as unknown as number });
+      const err = await dest
+        .writeBatch({
+          table: 'tickets',
+          rows: [input(good), input(bad)],
+          checkpoint: { ...cp, cursor: 'c1' },
+        })
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(WarehouseRowError);
+      expect((err as Error).message).toContain('tickets');
+      expect((err as Error).message).toContain(bad.id);
+      expect((err as Error).message).toContain('ticket_number');
+      const badTime = ticket({ updated_at: 'yesterday' });
+      await expect(dest.writeBatch({ table: 'tickets', rows: [input(badTime)] })).rejects.toThrow(
+        /updated_at/,
+      );
+      const ids = new Set((await h.readRows('tickets')).map((r) => r['id']));
+      expect(ids.has(good.id)).toBe(false);
+      expect(await dest.readCheckpoint('tickets', 'bad')).toMatchObject({ cursor: 'c0' });
+    });
+
+    it('concurrent writers to the same table neither deadlock nor lose updates', async () => {
+      const ids: string[] = Array.from({ length: 40 }, () => crypto.randomUUID());
+      const writers = Array.from({ length: h.concurrency }, async (_, w) => {
+        const d = await h.create();
+        try {
+          for (let round = 0; round < 3; round++) {
+            // Each writer writes every id, in its own order, with versions that interleave across writers.
+            const order = w % 2 === 0 ? ids : [...ids].reverse();
+            const rows = order.map((id, i) =>
+              input(
+                ticket({
+                  id,
+                  ticket_number: 100 + i,
+                  subject: `w${w} r${round}`,
+                  updated_at: at(round * 10 + w),
+                }),
+              ),
+            );
+            await d.writeBatch({ table: 'tickets', rows });
+          }
+        } finally {
+          await d.close();
+        }
+      });
+      await Promise.all(writers);
+      const rows = (await h.readRows('tickets')).filter((r) => ids.includes(r['id'] as string));
+      expect(rows).toHaveLength(ids.length);
+      const newest = `w${h.concurrency - 1} r2`;
+      for (const r of rows) {
+        expect(r['subject']).toBe(newest);
+        expect(r['updated_at']).toBe(canonicalTimestamp(at(20 + h.concurrency - 1)));
+      }
+    });
+
+    it('JSON and unicode edge cases round-trip (NUL and lone surrogates become U+FFFD)', async () => {
+      const weird =
+        'tab\there\nnewline\r\nCRLF \\backslash\\ "quotes" \'single\' 😀 𝄞 é ü 中文 עברית \u200b zero-width';
+      const t = ticket({
+        ticket_number: 40,
+        subject: `${weird} NUL:\u0000 lone:\ud800 end`,
+        tags: ['a\tb', 'c\\nd', '{"json":"in a tag"}', '😀'],
+        ticket_fields: [
+          { field_id: 'k"ey', name: 'ключ\\', type: 'text', value: '\\u0000 literal, not NUL' },
+          { field_id: 'n', name: 'number', type: 'number', value: 1.5e-7 },
+          { field_id: 'e', name: 'empty', type: 'multi_select', value: [] },
+          { field_id: 'z', name: 'null', type: 'text', value: null },
+        ],
+      });
+      const raw = { ...JSON.parse(JSON.stringify(t)), future_field: { nested: [{ deep: true }, null, 'x'] } };
+      await dest.writeBatch({ table: 'tickets', rows: [{ item: t, raw }] });
+      const row = (await h.readRows('tickets')).find((r) => r['id'] === t.id)!;
+      expect(row['subject']).toBe(`${weird} NUL:\uFFFD lone:\uFFFD end`);
+      expect(row['tags']).toEqual(t.tags);
+      expect(row['ticket_fields']).toEqual(t.ticket_fields);
+      expect((row['_raw'] as Record<string, unknown>)['future_field']).toEqual({
+        nested: [{ deep: true }, null, 'x'],
+      });
+      // Re-writing the same weird content is still a no-op.
+      expect(await dest.writeBatch({ table: 'tickets', rows: [{ item: t, raw }] })).toMatchObject({
+        unchanged: 1,
+      });
+    });
+
+    it('very long texts are stored whole', async () => {
+      const long =
+        `${'Lorem ipsum dolor sit amet, 😀 consectetur\n'.repeat(Math.ceil(h.longTextLength / 43))}`.slice(
+          0,
+          h.longTextLength,
+        );
+      const t = ticket({ ticket_number: 50, subject: long });
+      const m = message({ text: long.slice(0, 10_000) });
+      await dest.writeBatch({ table: 'tickets', rows: [input(t)] });
+      await dest.writeBatch({ table: 'ticket_messages', rows: [input(m)] });
+      const row = (await h.readRows('tickets')).find((r) => r['id'] === t.id)!;
+      expect((row['subject'] as string).length).toBe(long.length);
+      expect(row['subject']).toBe(long);
+      const mrow = (await h.readRows('ticket_messages')).find((r) => r['id'] === m.id)!;
+      expect(mrow['text']).toBe(m.text);
+    });
+
+    it('additive migration: a column missing from an existing table with data is added by prepare()', async () => {
+      const t = ticket({ ticket_number: 60 });
+      await dest.writeBatch({ table: 'tickets', rows: [input(t)] });
+      await h.dropColumn('tickets', 'language');
+      expect(await h.columns('tickets')).not.toContain('language');
+      const fresh = await h.create();
+      await fresh.prepare();
+      expect(await h.columns('tickets')).toContain('language');
+      const before = (await h.readRows('tickets')).find((r) => r['id'] === t.id)!;
+      expect(before['language']).toBeNull();
+      expect(before['subject']).toBe(t.subject);
+      await fresh.writeBatch({
+        table: 'tickets',
+        rows: [input({ ...t, language: 'fr', updated_at: at(90) })],
+      });
+      expect((await h.readRows('tickets')).find((r) => r['id'] === t.id)!['language']).toBe('fr');
+      await fresh.close();
+    });
+
+    it('marks deleted rows, by id and not-seen-since, and revives rows that come back', async () => {
+      let now = new Date('2030-01-01T00:00:00Z');
+      const d = await h.create({ clock: () => now });
+      const [a, b, c] = [
+        ticket({ ticket_number: 70 }),
+        ticket({ ticket_number: 71 }),
+        ticket({ ticket_number: 72 }),
+      ];
+      await d.writeBatch({ table: 'tickets', rows: [a, b, c].map(input) });
+      now = new Date('2030-01-02T00:00:00Z');
+      const refreshStart = now;
+      // Full refresh sees a and b (b unchanged), not c.
+      await d.writeBatch({ table: 'tickets', rows: [input(a), input(b)] });
+      const deletedAt = new Date('2030-01-02T01:00:00Z');
+      const cp = {
+        stream: 'tickets',
+        scope: 'full',
+        cursor: null,
+        high_water_mark: null,
+        status: 'complete' as const,
+        pages: 1,
+        rows: 2,
+      };
+      const n = await d.markDeletedNotSeenSince('tickets', refreshStart, deletedAt, cp);
+      const mine = async () =>
+        (await h.readRows('tickets')).filter((r) => [a.id, b.id, c.id].includes(r['id'] as string));
+      expect(n).toBeGreaterThanOrEqual(1);
+      const rows = await mine();
+      expect(rows.find((r) => r['id'] === c.id)!['_deleted_at']).toBe(canonicalTimestamp(deletedAt));
+      expect(rows.find((r) => r['id'] === b.id)!['_deleted_at']).toBeNull();
+      expect(await d.readCheckpoint('tickets', 'full')).toMatchObject({ status: 'complete' });
+      expect(await d.markDeleted('tickets', [a.id], deletedAt)).toBe(1);
+      expect(await d.markDeleted('tickets', [a.id], deletedAt)).toBe(0);
+      // a comes back (same version): revived.
+      await d.writeBatch({ table: 'tickets', rows: [input(a)] });
+      expect((await mine()).find((r) => r['id'] === a.id)!['_deleted_at']).toBeNull();
+      await expect(d.markDeleted('csat_surveys', ['x'], deletedAt)).rejects.toThrow(
+        /does not track deletions/,
+      );
+      await d.close();
+    });
+
+    it('report snapshots: one row per snapshot and one value row per number', async () => {
+      const snap: ReportSnapshotInput = {
+        query: 'tickets_created by day last 7 days',
+        timezone: 'Europe/Paris',
+        taken_at: '2025-03-01T10:00:00+01:00',
+        result: {
+          kind: 'time-series',
+          format: 'count',
+          series: [
+            { key: 'email', label: 'E-mail' },
+            { key: 'chat', label: 'Chat' },
+          ],
+          points: [
+            { date: '2025-02-28', label: 'Feb 28', values: { email: 3, chat: 1 } },
+            { date: '2025-03-01', label: 'Mar 1', values: { email: 5 } },
+          ],
+        },
+      };
+      const values = reportSnapshotValues(snap);
+      expect(values).toHaveLength(4);
+      await dest.writeBatch({ table: 'report_snapshots', rows: [snap] });
+      expect(await dest.writeBatch({ table: 'report_snapshot_values', rows: values })).toMatchObject({
+        inserted: 4,
+      });
+      expect(await dest.writeBatch({ table: 'report_snapshot_values', rows: values })).toMatchObject({
+        unchanged: 4,
+      });
+      const id = reportSnapshotId(snap);
+      const s = (await h.readRows('report_snapshots')).find((r) => r['snapshot_id'] === id)!;
+      expect(s).toMatchObject({
+        kind: 'time-series',
+        value_count: 4,
+        taken_at: '2025-03-01T09:00:00.000000Z',
+      });
+      const v = (await h.readRows('report_snapshot_values')).filter((r) => r['snapshot_id'] === id);
+      expect(v.map((r) => [r['dimension_key'], r['measure_key'], r['value']])).toEqual([
+        ['2025-02-28', 'email', 3],
+        ['2025-02-28', 'chat', 1],
+        ['2025-03-01', 'email', 5],
+        ['2025-03-01', 'chat', null],
+      ]);
+    });
+
+    it('records runs (upsert by run_id) and lists the most recent first', async () => {
+      const base = {
+        parent_run_id: null,
+        workflow_id: 'sync/1',
+        stream: null,
+        window_start: null,
+        window_end: null,
+        mode: 'incremental' as const,
+        finished_at: null,
+        pages: 0,
+        rows_written: 0,
+        requests: 0,
+        error: null,
+      };
+      await dest.recordRun({ ...base, run_id: 'r1', status: 'running', started_at: '2025-03-01T10:00:00Z' });
+      await dest.recordRun({ ...base, run_id: 'r2', status: 'running', started_at: '2025-03-02T10:00:00Z' });
+      await dest.recordRun({
+        ...base,
+        run_id: 'r1',
+        status: 'failed',
+        started_at: '2025-03-01T10:00:00Z',
+        finished_at: '2025-03-01T10:05:00.5Z',
+        pages: 3,
+        rows_written: 250,
+        requests: 4,
+        error: 'tickets/2025-01-01/2025-03-31: VALIDATION_ERROR (request_id req_1)',
+        stream: 'tickets',
+        window_start: '2025-01-01T00:00:00Z',
+        window_end: '2025-03-31T00:00:00Z',
+      });
+      const runs = await dest.listRuns(10);
+      expect(runs.map((r) => r.run_id)).toEqual(['r2', 'r1']);
+      expect(runs[1]).toMatchObject({
+        status: 'failed',
+        pages: 3,
+        rows_written: 250,
+        finished_at: '2025-03-01T10:05:00.500000Z',
+      });
+      expect(await dest.listRuns(1)).toHaveLength(1);
+    });
+  });
+}

@@ -1,0 +1,77 @@
+import { randomUUID } from 'node:crypto';
+import type { CsatSurvey, Message, Ticket } from '../../schemas/api/index.js';
+import type { ApiRowInput } from '../../schemas/warehouse.js';
+
+/** A valid ticket with ticket-sized content; override any field. */
+export function ticket(overrides: Partial<Ticket> = {}): Ticket {
+  const id = overrides.id ?? randomUUID();
+  return {
+    id,
+    ticket_number: 1000,
+    subject: 'Order #4411 arrived damaged, please advise on replacement',
+    status: 'open',
+    priority: 'medium',
+    channel: 'email',
+    created_at: '2025-03-01T10:00:00Z',
+    updated_at: '2025-03-01T10:00:00Z',
+    tags: ['shipping', 'damaged'],
+    contact: {
+      id: '7b0e4b5e-4d0e-4c39-9d53-3f0f1b7a2a10',
+      email: 'jane.doe@example.com',
+      first_name: 'Jane',
+      last_name: 'Doe',
+      phone: '+33 6 12 34 56 78',
+    },
+    ticket_type: 'regular',
+    parent_ticket_id: null,
+    assignee_id: 'agent_12',
+    team_id: 'team_3',
+    language: 'en',
+    is_spam: false,
+    resolved_at: null,
+    ticket_fields: [
+      { field_id: 'f_order', name: 'Order id', type: 'text', value: '4411' },
+      { field_id: 'f_items', name: 'Items', type: 'multi_select', value: ['mug', 'plate'] },
+    ],
+    ...overrides,
+  };
+}
+
+/** The API input for a ticket: the parsed item and, as raw, its JSON round-trip. */
+export const input = <T>(item: T): ApiRowInput<T> => ({ item, raw: JSON.parse(JSON.stringify(item)) });
+
+export function message(overrides: Partial<Message> = {}): Message {
+  return {
+    id: randomUUID(),
+    ticket_id: randomUUID(),
+    ticket_number: 1000,
+    role: 'customer',
+    direction: 'inbound',
+    text: 'Hello, my order arrived damaged.',
+    channel: 'email',
+    author_name: 'Jane Doe',
+    status: 'delivered',
+    created_at: '2025-03-01T10:00:00Z',
+    attachments: [],
+    ...overrides,
+  };
+}
+
+export function survey(overrides: Partial<CsatSurvey> = {}): CsatSurvey {
+  return {
+    id: randomUUID(),
+    ticket_id: randomUUID(),
+    ticket_number: 1000,
+    credited_agent_id: 'agent_12',
+    credited_agent_name: 'Sam',
+    attribution_source: 'survey_agent_id',
+    score: null,
+    sent_at: '2025-03-02T09:00:00.123456Z',
+    submitted_at: null,
+    comment: null,
+    ...overrides,
+  };
+}
+
+/** ISO instant `minutes` after 2025-03-01T10:00Z (helps build ordered versions). */
+export const at = (minutes: number) => new Date(Date.UTC(2025, 2, 1, 10, minutes)).toISOString();
