@@ -22,9 +22,11 @@ import {
   CursorRejectedError,
   type Endpoint,
   RateLimitedError,
+  SchemaViolationError,
   SupportApiError,
   SupportClientError,
   TransportError,
+  UploadError,
 } from './errors.js';
 import {
   decodeJson,
@@ -33,6 +35,7 @@ import {
   parsePage,
   parseSingle,
   type RawResponse,
+  scrubViolation,
   throwIfError,
 } from './parse.js';
 import {
@@ -122,6 +125,7 @@ export class SupportApiClient {
   readonly #retry: RetryPolicy;
   readonly #clock: Clock;
   readonly #userAgent: string;
+  readonly #timeouts: { connectMs: number; headersMs: number; bodyMs: number };
 
   constructor(options: SupportApiClientOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '').replace(/\/public\/v1$/, '');
@@ -140,6 +144,7 @@ export class SupportApiClient {
     this.#clock = options.clock ?? systemClock;
     this.#userAgent = options.userAgent ?? 'support-sync/0.1';
     const t = { connectMs: 10_000, headersMs: 30_000, bodyMs: 30_000, ...options.timeouts };
+    this.#timeouts = t;
     this.#ownsDispatcher = options.dispatcher === undefined;
     this.#dispatcher =
       options.dispatcher ??
@@ -279,6 +284,8 @@ export class SupportApiClient {
         headers,
         body: body ?? null,
         dispatcher: this.#dispatcher,
+        headersTimeout: this.#timeouts.headersMs,
+        bodyTimeout: this.#timeouts.bodyMs,
         ...(req.signal ? { signal: req.signal } : {}),
       });
       const text = await res.body.text();
@@ -310,7 +317,7 @@ export class SupportApiClient {
   /** Sends and parses `data` with `schema`. */
   async getOne<S extends z.ZodType>(req: ApiRequest, schema: S): Promise<z.infer<S>> {
     const res = await this.send(req);
-    return parseSingle(res.endpoint, res.status, res.json, schema);
+    return this.#parsed(() => parseSingle(res.endpoint, res.status, res.json, schema));
   }
 
   /**
@@ -339,7 +346,7 @@ export class SupportApiClient {
       }
       throw err;
     }
-    return parsePage(res.endpoint, res.status, res.json, item, meta as M);
+    return this.#parsed(() => parsePage(res.endpoint, res.status, res.json, item, meta as M));
   }
 
   /** An unpaginated list in `data` (the metric catalog). */
@@ -348,7 +355,20 @@ export class SupportApiClient {
     item: S,
   ): Promise<{ items: z.infer<S>[]; rawItems: Record<string, unknown>[] }> {
     const res = await this.send({ method: 'GET', path });
-    return parseArray(res.endpoint, res.status, res.json, item);
+    return this.#parsed(() => parseArray(res.endpoint, res.status, res.json, item));
+  }
+
+  #parsed<T>(parse: () => T): T {
+    try {
+      return parse();
+    } catch (err) {
+      if (err instanceof SchemaViolationError) {
+        const clean = scrubViolation(err, this.#key);
+        this.logger.error({ err: clean.toJSON() }, 'response breaks the schema');
+        throw clean;
+      }
+      throw err;
+    }
   }
 
   // ---------------------------------------------------------------------------------------------------
@@ -435,6 +455,7 @@ export class SupportApiClient {
     let attempt = 0;
     for (;;) {
       attempt += 1;
+      let err: SupportClientError;
       try {
         const res = await undiciRequest(uploadUrl, {
           method: 'PUT',
@@ -444,28 +465,15 @@ export class SupportApiClient {
         });
         const text = await res.body.text();
         if (res.statusCode >= 200 && res.statusCode < 300) return;
-        const raw: RawResponse = { status: res.statusCode, headers: res.headers, text };
-        let json: unknown;
-        try {
-          json = decodeJson(endpoint, raw, this.#key);
-        } catch (err) {
-          if (res.statusCode < 500 || attempt >= this.#retry.maxAttempts) throw err;
-          await this.#clock.sleep(this.#backoff(attempt));
-          continue;
-        }
-        throwIfError(endpoint, raw, json, this.#key, this.#clock.now());
-        throw new SupportApiError({
-          endpoint,
-          status: res.statusCode,
-          code: 'UPLOAD_FAILED',
-          message: 'upload rejected',
-          requestId: 'none',
-        });
-      } catch (err) {
-        const e = err instanceof SupportClientError ? err : this.#transportError(endpoint, err);
-        if (!(e instanceof SupportClientError) || !e.retryable || attempt >= this.#retry.maxAttempts) throw e;
-        await this.#clock.sleep(this.#backoff(attempt));
+        // Object-store style answer: plain text, no envelope.
+        err = new UploadError(endpoint, res.statusCode, this.#key.scrub(text.slice(0, 200)));
+      } catch (e) {
+        const t = this.#transportError(endpoint, e);
+        if (!(t instanceof SupportClientError)) throw t;
+        err = t;
       }
+      if (!err.retryable || attempt >= this.#retry.maxAttempts) throw err;
+      await this.#clock.sleep(this.#backoff(attempt));
     }
   }
 

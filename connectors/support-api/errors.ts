@@ -62,12 +62,13 @@ export class SupportApiError extends SupportClientError {
 }
 
 /**
- * The body was not the API's JSON (an HTML page from a proxy, truncated or empty JSON). Retryable: such
- * bodies come from gateways and broken connections, not from the API deciding the request is wrong.
+ * The body was not the API's JSON (an HTML page from a proxy, truncated or empty JSON). Retryable with a
+ * 2xx, 408, 429 or 5xx status: such bodies come from gateways and broken connections, not from the API
+ * deciding the request is wrong. With another 4xx it is not retried.
  */
 export class ResponseFormatError extends SupportClientError {
   readonly status: number;
-  readonly retryable = true;
+  readonly retryable: boolean;
   readonly contentType: string | undefined;
   /** The first characters of the body (already scrubbed of the key), for diagnosis. */
   readonly bodySnippet: string;
@@ -84,6 +85,7 @@ export class ResponseFormatError extends SupportClientError {
         ` (content-type ${args.contentType ?? 'none'}; body starts ${JSON.stringify(args.bodySnippet)})`,
     );
     this.status = args.status;
+    this.retryable = args.status < 400 || args.status >= 500 || args.status === 408 || args.status === 429;
     this.contentType = args.contentType;
     this.bodySnippet = args.bodySnippet;
   }
@@ -237,6 +239,22 @@ export class CursorLoopError extends SupportClientError {
       `${endpoint}: the API returned cursor ${JSON.stringify(cursor.slice(0, 80))} twice; stopping`,
     );
     this.cursor = cursor;
+  }
+}
+
+/** The signed upload URL (not the API) refused the bytes of an attachment (spec 4.7 step 2). */
+export class UploadError extends SupportClientError {
+  readonly status: number;
+  readonly retryable: boolean;
+  readonly body: string;
+  constructor(endpoint: Endpoint, status: number, body: string) {
+    super(endpoint, `${endpoint}: upload refused with HTTP ${status}: ${body}`);
+    this.status = status;
+    this.body = body;
+    this.retryable = status >= 500 || status === 429;
+  }
+  override toJSON(): Record<string, unknown> {
+    return { ...super.toJSON(), status: this.status, body: this.body };
   }
 }
 

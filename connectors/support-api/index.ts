@@ -21,6 +21,7 @@ export {
   SupportApiError,
   SupportClientError,
   TransportError,
+  UploadError,
 } from './errors.js';
 export {
   type AgentSessionsPageRequest,

@@ -93,6 +93,20 @@ function formatIssues(issues: readonly z.core.$ZodIssue[]): string {
     .join('; ');
 }
 
+/** Removes the key from every text of a violation (a broken server could echo it in an id or value). */
+export function scrubViolation(err: SchemaViolationError, key: Secret): SchemaViolationError {
+  return new SchemaViolationError(
+    err.endpoint,
+    err.status,
+    err.issues.map((i) => ({
+      itemIndex: i.itemIndex,
+      itemId: i.itemId === undefined ? undefined : key.scrub(i.itemId),
+      path: key.scrub(i.path),
+      message: key.scrub(i.message),
+    })),
+  );
+}
+
 function itemIdOf(raw: unknown): string | undefined {
   if (typeof raw !== 'object' || raw === null) return undefined;
   const id = (raw as { id?: unknown }).id;

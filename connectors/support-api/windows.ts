@@ -21,6 +21,8 @@ export interface PlanOptions {
   maxWindowMs?: number;
   /** Extends the first window's start backwards by this many ms (default 0). */
   lookBackMs?: number;
+  /** Refuse plans with more windows than this (default 100,000): a unit mix-up, not a real backfill. */
+  maxWindows?: number;
 }
 
 function toMs(v: Date | string | number, name: string): number {
@@ -42,6 +44,10 @@ export function planWindows(options: PlanOptions): Window[] {
   if (!Number.isFinite(lookBack) || lookBack < 0) throw new RangeError('lookBackMs must be >= 0');
   const start = toMs(options.from, 'from') - lookBack;
   const end = toMs(options.to, 'to');
+  const count = Math.ceil((end - start) / max);
+  if (count > (options.maxWindows ?? 100_000)) {
+    throw new RangeError(`plan of ${count} windows exceeds maxWindows; check the units of maxWindowMs`);
+  }
   const windows: Window[] = [];
   for (let s = start; s < end; ) {
     const e = Math.min(s + max, end);

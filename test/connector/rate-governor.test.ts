@@ -1,0 +1,176 @@
+import { describe, expect, it } from 'vitest';
+import { RateLimitedError } from '../../connectors/support-api/errors.js';
+import {
+  GovernorRegistry,
+  keyFingerprint,
+  parseResetHeader,
+  RateGovernor,
+} from '../../connectors/support-api/rate-governor.js';
+import { routeClassFor } from '../../connectors/support-api/route-classes.js';
+import { Secret } from '../../schemas/secret.js';
+import { FakeClock, FixedWindowServer } from './support/fake-clock.js';
+
+function headers(limit: number, remaining: number, resetMs: number) {
+  return {
+    'x-ratelimit-limit': String(limit),
+    'x-ratelimit-remaining': String(remaining),
+    'x-ratelimit-reset': String(resetMs / 1000),
+  };
+}
+
+/** Sequential callers against a fixed-window server; returns achieved rate / limit rate and 429s. */
+async function simulate(opts: {
+  limit: number;
+  windowMs: number;
+  requests: number;
+  workers: number;
+  latencyMs: number;
+}) {
+  const clock = new FakeClock();
+  const gov = new RateGovernor({ clock });
+  const server = new FixedWindowServer(opts.limit, opts.windowMs);
+  let issued = 0;
+  const worker = async () => {
+    while (issued < opts.requests) {
+      issued += 1;
+      await gov.acquire('analytics');
+      await clock.sleep(opts.latencyMs / 2);
+      const res = server.hit(clock.now());
+      await clock.sleep(opts.latencyMs / 2);
+      gov.observe('analytics', res);
+    }
+  };
+  const start = clock.now();
+  await clock.run(Promise.all(Array.from({ length: opts.workers }, worker)));
+  const ok = server.log.filter((l) => l.status === 200);
+  const elapsed = ok.at(-1)!.at - ok[0]!.at;
+  // rate over the span of accepted requests: (n - 1) intervals
+  const ratio = (ok.length - 1) / (elapsed / opts.windowMs) / opts.limit;
+  return { ratio, rateLimited: server.log.length - ok.length, stats: gov.classStats('analytics'), start };
+}
+
+describe('rate governor (fake clock)', () => {
+  it('lets one probe through before anything is known, then waits for its headers', () => {
+    const clock = new FakeClock();
+    const gov = new RateGovernor({ clock });
+    expect(gov.decide('list')).toEqual({ waitMs: 0, reason: 'ok' });
+    void gov.acquire('list');
+    return Promise.resolve().then(async () => {
+      await new Promise((r) => setImmediate(r));
+      expect(gov.decide('list').reason).toBe('probe_in_flight');
+      gov.observe('list', { status: 200, headers: headers(60, 59, clock.now() + 60_000) });
+      expect(gov.decide('list').waitMs).toBeGreaterThan(0);
+    });
+  });
+
+  it('follows the server headers: paces remaining requests evenly until the reset', async () => {
+    const clock = new FakeClock();
+    const gov = new RateGovernor({ clock });
+    await gov.acquire('analytics');
+    // server says: 10 per window, 9 left, window resets in 2 s (not 60 s)
+    gov.observe('analytics', { status: 200, headers: headers(10, 9, clock.now() + 2000) });
+    const d = gov.decide('analytics');
+    expect(d.reason).toBe('paced');
+    expect(d.waitMs).toBe(200); // 2000 ms / (9 + 1)
+    expect(gov.classStats('analytics')).toMatchObject({ limit: 10, remaining: 9, windowMs: 2000 });
+  });
+
+  it('waits for the reset when the window is spent', async () => {
+    const clock = new FakeClock();
+    const gov = new RateGovernor({ clock, resetMarginMs: 0 });
+    await gov.acquire('detail');
+    gov.observe('detail', { status: 200, headers: headers(120, 0, clock.now() + 1500) });
+    expect(gov.decide('detail')).toEqual({ waitMs: 1500, reason: 'window_exhausted' });
+    clock.advance(1500);
+    expect(gov.decide('detail').waitMs).toBe(0);
+  });
+
+  it('pauses a class on 429 until Retry-After; other classes are independent', async () => {
+    const clock = new FakeClock();
+    const gov = new RateGovernor({ clock });
+    await gov.acquire('write');
+    gov.observe('write', {
+      status: 429,
+      headers: { ...headers(30, 0, clock.now() + 500), 'retry-after': '3' },
+    });
+    expect(gov.decide('write')).toEqual({ waitMs: 3000, reason: 'retry_after' });
+    expect(gov.decide('list')).toEqual({ waitMs: 0, reason: 'ok' });
+    expect(gov.classStats('write').rateLimited).toBe(1);
+  });
+
+  it('throws RateLimitedError with retryAfterMs instead of waiting long (throw mode)', async () => {
+    const clock = new FakeClock();
+    const gov = new RateGovernor({ clock });
+    await gov.acquire('analytics');
+    gov.observe('analytics', { status: 429, headers: { 'retry-after': '7' } });
+    const err = await gov
+      .acquire('analytics', { maxWaitMs: 1000, endpoint: 'GET /csat-surveys' })
+      .catch((e) => e);
+    expect(err).toBeInstanceOf(RateLimitedError);
+    expect(err.retryAfterMs).toBe(7000);
+    expect(err.routeClass).toBe('analytics');
+    expect(err.retryable).toBe(true);
+  });
+
+  it.each([
+    { limit: 10, windowMs: 2000, workers: 1, latencyMs: 4 },
+    { limit: 10, windowMs: 60_000, workers: 1, latencyMs: 150 },
+    { limit: 120, windowMs: 60_000, workers: 1, latencyMs: 30 },
+    { limit: 30, windowMs: 3000, workers: 4, latencyMs: 10 },
+    { limit: 5, windowMs: 1000, workers: 8, latencyMs: 2 },
+  ])('sustains >= 0.95 of the limit with zero 429s: $limit per $windowMs ms, $workers workers', async (o) => {
+    const r = await simulate({ ...o, requests: o.limit * 12 });
+    expect(r.rateLimited).toBe(0);
+    expect(r.ratio).toBeGreaterThanOrEqual(0.95);
+    expect(r.ratio).toBeLessThanOrEqual(1.0001);
+    expect(r.stats.requests).toBe(o.limit * 12);
+    expect(r.stats.waits).toBeGreaterThan(0);
+  });
+
+  it('ignores stale headers of an older window arriving out of order', async () => {
+    const clock = new FakeClock();
+    const gov = new RateGovernor({ clock });
+    await gov.acquire('list');
+    gov.observe('list', { status: 200, headers: headers(60, 10, clock.now() + 1000) });
+    clock.advance(1100);
+    await gov.acquire('list');
+    gov.observe('list', { status: 200, headers: headers(60, 59, clock.now() + 1000) });
+    gov.observe('list', { status: 200, headers: headers(60, 3, clock.now() - 100) }); // old window
+    expect(gov.classStats('list').remaining).toBe(59);
+  });
+
+  it('shares one budget per key fingerprint; the fingerprint does not reveal the key', () => {
+    const reg = new GovernorRegistry();
+    const a = new Secret('key-aaaaaaaaaaaaaaaa');
+    expect(reg.for(a)).toBe(reg.for(new Secret('key-aaaaaaaaaaaaaaaa')));
+    expect(reg.for(a)).not.toBe(reg.for(new Secret('key-bbbbbbbbbbbbbbbb')));
+    expect(keyFingerprint(a)).toMatch(/^[0-9a-f]{16}$/);
+    expect(keyFingerprint(a)).not.toContain('aaaa');
+  });
+
+  it('parses reset as unix seconds, epoch ms or delta seconds', () => {
+    const now = 1_700_000_000_000;
+    expect(parseResetHeader(1_700_000_002, now)).toBe(1_700_000_002_000);
+    expect(parseResetHeader(1_700_000_002.5, now)).toBe(1_700_000_002_500);
+    expect(parseResetHeader(1_700_000_002_000, now)).toBe(1_700_000_002_000);
+    expect(parseResetHeader(30, now)).toBe(now + 30_000);
+  });
+
+  it('maps endpoints to route classes (spec 8 + documented choices)', () => {
+    expect(routeClassFor('GET', '/tickets')).toBe('list');
+    expect(routeClassFor('GET', '/views')).toBe('list');
+    expect(routeClassFor('GET', '/reports/metrics')).toBe('list');
+    expect(routeClassFor('GET', '/tickets/12')).toBe('detail');
+    expect(routeClassFor('GET', '/tickets/12/messages')).toBe('detail');
+    expect(routeClassFor('GET', '/health')).toBe('detail');
+    expect(routeClassFor('POST', '/tickets')).toBe('write');
+    expect(routeClassFor('POST', '/tickets/12/messages')).toBe('write');
+    expect(routeClassFor('POST', '/tickets/12')).toBe('ticket_update');
+    expect(routeClassFor('POST', '/reports/query')).toBe('analytics');
+    expect(routeClassFor('GET', '/csat-surveys')).toBe('analytics');
+    expect(routeClassFor('GET', '/agent-sessions')).toBe('analytics');
+    expect(routeClassFor('GET', '/tags')).toBe('directory');
+    expect(routeClassFor('POST', '/tags')).toBe('directory');
+    expect(routeClassFor('POST', '/attachments/upload-url')).toBe('attachments');
+  });
+});
