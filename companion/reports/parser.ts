@@ -20,11 +20,27 @@ export const GRAINS = ['hour', 'day', 'week', 'month'] as const;
 export type Grain = (typeof GRAINS)[number];
 export const COMPARE_MODES = ['previous_period', 'previous_year'] as const;
 export type CompareMode = (typeof COMPARE_MODES)[number];
-export const VIS_TYPES = ['kpi', 'line', 'area', 'grouped_bar', 'stacked_bar', 'horizontal_bar', 'data_table'] as const;
+export const VIS_TYPES = [
+  'kpi',
+  'line',
+  'area',
+  'grouped_bar',
+  'stacked_bar',
+  'horizontal_bar',
+  'data_table',
+] as const;
 export type VisType = (typeof VIS_TYPES)[number];
 export const WHERE_FIELDS = ['team', 'channel', 'human_agent', 'language', 'status', 'priority'] as const;
 export type WhereField = (typeof WHERE_FIELDS)[number];
-export const CATEGORY_DIMENSIONS = ['channel', 'team', 'human_agent', 'language', 'status', 'priority', 'action_type'] as const;
+export const CATEGORY_DIMENSIONS = [
+  'channel',
+  'team',
+  'human_agent',
+  'language',
+  'status',
+  'priority',
+  'action_type',
+] as const;
 export type CategoryDimension = (typeof CATEGORY_DIMENSIONS)[number];
 export type Dimension = CategoryDimension | Grain;
 /** Allow-listed OPTIONS (spec 4.12) with the JSON type each takes. */
@@ -101,7 +117,7 @@ class Cursor {
   }
   keyword(kw: string): void {
     const t = this.peek();
-    if (!t || t.kind !== 'word' || t.text.toUpperCase() !== kw) {
+    if (t?.kind !== 'word' || t.text.toUpperCase() !== kw) {
       this.fail(t ? `expected ${kw}, found '${t.text}'` : `expected ${kw} at end of line`);
     }
     this.#i++;
@@ -112,7 +128,8 @@ class Cursor {
   }
   value(what: string): string {
     const t = this.peek();
-    if (!t || t.kind === 'comma') this.fail(t ? `expected ${what}, found ','` : `expected ${what} at end of line`);
+    if (!t || t.kind === 'comma')
+      this.fail(t ? `expected ${what}, found ','` : `expected ${what} at end of line`);
     this.#i++;
     return t.text;
   }
@@ -128,7 +145,8 @@ class Cursor {
   oneOf<T extends string>(allowed: readonly T[], what: string, lower = true): T {
     const raw = this.value(what);
     const v = lower ? raw.toLowerCase() : raw;
-    if (!(allowed as readonly string[]).includes(v)) this.fail(`unknown ${what} '${raw}'; expected one of ${allowed.join(', ')}`);
+    if (!(allowed as readonly string[]).includes(v))
+      this.fail(`unknown ${what} '${raw}'; expected one of ${allowed.join(', ')}`);
     return v as T;
   }
   end(): void {
@@ -174,7 +192,7 @@ const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 function clauseName(c: Cursor): ClauseName {
   const t = c.peek();
-  if (!t || t.kind !== 'word') c.fail(t ? `expected a clause keyword, found '${t.text}'` : 'empty clause');
+  if (t?.kind !== 'word') c.fail(t ? `expected a clause keyword, found '${t.text}'` : 'empty clause');
   const first = t.text.toUpperCase();
   if (first === 'GROUP' || first === 'ORDER') {
     c.keyword(first);
@@ -229,7 +247,10 @@ function parseOptions(rest: string, line: number): ParsedQuery['options'] {
   const values: Partial<Record<keyof typeof OPTION_TYPES, boolean>> = {};
   for (const [k, v] of Object.entries(json)) {
     if (!(k in OPTION_TYPES)) {
-      throw new QueryError(line, `option '${k}' is not allowed; allowed: ${Object.keys(OPTION_TYPES).join(', ')}`);
+      throw new QueryError(
+        line,
+        `option '${k}' is not allowed; allowed: ${Object.keys(OPTION_TYPES).join(', ')}`,
+      );
     }
     const want = OPTION_TYPES[k as keyof typeof OPTION_TYPES];
     if (typeof v !== want) throw new QueryError(line, `option '${k}' must be a ${want}`);
@@ -256,11 +277,17 @@ export function parseQuery(text: string): ParsedQuery {
     const optionsMatch = /^OPTIONS\b/i.exec(trimmed);
     const c = new Cursor(optionsMatch ? tokenize('OPTIONS', line) : tokenize(trimmed, line), line);
     const name = clauseName(c);
-    if (!sawFrom && name !== 'FROM') throw new QueryError(line, `the first clause must be FROM tickets, found ${name}`);
-    const prior = seen.get(name) ?? (name === 'SINCE' ? seen.get('DURING') : name === 'DURING' ? seen.get('SINCE') : undefined);
+    if (!sawFrom && name !== 'FROM')
+      throw new QueryError(line, `the first clause must be FROM tickets, found ${name}`);
+    const prior =
+      seen.get(name) ??
+      (name === 'SINCE' ? seen.get('DURING') : name === 'DURING' ? seen.get('SINCE') : undefined);
     if (prior !== undefined && name !== 'WHERE') {
       if ((name === 'SINCE' && seen.has('DURING')) || (name === 'DURING' && seen.has('SINCE'))) {
-        throw new QueryError(line, `DURING and SINCE … UNTIL cannot be combined (the other is on line ${prior})`);
+        throw new QueryError(
+          line,
+          `DURING and SINCE … UNTIL cannot be combined (the other is on line ${prior})`,
+        );
       }
       throw new QueryError(line, `${name} may appear only once (already on line ${prior})`);
     }
@@ -299,7 +326,8 @@ export function parseQuery(text: string): ParsedQuery {
         const field = c.oneOf(WHERE_FIELDS, 'WHERE field');
         const op = c.oneOf(['is', 'is_one_of'] as const, 'operator');
         const values = op === 'is' ? [c.value('value')] : c.list('value');
-        if (op === 'is' && c.peek()?.kind === 'comma') c.fail(`'is' takes one value; use is_one_of for several`);
+        if (op === 'is' && c.peek()?.kind === 'comma')
+          c.fail(`'is' takes one value; use is_one_of for several`);
         c.end();
         q.where.push({ field, op, values, line });
         break;

@@ -46,7 +46,11 @@ export function resolvePeriod(
     case 'this_month':
       return { range: r(month, month.plus({ months: 1 })), unit: 'month', days: month.daysInMonth ?? 30 };
     case 'last_month':
-      return { range: r(month.minus({ months: 1 }), month), unit: 'month', days: month.minus({ months: 1 }).daysInMonth ?? 30 };
+      return {
+        range: r(month.minus({ months: 1 }), month),
+        unit: 'month',
+        days: month.minus({ months: 1 }).daysInMonth ?? 30,
+      };
   }
 }
 

@@ -1,20 +1,25 @@
-import { mustKey, type Route } from '../http/context.js';
-import { ApiError, forbidden } from '../http/errors.js';
+import { ReportQueryBody } from '../../schemas/api/reports.js';
+import { mustKey, parseBody, type RequestContext, type Route } from '../http/context.js';
+import { forbidden, validation } from '../http/errors.js';
+import { catalogEntries } from '../reports/catalog.js';
+import { ReportForbiddenError, ReportInputError, runReport } from '../reports/engine.js';
+import { QueryError } from '../reports/parser.js';
 import type { CompanionState } from '../state.js';
+import type { AgentRecord } from '../world/index.js';
 
 /**
- * `GET /reports/metrics` and `POST /reports/query` (spec 4.11–4.12) are issue 6. Auth, scope, class and the
- * linked-agent rule are enforced here; the engine is plugged in through `state.reports` when it exists.
+ * `GET /reports/metrics` (List class) and `POST /reports/query` (Analytics class), spec 4.11–4.12, 8. The
+ * scope is checked by the app; here: a key linked to an existing agent (spec 5.8), then the engine in
+ * companion/reports/ enforces that agent's dashboard permissions and restrictions.
  */
 export function reportRoutes(s: CompanionState): Route[] {
-  const linked = (ctx: Parameters<Route['handler']>[0]) => {
+  const linkedAgent = (ctx: RequestContext): AgentRecord => {
     const key = mustKey(ctx);
     const agent = key.agentId ? s.world.agent(key.agentId) : undefined;
-    if (!agent) throw forbidden('reports require a key linked to a support agent');
-    return key;
+    if (!agent || agent.deletedAt !== null)
+      throw forbidden('reports require a key linked to a support agent');
+    return agent;
   };
-  const notYet = () =>
-    new ApiError(503, 'SERVICE_UNAVAILABLE', 'the report engine is not available in this build');
   return [
     {
       method: 'GET',
@@ -22,8 +27,10 @@ export function reportRoutes(s: CompanionState): Route[] {
       routeClass: 'list',
       scope: 'analytics:read',
       handler: (ctx) => {
-        linked(ctx);
-        throw notYet();
+        linkedAgent(ctx);
+        if (Object.keys(ctx.query).length > 0)
+          throw validation(`unknown parameter(s): ${Object.keys(ctx.query).join(', ')}`);
+        return { status: 200, body: { success: true, data: catalogEntries() } };
       },
     },
     {
@@ -32,8 +39,23 @@ export function reportRoutes(s: CompanionState): Route[] {
       routeClass: 'analytics',
       scope: 'analytics:read',
       handler: (ctx) => {
-        linked(ctx);
-        throw notYet();
+        const agent = linkedAgent(ctx);
+        const body = parseBody(ctx, ReportQueryBody);
+        const key = mustKey(ctx);
+        try {
+          const data = runReport(body, {
+            world: s.world,
+            orgId: key.orgId,
+            agent,
+            now: s.now(),
+            realNow: s.world.settings.realNow(),
+          });
+          return { status: 200, body: { success: true, data } };
+        } catch (e) {
+          if (e instanceof QueryError || e instanceof ReportInputError) throw validation(e.message);
+          if (e instanceof ReportForbiddenError) throw forbidden(e.message);
+          throw e;
+        }
       },
     },
   ];
