@@ -57,7 +57,21 @@ export function exportRoutes(s: CompanionState): Route[] {
       const realNow = s.world.settings.realNow();
       const dateOf = (r: SurveyRecord): number | null => (sub ? surveyState(s, r).submittedAt : r.sentAt);
       const matches: SurveyRecord[] = [];
-      for (const r of s.world.surveys) {
+      // `surveys` is kept in (sentAt, id) order: a sent window starts with a binary search and stops after one
+      // more match than the page needs; a submitted window must scan and sort.
+      let startIdx = 0;
+      if (!sub) {
+        const lowUs = after ? after.at : w.fromUs;
+        let hi = s.world.surveys.length;
+        while (startIdx < hi) {
+          const mid = (startIdx + hi) >> 1;
+          if ((s.world.surveys[mid] as SurveyRecord).sentAt < lowUs) startIdx = mid + 1;
+          else hi = mid;
+        }
+      }
+      for (let i = startIdx; i < s.world.surveys.length; i++) {
+        const r = s.world.surveys[i] as SurveyRecord;
+        if (!sub && (r.sentAt >= w.beforeUs || matches.length > limit)) break;
         if (r.orgId !== key.orgId || r.visibleAt > realNow) continue;
         const d = dateOf(r);
         if (d === null || !inWindow(d, w)) continue;
@@ -72,7 +86,7 @@ export function exportRoutes(s: CompanionState): Route[] {
         if (after && cmpKey(d, r.id, after.at, after.id) <= 0) continue;
         matches.push(r);
       }
-      matches.sort((a, c) => cmpKey(dateOf(a) ?? 0, a.id, dateOf(c) ?? 0, c.id));
+      if (sub) matches.sort((a, c) => cmpKey(dateOf(a) ?? 0, a.id, dateOf(c) ?? 0, c.id));
       const page = matches.slice(0, limit);
       const last = page[page.length - 1];
       return pageReply(

@@ -148,6 +148,8 @@ export function generateWorld(seed: number, ticketCount: number, now: Millis): W
     firstTicketNumber: 900_001,
   });
   buildViewsAndKeys(ctx, a, b);
+  // The world keeps surveys in (sentAt, id) order; exports binary-search it.
+  data.surveys.sort((x, y) => x.sentAt - y.sentAt || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
   return data;
 }
 
