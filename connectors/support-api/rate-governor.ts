@@ -7,6 +7,8 @@
  * - Paces: with `available` requests left before the reset at `resetAt`, the next request goes at
  *   `lastGrant + (resetAt - lastGrant) / (available + 1)`, so a window's budget is spread over the window
  *   instead of burst at its start and then stalled (which a sliding-window server would punish with 429s).
+ * - A server that does not count (its `remaining` still equals `limit` after answering our request, e.g.
+ *   limits switched off) is not paced until it counts again.
  * - Before anything is known about a class, one probe request is let through and the others wait for its
  *   headers.
  * - A 429 pauses the class until `Retry-After`, and widens the safety margin after a reset (self-tuning
@@ -81,6 +83,11 @@ interface ClassState {
   resetAt: number;
   /** False until a response with rate-limit headers was observed. */
   known: boolean;
+  /**
+   * The server reported `remaining >= limit` in a response: it did not count the very request it answered,
+   * so it is not enforcing this class for us (e.g. limits switched off). No pacing until it counts again.
+   */
+  unenforced: boolean;
   /** Whether `windowMs` was measured between two server resets (else estimated from the first one). */
   windowFromGap: boolean;
   /** The window whose reset we saw last from the server (to ignore stale, out-of-order responses). */
@@ -149,6 +156,7 @@ export class RateGovernor {
         remaining: start.limit,
         resetAt: 0,
         known: false,
+        unenforced: false,
         windowFromGap: false,
         serverResetAt: 0,
         inFlight: 0,
@@ -187,6 +195,7 @@ export class RateGovernor {
       if (s.inFlight > 0) return { waitMs: Number.POSITIVE_INFINITY, reason: 'probe_in_flight' };
       return { waitMs: 0, reason: 'ok' };
     }
+    if (s.unenforced) return { waitMs: 0, reason: 'ok' };
     const budget = Math.floor(s.limit * this.#utilization) - (s.limit - s.remaining);
     const available = Math.min(s.remaining, budget) - s.inFlight;
     if (available <= 0)
@@ -289,8 +298,12 @@ export class RateGovernor {
       }
       s.limit = limit;
       s.known = true;
+      // Only a response of the current window says whether the server counts (a counted request leaves
+      // remaining <= limit - 1).
+      if (resetAt >= s.serverResetAt) s.unenforced = remaining >= limit && response.status !== 429;
     }
     if (response.status === 429) {
+      s.unenforced = false;
       s.stats.rateLimited += 1;
       const retryAfter = parseRetryAfter(header(response.headers, 'retry-after'), now);
       const until = now + (retryAfter ?? Math.max(1000, s.resetAt - now));

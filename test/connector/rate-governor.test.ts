@@ -127,6 +127,17 @@ describe('rate governor (fake clock)', () => {
     expect(r.stats.waits).toBeGreaterThan(0);
   });
 
+  it('does not pace a class the server does not count (remaining stays at the limit)', async () => {
+    const clock = new FakeClock();
+    const gov = new RateGovernor({ clock });
+    await gov.acquire('list');
+    gov.observe('list', { status: 200, headers: headers(60, 60, clock.now() + 60_000) });
+    expect(gov.decide('list')).toEqual({ waitMs: 0, reason: 'ok' });
+    await gov.acquire('list');
+    gov.observe('list', { status: 200, headers: headers(60, 58, clock.now() + 60_000) });
+    expect(gov.decide('list').reason).toBe('paced');
+  });
+
   it('ignores stale headers of an older window arriving out of order', async () => {
     const clock = new FakeClock();
     const gov = new RateGovernor({ clock });
