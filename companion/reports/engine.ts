@@ -92,7 +92,7 @@ function buildFilter(q: ParsedQuery, ix: OrgIndex, c: ReportContext): Filter {
   );
   for (const t of ix.tickets) {
     if (t.deletedAt !== null || t.visibleAt > c.realNow) continue;
-    const st = w.ticketReplicaState(t, c.realNow);
+    const st = t.replicaShadow === null ? t : w.ticketReplicaState(t, c.realNow);
     if (channel && !channel.has(t.channel)) continue;
     if (rChannels && !rChannels.has(t.channel)) continue;
     if (team && (st.teamId === null || !team.has(st.teamId))) continue;
@@ -270,6 +270,7 @@ class Evaluator {
   readonly ix: OrgIndex;
   readonly src: SourceContext;
   readonly filter: Filter;
+  readonly #obs = new Map<string, Obs>();
   constructor(
     readonly plan: Plan,
     readonly c: ReportContext,
@@ -323,7 +324,12 @@ class Evaluator {
       }
       return out;
     }
-    const obs = impl.source(this.src);
+    // Per-query memo: fresh (clock- or state-dependent) sources are built once per query, not per period.
+    let obs = this.#obs.get(m.id);
+    if (!obs) {
+      obs = impl.source(this.src);
+      this.#obs.set(m.id, obs);
+    }
     const rs = m.snapshot ? [ALL_TIME] : ranges;
     const out = aggregate(obs, impl.agg, rs, this.filter, dim ? this.groupOf(dim, obs) : null);
     if (m.snapshot && ranges.length !== 1) {

@@ -39,11 +39,16 @@ interface Row {
 
 class ObsBuilder {
   readonly rows: Row[] = [];
+  #sorted = true;
+  #last = Number.NEGATIVE_INFINITY;
   add(at: number, t: number, v: number, a = -1, k = -1, vis = 0): void {
+    if (at < this.#last) this.#sorted = false;
+    this.#last = at;
     this.rows.push({ at, t, v, a, k, vis });
   }
   build(): Obs {
-    const rows = this.rows.sort((x, y) => x.at - y.at);
+    // Most sources arrive in time order already (tickets by creation, surveys by sent date): sort only if not.
+    const rows = this.#sorted ? this.rows : this.rows.sort((x, y) => x.at - y.at);
     const n = rows.length;
     const o: Obs = {
       n,
