@@ -273,3 +273,48 @@ export function retryDelayMs(err: unknown): number | undefined {
     return err.retryAfterSeconds * 1000;
   return undefined;
 }
+
+/**
+ * What a caller that owns retries (a Temporal activity) needs to know about a failure, without this
+ * module depending on Temporal: `type` for `ApplicationFailure.create({ type })`, whether to retry, the
+ * server's requested delay (`nextRetryDelay`), and the API's `code` and `request_id` for the message.
+ */
+export interface FailureDescription {
+  type: string;
+  message: string;
+  retryable: boolean;
+  nextRetryDelayMs: number | undefined;
+  code: string | undefined;
+  requestId: string | undefined;
+  details: Record<string, unknown>;
+}
+
+function apiErrorOf(err: SupportClientError): SupportApiError | undefined {
+  if (err instanceof SupportApiError) return err;
+  if (err instanceof CursorRejectedError || err instanceof RateLimitedError) return err.apiError;
+  return undefined;
+}
+
+export function describeFailure(err: unknown): FailureDescription {
+  if (err instanceof SupportClientError) {
+    const api = apiErrorOf(err);
+    return {
+      type: err instanceof RateLimitedError ? 'RateLimited' : err.name,
+      message: err.message,
+      retryable: err.retryable,
+      nextRetryDelayMs: retryDelayMs(err),
+      code: api?.code ?? (err instanceof TransportError ? err.code : undefined),
+      requestId: api?.requestId,
+      details: err.toJSON(),
+    };
+  }
+  return {
+    type: err instanceof Error ? err.name : 'Error',
+    message: err instanceof Error ? err.message : String(err),
+    retryable: true,
+    nextRetryDelayMs: undefined,
+    code: undefined,
+    requestId: undefined,
+    details: {},
+  };
+}

@@ -11,7 +11,9 @@ export { type Clock, systemClock } from './clock.js';
 export {
   CursorLoopError,
   CursorRejectedError,
+  describeFailure,
   type Endpoint,
+  type FailureDescription,
   isRetryable,
   RateLimitedError,
   ResponseFormatError,

@@ -205,6 +205,11 @@ export interface IterateOptions {
   maxRestarts?: number;
 }
 
+interface PaginateOptions extends IterateOptions {
+  /** Label for errors and logs, e.g. `GET /public/v1/tickets`. */
+  endpoint?: string;
+}
+
 /**
  * Crawls a list page by page with `fetch(cursor)`. Same cursor twice → `CursorLoopError`. A rejected
  * cursor → warning, then the crawl restarts from the window's start (null cursor), so the caller sees
@@ -213,7 +218,7 @@ export interface IterateOptions {
 export async function* paginate<T, M>(
   client: SupportApiClient,
   fetch: (cursor: string | null) => Promise<Page<T, M>>,
-  options: IterateOptions = {},
+  options: PaginateOptions = {},
 ): AsyncGenerator<Page<T, M> & { restarted: boolean }, void, undefined> {
   let cursor: string | null = options.startCursor ?? null;
   let seen = new Set<string>();
@@ -241,7 +246,7 @@ export async function* paginate<T, M>(
     restarted = false;
     if (!page.hasMore || page.nextCursor === null) return;
     if (seen.has(page.nextCursor) || page.nextCursor === cursor) {
-      throw new CursorLoopError(`GET ${page.cursor ?? '(first page)'}`, page.nextCursor);
+      throw new CursorLoopError(options.endpoint ?? 'paginate', page.nextCursor);
     }
     seen.add(page.nextCursor);
     cursor = page.nextCursor;
@@ -255,40 +260,64 @@ export function iterateTickets(
   req: Without<TicketsPageRequest, never> = {},
   options?: IterateOptions,
 ) {
-  return paginate(client, (cursor) => fetchTicketsPage(client, { ...req, cursor }), options);
+  return paginate(client, (cursor) => fetchTicketsPage(client, { ...req, cursor }), {
+    ...options,
+    endpoint: 'GET /public/v1/tickets',
+  });
 }
 export function iterateMessages(
   client: SupportApiClient,
   req: Without<MessagesPageRequest, never>,
   options?: IterateOptions,
 ) {
-  return paginate(client, (cursor) => fetchMessagesPage(client, { ...req, cursor }), options);
+  return paginate(client, (cursor) => fetchMessagesPage(client, { ...req, cursor }), {
+    ...options,
+    endpoint: `GET /public/v1/tickets/${req.ticketNumber}/messages`,
+  });
 }
 export function iterateViews(client: SupportApiClient, req: PageRequest = {}, options?: IterateOptions) {
-  return paginate(client, (cursor) => fetchViewsPage(client, { ...req, cursor }), options);
+  return paginate(client, (cursor) => fetchViewsPage(client, { ...req, cursor }), {
+    ...options,
+    endpoint: 'GET /public/v1/views',
+  });
 }
 export function iterateTags(client: SupportApiClient, req: PageRequest = {}, options?: IterateOptions) {
-  return paginate(client, (cursor) => fetchTagsPage(client, { ...req, cursor }), options);
+  return paginate(client, (cursor) => fetchTagsPage(client, { ...req, cursor }), {
+    ...options,
+    endpoint: 'GET /public/v1/tags',
+  });
 }
 export function iterateTeams(client: SupportApiClient, req: PageRequest = {}, options?: IterateOptions) {
-  return paginate(client, (cursor) => fetchTeamsPage(client, { ...req, cursor }), options);
+  return paginate(client, (cursor) => fetchTeamsPage(client, { ...req, cursor }), {
+    ...options,
+    endpoint: 'GET /public/v1/teams',
+  });
 }
 export function iterateAgents(client: SupportApiClient, req: PageRequest = {}, options?: IterateOptions) {
-  return paginate(client, (cursor) => fetchAgentsPage(client, { ...req, cursor }), options);
+  return paginate(client, (cursor) => fetchAgentsPage(client, { ...req, cursor }), {
+    ...options,
+    endpoint: 'GET /public/v1/agents',
+  });
 }
 export function iterateCsatSurveys(
   client: SupportApiClient,
   req: Without<CsatPageRequest, never>,
   options?: IterateOptions,
 ) {
-  return paginate(client, (cursor) => fetchCsatPage(client, { ...req, cursor }), options);
+  return paginate(client, (cursor) => fetchCsatPage(client, { ...req, cursor }), {
+    ...options,
+    endpoint: 'GET /public/v1/csat-surveys',
+  });
 }
 export function iterateAgentSessions(
   client: SupportApiClient,
   req: Without<AgentSessionsPageRequest, never>,
   options?: IterateOptions,
 ) {
-  return paginate(client, (cursor) => fetchAgentSessionsPage(client, { ...req, cursor }), options);
+  return paginate(client, (cursor) => fetchAgentSessionsPage(client, { ...req, cursor }), {
+    ...options,
+    endpoint: 'GET /public/v1/agent-sessions',
+  });
 }
 
 /** Collects every item of an iterator (tests and small reference lists). */

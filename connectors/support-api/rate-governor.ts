@@ -93,6 +93,8 @@ interface ClassState {
   /** The window whose reset we saw last from the server (to ignore stale, out-of-order responses). */
   serverResetAt: number;
   inFlight: number;
+  /** When the window was last rolled over locally (a 429 soon after means our reset was early). */
+  rolledAt: number;
   lastGrantAt: number;
   pausedUntil: number;
   marginMs: number;
@@ -160,6 +162,7 @@ export class RateGovernor {
         windowFromGap: false,
         serverResetAt: 0,
         inFlight: 0,
+        rolledAt: Number.NEGATIVE_INFINITY,
         lastGrantAt: Number.NEGATIVE_INFINITY,
         pausedUntil: 0,
         marginMs: this.#baseMarginMs,
@@ -180,6 +183,7 @@ export class RateGovernor {
   #roll(s: ClassState, now: number): void {
     if (!s.known || now < s.resetAt + s.marginMs) return;
     s.remaining = s.limit;
+    s.rolledAt = now;
     // Predict the next reset; the first response of the new window replaces the prediction.
     const periods = Math.max(1, Math.ceil((now - s.resetAt) / s.windowMs));
     s.resetAt += periods * s.windowMs;
@@ -309,8 +313,10 @@ export class RateGovernor {
       const until = now + (retryAfter ?? Math.max(1000, s.resetAt - now));
       s.pausedUntil = Math.max(s.pausedUntil, until);
       s.remaining = 0;
-      // We believed there was budget: the reset is coarser than we thought. Wait longer after resets.
-      s.marginMs = Math.min(1000, s.marginMs * 2 + 50);
+      // A 429 right after we rolled the window over means the server's window ends later than its reset
+      // header said (coarse or skewed): wait longer after resets from now on. A 429 elsewhere in the
+      // window is another consumer of the key; the margin would not help there.
+      if (now - s.rolledAt < s.marginMs + 500) s.marginMs = Math.min(1000, s.marginMs * 2 + 50);
     }
     this.#notify(s);
   }

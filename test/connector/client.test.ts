@@ -310,3 +310,46 @@ describe('client transport and envelope', () => {
     expect(lines.length).toBeGreaterThan(0);
   });
 });
+
+describe('describeFailure (for Temporal ApplicationFailure)', () => {
+  it('gives type, retryability, delay, code and request id', async () => {
+    const { describeFailure } = await import('../../connectors/support-api/errors.js');
+    const api429 = new SupportApiError({
+      endpoint: 'GET /public/v1/csat-surveys',
+      status: 429,
+      code: 'RATE_LIMIT_EXCEEDED',
+      message: 'slow down',
+      requestId: 'req_9',
+      retryAfterSeconds: 3,
+    });
+    const limited = new RateLimitedError({
+      endpoint: api429.endpoint,
+      routeClass: 'analytics',
+      retryAfterMs: 3000,
+      reason: '429 from server',
+      apiError: api429,
+    });
+    expect(describeFailure(limited)).toMatchObject({
+      type: 'RateLimited',
+      retryable: true,
+      nextRetryDelayMs: 3000,
+      code: 'RATE_LIMIT_EXCEEDED',
+      requestId: 'req_9',
+    });
+    const forbidden = new SupportApiError({
+      endpoint: 'GET /public/v1/agent-sessions',
+      status: 403,
+      code: 'FORBIDDEN_SCOPE',
+      message: 'no',
+      requestId: 'req_2',
+    });
+    expect(describeFailure(forbidden)).toMatchObject({
+      type: 'SupportApiError',
+      retryable: false,
+      nextRetryDelayMs: undefined,
+      code: 'FORBIDDEN_SCOPE',
+      requestId: 'req_2',
+    });
+    expect(JSON.stringify(describeFailure(forbidden).details)).toContain('req_2');
+  });
+});
