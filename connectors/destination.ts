@@ -1,5 +1,6 @@
 import type {
   Checkpoint,
+  CheckpointStatus,
   CheckpointUpdate,
   RowInputs,
   SyncRunRecord,
@@ -42,7 +43,28 @@ export interface DestinationCapabilities {
 export interface WriteBatch<T extends TableName = TableName> {
   readonly table: T;
   readonly rows: readonly RowInputs[T][];
-  readonly checkpoint?: CheckpointUpdate;
+  /**
+   * Checkpoint(s) committed in the same transaction as the rows. Several when one page also records other
+   * progress, e.g. a tickets page and the thread-queue entries of the tickets whose threads must be fetched.
+   */
+  readonly checkpoint?: CheckpointUpdate | readonly CheckpointUpdate[];
+}
+
+/** Narrows `listCheckpoints` (e.g. the thread queue: `{ status: 'running', limit: 50 }`). */
+export interface CheckpointFilter {
+  readonly status?: CheckpointStatus;
+  /** At most this many, in (stream, scope) order. */
+  readonly limit?: number;
+}
+
+/** The checkpoints of a batch as a list, deduplicated by (stream, scope) (the last wins), in key order. */
+export function checkpointList(checkpoint: WriteBatch['checkpoint']): CheckpointUpdate[] {
+  if (!checkpoint) return [];
+  const list = Array.isArray(checkpoint)
+    ? (checkpoint as readonly CheckpointUpdate[])
+    : [checkpoint as CheckpointUpdate];
+  const byKey = new Map(list.map((cp) => [`${cp.stream}\u0000${cp.scope}`, cp]));
+  return [...byKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, cp]) => cp);
 }
 
 export interface WriteResult {
@@ -63,8 +85,10 @@ export interface Destination {
   prepare(): Promise<void>;
   /** Rows of one table plus an optional checkpoint, atomically. Invalid rows reject the whole batch. */
   writeBatch<T extends TableName>(batch: WriteBatch<T>): Promise<WriteResult>;
+  /** Checkpoints alone, atomically (a window restarted, a high-water mark moved). */
+  writeCheckpoints(checkpoints: readonly CheckpointUpdate[]): Promise<void>;
   readCheckpoint(stream: string, scope: string): Promise<Checkpoint | null>;
-  listCheckpoints(stream?: string): Promise<Checkpoint[]>;
+  listCheckpoints(stream?: string, filter?: CheckpointFilter): Promise<Checkpoint[]>;
   /** id → stored version (canonical ISO string, see canonicalTimestamp), null for content-rule tables. */
   storedVersions(table: TableName, ids: readonly string[]): Promise<Map<string, string | null>>;
   /** Marks rows deleted (only rows not yet deleted); returns how many were marked. */

@@ -46,6 +46,27 @@ export const ConfigFromEnv = z.object({
   SYNC_WINDOW: IsoDurationMs.prefault('P30D')
     .refine((ms) => ms > 0 && ms <= MAX_EXPORT_WINDOW_MS, { message: 'must be positive and at most P90D' })
     .describe('Export window size, at most 90 × 24 h'),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace']).default('info'),
+  SYNC_THREAD_LOOKBACK: IsoDurationMs.prefault('P7D').describe(
+    "Threads of tickets created this recently are re-read every run even if the ticket's updated_at did not move",
+  ),
+  SYNC_CSAT_COMMENTS: z
+    .enum(['true', 'false'])
+    .default('true')
+    .transform((v) => v === 'true')
+    .describe('Sync CSAT comments (the key then also needs tickets:read)'),
+  SYNC_PAGE_SIZE: z.coerce.number().int().min(1).max(100).default(100).describe('Items per API page'),
+  SYNC_STREAM_PARALLELISM: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(9)
+    .default(4)
+    .describe('Streams synced at once'),
+  ANALYTICS_REQUESTS_PER_MINUTE: z.coerce
+    .number()
+    .positive()
+    .default(10)
+    .describe("Temporal-enforced rate of the analytics task queue (the API's analytics limit)"),
+  LOG_LEVEL: z.enum(['silent', 'fatal', 'error', 'warn', 'info', 'debug', 'trace']).default('info'),
 });
 export type Config = z.infer<typeof ConfigFromEnv>;

@@ -458,11 +458,11 @@ const tickets = apiTable({
 const ticketMessages = apiTable({
   name: 'ticket_messages',
   description:
-    'One row per thread item of a ticket (GET /tickets/:ticketNumber/messages). No source version: the latest sync wins when the content differs (delivery status changes over time).',
+    'One row per thread item of a ticket (GET /tickets/:ticketNumber/messages). No source version: the latest sync wins when the content differs (delivery status changes over time). A full refresh re-reads every thread and sets _deleted_at on messages no longer served (e.g. of deleted tickets).',
   schema: Message,
   primaryKey: ['id'],
   merge: { kind: 'content' },
-  tracksDeletion: false,
+  tracksDeletion: true,
   derive: {
     descriptions: {
       id: 'Message id (UUID). Primary key.',
@@ -987,6 +987,7 @@ export function dedupeRows(spec: TableSpec<unknown>, rows: readonly WarehouseRow
 // ---------------------------------------------------------------------------------------------------------
 
 export const CheckpointStatus = z.enum(['running', 'complete', 'failed']);
+export type CheckpointStatus = z.infer<typeof CheckpointStatus>;
 
 /** A row of `_sync_state`: how far one stream got in one scope (window key, ticket id, or "all"). */
 export const Checkpoint = z.object({

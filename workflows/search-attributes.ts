@@ -11,3 +11,9 @@ export const WindowEndKey = defineSearchAttributeKey('WindowEnd', SearchAttribut
 export const SyncRunIdKey = defineSearchAttributeKey('SyncRunId', SearchAttributeType.KEYWORD);
 
 export const SEARCH_ATTRIBUTES = [SyncStreamKey, WindowStartKey, WindowEndKey, SyncRunIdKey];
+
+/** Set by Temporal on runs started by a schedule (not registered by us: a built-in attribute). */
+export const TemporalScheduledStartTimeKey = defineSearchAttributeKey(
+  'TemporalScheduledStartTime',
+  SearchAttributeType.DATETIME,
+);

@@ -17,6 +17,8 @@ import {
   WarehouseRowError,
 } from '../../schemas/warehouse.js';
 import {
+  type CheckpointFilter,
+  checkpointList,
   type Destination,
   type DestinationCapabilities,
   DestinationError,
@@ -221,9 +223,44 @@ export class PostgresDestination implements Destination {
         updated = merged.rows[0]?.updated ?? 0;
         await client.query(touchSql(this.schema, spec, stage), [syncedAt]);
       }
-      if (batch.checkpoint) await this.#upsertCheckpoint(client, batch.checkpoint, syncedAt);
+      await this.#upsertCheckpoints(client, checkpointList(batch.checkpoint), syncedAt);
       return { received, inserted, updated, unchanged: received - inserted - updated };
     });
+  }
+
+  async writeCheckpoints(checkpoints: readonly CheckpointUpdate[]): Promise<void> {
+    const list = checkpointList(checkpoints);
+    if (list.length === 0) return;
+    await this.#tx('writeCheckpoints', (client) => this.#upsertCheckpoints(client, list, this.#clock()));
+  }
+
+  /** One statement for any number of checkpoints (a tickets page queues up to a page of threads). */
+  async #upsertCheckpoints(
+    client: pg.PoolClient,
+    list: readonly CheckpointUpdate[],
+    at: Date,
+  ): Promise<void> {
+    if (list.length === 0) return;
+    if (list.length === 1) return this.#upsertCheckpoint(client, list[0]!, at);
+    const column = <K extends keyof CheckpointUpdate>(k: K) => list.map((cp) => cp[k]);
+    await client.query(
+      `INSERT INTO ${this.#table('_sync_state')} (stream, scope, cursor, high_water_mark, status, pages, rows, updated_at)
+       SELECT s.stream, s.scope, s.cursor, s.hwm, s.status, s.pages, s.rows, $8
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bigint[])
+         AS s(stream, scope, cursor, hwm, status, pages, rows)
+       ON CONFLICT (stream, scope) DO UPDATE SET cursor = EXCLUDED.cursor, high_water_mark = EXCLUDED.high_water_mark,
+         status = EXCLUDED.status, pages = EXCLUDED.pages, rows = EXCLUDED.rows, updated_at = EXCLUDED.updated_at`,
+      [
+        column('stream'),
+        column('scope'),
+        column('cursor'),
+        column('high_water_mark'),
+        column('status'),
+        column('pages'),
+        column('rows'),
+        at,
+      ],
+    );
   }
 
   async #upsertCheckpoint(client: pg.PoolClient, cp: CheckpointUpdate, at: Date): Promise<void> {
@@ -253,12 +290,15 @@ export class PostgresDestination implements Destination {
     }
   }
 
-  async listCheckpoints(stream?: string): Promise<Checkpoint[]> {
+  async listCheckpoints(stream?: string, filter: CheckpointFilter = {}): Promise<Checkpoint[]> {
     try {
-      const r =
-        stream === undefined
-          ? await this.#pool.query(this.#checkpointSelect(''))
-          : await this.#pool.query(this.#checkpointSelect('WHERE stream = $1'), [stream]);
+      const conditions: string[] = [];
+      const params: unknown[] = [];
+      if (stream !== undefined) conditions.push(`stream = $${params.push(stream)}`);
+      if (filter.status !== undefined) conditions.push(`status = $${params.push(filter.status)}`);
+      const where = conditions.length ? `WHERE ${conditions.join(' AND ')}` : '';
+      const limit = filter.limit !== undefined ? ` LIMIT ${Math.max(0, Math.floor(filter.limit))}` : '';
+      const r = await this.#pool.query(this.#checkpointSelect(where) + limit, params);
       return r.rows.map((row) => Checkpoint.parse(row));
     } catch (err) {
       this.#fail('listCheckpoints', err);

@@ -1,0 +1,47 @@
+import type { Checkpoint, CheckpointUpdate } from '../schemas/warehouse.js';
+
+/** The next checkpoint after one more page of `rows` rows. */
+export function nextCheckpoint(
+  previous: Checkpoint | null,
+  update: {
+    stream: string;
+    scope: string;
+    cursor: string | null;
+    done: boolean;
+    rows: number;
+    highWaterMark?: string | null;
+  },
+): CheckpointUpdate {
+  return {
+    stream: update.stream,
+    scope: update.scope,
+    cursor: update.done ? null : update.cursor,
+    high_water_mark: update.highWaterMark ?? previous?.high_water_mark ?? null,
+    status: update.done ? 'complete' : 'running',
+    pages: (previous?.pages ?? 0) + 1,
+    rows: (previous?.rows ?? 0) + update.rows,
+  };
+}
+
+/** A checkpoint back at the start of its scope (a new run of a completed window, a rejected cursor). */
+export function restartedCheckpoint(
+  stream: string,
+  scope: string,
+  highWaterMark: string | null = null,
+): CheckpointUpdate {
+  return {
+    stream,
+    scope,
+    cursor: null,
+    high_water_mark: highWaterMark,
+    status: 'running',
+    pages: 0,
+    rows: 0,
+  };
+}
+
+export function laterInstant(a: string | null | undefined, b: string | null | undefined): string | null {
+  if (!a) return b ?? null;
+  if (!b) return a;
+  return Date.parse(a) >= Date.parse(b) ? a : b;
+}

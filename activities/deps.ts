@@ -1,0 +1,12 @@
+import type { Logger } from 'pino';
+import type { Destination } from '../connectors/destination.js';
+import type { SupportApiClient } from '../connectors/support-api/index.js';
+
+/** What activities need, built once in the worker's composition root (worker/compose.ts). */
+export interface ActivityDeps {
+  client: SupportApiClient;
+  destination: Destination;
+  logger: Logger;
+  /** Wall clock for `deleted_at` and thread look-back; injectable for tests. */
+  now?: () => Date;
+}

@@ -1,0 +1,22 @@
+import { Context } from '@temporalio/activity';
+
+/**
+ * Heartbeats every few seconds while `work` runs, so a killed worker is noticed within the heartbeat
+ * timeout instead of the start-to-close timeout, and a cancelled activity learns it at the next beat.
+ * Outside an activity context (unit tests) it just runs `work`.
+ */
+export async function withHeartbeat<R>(work: () => Promise<R>, everyMs = 3000): Promise<R> {
+  let context: Context | undefined;
+  try {
+    context = Context.current();
+  } catch {
+    return work();
+  }
+  context.heartbeat();
+  const timer = setInterval(() => context?.heartbeat(), everyMs);
+  try {
+    return await work();
+  } finally {
+    clearInterval(timer);
+  }
+}

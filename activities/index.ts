@@ -1,0 +1,40 @@
+import { advanceHighWaterMark, beginScope, planRun, prepareDestination, recordRun } from './bookkeeping.js';
+import type { ActivityDeps } from './deps.js';
+import { syncExportPage } from './exports.js';
+import { mapFailures } from './failures.js';
+import { syncReferencePage } from './reference.js';
+import { finishThreads, syncThreadBatch } from './threads.js';
+import { finishTickets, syncTicketsPage } from './tickets.js';
+
+export type { RunPlan } from './bookkeeping.js';
+export type { ActivityDeps } from './deps.js';
+
+/**
+ * Every activity, bound to dependencies built once by the worker. Each page activity fetches one page,
+ * writes it with its checkpoint in one destination transaction and returns only counts; failures are
+ * mapped for Temporal (429 → retry at Retry-After; permanent API errors → non-retryable with code and
+ * request_id).
+ */
+export function createActivities(deps: ActivityDeps) {
+  const activities = {
+    prepareDestination: prepareDestination(deps),
+    planRun: planRun(deps),
+    recordRun: recordRun(deps),
+    beginScope: beginScope(deps),
+    advanceHighWaterMark: advanceHighWaterMark(deps),
+    syncReferencePage: syncReferencePage(deps),
+    syncTicketsPage: syncTicketsPage(deps),
+    finishTickets: finishTickets(deps),
+    syncThreadBatch: syncThreadBatch(deps),
+    finishThreads: finishThreads(deps),
+    syncExportPage: syncExportPage(deps),
+  };
+  return Object.fromEntries(
+    Object.entries(activities).map(([name, fn]) => [
+      name,
+      mapFailures(fn as (...a: unknown[]) => Promise<unknown>),
+    ]),
+  ) as typeof activities;
+}
+
+export type Activities = ReturnType<typeof createActivities>;

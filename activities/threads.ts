@@ -1,0 +1,110 @@
+import pLimit from 'p-limit';
+import { fetchMessagesPage, type Page, SupportApiError } from '../connectors/support-api/index.js';
+import type { Message } from '../schemas/api/messages.js';
+import { nextCheckpoint } from './checkpoints.js';
+import { fetchWithRestart } from './cursor-restart.js';
+import type { ActivityDeps } from './deps.js';
+import { withHeartbeat } from './heartbeat.js';
+import { rowsOf } from './rows.js';
+import { THREAD_QUEUE_STREAM } from './tickets.js';
+
+/**
+ * Syncs the threads of up to `batchSize` queued tickets, `concurrency` at a time (the rate governor paces
+ * the detail class). Every thread page is written with its queue entry's cursor in one transaction, and
+ * the entry is completed with the last page: a crash re-fetches only the pages that were in flight.
+ */
+export function syncThreadBatch(deps: ActivityDeps) {
+  return async (input: { batchSize: number; concurrency: number }) =>
+    withHeartbeat(async () => {
+      const { destination, client, logger } = deps;
+      const queued = await destination.listCheckpoints(THREAD_QUEUE_STREAM, {
+        status: 'running',
+        limit: input.batchSize,
+      });
+      const limit = pLimit(input.concurrency);
+      let pages = 0;
+      let rows = 0;
+      await Promise.all(
+        queued.map((entry) =>
+          limit(async () => {
+            const ticketNumber = Number(entry.scope);
+            let checkpoint = entry;
+            for (;;) {
+              let fetched: Awaited<ReturnType<typeof fetchWithRestart<Page<Message>>>>;
+              try {
+                fetched = await fetchWithRestart(
+                  logger,
+                  `thread ${ticketNumber}`,
+                  checkpoint.cursor,
+                  (cursor) => fetchMessagesPage(client, { ticketNumber, cursor, limit: 100, order: 'asc' }),
+                );
+              } catch (err) {
+                if (err instanceof SupportApiError && err.code === 'TICKET_NOT_FOUND') {
+                  // Deleted since it was queued: nothing to fetch; the next full refresh marks the ticket.
+                  logger.info({ ticketNumber, requestId: err.requestId }, 'queued ticket no longer exists');
+                  await destination.writeBatch({
+                    table: 'ticket_messages',
+                    rows: [],
+                    checkpoint: {
+                      ...nextCheckpoint(checkpoint, {
+                        stream: THREAD_QUEUE_STREAM,
+                        scope: entry.scope,
+                        cursor: null,
+                        done: true,
+                        rows: 0,
+                      }),
+                    },
+                  });
+                  return;
+                }
+                throw err;
+              }
+              const { page, restarted } = fetched;
+              const next = nextCheckpoint(restarted ? { ...checkpoint, pages: 0, rows: 0 } : checkpoint, {
+                stream: THREAD_QUEUE_STREAM,
+                scope: entry.scope,
+                cursor: page.nextCursor,
+                done: !page.hasMore,
+                rows: page.items.length,
+              });
+              await destination.writeBatch({
+                table: 'ticket_messages',
+                rows: rowsOf(page),
+                checkpoint: next,
+              });
+              pages += 1;
+              rows += page.items.length;
+              if (!page.hasMore) return;
+              checkpoint = { ...checkpoint, ...next, updated_at: checkpoint.updated_at };
+            }
+          }),
+        ),
+      );
+      return { threads: queued.length, pages, rows, remaining: queued.length < input.batchSize ? 0 : -1 };
+    });
+}
+
+/**
+ * After a full refresh drained the thread queue (every thread re-read since `fullRefreshSince`): messages
+ * not served any more (their ticket was deleted, or the message was) get `_deleted_at`.
+ */
+export function finishThreads(deps: ActivityDeps) {
+  return async (input: { fullRefreshSince: string }) => {
+    const pending = await deps.destination.listCheckpoints(THREAD_QUEUE_STREAM, {
+      status: 'running',
+      limit: 1,
+    });
+    if (pending.length > 0) {
+      throw Object.assign(new Error('the thread queue is not drained; refusing to mark messages deleted'), {
+        nonRetryable: true,
+      });
+    }
+    const now = deps.now?.() ?? new Date();
+    const deleted = await deps.destination.markDeletedNotSeenSince(
+      'ticket_messages',
+      new Date(input.fullRefreshSince),
+      now,
+    );
+    return { deleted };
+  };
+}

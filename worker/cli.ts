@@ -1,0 +1,127 @@
+#!/usr/bin/env node
+/**
+ * support-sync command line. Every command has --help. Exit codes: 0 success, 1 the run failed (the
+ * failing stream/window and API code are printed), 2 bad configuration or usage (nothing was started).
+ */
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { ALL_STREAMS, StreamName } from '../schemas/sync.js';
+import { exitWith } from './commands/exit.js';
+import { replayCommand } from './commands/replay.js';
+import { scheduleCommand } from './commands/schedule.js';
+import { startCommand } from './commands/start.js';
+import { statusCommand } from './commands/status.js';
+import { backfillCommand, syncCommand } from './commands/sync.js';
+import { workerCommand } from './commands/worker.js';
+
+function parseStreams(value: string): StreamName[] {
+  const names = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const name of names) {
+    if (!StreamName.safeParse(name).success) {
+      throw new InvalidArgumentError(`unknown stream "${name}" (streams: ${ALL_STREAMS.join(', ')})`);
+    }
+  }
+  return names as StreamName[];
+}
+
+function parseInstant(value: string): string {
+  const ms = Date.parse(/T/.test(value) ? value : `${value}T00:00:00Z`);
+  if (!Number.isFinite(ms))
+    throw new InvalidArgumentError(`"${value}" is not a date (YYYY-MM-DD) or ISO instant`);
+  return new Date(ms).toISOString();
+}
+
+const program = new Command()
+  .name('support-sync')
+  .description('Sync a Support API v1 workspace into PostgreSQL or BigQuery, orchestrated by Temporal.')
+  .showHelpAfterError()
+  .exitOverride((err) => {
+    // Usage errors exit 2 like configuration errors; --help and --version exit 0.
+    process.exit(err.exitCode === 0 ? 0 : 2);
+  });
+
+const configOption = new Option('--config <file>', 'YAML/JSON file of settings (environment variables win)');
+const streamsOption = new Option(
+  '--streams <list>',
+  `comma-separated streams (default: all: ${ALL_STREAMS.join(',')})`,
+).argParser(parseStreams);
+
+program
+  .command('start')
+  .description(
+    'The main job: sync every stream once, using embedded defaults for whatever is not configured ' +
+      '(seeded companion as source, Temporal dev server with UI, PostgreSQL in .data/), then keep the UI up until Ctrl-C',
+  )
+  .option('--once', 'exit after the sync instead of keeping the UI up')
+  .option('--seed <n>', 'seed of the embedded companion world', (v) => Number.parseInt(v, 10), 7)
+  .option('--tickets <n>', 'tickets in the embedded companion world', (v) => Number.parseInt(v, 10), 2000)
+  .addOption(configOption)
+  .addOption(streamsOption)
+  .action(async (opts) => exitWith(await startCommand(opts)));
+
+program
+  .command('sync')
+  .description(
+    'Run one complete sync against SUPPORT_API_URL / DESTINATION_URL; prints a JSON summary as the last stdout line',
+  )
+  .requiredOption('--once', 'run one sync and exit (recurring syncs: `schedule create`)')
+  .option(
+    '--full-refresh',
+    're-read every ticket and thread and mark tickets gone from the source as deleted',
+  )
+  .option('--no-local-worker', 'do not run a worker in this process (a worker fleet serves the task queue)')
+  .addOption(configOption)
+  .addOption(streamsOption)
+  .action(async (opts) => exitWith(await syncCommand(opts)));
+
+program
+  .command('backfill')
+  .description(
+    'Re-read a historical range [from, to) of the export streams (and tickets created in it) without moving high-water marks',
+  )
+  .requiredOption('--from <date>', 'inclusive start (YYYY-MM-DD or ISO instant)', parseInstant)
+  .requiredOption('--to <date>', 'exclusive end (YYYY-MM-DD or ISO instant)', parseInstant)
+  .option('--no-local-worker', 'do not run a worker in this process')
+  .addOption(configOption)
+  .addOption(streamsOption)
+  .action(async (opts) => exitWith(await backfillCommand(opts)));
+
+program
+  .command('replay')
+  .description(
+    'Re-run one window workflow (e.g. csat_surveys.sent/2026-01-01T00:00:00.000Z/2026-01-31T00:00:00.000Z) with its original input',
+  )
+  .argument('<workflow-id>', 'the window workflow id, as shown in the Temporal UI or `status`')
+  .option('--no-local-worker', 'do not run a worker in this process')
+  .addOption(configOption)
+  .action(async (workflowId, opts) => exitWith(await replayCommand(workflowId, opts)));
+
+program
+  .command('worker')
+  .description(
+    'Run a worker for TEMPORAL_ADDRESS until SIGINT/SIGTERM (running activities finish their page)',
+  )
+  .addOption(configOption)
+  .action(async (opts) => exitWith(await workerCommand(opts)));
+
+program
+  .command('status')
+  .description('Last runs, windows, checkpoints and lag per stream, read from the destination')
+  .option('--json', 'print JSON instead of tables')
+  .option('--runs <n>', 'how many runs to show', (v) => Number.parseInt(v, 10), 10)
+  .addOption(configOption)
+  .action(async (opts) => exitWith(await statusCommand(opts)));
+
+program
+  .command('schedule')
+  .description('Create or delete the Temporal schedules of recurring syncs')
+  .argument('<action>', 'create | delete')
+  .option('--every <duration>', 'incremental sync interval (ISO 8601, e.g. PT1H)', 'PT1H')
+  .option('--full-refresh-cron <cron>', 'full refresh schedule (cron, in --timezone)', '0 3 * * *')
+  .option('--timezone <iana>', 'time zone of the cron', 'UTC')
+  .addOption(configOption)
+  .action(async (action, opts) => exitWith(await scheduleCommand(action, opts)));
+
+await program.parseAsync(process.argv);

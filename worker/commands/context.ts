@@ -1,0 +1,34 @@
+import type { Logger } from 'pino';
+import type { Config } from '../../schemas/config.js';
+import { ConfigError, loadConfig } from '../config.js';
+import { createLogger, installTemporalRuntimeLogger } from '../logger.js';
+
+/**
+ * Loads the configuration (one line per problem and exit code 2 when it is bad, before anything starts)
+ * and the process logger, then runs the command.
+ */
+export async function withConfig(
+  opts: { config?: string },
+  run: (config: Config, logger: Logger) => Promise<number>,
+  overrides: Record<string, string> = {},
+): Promise<number> {
+  let config: Config;
+  try {
+    config = loadConfig(process.env, opts.config, overrides);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      for (const problem of err.problems) process.stderr.write(`config error: ${problem}\n`);
+      return 2;
+    }
+    throw err;
+  }
+  const logger = createLogger(config.LOG_LEVEL);
+  installTemporalRuntimeLogger(logger);
+  return run(config, logger);
+}
+
+/** Prints a failure without a stack (the messages are written for operators) and returns exit code 1. */
+export function reportFailure(err: unknown): number {
+  process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);
+  return 1;
+}

@@ -1,0 +1,88 @@
+import type { Logger } from 'pino';
+import type { Config } from '../../schemas/config.js';
+import type { StreamName, SyncMode, SyncRunInput } from '../../schemas/sync.js';
+import { buildDependencies } from '../compose.js';
+import { analyticsQueueOf, settingsFromConfig } from '../config.js';
+import type { TemporalTarget } from '../embedded.js';
+import { createProgressRenderer, progressLines, summaryTable } from '../progress-display.js';
+import { newRunId, type RunSummary, runSync } from '../run-sync.js';
+import { startWorkers } from '../workers.js';
+import { preflight } from './preflight.js';
+
+export interface JobOptions {
+  config: Config;
+  temporal: TemporalTarget;
+  logger: Logger;
+  mode: SyncMode;
+  streams: StreamName[];
+  range?: { from: string; before: string };
+  /** Run a worker in this process (default); false when a worker fleet serves the task queue. */
+  localWorker: boolean;
+  /** Live progress on stderr. */
+  display: boolean;
+  /** Stop waiting (Ctrl-C): the run stays in Temporal and resumes with the next worker. */
+  signal?: AbortSignal;
+}
+
+/**
+ * One complete sync run: check the source, prepare the destination, (start an in-process worker,) run the
+ * sync workflow with a live display, and return its summary. Nothing is started when the preflight fails.
+ */
+export async function runJob(options: JobOptions): Promise<RunSummary> {
+  const { config, temporal, logger } = options;
+  const deps = await buildDependencies(config, logger);
+  try {
+    await preflight(deps, logger);
+    const taskQueue = config.TEMPORAL_TASK_QUEUE;
+    const workers = options.localWorker
+      ? await startWorkers({
+          connection: temporal.connection,
+          namespace: temporal.namespace,
+          taskQueue,
+          analyticsTaskQueue: analyticsQueueOf(taskQueue),
+          activities: deps.activities,
+          analyticsRequestsPerMinute: config.ANALYTICS_REQUESTS_PER_MINUTE,
+        })
+      : undefined;
+    try {
+      const now = new Date();
+      const input: SyncRunInput = {
+        runId: newRunId(now),
+        mode: options.mode,
+        streams: options.streams,
+        settings: settingsFromConfig(config, now),
+        ...(options.range ? { range: options.range } : {}),
+      };
+      const render = createProgressRenderer();
+      const summary = await runSync(
+        temporal.client,
+        taskQueue,
+        input,
+        (progress) => {
+          if (options.display) render(progressLines(progress, deps.client.rateStats()));
+        },
+        options.signal,
+      );
+      summary.requests = Object.fromEntries(
+        deps.client
+          .rateStats()
+          .filter((r) => r.requests > 0)
+          .map((r) => [
+            r.routeClass,
+            {
+              requests: r.requests,
+              rate_limited: r.rateLimited,
+              waits: r.waits,
+              wait_ms: Math.round(r.totalWaitMs),
+            },
+          ]),
+      );
+      if (options.display) process.stderr.write(`${summaryTable(summary)}\n`);
+      return summary;
+    } finally {
+      await workers?.shutdown();
+    }
+  } finally {
+    await deps.close();
+  }
+}

@@ -1,0 +1,97 @@
+import { ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
+import { Duration } from 'luxon';
+import { ALL_STREAMS, type SyncRunInput } from '../../schemas/sync.js';
+import { settingsFromConfig } from '../config.js';
+import { temporalTarget } from '../embedded.js';
+import { reportFailure, withConfig } from './context.js';
+
+export const INCREMENTAL_SCHEDULE_ID = 'support-sync-incremental';
+export const FULL_REFRESH_SCHEDULE_ID = 'support-sync-full-refresh';
+
+/**
+ * `schedule create|delete`: an incremental sync every `--every`, and a full refresh on a cron (catches
+ * changes to old tickets and messages that did not move `updated_at`, marks deleted tickets). Overlaps are
+ * skipped: a run still going when the next is due makes the next wait for the following slot.
+ */
+export function scheduleCommand(
+  action: string,
+  opts: { config?: string; every: string; fullRefreshCron: string; timezone: string },
+): Promise<number> {
+  if (action !== 'create' && action !== 'delete') {
+    process.stderr.write(`usage error: schedule action must be create or delete, not "${action}"\n`);
+    return Promise.resolve(2);
+  }
+  const every = Duration.fromISO(opts.every);
+  if (action === 'create' && (!every.isValid || every.as('seconds') < 60)) {
+    process.stderr.write(
+      `usage error: --every must be an ISO 8601 duration of at least PT1M, not "${opts.every}"\n`,
+    );
+    return Promise.resolve(2);
+  }
+  return withConfig(opts, async (config, logger) => {
+    const temporal = await temporalTarget(
+      {
+        address: config.TEMPORAL_ADDRESS,
+        namespace: config.TEMPORAL_NAMESPACE,
+        taskQueue: config.TEMPORAL_TASK_QUEUE,
+        persistent: false,
+        ui: false,
+      },
+      logger,
+    );
+    try {
+      for (const id of [INCREMENTAL_SCHEDULE_ID, FULL_REFRESH_SCHEDULE_ID]) {
+        try {
+          await temporal.client.schedule.getHandle(id).delete();
+        } catch (err) {
+          if (!(err instanceof ScheduleNotFoundError)) throw err;
+        }
+      }
+      if (action === 'delete') {
+        process.stderr.write('schedules deleted\n');
+        return 0;
+      }
+      const settings = settingsFromConfig(config, new Date());
+      // runId is left empty: each scheduled run takes its workflow id (unique per fire) as its run id.
+      const input = (mode: SyncRunInput['mode']): SyncRunInput => ({
+        runId: '',
+        mode,
+        streams: [...ALL_STREAMS],
+        settings,
+      });
+      const common = {
+        policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 hour', pauseOnFailure: false },
+      } as const;
+      await temporal.client.schedule.create({
+        scheduleId: INCREMENTAL_SCHEDULE_ID,
+        spec: { intervals: [{ every: every.as('milliseconds') }] },
+        action: {
+          type: 'startWorkflow',
+          workflowType: 'syncRunWorkflow',
+          taskQueue: config.TEMPORAL_TASK_QUEUE,
+          args: [input('incremental')],
+        },
+        ...common,
+      });
+      await temporal.client.schedule.create({
+        scheduleId: FULL_REFRESH_SCHEDULE_ID,
+        spec: { cronExpressions: [opts.fullRefreshCron], timezone: opts.timezone },
+        action: {
+          type: 'startWorkflow',
+          workflowType: 'syncRunWorkflow',
+          taskQueue: config.TEMPORAL_TASK_QUEUE,
+          args: [input('full_refresh')],
+        },
+        ...common,
+      });
+      process.stderr.write(
+        `schedules created: ${INCREMENTAL_SCHEDULE_ID} (every ${opts.every}), ${FULL_REFRESH_SCHEDULE_ID} (${opts.fullRefreshCron} ${opts.timezone})\n`,
+      );
+      return 0;
+    } catch (err) {
+      return reportFailure(err);
+    } finally {
+      await temporal.close();
+    }
+  });
+}

@@ -1,0 +1,121 @@
+import type { CompanionHandle } from '../../companion/index.js';
+import { ALL_STREAMS, type StreamName } from '../../schemas/sync.js';
+import type { EmbeddedPostgres } from '../embedded/postgres.js';
+import { embeddedSource, embeddedWarehouse, temporalTarget } from '../embedded.js';
+import { createLogger } from '../logger.js';
+import { reportFailure, withConfig } from './context.js';
+import { runJob } from './job.js';
+
+interface StartOptions {
+  once?: boolean;
+  seed: number;
+  tickets: number;
+  config?: string;
+  streams?: StreamName[];
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * `npm start`: the main job. Whatever is configured is used; whatever is not gets an embedded default —
+ * the seeded companion as the source, an embedded PostgreSQL kept in .data/postgres, a Temporal dev server
+ * with its UI and history in .data/temporal.db — then one complete sync of every stream with a live
+ * display and a summary, and the UI stays up until Ctrl-C (`--once` exits instead).
+ */
+export async function startCommand(opts: StartOptions): Promise<number> {
+  const say = (line: string) => process.stderr.write(`${line}\n`);
+  const bootLogger = createLogger(process.env['LOG_LEVEL'] || 'warn');
+  const cleanups: (() => Promise<void>)[] = [];
+  const cleanup = async () => {
+    for (const fn of cleanups.reverse()) await fn().catch(() => undefined);
+    cleanups.length = 0;
+  };
+  let interrupted = false;
+  const abort = new AbortController();
+  const onSignal = () => {
+    if (interrupted) process.exit(130);
+    interrupted = true;
+    abort.abort();
+    say('\nstopping (Ctrl-C again to force)…');
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  try {
+    const overrides: Record<string, string> = {};
+    let source: CompanionHandle | undefined;
+    if (!process.env['SUPPORT_API_URL']) {
+      source = await embeddedSource({ seed: opts.seed, tickets: opts.tickets });
+      cleanups.push(() => source!.stop());
+      overrides['SUPPORT_API_URL'] = source.baseUrl;
+      overrides['SUPPORT_API_KEY'] = source.keys.admin;
+      if (!process.env['SYNC_START_DATE'])
+        overrides['SYNC_START_DATE'] = new Date(Date.now() - 181 * DAY_MS).toISOString();
+      overrides['SYNC_WINDOW'] = process.env['SYNC_WINDOW'] || 'P90D';
+      say(
+        `source:      embedded companion (seed ${opts.seed}, ${opts.tickets} tickets) at ${source.baseUrl}`,
+      );
+    } else {
+      say(`source:      ${process.env['SUPPORT_API_URL']}`);
+    }
+    let warehouse: EmbeddedPostgres | undefined;
+    if (!process.env['DESTINATION_URL']) {
+      warehouse = await embeddedWarehouse(bootLogger);
+      cleanups.push(() => warehouse!.stop());
+      overrides['DESTINATION_URL'] = warehouse.url;
+      say(`warehouse:   ${warehouse.url}  (schema "support", data in ${warehouse.dataDir})`);
+    } else {
+      say('warehouse:   DESTINATION_URL');
+    }
+
+    return await withConfig(
+      opts,
+      async (config, logger) => {
+        const temporal = await temporalTarget(
+          {
+            address: process.env['TEMPORAL_ADDRESS'] || undefined,
+            namespace: config.TEMPORAL_NAMESPACE,
+            taskQueue: config.TEMPORAL_TASK_QUEUE,
+            persistent: true,
+            ui: true,
+          },
+          logger,
+        );
+        cleanups.push(() => temporal.close());
+        say(`temporal:    ${temporal.address}${temporal.uiUrl ? `  UI: ${temporal.uiUrl}` : ''}`);
+        if (interrupted) return 130;
+        const summary = await runJob({
+          config,
+          temporal,
+          logger,
+          mode: 'incremental',
+          streams: opts.streams ?? [...ALL_STREAMS],
+          localWorker: true,
+          display: true,
+          signal: abort.signal,
+        });
+        if (opts.once || interrupted) return summary.status === 'succeeded' ? 0 : 1;
+        say(
+          `\nThe Temporal UI stays up${temporal.uiUrl ? ` at ${temporal.uiUrl}` : ''}; query the warehouse with ` +
+            `psql "${warehouse?.url ?? 'DESTINATION_URL'}" -c 'select count(*) from support.tickets'. Ctrl-C to stop.`,
+        );
+        await new Promise<void>((resolve) => {
+          const check = setInterval(() => {
+            if (interrupted) {
+              clearInterval(check);
+              resolve();
+            }
+          }, 200);
+        });
+        return summary.status === 'succeeded' ? 0 : 1;
+      },
+      overrides,
+    );
+  } catch (err) {
+    return reportFailure(err);
+  } finally {
+    await cleanup();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}

@@ -1,0 +1,69 @@
+import type { SyncMode } from '../../schemas/sync.js';
+import { ALL_STREAMS, type StreamName } from '../../schemas/sync.js';
+import { temporalTarget } from '../embedded.js';
+import { reportFailure, withConfig } from './context.js';
+import { runJob } from './job.js';
+import { PreflightError } from './preflight.js';
+
+interface SyncOptions {
+  config?: string;
+  streams?: StreamName[];
+  fullRefresh?: boolean;
+  localWorker: boolean;
+}
+
+/**
+ * `sync --once`: one complete sync against the configured API and destination. Temporal: TEMPORAL_ADDRESS,
+ * or an in-memory dev server when it is not set. The JSON summary is the last stdout line.
+ */
+export function syncCommand(opts: SyncOptions): Promise<number> {
+  return runOnce(opts, opts.fullRefresh ? 'full_refresh' : 'incremental');
+}
+
+export function backfillCommand(opts: SyncOptions & { from: string; to: string }): Promise<number> {
+  if (Date.parse(opts.from) >= Date.parse(opts.to)) {
+    process.stderr.write('usage error: --from must be before --to\n');
+    return Promise.resolve(2);
+  }
+  return runOnce(opts, 'backfill', { from: opts.from, before: opts.to });
+}
+
+function runOnce(
+  opts: SyncOptions,
+  mode: SyncMode,
+  range?: { from: string; before: string },
+): Promise<number> {
+  return withConfig(opts, async (config, logger) => {
+    const temporal = await temporalTarget(
+      {
+        address: process.env['TEMPORAL_ADDRESS'] || undefined,
+        namespace: config.TEMPORAL_NAMESPACE,
+        taskQueue: config.TEMPORAL_TASK_QUEUE,
+        persistent: false,
+        ui: false,
+      },
+      logger,
+    );
+    try {
+      const summary = await runJob({
+        config,
+        temporal,
+        logger,
+        mode,
+        streams: opts.streams ?? [...ALL_STREAMS],
+        ...(range ? { range } : {}),
+        localWorker: opts.localWorker,
+        display: true,
+      });
+      process.stdout.write(`${JSON.stringify(summary)}\n`);
+      return summary.status === 'succeeded' ? 0 : 1;
+    } catch (err) {
+      if (err instanceof PreflightError) {
+        process.stdout.write(`${JSON.stringify({ status: 'failed', error: err.message })}\n`);
+      }
+      return reportFailure(err);
+    } finally {
+      await temporal.close();
+    }
+  });
+}

@@ -1,0 +1,46 @@
+import type { Logger } from 'pino';
+import { type Activities, createActivities } from '../activities/index.js';
+import type { Destination } from '../connectors/destination.js';
+import { createDestination } from '../connectors/index.js';
+import { SupportApiClient } from '../connectors/support-api/index.js';
+import type { Config } from '../schemas/config.js';
+
+export interface Dependencies {
+  client: SupportApiClient;
+  destination: Destination;
+  activities: Activities;
+  close(): Promise<void>;
+}
+
+/**
+ * The composition root: the API client (one keep-alive pool, one rate governor per key and class), the
+ * destination (one pool) and the activities bound to them — built once per process.
+ */
+export async function buildDependencies(config: Config, logger: Logger): Promise<Dependencies> {
+  const client = new SupportApiClient({
+    baseUrl: config.SUPPORT_API_URL,
+    apiKey: config.SUPPORT_API_KEY,
+    logger,
+    // Long waits go back to Temporal as a retry at Retry-After instead of holding an activity slot.
+    rateLimitMode: 'throw',
+    maxRateWaitMs: 5000,
+  });
+  const destination = await destinationFromConfig(config);
+  const activities = createActivities({ client, destination, logger });
+  return {
+    client,
+    destination,
+    activities,
+    async close() {
+      await Promise.allSettled([client.close(), destination.close()]);
+    },
+  };
+}
+
+/** The destination DESTINATION_URL names, with its options from the configuration. */
+export function destinationFromConfig(config: Config): Promise<Destination> {
+  return createDestination(config.DESTINATION_URL, {
+    schema: config.POSTGRES_SCHEMA,
+    ...(config.BIGQUERY_API_ENDPOINT ? { apiEndpoint: config.BIGQUERY_API_ENDPOINT } : {}),
+  });
+}

@@ -1,0 +1,94 @@
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
+import type { Logger } from 'pino';
+import type { CompanionHandle } from '../companion/index.js';
+import { analyticsQueueOf } from './config.js';
+import { freePort } from './embedded/free-port.js';
+import { type EmbeddedPostgres, startEmbeddedPostgres } from './embedded/postgres.js';
+import { startTemporalDevServer } from './embedded/temporal-server.js';
+
+/** Where the main job keeps its embedded state (PostgreSQL cluster, Temporal history). */
+export const DATA_DIR = resolve(process.env['SUPPORT_SYNC_DATA_DIR'] ?? '.data');
+
+export interface TemporalTarget {
+  address: string;
+  namespace: string;
+  client: Client;
+  connection: NativeConnection;
+  uiUrl: string | null;
+  close(): Promise<void>;
+}
+
+/** Connects to TEMPORAL_ADDRESS, or starts an embedded dev server (with UI and on-disk history when asked). */
+export async function temporalTarget(
+  options: {
+    address?: string | undefined;
+    namespace: string;
+    taskQueue: string;
+    persistent: boolean;
+    ui: boolean;
+  },
+  logger: Logger,
+): Promise<TemporalTarget> {
+  if (options.address) {
+    const connection = await NativeConnection.connect({ address: options.address });
+    const clientConnection = await Connection.connect({ address: options.address });
+    return {
+      address: options.address,
+      namespace: options.namespace,
+      connection,
+      client: new Client({ connection: clientConnection, namespace: options.namespace }),
+      uiUrl: null,
+      async close() {
+        await connection.close();
+        await clientConnection.close();
+      },
+    };
+  }
+  if (options.persistent) mkdirSync(DATA_DIR, { recursive: true });
+  const uiPort = options.ui ? await preferredPort(8233) : undefined;
+  logger.info('starting the embedded Temporal dev server');
+  const env = await startTemporalDevServer({
+    ...(options.persistent ? { dbFilename: join(DATA_DIR, 'temporal.db') } : {}),
+    ...(uiPort ? { uiPort } : {}),
+    singlePartitionTaskQueues: [analyticsQueueOf(options.taskQueue)],
+    log: (line) => logger.info(line),
+  });
+  return {
+    address: env.address,
+    namespace: 'default',
+    connection: env.nativeConnection,
+    client: env.client,
+    uiUrl: uiPort ? `http://127.0.0.1:${uiPort}` : null,
+    close: () => env.teardown(),
+  };
+}
+
+/** The embedded PostgreSQL of the main job: data kept in .data/postgres between runs. */
+export async function embeddedWarehouse(logger: Logger): Promise<EmbeddedPostgres> {
+  mkdirSync(DATA_DIR, { recursive: true });
+  return startEmbeddedPostgres({
+    dataDir: join(DATA_DIR, 'postgres'),
+    persistent: true,
+    port: await preferredPort(54329),
+    log: (line) => logger.info(line),
+  });
+}
+
+/** The seeded companion as the demo source. */
+export async function embeddedSource(options: { seed: number; tickets: number }): Promise<CompanionHandle> {
+  const { startCompanion } = await import('../companion/index.js');
+  return startCompanion({ seed: options.seed, tickets: options.tickets, port: 0 });
+}
+
+async function preferredPort(port: number): Promise<number> {
+  const { createServer } = await import('node:net');
+  const free = await new Promise<boolean>((resolveFree) => {
+    const server = createServer();
+    server.once('error', () => resolveFree(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolveFree(true)));
+  });
+  return free ? port : freePort();
+}

@@ -1,0 +1,119 @@
+import { randomUUID } from 'node:crypto';
+import { type Client, WorkflowFailedError } from '@temporalio/client';
+import type { RunProgress, StreamCounts, SyncRunInput } from '../schemas/sync.js';
+import { SyncRunIdKey } from '../workflows/search-attributes.js';
+
+/** The JSON summary a run ends with (the last stdout line of `sync --once`). */
+export interface RunSummary {
+  run_id: string;
+  workflow_id: string;
+  mode: SyncRunInput['mode'];
+  status: 'succeeded' | 'failed';
+  duration_ms: number;
+  streams: Record<string, StreamCounts & { status: string }>;
+  totals: { pages: number; rows: number };
+  requests?: Record<string, { requests: number; rate_limited: number; waits: number; wait_ms: number }>;
+  error?: string;
+}
+
+export function newRunId(now: Date): string {
+  return `${now.toISOString().replace(/[:.]/g, '-')}-${randomUUID().slice(0, 8)}`;
+}
+
+export function runWorkflowId(runId: string): string {
+  return `sync-run/${runId}`;
+}
+
+/**
+ * Starts a sync run workflow and waits for it, calling `onProgress` with the run's `progress` query about
+ * once a second. Never throws for a failed run: the summary says what failed (stream/window, API code).
+ */
+export async function runSync(
+  client: Client,
+  taskQueue: string,
+  input: SyncRunInput,
+  onProgress?: (progress: RunProgress) => void,
+  signal?: AbortSignal,
+): Promise<RunSummary> {
+  const started = Date.now();
+  const workflowId = runWorkflowId(input.runId);
+  const handle = await client.workflow.start('syncRunWorkflow', {
+    taskQueue,
+    workflowId,
+    args: [input],
+    typedSearchAttributes: [{ key: SyncRunIdKey, value: input.runId }],
+  });
+  let last: RunProgress | undefined;
+  let polling = true;
+  const poll = (async () => {
+    while (polling) {
+      try {
+        last = await handle.query<RunProgress>('progress');
+        onProgress?.(last);
+      } catch {
+        // The first workflow task may not have run yet; try again.
+      }
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  })();
+  let error: string | undefined;
+  let counts: Record<string, StreamCounts> = {};
+  try {
+    const aborted = new Promise<never>((_, reject) => {
+      if (signal?.aborted) reject(new Error('interrupted'));
+      signal?.addEventListener('abort', () =>
+        reject(
+          new Error(
+            `interrupted: run ${input.runId} stays in Temporal and resumes when a worker polls again`,
+          ),
+        ),
+      );
+    });
+    counts = (await Promise.race([handle.result(), aborted])) as Record<string, StreamCounts>;
+  } catch (err) {
+    error = failureMessage(err);
+  } finally {
+    polling = false;
+    await poll;
+  }
+  try {
+    last = await handle.query<RunProgress>('progress');
+    onProgress?.(last);
+  } catch {
+    // A closed workflow still answers queries; if not, keep the last progress seen.
+  }
+  const streams: RunSummary['streams'] = {};
+  for (const [name, entry] of Object.entries(last?.streams ?? {})) {
+    streams[name] = {
+      status: entry.status,
+      pages: entry.pages,
+      rows: entry.rows,
+      windows: entry.windowsDone,
+    };
+  }
+  for (const [name, c] of Object.entries(counts))
+    streams[name] = { ...c, status: streams[name]?.status ?? 'succeeded' };
+  const totals = Object.values(streams).reduce(
+    (a, s) => ({ pages: a.pages + s.pages, rows: a.rows + s.rows }),
+    {
+      pages: 0,
+      rows: 0,
+    },
+  );
+  return {
+    run_id: input.runId,
+    workflow_id: workflowId,
+    mode: input.mode,
+    status: error ? 'failed' : 'succeeded',
+    duration_ms: Date.now() - started,
+    streams,
+    totals,
+    ...(error ? { error } : {}),
+  };
+}
+
+/** The innermost message of a workflow failure: "<stream>/<from>/<before>: … HTTP 401 INVALID_API_KEY …". */
+export function failureMessage(err: unknown): string {
+  if (err instanceof WorkflowFailedError && err.cause) return err.cause.message;
+  return err instanceof Error ? err.message : String(err);
+}

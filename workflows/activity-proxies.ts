@@ -1,0 +1,32 @@
+import { type ActivityOptions, proxyActivities } from '@temporalio/workflow';
+import type { Activities } from '../activities/index.js';
+
+/**
+ * Activity options in one place. Pages are retried with backoff; a 429 arrives as a `RateLimited`
+ * failure whose `nextRetryDelay` (from Retry-After) replaces the backoff; API errors that retrying cannot
+ * fix (401, 403, 404, validation, schema violations) are thrown non-retryable by the activities.
+ */
+const retry: ActivityOptions['retry'] = {
+  initialInterval: '1 second',
+  backoffCoefficient: 2,
+  maximumInterval: '1 minute',
+  maximumAttempts: 30,
+};
+
+const base: ActivityOptions = {
+  startToCloseTimeout: '3 minutes',
+  // A killed worker is noticed within the heartbeat timeout, not after startToClose.
+  heartbeatTimeout: '30 seconds',
+  retry,
+};
+
+/** Activities of the list/detail/write classes, paced in-process by the rate governor. */
+export const pageActivities = proxyActivities<Activities>(base);
+
+/** Bookkeeping (plan, checkpoints, run records): destination only. */
+export const bookkeeping = proxyActivities<Activities>({ ...base, startToCloseTimeout: '1 minute' });
+
+/** Analytics-class activities on their own task queue, whose rate the Temporal server enforces. */
+export function analyticsActivities(taskQueue: string) {
+  return proxyActivities<Activities>({ ...base, taskQueue });
+}

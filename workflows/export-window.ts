@@ -1,0 +1,34 @@
+import type { StreamCounts, WindowInput } from '../schemas/sync.js';
+import { analyticsActivities, bookkeeping } from './activity-proxies.js';
+import { continueAsNewIfSuggested } from './continue-as-new.js';
+import { trackChildProgress } from './progress.js';
+
+/**
+ * One export window `[windowStart, windowEnd)` of one pass (CSAT by sent date, CSAT by submitted date,
+ * agent sessions). Its id is `<pass>/<from>/<before>`, so a failed window can be found and re-run from the
+ * Temporal UI. A re-run of a completed window re-reads it from the start (upserts make that harmless); a
+ * run after a crash resumes from the page checkpoint.
+ */
+export async function exportWindowWorkflow(input: WindowInput): Promise<StreamCounts> {
+  const progress = trackChildProgress(`${input.windowStart} → ${input.windowEnd}`);
+  const scope = `${input.windowStart}/${input.windowEnd}`;
+  await bookkeeping.beginScope({ stream: input.pass, scope });
+  const analytics = analyticsActivities(input.analyticsTaskQueue);
+  for (;;) {
+    const page = await analytics.syncExportPage({
+      pass: input.pass,
+      windowStart: input.windowStart,
+      windowEnd: input.windowEnd,
+      pageSize: input.pageSize,
+      includeComments: input.includeComments,
+    });
+    progress.pages += 1;
+    progress.rows += page.rows;
+    if (page.done) break;
+    await continueAsNewIfSuggested(input);
+  }
+  if (input.advanceHighWaterMark) {
+    await bookkeeping.advanceHighWaterMark({ stream: input.pass, value: input.windowEnd });
+  }
+  return { pages: progress.pages, rows: progress.rows, windows: 1 };
+}

@@ -1,0 +1,24 @@
+import type { ReferenceInput, StreamCounts } from '../schemas/sync.js';
+import { pageActivities } from './activity-proxies.js';
+import { continueAsNewIfSuggested } from './continue-as-new.js';
+import { trackChildProgress } from './progress.js';
+
+/**
+ * A reference stream (views with counts, tags, teams, agents, metric catalog): a full snapshot each run,
+ * one page per activity, the cursor checkpointed with each page under this workflow's scope.
+ */
+export async function referenceStreamWorkflow(input: ReferenceInput): Promise<StreamCounts> {
+  const progress = trackChildProgress(input.stream);
+  const scope = `run:${input.runId}`;
+  for (;;) {
+    const page = await pageActivities.syncReferencePage({
+      stream: input.stream,
+      scope,
+      pageSize: input.pageSize,
+    });
+    progress.pages += 1;
+    progress.rows += page.rows;
+    if (page.done) return { pages: progress.pages, rows: progress.rows, windows: 1 };
+    await continueAsNewIfSuggested(input);
+  }
+}

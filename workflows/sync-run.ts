@@ -1,0 +1,355 @@
+import {
+  ApplicationFailure,
+  executeChild,
+  ParentClosePolicy,
+  setHandler,
+  WorkflowIdReusePolicy,
+  workflowInfo,
+} from '@temporalio/workflow';
+import {
+  EXPORT_PASSES,
+  type ExportPass,
+  type ReferenceStream,
+  type RunProgress,
+  type StreamCounts,
+  type StreamName,
+  type StreamProgress,
+  type SyncRunInput,
+  windowWorkflowId,
+} from '../schemas/sync.js';
+import { bookkeeping } from './activity-proxies.js';
+import { allSettledWithLimit } from './concurrency.js';
+import { exportWindowWorkflow } from './export-window.js';
+import { runProgressQuery } from './progress.js';
+import { referenceStreamWorkflow } from './reference-stream.js';
+import {
+  SyncRunIdKey,
+  SyncStreamKey,
+  TemporalScheduledStartTimeKey,
+  WindowEndKey,
+  WindowStartKey,
+} from './search-attributes.js';
+import { threadsWorkflow } from './threads.js';
+import { ticketsWorkflow } from './tickets.js';
+
+const REFERENCE_STREAMS: readonly ReferenceStream[] = ['views', 'tags', 'teams', 'agents', 'metric_catalog'];
+
+/**
+ * One sync run: plans what to read (from the destination's high-water marks), then runs every stream as
+ * child workflows with bounded parallelism — reference snapshots, tickets then their threads, and the
+ * export passes window by window (oldest first, so the high-water mark only moves over complete windows).
+ * Records the run and every window in `_sync_runs`. A failing stream does not stop the others; the run
+ * fails at the end naming each failed stream/window and the API's error code.
+ */
+export async function syncRunWorkflow(input: SyncRunInput): Promise<Record<string, StreamCounts>> {
+  const { mode, settings } = input;
+  const runId = input.runId || workflowInfo().workflowId;
+  const startedAt = new Date().toISOString(); // workflow time: deterministic
+  // A scheduled run (including a schedule backfill) reads up to its scheduled time, not the time it ran.
+  const scheduled = workflowInfo().typedSearchAttributes.get(TemporalScheduledStartTimeKey);
+  const before = input.range?.before ?? scheduled?.toISOString() ?? startedAt;
+  const progress: RunProgress = { runId, mode, status: 'running', streams: {} };
+  const track = (name: string): StreamProgress => {
+    const entry: StreamProgress = {
+      status: 'pending',
+      windowsTotal: 0,
+      windowsDone: 0,
+      pages: 0,
+      rows: 0,
+      current: null,
+      error: null,
+    };
+    progress.streams[name] = entry;
+    return entry;
+  };
+  setHandler(runProgressQuery, () => progress);
+
+  const run = {
+    run_id: runId,
+    parent_run_id: null,
+    workflow_id: workflowInfo().workflowId,
+    stream: null,
+    window_start: input.range?.from ?? null,
+    window_end: before,
+    mode,
+    started_at: startedAt,
+  };
+  await bookkeeping.prepareDestination();
+  await bookkeeping.recordRun({
+    ...run,
+    status: 'running',
+    finished_at: null,
+    pages: 0,
+    rows_written: 0,
+    requests: 0,
+    error: null,
+  });
+
+  const plan = await bookkeeping.planRun({
+    mode,
+    streams: input.streams,
+    settings,
+    now: before,
+    ...(input.range ? { range: input.range } : {}),
+  });
+
+  const childOptions = (workflowId: string, stream: StreamName, windowStart: string, windowEnd: string) => ({
+    workflowId,
+    taskQueue: workflowInfo().taskQueue,
+    workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+    parentClosePolicy: ParentClosePolicy.TERMINATE,
+    typedSearchAttributes: [
+      { key: SyncStreamKey, value: stream },
+      { key: WindowStartKey, value: new Date(windowStart) },
+      { key: WindowEndKey, value: new Date(windowEnd) },
+      { key: SyncRunIdKey, value: runId },
+    ],
+  });
+
+  /** Runs one child, keeps the stream's progress, and records the window in _sync_runs. */
+  async function child(
+    entry: StreamProgress,
+    stream: StreamName,
+    workflowId: string,
+    windowStart: string,
+    windowEnd: string,
+    start: (options: ReturnType<typeof childOptions>) => Promise<StreamCounts>,
+  ): Promise<StreamCounts> {
+    entry.current = workflowId;
+    const windowRun = {
+      run_id: `${runId}:${workflowId}`,
+      parent_run_id: runId,
+      workflow_id: workflowId,
+      stream,
+      window_start: windowStart,
+      window_end: windowEnd,
+      mode,
+      started_at: new Date().toISOString(),
+    };
+    try {
+      const counts = await start(childOptions(workflowId, stream, windowStart, windowEnd));
+      entry.windowsDone += 1;
+      entry.pages += counts.pages;
+      entry.rows += counts.rows;
+      await bookkeeping.recordRun({
+        ...windowRun,
+        status: 'succeeded',
+        finished_at: new Date().toISOString(),
+        pages: counts.pages,
+        rows_written: counts.rows,
+        requests: counts.pages,
+        error: null,
+      });
+      return counts;
+    } catch (err) {
+      const message = describeFailure(workflowId, err);
+      await bookkeeping.recordRun({
+        ...windowRun,
+        status: 'failed',
+        finished_at: new Date().toISOString(),
+        pages: 0,
+        rows_written: 0,
+        requests: 0,
+        error: message,
+      });
+      throw ApplicationFailure.nonRetryable(message, 'StreamFailed');
+    } finally {
+      entry.current = null;
+    }
+  }
+
+  async function runStream(entry: StreamProgress, body: () => Promise<void>): Promise<void> {
+    entry.status = 'running';
+    try {
+      await body();
+      entry.status = 'succeeded';
+    } catch (err) {
+      entry.status = 'failed';
+      entry.error = err instanceof Error ? err.message : String(err);
+      throw err;
+    }
+  }
+
+  const tasks: (() => Promise<void>)[] = [];
+  for (const stream of REFERENCE_STREAMS.filter((s) => input.streams.includes(s))) {
+    const entry = track(stream);
+    entry.windowsTotal = 1;
+    tasks.push(() =>
+      runStream(entry, async () => {
+        await child(entry, stream, `${stream}/${startedAt}/${before}`, startedAt, before, (options) =>
+          executeChild(referenceStreamWorkflow, {
+            ...options,
+            args: [{ runId, stream, pageSize: settings.pageSize }],
+          }),
+        );
+      }),
+    );
+  }
+
+  if (plan.tickets) {
+    const tickets = plan.tickets;
+    const ticketsEntry = track('tickets');
+    const threadsEntry = input.streams.includes('ticket_messages') ? track('ticket_messages') : null;
+    ticketsEntry.windowsTotal = 1;
+    if (threadsEntry) threadsEntry.windowsTotal = 1;
+    const from = tickets.since ?? '1970-01-01T00:00:00.000Z';
+    tasks.push(() =>
+      runStream(ticketsEntry, async () => {
+        await child(
+          ticketsEntry,
+          'tickets',
+          windowWorkflowId('tickets', from, before),
+          from,
+          before,
+          (options) =>
+            executeChild(ticketsWorkflow, {
+              ...options,
+              args: [
+                {
+                  runId,
+                  mode,
+                  since: tickets.since,
+                  before,
+                  pageSize: settings.pageSize,
+                  threadLookbackMs: settings.threadLookbackMs,
+                },
+              ],
+            }),
+        );
+        if (threadsEntry) {
+          // Threads follow their tickets: the tickets pages queued them in the destination.
+          await runStream(threadsEntry, async () => {
+            await child(
+              threadsEntry,
+              'ticket_messages',
+              windowWorkflowId('ticket_messages', from, before),
+              from,
+              before,
+              (options) =>
+                executeChild(threadsWorkflow, {
+                  ...options,
+                  args: [
+                    {
+                      runId,
+                      batchSize: settings.threadBatchSize,
+                      concurrency: settings.threadConcurrency,
+                      fullRefreshSince: tickets.since === null ? startedAt : null,
+                    },
+                  ],
+                }),
+            );
+          });
+        }
+      }),
+    );
+  } else if (input.streams.includes('ticket_messages')) {
+    // Threads alone: drain whatever the last tickets run queued.
+    const entry = track('ticket_messages');
+    entry.windowsTotal = 1;
+    tasks.push(() =>
+      runStream(entry, async () => {
+        await child(
+          entry,
+          'ticket_messages',
+          windowWorkflowId('ticket_messages', startedAt, before),
+          startedAt,
+          before,
+          (options) =>
+            executeChild(threadsWorkflow, {
+              ...options,
+              args: [
+                {
+                  runId,
+                  batchSize: settings.threadBatchSize,
+                  concurrency: settings.threadConcurrency,
+                  fullRefreshSince: null,
+                },
+              ],
+            }),
+        );
+      }),
+    );
+  }
+
+  for (const passPlan of plan.passes) {
+    const entry = track(passPlan.pass);
+    entry.windowsTotal = passPlan.windows.length;
+    tasks.push(() =>
+      runStream(entry, async () => {
+        // Oldest first and one at a time: the analytics budget is small, and the high-water mark must only
+        // move over windows that are complete.
+        for (const window of passPlan.windows) {
+          await child(
+            entry,
+            streamOfPassName(passPlan.pass),
+            windowWorkflowId(passPlan.pass, window.windowStart, window.windowEnd),
+            window.windowStart,
+            window.windowEnd,
+            (options) =>
+              executeChild(exportWindowWorkflow, {
+                ...options,
+                args: [
+                  {
+                    runId,
+                    pass: passPlan.pass,
+                    windowStart: window.windowStart,
+                    windowEnd: window.windowEnd,
+                    pageSize: settings.pageSize,
+                    analyticsTaskQueue: settings.analyticsTaskQueue,
+                    includeComments: settings.csatIncludeComments,
+                    advanceHighWaterMark: passPlan.advanceHighWaterMark,
+                  },
+                ],
+              }),
+          );
+        }
+      }),
+    );
+  }
+
+  const results = await allSettledWithLimit(tasks, settings.streamParallelism);
+  const failures = results.flatMap((r) => (r.status === 'rejected' ? [messageOf(r.reason)] : []));
+  const counts: Record<string, StreamCounts> = {};
+  for (const [name, entry] of Object.entries(progress.streams)) {
+    counts[name] = { pages: entry.pages, rows: entry.rows, windows: entry.windowsDone };
+  }
+  const totals = Object.values(counts).reduce(
+    (a, c) => ({ pages: a.pages + c.pages, rows: a.rows + c.rows }),
+    {
+      pages: 0,
+      rows: 0,
+    },
+  );
+  progress.status = failures.length ? 'failed' : 'succeeded';
+  await bookkeeping.recordRun({
+    ...run,
+    status: progress.status,
+    finished_at: new Date().toISOString(),
+    pages: totals.pages,
+    rows_written: totals.rows,
+    requests: totals.pages,
+    error: failures.length ? failures.join('; ') : null,
+  });
+  if (failures.length) {
+    throw ApplicationFailure.nonRetryable(
+      `sync run ${runId} failed: ${failures.join('; ')}`,
+      'SyncRunFailed',
+    );
+  }
+  return counts;
+}
+
+function streamOfPassName(pass: ExportPass): StreamName {
+  return EXPORT_PASSES.agent_sessions.includes(pass) ? 'agent_sessions' : 'csat_surveys';
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** "<workflow id>: <API code> <message> (request_id …)" from the innermost cause of a child failure. */
+function describeFailure(workflowId: string, err: unknown): string {
+  let cause: unknown = err;
+  while (cause instanceof Error && cause.cause) cause = cause.cause;
+  return `${workflowId}: ${messageOf(cause)}`;
+}
