@@ -25,6 +25,10 @@ export async function createDestination(
     const { PostgresDestination } = await import('./postgres/destination.js');
     return new PostgresDestination(url, options);
   }
+  if (scheme === 'bigquery') {
+    const { BigQueryDestination, parseBigQueryUrl } = await import('./bigquery/destination.js');
+    return new BigQueryDestination({ ...parseBigQueryUrl(url), ...options });
+  }
   throw new Error(
     `DESTINATION_URL must start with postgres://, postgresql:// or bigquery:// (got scheme "${scheme || '(none)'}")`,
   );

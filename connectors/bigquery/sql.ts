@@ -1,0 +1,152 @@
+import type { TableField } from '@google-cloud/bigquery';
+import type {
+  CheckpointUpdate,
+  ColumnSpec,
+  ColumnType,
+  TableSpec,
+  WarehouseRow,
+} from '../../schemas/warehouse.js';
+
+/** Logical column type → BigQuery type. */
+export const BQ_TYPES: Readonly<Record<ColumnType, string>> = {
+  string: 'STRING',
+  integer: 'INT64',
+  float: 'FLOAT64',
+  boolean: 'BOOL',
+  timestamp: 'TIMESTAMP',
+  json: 'JSON',
+};
+
+const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+export function bqIdent(name: string): string {
+  if (!IDENT.test(name)) throw new Error(`not a plain BigQuery identifier: ${JSON.stringify(name)}`);
+  return `\`${name}\``;
+}
+
+export function fieldOf(c: ColumnSpec, required: boolean): TableField {
+  return {
+    name: c.name,
+    type: BQ_TYPES[c.type],
+    mode: required && !c.nullable ? 'REQUIRED' : 'NULLABLE',
+    description: c.description.slice(0, 1024),
+  };
+}
+
+/** Columns loaded into staging (the merge sets `_synced_at` and `_deleted_at`). */
+export function stagedColumns(spec: TableSpec<unknown>): ColumnSpec[] {
+  return spec.columns.filter((c) => c.name !== '_synced_at' && c.name !== '_deleted_at');
+}
+
+/** A row as a newline-delimited JSON record for a load job (JSON columns as JSON values, not strings). */
+export function ndjsonLine(columns: readonly ColumnSpec[], row: WarehouseRow): string {
+  const out: Record<string, unknown> = {};
+  for (const c of columns) out[c.name] = row[c.name] ?? null;
+  return `${JSON.stringify(out)}\n`;
+}
+
+/** An expression comparable with IS DISTINCT FROM (JSON values are compared by their serialization). */
+const comparable = (c: ColumnSpec, alias: string) =>
+  c.type === 'json' ? `TO_JSON_STRING(${alias}.${bqIdent(c.name)})` : `${alias}.${bqIdent(c.name)}`;
+
+/** Condition under which the staged row S replaces the target row T. */
+export function winsSql(spec: TableSpec<unknown>): string {
+  if (spec.merge.kind === 'version') {
+    const v = bqIdent(spec.merge.column);
+    return `T.${v} < S.${v}`;
+  }
+  const nonKey = stagedColumns(spec).filter((c) => !spec.primaryKey.includes(c.name));
+  return `(${nonKey.map((c) => `${comparable(c, 'T')} IS DISTINCT FROM ${comparable(c, 'S')}`).join(' OR ')})`;
+}
+
+/**
+ * The script that merges one staged batch and upserts the checkpoint in one multi-statement transaction.
+ * Counts are computed inside the transaction (same snapshot as the MERGE).
+ */
+export function mergeScript(
+  dataset: string,
+  spec: TableSpec<unknown>,
+  stage: string,
+  syncedAtDate: Date,
+  checkpoints: readonly CheckpointUpdate[],
+): string {
+  const syncedAt = timestampLiteral(syncedAtDate);
+  const target = `${bqIdent(dataset)}.${bqIdent(spec.name)}`;
+  const staged = `${bqIdent(dataset)}.${bqIdent(stage)}`;
+  const cols = stagedColumns(spec);
+  const on = spec.primaryKey.map((k) => `T.${bqIdent(k)} = S.${bqIdent(k)}`).join(' AND ');
+  const firstKey = `T.${bqIdent(spec.primaryKey[0]!)}`;
+  const wins = winsSql(spec);
+  const revived = spec.tracksDeletion ? ' OR T.`_deleted_at` IS NOT NULL' : '';
+  const nonKey = cols.filter((c) => !spec.primaryKey.includes(c.name));
+  const sets = [
+    ...nonKey.map((c) => `${bqIdent(c.name)} = S.${bqIdent(c.name)}`),
+    `\`_synced_at\` = ${syncedAt}`,
+    ...(spec.tracksDeletion ? ['`_deleted_at` = NULL'] : []),
+  ];
+  const insertCols = [
+    ...cols.map((c) => bqIdent(c.name)),
+    '`_synced_at`',
+    ...(spec.tracksDeletion ? ['`_deleted_at`'] : []),
+  ];
+  const insertVals = [
+    ...cols.map((c) => `S.${bqIdent(c.name)}`),
+    syncedAt,
+    ...(spec.tracksDeletion ? ['CAST(NULL AS TIMESTAMP)'] : []),
+  ];
+  return `DECLARE inserted INT64 DEFAULT 0;
+DECLARE updated INT64 DEFAULT 0;
+BEGIN TRANSACTION;
+SET inserted = (SELECT COUNTIF(${firstKey} IS NULL) FROM ${staged} S LEFT JOIN ${target} T ON ${on});
+SET updated = (SELECT COUNTIF(${firstKey} IS NOT NULL AND (${wins}${revived})) FROM ${staged} S LEFT JOIN ${target} T ON ${on});
+MERGE ${target} T USING ${staged} S ON ${on}
+WHEN MATCHED AND (${wins}${revived}) THEN UPDATE SET ${sets.join(', ')}
+WHEN MATCHED AND T.\`_synced_at\` < ${syncedAt} THEN UPDATE SET \`_synced_at\` = ${syncedAt}
+WHEN NOT MATCHED THEN INSERT (${insertCols.join(', ')}) VALUES (${insertVals.join(', ')});
+${checkpoints.length > 0 ? `${checkpointMergeSql(dataset, checkpoints, syncedAtDate)};\n` : ''}COMMIT TRANSACTION;
+SELECT inserted, updated;`;
+}
+
+// --- literals -------------------------------------------------------------------------------------------
+// Scripts (multi-statement transactions) carry their values as literals: query parameters are not bound
+// inside scripts by the emulator we test against, and literals are equally valid on the real service.
+
+const PLAIN = /^[A-Za-z0-9 _\-:./+=@#]*$/;
+
+/** A STRING literal that is exact for any text: plain text quoted, anything else base64-decoded. */
+export function stringLiteral(value: string | null): string {
+  if (value === null) return 'CAST(NULL AS STRING)';
+  if (PLAIN.test(value)) return `'${value}'`;
+  return `SAFE_CONVERT_BYTES_TO_STRING(FROM_BASE64('${Buffer.from(value, 'utf8').toString('base64')}'))`;
+}
+
+export function timestampLiteral(value: Date | null): string {
+  return value === null ? 'CAST(NULL AS TIMESTAMP)' : `TIMESTAMP '${value.toISOString()}'`;
+}
+
+export function int64Literal(value: number): string {
+  if (!Number.isSafeInteger(value)) throw new Error(`not an INT64: ${value}`);
+  return `${value}`;
+}
+
+/** Checkpoints as an inline table (ARRAY<STRUCT> literal) for the checkpoint MERGE. */
+export function checkpointSource(list: readonly CheckpointUpdate[]): string {
+  const structs = list.map(
+    (cp) =>
+      `STRUCT(${stringLiteral(cp.stream)} AS stream, ${stringLiteral(cp.scope)} AS scope, ${stringLiteral(cp.cursor)} AS cursor, ` +
+      `${stringLiteral(cp.high_water_mark)} AS high_water_mark, ${stringLiteral(cp.status)} AS status, ` +
+      `${int64Literal(cp.pages)} AS pages, ${int64Literal(cp.rows)} AS \`rows\`)`,
+  );
+  return `SELECT * FROM UNNEST([${structs.join(', ')}])`;
+}
+
+/** Upserts checkpoints (one statement, any number) with `updated_at = at`. */
+export function checkpointMergeSql(dataset: string, list: readonly CheckpointUpdate[], at: Date): string {
+  const updatedAt = timestampLiteral(at);
+  return `MERGE ${bqIdent(dataset)}.\`_sync_state\` T
+USING (${checkpointSource(list)}) S ON T.stream = S.stream AND T.scope = S.scope
+WHEN MATCHED THEN UPDATE SET cursor = S.cursor, high_water_mark = S.high_water_mark, status = S.status,
+  pages = S.pages, \`rows\` = S.\`rows\`, updated_at = ${updatedAt}
+WHEN NOT MATCHED THEN INSERT (stream, scope, cursor, high_water_mark, status, pages, \`rows\`, updated_at)
+  VALUES (S.stream, S.scope, S.cursor, S.high_water_mark, S.status, S.pages, S.\`rows\`, ${updatedAt})`;
+}
