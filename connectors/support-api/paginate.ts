@@ -38,7 +38,11 @@ export interface PageRequest {
 export type Instant = string | Date;
 
 function iso(i: Instant): string {
-  return typeof i === 'string' ? i : i.toISOString();
+  if (typeof i !== 'string') return i.toISOString();
+  if (!/(Z|[+-]\d{2}:\d{2})$/i.test(i) || !Number.isFinite(Date.parse(i))) {
+    throw new TypeError(`instant ${JSON.stringify(i)} needs Z or an explicit offset (spec 4.13 rule 1)`);
+  }
+  return i;
 }
 
 type Query = Record<string, string | number | boolean | undefined>;
