@@ -56,7 +56,13 @@ program
   )
   .option('--once', 'exit after the sync instead of keeping the UI up')
   .option('--seed <n>', 'seed of the embedded companion world', (v) => Number.parseInt(v, 10), 7)
-  .option('--tickets <n>', 'tickets in the embedded companion world', (v) => Number.parseInt(v, 10), 2000)
+  .option('--tickets <n>', 'tickets in the embedded companion world', (v) => Number.parseInt(v, 10), 300)
+  .option(
+    '--rate-limit-window <seconds>',
+    "length of the embedded companion's rate-limit window (the real API: 60; shorter makes the demo quicker)",
+    (v) => Number.parseFloat(v),
+    10,
+  )
   .addOption(configOption)
   .addOption(streamsOption)
   .action(async (opts) => exitWith(await startCommand(opts)));

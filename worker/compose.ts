@@ -24,6 +24,8 @@ export async function buildDependencies(config: Config, logger: Logger): Promise
     // Long waits go back to Temporal as a retry at Retry-After instead of holding an activity slot.
     rateLimitMode: 'throw',
     maxRateWaitMs: 5000,
+    // Temporal owns retries (with backoff, and across worker restarts): one attempt per activity call.
+    retry: { maxAttempts: 1 },
   });
   const destination = await destinationFromConfig(config);
   const activities = createActivities({ client, destination, logger });

@@ -78,9 +78,18 @@ export async function embeddedWarehouse(logger: Logger): Promise<EmbeddedPostgre
 }
 
 /** The seeded companion as the demo source. */
-export async function embeddedSource(options: { seed: number; tickets: number }): Promise<CompanionHandle> {
+export async function embeddedSource(options: {
+  seed: number;
+  tickets: number;
+  rateLimitWindowMs: number;
+}): Promise<CompanionHandle> {
   const { startCompanion } = await import('../companion/index.js');
-  return startCompanion({ seed: options.seed, tickets: options.tickets, port: 0 });
+  return startCompanion({
+    seed: options.seed,
+    tickets: options.tickets,
+    port: 0,
+    rateLimitWindowMs: options.rateLimitWindowMs,
+  });
 }
 
 async function preferredPort(port: number): Promise<number> {

@@ -10,6 +10,7 @@ interface StartOptions {
   once?: boolean;
   seed: number;
   tickets: number;
+  rateLimitWindow: number;
   config?: string;
   streams?: StreamName[];
 }
@@ -45,7 +46,11 @@ export async function startCommand(opts: StartOptions): Promise<number> {
     const overrides: Record<string, string> = {};
     let source: CompanionHandle | undefined;
     if (!process.env['SUPPORT_API_URL']) {
-      source = await embeddedSource({ seed: opts.seed, tickets: opts.tickets });
+      source = await embeddedSource({
+        seed: opts.seed,
+        tickets: opts.tickets,
+        rateLimitWindowMs: Math.round(opts.rateLimitWindow * 1000),
+      });
       cleanups.push(() => source!.stop());
       overrides['SUPPORT_API_URL'] = source.baseUrl;
       overrides['SUPPORT_API_KEY'] = source.keys.admin;
@@ -53,7 +58,7 @@ export async function startCommand(opts: StartOptions): Promise<number> {
         overrides['SYNC_START_DATE'] = new Date(Date.now() - 181 * DAY_MS).toISOString();
       overrides['SYNC_WINDOW'] = process.env['SYNC_WINDOW'] || 'P90D';
       say(
-        `source:      embedded companion (seed ${opts.seed}, ${opts.tickets} tickets) at ${source.baseUrl}`,
+        `source:      embedded companion (seed ${opts.seed}, ${opts.tickets} tickets, the spec's rate limits per ${opts.rateLimitWindow} s window) at ${source.baseUrl}`,
       );
     } else {
       say(`source:      ${process.env['SUPPORT_API_URL']}`);
