@@ -1,16 +1,19 @@
 /**
  * Provisions what the tests and the main job need on this machine, printing progress:
- * the temporal CLI (found, or built with Go into ~/.cache/support-sync) and the PostgreSQL binaries check.
- * Safe to run repeatedly: a warm cache makes it a no-op.
+ *  - the temporal CLI (found, or built with Go into ~/.cache/support-sync; the SDK downloads it where Go is
+ *    missing and there is internet);
+ *  - the BigQuery emulator (bqemulator from PyPI in a virtualenv under ~/.cache/support-sync), for the
+ *    BigQuery destination tests.
+ * Safe to run repeatedly: a warm cache makes it a no-op. Runs before `npm test` (pretest), so that test
+ * files never race each other to install a tool.
  */
 import { locateTemporalCli } from '../worker/embedded/temporal-cli.js';
+import { provisionBigQueryEmulator } from './bigquery-emulator.js';
 
 const log = (line: string) => process.stderr.write(`[provision] ${line}\n`);
 const started = Date.now();
 const cli = await locateTemporalCli({ log });
-log(
-  cli.kind === 'existing-path'
-    ? `temporal CLI: ${cli.path} (${cli.source})`
-    : 'temporal CLI: SDK download at first use',
-);
+log(cli.kind === 'existing-path' ? `temporal CLI: ${cli.path} (${cli.source})` : 'temporal CLI: SDK download at first use');
+const python = await provisionBigQueryEmulator(log);
+log(`BigQuery emulator: ${python}`);
 log(`done in ${((Date.now() - started) / 1000).toFixed(1)}s`);
