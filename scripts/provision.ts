@@ -13,7 +13,11 @@ import { provisionBigQueryEmulator } from './bigquery-emulator.js';
 const log = (line: string) => process.stderr.write(`[provision] ${line}\n`);
 const started = Date.now();
 const cli = await locateTemporalCli({ log });
-log(cli.kind === 'existing-path' ? `temporal CLI: ${cli.path} (${cli.source})` : 'temporal CLI: SDK download at first use');
+log(
+  cli.kind === 'existing-path'
+    ? `temporal CLI: ${cli.path} (${cli.source})`
+    : 'temporal CLI: SDK download at first use',
+);
 const python = await provisionBigQueryEmulator(log);
 log(`BigQuery emulator: ${python}`);
 log(`done in ${((Date.now() - started) / 1000).toFixed(1)}s`);

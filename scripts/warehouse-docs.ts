@@ -48,12 +48,12 @@ received, so a field the API adds later is in \`_raw\` before it gets a column.
 ${(Object.keys(PG_TYPES) as (keyof typeof PG_TYPES)[]).map((t) => `| ${t} | \`${PG_TYPES[t]}\` | \`${BQ_TYPES[t]}\` |`).join('\n')}
 `;
 
-const escape = (s: string) => s.replace(/\|/g, '\\|');
+const escapePipes = (s: string) => s.replace(/\|/g, '\\|');
 
 function columnsTable(columns: readonly ColumnSpec[]): string {
   const rows = columns.map((c) => {
     const values = c.enumValues ? ` Values: ${c.enumValues.map((v) => `\`${v}\``).join(', ')}.` : '';
-    return `| \`${c.name}\` | ${c.type} | ${c.nullable ? 'yes' : 'no'} | ${escape(c.description)}${escape(values)} |`;
+    return `| \`${c.name}\` | ${c.type} | ${c.nullable ? 'yes' : 'no'} | ${escapePipes(c.description)}${escapePipes(values)} |`;
   });
   return ['| Column | Type | Null | Description |', '|---|---|---|---|', ...rows].join('\n');
 }
