@@ -85,6 +85,14 @@ export interface Destination {
   prepare(): Promise<void>;
   /** Rows of one table plus an optional checkpoint, atomically. Invalid rows reject the whole batch. */
   writeBatch<T extends TableName>(batch: WriteBatch<T>): Promise<WriteResult>;
+  /**
+   * Rows of several tables plus checkpoints, all in one transaction (a report snapshot and its flattened
+   * values). Each batch follows the rules of `writeBatch`; an invalid row rejects everything.
+   */
+  writeTables(
+    batches: readonly WriteBatch[],
+    checkpoint?: CheckpointUpdate | readonly CheckpointUpdate[],
+  ): Promise<WriteResult[]>;
   /** Checkpoints alone, atomically (a window restarted, a high-water mark moved). */
   writeCheckpoints(checkpoints: readonly CheckpointUpdate[]): Promise<void>;
   readCheckpoint(stream: string, scope: string): Promise<Checkpoint | null>;

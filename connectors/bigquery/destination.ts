@@ -38,6 +38,7 @@ import {
   checkpointMergeSql,
   fieldOf,
   mergeScript,
+  multiMergeScript,
   ndjsonLine,
   stagedColumns,
   stringLiteral,
@@ -247,6 +248,65 @@ export class BigQueryDestination implements Destination {
       this.#fail(`writeBatch ${batch.table}`, err);
     } finally {
       await stageTable.delete().catch(() => undefined);
+    }
+  }
+
+  async writeTables(
+    batches: readonly WriteBatch[],
+    checkpoint?: CheckpointUpdate | readonly CheckpointUpdate[],
+  ): Promise<WriteResult[]> {
+    const prepared = batches.map((batch) => {
+      const spec = tableSpecOf(batch.table) as TableSpec<unknown>;
+      return { batch, spec, rows: dedupeRows(spec, toValidatedRows(batch.table, batch.rows)) };
+    });
+    const syncedAt = this.#clock();
+    const checkpoints = checkpointList(checkpoint);
+    const loaded = prepared.filter((p) => p.rows.length > 0);
+    if (loaded.length === 0) {
+      await this.#checkpointOnly(checkpoints, syncedAt);
+      return prepared.map((p) => ({
+        received: p.batch.rows.length,
+        inserted: 0,
+        updated: 0,
+        unchanged: p.batch.rows.length,
+      }));
+    }
+    const stages = loaded.map((p) => ({
+      ...p,
+      stage: `_stage_${p.spec.name}_${randomBytes(6).toString('hex')}`,
+    }));
+    const context = `writeTables ${batches.map((b) => b.table).join(', ')}`;
+    try {
+      for (const s of stages) {
+        const cols = stagedColumns(s.spec);
+        await this.#bq
+          .dataset(this.#dataset)
+          .table(s.stage)
+          .create({
+            schema: { fields: cols.map((c) => fieldOf(c, false)) },
+            expirationTime: String(Date.now() + STAGE_TTL_MS),
+          });
+        await this.#load(s.stage, cols, s.rows);
+        await this.#hooks.beforeMerge?.(s.batch.table);
+      }
+      const script = multiMergeScript(this.#dataset, stages, syncedAt, checkpoints);
+      const [counts] = await this.#retryConflicts(() => this.#run<Record<string, unknown>>(script));
+      return prepared.map((p) => {
+        const received = p.batch.rows.length;
+        const i = stages.findIndex((s) => s.batch === p.batch);
+        const inserted = i < 0 ? 0 : Number(counts?.[`inserted_${i}`] ?? 0);
+        const updated = i < 0 ? 0 : Number(counts?.[`updated_${i}`] ?? 0);
+        return { received, inserted, updated, unchanged: received - inserted - updated };
+      });
+    } catch (err) {
+      return this.#fail(context, err);
+    } finally {
+      for (const s of stages)
+        await this.#bq
+          .dataset(this.#dataset)
+          .table(s.stage)
+          .delete()
+          .catch(() => undefined);
     }
   }
 

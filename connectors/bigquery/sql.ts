@@ -70,6 +70,47 @@ export function mergeScript(
   syncedAtDate: Date,
   checkpoints: readonly CheckpointUpdate[],
 ): string {
+  return `DECLARE inserted INT64 DEFAULT 0;
+DECLARE updated INT64 DEFAULT 0;
+BEGIN TRANSACTION;
+${mergeStatements(dataset, spec, stage, syncedAtDate, 'inserted', 'updated')}
+${checkpoints.length > 0 ? `${checkpointMergeSql(dataset, checkpoints, syncedAtDate)};\n` : ''}COMMIT TRANSACTION;
+SELECT inserted, updated;`;
+}
+
+/**
+ * Several staged batches (each into its own table) and the checkpoints in one transaction; the last
+ * statement returns `inserted_<i>`, `updated_<i>` per batch.
+ */
+export function multiMergeScript(
+  dataset: string,
+  parts: readonly { spec: TableSpec<unknown>; stage: string }[],
+  syncedAtDate: Date,
+  checkpoints: readonly CheckpointUpdate[],
+): string {
+  const declare = parts
+    .map((_, i) => `DECLARE inserted_${i} INT64 DEFAULT 0;\nDECLARE updated_${i} INT64 DEFAULT 0;`)
+    .join('\n');
+  const merges = parts
+    .map((p, i) => mergeStatements(dataset, p.spec, p.stage, syncedAtDate, `inserted_${i}`, `updated_${i}`))
+    .join('\n');
+  const select = parts.map((_, i) => `inserted_${i}, updated_${i}`).join(', ');
+  return `${declare}
+BEGIN TRANSACTION;
+${merges}
+${checkpoints.length > 0 ? `${checkpointMergeSql(dataset, checkpoints, syncedAtDate)};\n` : ''}COMMIT TRANSACTION;
+SELECT ${select || '0 AS none'};`;
+}
+
+/** The counting SETs and the MERGE of one staged batch (statements of a script's transaction). */
+function mergeStatements(
+  dataset: string,
+  spec: TableSpec<unknown>,
+  stage: string,
+  syncedAtDate: Date,
+  insertedVar: string,
+  updatedVar: string,
+): string {
   const syncedAt = timestampLiteral(syncedAtDate);
   const target = `${bqIdent(dataset)}.${bqIdent(spec.name)}`;
   const staged = `${bqIdent(dataset)}.${bqIdent(stage)}`;
@@ -94,17 +135,12 @@ export function mergeScript(
     syncedAt,
     ...(spec.tracksDeletion ? ['CAST(NULL AS TIMESTAMP)'] : []),
   ];
-  return `DECLARE inserted INT64 DEFAULT 0;
-DECLARE updated INT64 DEFAULT 0;
-BEGIN TRANSACTION;
-SET inserted = (SELECT COUNTIF(${firstKey} IS NULL) FROM ${staged} S LEFT JOIN ${target} T ON ${on});
-SET updated = (SELECT COUNTIF(${firstKey} IS NOT NULL AND (${wins}${revived})) FROM ${staged} S LEFT JOIN ${target} T ON ${on});
+  return `SET ${insertedVar} = (SELECT COUNTIF(${firstKey} IS NULL) FROM ${staged} S LEFT JOIN ${target} T ON ${on});
+SET ${updatedVar} = (SELECT COUNTIF(${firstKey} IS NOT NULL AND (${wins}${revived})) FROM ${staged} S LEFT JOIN ${target} T ON ${on});
 MERGE ${target} T USING ${staged} S ON ${on}
 WHEN MATCHED AND (${wins}${revived}) THEN UPDATE SET ${sets.join(', ')}
 WHEN MATCHED AND T.\`_synced_at\` < ${syncedAt} THEN UPDATE SET \`_synced_at\` = ${syncedAt}
-WHEN NOT MATCHED THEN INSERT (${insertCols.join(', ')}) VALUES (${insertVals.join(', ')});
-${checkpoints.length > 0 ? `${checkpointMergeSql(dataset, checkpoints, syncedAtDate)};\n` : ''}COMMIT TRANSACTION;
-SELECT inserted, updated;`;
+WHEN NOT MATCHED THEN INSERT (${insertCols.join(', ')}) VALUES (${insertVals.join(', ')});`;
 }
 
 // --- literals -------------------------------------------------------------------------------------------

@@ -189,42 +189,70 @@ export class PostgresDestination implements Destination {
   }
 
   async writeBatch<T extends TableName>(batch: WriteBatch<T>): Promise<WriteResult> {
-    const spec = tableSpecOf(batch.table) as TableSpec<unknown>;
-    const rows = dedupeRows(spec, toValidatedRows(batch.table, batch.rows));
-    rows.sort((a, b) => {
-      const ka = rowKey(spec, a);
-      const kb = rowKey(spec, b);
-      return ka < kb ? -1 : ka > kb ? 1 : 0;
+    const [result] = await this.#write(`writeBatch ${batch.table}`, [batch], batch.checkpoint);
+    return result!;
+  }
+
+  async writeTables(
+    batches: readonly WriteBatch[],
+    checkpoint?: CheckpointUpdate | readonly CheckpointUpdate[],
+  ): Promise<WriteResult[]> {
+    return this.#write(`writeTables ${batches.map((b) => b.table).join(', ')}`, batches, checkpoint);
+  }
+
+  /** Validates every batch first, then merges them (tables locked in name order) and the checkpoints in one transaction. */
+  async #write(
+    context: string,
+    batches: readonly WriteBatch[],
+    checkpoint: WriteBatch['checkpoint'],
+  ): Promise<WriteResult[]> {
+    const prepared = batches.map((batch) => {
+      const spec = tableSpecOf(batch.table) as TableSpec<unknown>;
+      const rows = dedupeRows(spec, toValidatedRows(batch.table, batch.rows));
+      rows.sort((a, b) => {
+        const ka = rowKey(spec, a);
+        const kb = rowKey(spec, b);
+        return ka < kb ? -1 : ka > kb ? 1 : 0;
+      });
+      return { batch, spec, rows };
     });
-    const received = batch.rows.length;
+    const order = prepared
+      .map((p, i) => ({ p, i }))
+      .sort((a, b) => (a.p.spec.name < b.p.spec.name ? -1 : a.p.spec.name > b.p.spec.name ? 1 : 0));
     const syncedAt = this.#clock();
-    return this.#tx(`writeBatch ${batch.table}`, async (client) => {
-      let inserted = 0;
-      let updated = 0;
-      if (rows.length > 0) {
-        const stage = `_stage_${spec.name}`;
-        const cols = stagedColumns(spec);
-        await client.query(
-          `CREATE TEMP TABLE ${ident(stage)} (${cols.map((c) => `${ident(c.name)} ${PG_TYPES[c.type]}`).join(', ')}) ON COMMIT DROP`,
-        );
-        const copy = client.query(
-          copyFrom(
-            `COPY ${ident(stage)} (${cols.map((c) => ident(c.name)).join(', ')}) FROM STDIN (FORMAT text)`,
-          ),
-        );
-        await pipeline(Readable.from(copyChunks(cols, rows)), copy);
-        await this.#hooks.beforeMerge?.(batch.table);
-        await this.#lockTable(client, spec.name);
-        const merged = await client.query<{ inserted: number; updated: number }>(
-          mergeSql(this.schema, spec, stage),
-          [syncedAt],
-        );
-        inserted = merged.rows[0]?.inserted ?? 0;
-        updated = merged.rows[0]?.updated ?? 0;
-        await client.query(touchSql(this.schema, spec, stage), [syncedAt]);
+    return this.#tx(context, async (client) => {
+      const results: WriteResult[] = new Array(prepared.length);
+      for (const { p, i } of order) {
+        const { batch, spec, rows } = p;
+        let inserted = 0;
+        let updated = 0;
+        if (rows.length > 0) {
+          const stage = `_stage_${spec.name}`;
+          const cols = stagedColumns(spec);
+          await client.query(
+            `CREATE TEMP TABLE ${ident(stage)} (${cols.map((c) => `${ident(c.name)} ${PG_TYPES[c.type]}`).join(', ')}) ON COMMIT DROP`,
+          );
+          const copy = client.query(
+            copyFrom(
+              `COPY ${ident(stage)} (${cols.map((c) => ident(c.name)).join(', ')}) FROM STDIN (FORMAT text)`,
+            ),
+          );
+          await pipeline(Readable.from(copyChunks(cols, rows)), copy);
+          await this.#hooks.beforeMerge?.(batch.table);
+          await this.#lockTable(client, spec.name);
+          const merged = await client.query<{ inserted: number; updated: number }>(
+            mergeSql(this.schema, spec, stage),
+            [syncedAt],
+          );
+          inserted = merged.rows[0]?.inserted ?? 0;
+          updated = merged.rows[0]?.updated ?? 0;
+          await client.query(touchSql(this.schema, spec, stage), [syncedAt]);
+        }
+        const received = batch.rows.length;
+        results[i] = { received, inserted, updated, unchanged: received - inserted - updated };
       }
-      await this.#upsertCheckpoints(client, checkpointList(batch.checkpoint), syncedAt);
-      return { received, inserted, updated, unchanged: received - inserted - updated };
+      await this.#upsertCheckpoints(client, checkpointList(checkpoint), syncedAt);
+      return results;
     });
   }
 
