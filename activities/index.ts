@@ -3,6 +3,7 @@ import type { ActivityDeps } from './deps.js';
 import { syncExportPage } from './exports.js';
 import { mapFailures } from './failures.js';
 import { syncReferencePage } from './reference.js';
+import { syncReportSnapshot } from './report-snapshots.js';
 import { finishThreads, syncThreadBatch } from './threads.js';
 import { finishTickets, syncTicketsPage } from './tickets.js';
 
@@ -28,6 +29,7 @@ export function createActivities(deps: ActivityDeps) {
     syncThreadBatch: syncThreadBatch(deps),
     finishThreads: finishThreads(deps),
     syncExportPage: syncExportPage(deps),
+    syncReportSnapshot: syncReportSnapshot(deps),
   };
   return Object.fromEntries(
     Object.entries(activities).map(([name, fn]) => [

@@ -1,7 +1,10 @@
+import { readFileSync } from 'node:fs';
 import { Duration } from 'luxon';
+import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { MAX_EXPORT_WINDOW_MS } from './api/exports.js';
 import { SecretString } from './secret.js';
+import { ReportQuery } from './sync.js';
 
 /** An ISO 8601 duration (`PT72H`, `P7D`) turned into milliseconds. */
 export const IsoDurationMs = z.string().transform((text, ctx) => {
@@ -11,6 +14,55 @@ export const IsoDurationMs = z.string().transform((text, ctx) => {
     return z.NEVER;
   }
   return duration.as('milliseconds');
+});
+
+/** The content of a REPORT_QUERIES file: a YAML (or JSON) list of `{ name, query, timezone }`, names unique. */
+export const ReportQueriesFile = z.array(ReportQuery).superRefine((queries, ctx) => {
+  const seen = new Set<string>();
+  queries.forEach((q, i) => {
+    if (seen.has(q.name))
+      ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `"${q.name}" is used by an earlier entry` });
+    seen.add(q.name);
+  });
+});
+
+/**
+ * REPORT_QUERIES: a path to a YAML file of saved report queries, read and validated at start-up. Each
+ * problem names the file, the entry (position and name) and the field.
+ */
+export const ReportQueriesPath = z.string().transform((path, ctx) => {
+  let parsed: unknown;
+  try {
+    parsed = parseYaml(readFileSync(path, 'utf8'));
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    ctx.addIssue({
+      code: 'custom',
+      message: code
+        ? `${path}: cannot read the file (${code})`
+        : `${path}: not valid YAML (${(err as Error).message.split('\n')[0]})`,
+    });
+    return z.NEVER;
+  }
+  const result = ReportQueriesFile.safeParse(parsed ?? []);
+  if (!result.success) {
+    for (const issue of result.error.issues) {
+      const [index, ...field] = issue.path;
+      if (typeof index !== 'number') {
+        ctx.addIssue({
+          code: 'custom',
+          message: `${path}: expected a list of { name, query, timezone } (${issue.message})`,
+        });
+        continue;
+      }
+      const name = (parsed as { name?: unknown }[])[index]?.name;
+      const entry = `entry ${index + 1}${typeof name === 'string' ? ` ("${name}")` : ''}`;
+      const what = field.length > 0 ? `${field.join('.')}: ` : '';
+      ctx.addIssue({ code: 'custom', message: `${path}: ${entry}: ${what}${issue.message}` });
+    }
+    return z.NEVER;
+  }
+  return { path, queries: result.data };
 });
 
 /** `postgres://…` or `bigquery://project/dataset`. */
@@ -67,6 +119,9 @@ export const ConfigFromEnv = z.object({
     .positive()
     .default(10)
     .describe("Temporal-enforced rate of the analytics task queue (the API's analytics limit)"),
+  REPORT_QUERIES: ReportQueriesPath.optional().describe(
+    'Path to a YAML list of saved report queries ({ name, query, timezone }) snapshotted every run',
+  ),
   LOG_LEVEL: z.enum(['silent', 'fatal', 'error', 'warn', 'info', 'debug', 'trace']).default('info'),
 });
 export type Config = z.infer<typeof ConfigFromEnv>;

@@ -18,6 +18,7 @@ export const StreamName = z.enum([
   'ticket_messages',
   'csat_surveys',
   'agent_sessions',
+  'report_snapshots',
 ]);
 export type StreamName = z.infer<typeof StreamName>;
 export const ALL_STREAMS = StreamName.options;
@@ -68,6 +69,8 @@ export const SyncSettings = z.object({
   analyticsTaskQueue: z.string().min(1),
   /** Ask the CSAT export for comments (needs `tickets:read` besides `analytics:read`). */
   csatIncludeComments: z.boolean(),
+  /** Saved report queries (REPORT_QUERIES) snapshotted by the `report_snapshots` stream; none by default. */
+  reportQueries: z.array(z.lazy(() => ReportQuery)).optional(),
 });
 export type SyncSettings = z.infer<typeof SyncSettings>;
 
@@ -105,6 +108,36 @@ export const TicketsInput = z.object({
   threadLookbackMs: z.number().int().nonnegative(),
 });
 export type TicketsInput = z.infer<typeof TicketsInput>;
+
+/** A saved report query (one entry of the REPORT_QUERIES file): sent to `POST /reports/query` as is. */
+export const ReportQuery = z.strictObject({
+  /** Names the query in `_sync_state` (scope), failures and the docs; unique within the file. */
+  name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/, {
+    message: 'must be 1–100 letters, digits, "_", "." or "-", starting with a letter or digit',
+  }),
+  query: z.string().trim().min(1, { message: 'must be a non-empty report query' }),
+  timezone: z.string().refine(
+    (tz) => {
+      try {
+        new Intl.DateTimeFormat('en-US', { timeZone: tz });
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    { message: 'must be an IANA time zone such as Europe/Berlin or UTC' },
+  ),
+});
+export type ReportQuery = z.infer<typeof ReportQuery>;
+
+/** The report snapshots of one run: every query taken at `takenAt` (the run's upper bound). */
+export const ReportSnapshotsInput = z.object({
+  runId: z.string().min(1),
+  takenAt: Instant,
+  queries: z.array(ReportQuery),
+  analyticsTaskQueue: z.string().min(1),
+});
+export type ReportSnapshotsInput = z.infer<typeof ReportSnapshotsInput>;
 
 export const ReferenceInput = z.object({
   runId: z.string().min(1),

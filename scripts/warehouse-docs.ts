@@ -58,6 +58,50 @@ function columnsTable(columns: readonly ColumnSpec[]): string {
   return ['| Column | Type | Null | Description |', '|---|---|---|---|', ...rows].join('\n');
 }
 
+/** How `report_snapshots` / `report_snapshot_values` get filled: the REPORT_QUERIES setting. */
+const REPORT_SNAPSHOTS = `## Report snapshots
+
+The \`report_snapshots\` stream keeps the history of saved report queries: every sync run executes each
+configured query once (\`POST /reports/query\`, analytics route class, on the analytics task queue whose rate
+Temporal enforces) and writes one \`report_snapshots\` row, its flattened \`report_snapshot_values\` rows and
+the query's checkpoint in \`_sync_state\` (stream \`report_snapshots\`, scope = the query's name, high-water
+mark = \`taken_at\`) in one transaction. \`taken_at\` is the run's upper bound, so a retried or replayed run
+rewrites the same snapshot instead of adding one. With no queries configured the stream does nothing.
+
+Configure the queries with \`REPORT_QUERIES\`, the path to a YAML file holding a list of
+\`{ name, query, timezone }\` (the query in the language of spec section 4.12, one clause per line):
+
+\`\`\`yaml
+- name: new-tickets-this-month        # unique; letters, digits, _ . -
+  timezone: Europe/Berlin             # IANA time zone the report is computed in
+  query: |
+    FROM tickets
+    SHOW new_tickets
+    DURING this_month
+    VISUALIZE new_tickets TYPE kpi
+- name: new-tickets-by-channel
+  timezone: UTC
+  query: |
+    FROM tickets
+    SHOW new_tickets
+    DURING last_month
+    GROUP BY channel
+    VISUALIZE new_tickets TYPE horizontal_bar
+\`\`\`
+
+The file is validated at start-up; a problem is reported with the entry's position and name and the field
+(exit code 2). A query the API rejects (400) fails the \`report_snapshots\` stream of that run with the
+query's name, the offending line and the API's message; queries taken before it in the run are kept. Each
+run appears in Temporal as the child workflow \`report_snapshots/<from>/<before>\`. To chart a KPI over time:
+
+\`\`\`sql
+SELECT s.taken_at, v.value
+FROM support.report_snapshots s JOIN support.report_snapshot_values v USING (snapshot_id)
+WHERE s.query LIKE '%SHOW new_tickets%' AND v.measure_key = 'value'
+ORDER BY s.taken_at;
+\`\`\`
+`;
+
 export function renderWarehouseDocs(): string {
   const parts = [INTRO, '## Data tables\n'];
   for (const t of Object.values(TABLES)) {
@@ -76,6 +120,7 @@ export function renderWarehouseDocs(): string {
         `${columnsTable(t.columns)}\n`,
     );
   }
+  parts.push(REPORT_SNAPSHOTS);
   parts.push('## Bookkeeping tables\n');
   for (const t of Object.values(SYSTEM_TABLES))
     parts.push(

@@ -88,6 +88,7 @@ export function settingsFromConfig(config: Config, now: Date): SyncSettings {
     threadConcurrency: 4,
     analyticsTaskQueue: analyticsQueueOf(config.TEMPORAL_TASK_QUEUE),
     csatIncludeComments: config.SYNC_CSAT_COMMENTS,
+    ...(config.REPORT_QUERIES ? { reportQueries: config.REPORT_QUERIES.queries } : {}),
   };
 }
 

@@ -46,7 +46,10 @@ export async function startWorkers(options: WorkersOptions): Promise<RunningWork
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: options.analyticsTaskQueue,
-    activities: { syncExportPage: options.activities.syncExportPage },
+    activities: {
+      syncExportPage: options.activities.syncExportPage,
+      syncReportSnapshot: options.activities.syncReportSnapshot,
+    },
     maxTaskQueueActivitiesPerSecond: options.analyticsRequestsPerMinute / 60,
     shutdownGraceTime: grace,
   });

@@ -22,6 +22,7 @@ import { allSettledWithLimit } from './concurrency.js';
 import { exportWindowWorkflow } from './export-window.js';
 import { runProgressQuery } from './progress.js';
 import { referenceStreamWorkflow } from './reference-stream.js';
+import { reportSnapshotsWorkflow } from './report-snapshots.js';
 import {
   SyncRunIdKey,
   SyncStreamKey,
@@ -303,6 +304,36 @@ export async function syncRunWorkflow(input: SyncRunInput): Promise<Record<strin
               }),
           );
         }
+      }),
+    );
+  }
+
+  const reportQueries = settings.reportQueries ?? [];
+  if (input.streams.includes('report_snapshots') && reportQueries.length > 0) {
+    // Saved report queries (REPORT_QUERIES), each taken once per run at the run's upper bound.
+    const entry = track('report_snapshots');
+    entry.windowsTotal = 1;
+    tasks.push(() =>
+      runStream(entry, async () => {
+        await child(
+          entry,
+          'report_snapshots',
+          windowWorkflowId('report_snapshots', startedAt, before),
+          startedAt,
+          before,
+          (options) =>
+            executeChild(reportSnapshotsWorkflow, {
+              ...options,
+              args: [
+                {
+                  runId,
+                  takenAt: before,
+                  queries: reportQueries,
+                  analyticsTaskQueue: settings.analyticsTaskQueue,
+                },
+              ],
+            }),
+        );
       }),
     );
   }

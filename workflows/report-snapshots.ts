@@ -1,0 +1,21 @@
+import type { ReportSnapshotsInput, StreamCounts } from '../schemas/sync.js';
+import { analyticsActivities } from './activity-proxies.js';
+import { trackChildProgress } from './progress.js';
+
+/**
+ * The report snapshots of one run: every saved query (REPORT_QUERIES) is run once, taken at `takenAt`,
+ * one analytics-class activity per query on the analytics task queue (whose rate Temporal enforces). Each
+ * snapshot is written with its values and the query's checkpoint in one transaction. Queries run one
+ * after the other; the first one the API rejects fails the stream (the others already taken stay).
+ */
+export async function reportSnapshotsWorkflow(input: ReportSnapshotsInput): Promise<StreamCounts> {
+  const progress = trackChildProgress(`${input.queries.length} queries at ${input.takenAt}`);
+  const analytics = analyticsActivities(input.analyticsTaskQueue);
+  for (const query of input.queries) {
+    progress.detail = query.name;
+    const taken = await analytics.syncReportSnapshot({ query, takenAt: input.takenAt });
+    progress.pages += taken.skipped ? 0 : 1;
+    progress.rows += taken.rows + taken.values;
+  }
+  return { pages: progress.pages, rows: progress.rows, windows: 1 };
+}
