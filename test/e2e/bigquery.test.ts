@@ -1,0 +1,163 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BigQuery } from '@google-cloud/bigquery';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { emulatorClientOptions } from '../../connectors/bigquery/destination.js';
+import { type BigQueryEmulator, startBigQueryEmulator } from '../../scripts/bigquery-emulator.js';
+import { DAY_MS, type Pipeline, startPipeline } from './harness.js';
+import { COMPARED_TABLES, type SourceSnapshot, sourceSnapshot } from './source-snapshot.js';
+
+/** Live rows of a BigQuery table: id → raw JSON as received. */
+async function bigQueryRows(bq: BigQuery, dataset: string, table: string): Promise<Map<string, unknown>> {
+  const [meta] = await bq.dataset(dataset).table(table).getMetadata();
+  const tracksDeletion = (meta.schema.fields as { name: string }[]).some((f) => f.name === '_deleted_at');
+  const [rows] = await bq.query(
+    `SELECT id, TO_JSON_STRING(_raw) AS raw FROM \`${dataset}\`.\`${table}\`${tracksDeletion ? ' WHERE _deleted_at IS NULL' : ''}`,
+  );
+  return new Map((rows as { id: unknown; raw: string }[]).map((r) => [String(r.id), JSON.parse(r.raw)]));
+}
+
+/** Every compared table holds exactly the source's items (ids, and the raw JSON per id). */
+async function expectBigQueryEqualsSource(bq: BigQuery, dataset: string, source: SourceSnapshot) {
+  for (const table of COMPARED_TABLES) {
+    const stored = await bigQueryRows(bq, dataset, table);
+    const expected = source[table];
+    expect({ table, ids: [...stored.keys()].sort() }).toEqual({ table, ids: [...expected.keys()].sort() });
+    for (const [id, raw] of expected) expect({ table, id, raw: stored.get(id) }).toEqual({ table, id, raw });
+  }
+}
+
+/** Rows per table, asserting no duplicate ids (BigQuery has no primary-key constraint). */
+async function duplicateIds(bq: BigQuery, dataset: string): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const table of COMPARED_TABLES) {
+    const [rows] = await bq.query(
+      `SELECT COUNT(*) - COUNT(DISTINCT id) AS dups FROM \`${dataset}\`.\`${table}\``,
+    );
+    out[table] = Number((rows as { dups: number }[])[0]!.dups);
+  }
+  return out;
+}
+
+/** One saved KPI query (new tickets over the last 60 days). */
+function reportQueriesFile(): string {
+  const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+  const file = join(mkdtempSync(join(tmpdir(), 'bq-report-queries-')), 'queries.yaml');
+  writeFileSync(
+    file,
+    `- name: new-tickets\n  timezone: UTC\n  query: |\n    FROM tickets\n    SHOW new_tickets\n    SINCE ${day(Date.now() - 60 * DAY_MS)} UNTIL ${day(Date.now())}\n    VISUALIZE new_tickets TYPE kpi\n`,
+  );
+  return file;
+}
+
+describe('the pipeline into BigQuery (bqemulator), end to end', () => {
+  let emulator: BigQueryEmulator;
+  let p: Pipeline;
+  let bq: BigQuery;
+  const dataset = `e2e_${randomBytes(4).toString('hex')}`;
+  const from = () => new Date(Date.now() - 200 * DAY_MS).toISOString();
+  const noDuplicates = Object.fromEntries(COMPARED_TABLES.map((t) => [t, 0]));
+
+  beforeAll(async () => {
+    emulator = await startBigQueryEmulator({ log: (l) => process.stderr.write(`[bigquery-e2e] ${l}\n`) });
+    p = await startPipeline('e2e_bigquery', {
+      companion: { seed: 23, tickets: 40, rateLimits: false },
+      env: {
+        DESTINATION_URL: `bigquery://${emulator.projectId}/${dataset}`,
+        BIGQUERY_API_ENDPOINT: emulator.endpoint,
+        SYNC_LOOKBACK: 'P30D',
+        REPORT_QUERIES: reportQueriesFile(),
+      },
+    });
+    bq = new BigQuery({ projectId: emulator.projectId, ...emulatorClientOptions(emulator.endpoint) });
+  }, 600_000);
+  afterAll(async () => {
+    await p?.close();
+    await emulator?.stop();
+  });
+
+  it('the configured destination is BigQuery on the emulator', () => {
+    expect(p.deps.destination.capabilities.kind).toBe('bigquery');
+  });
+
+  it('a full first sync makes every table equal to the source', async () => {
+    const summary = await p.run('incremental');
+    expect(summary.error).toBeUndefined();
+    expect(summary.status).toBe('succeeded');
+    await expectBigQueryEqualsSource(bq, dataset, await sourceSnapshot(p.deps.client, from()));
+    expect(await duplicateIds(bq, dataset)).toEqual(noDuplicates);
+    const runs = await p.deps.destination.listRuns(100);
+    expect(runs.find((r) => r.run_id === summary.run_id)?.status).toBe('succeeded');
+    // The report snapshot and its values were written together (one transaction) with the query's checkpoint.
+    const [snapshots] = await bq.query(
+      `SELECT snapshot_id, kind, value_count, TO_JSON_STRING(_raw) AS raw FROM \`${dataset}\`.report_snapshots`,
+    );
+    expect((snapshots as { kind: string }[]).map((s) => s.kind)).toEqual(['kpi']);
+    const snapshot = (snapshots as { snapshot_id: string; value_count: number; raw: string }[])[0]!;
+    const query = p.config.REPORT_QUERIES!.queries[0]!;
+    const answer = await p.deps.client.queryReport({ query: query.query, timezone: query.timezone });
+    expect(JSON.parse(snapshot.raw).value).toBe((answer as { value: number }).value);
+    const [values] = await bq.query(
+      `SELECT measure_key, value FROM \`${dataset}\`.report_snapshot_values WHERE snapshot_id = '${snapshot.snapshot_id}' ORDER BY value_index`,
+    );
+    expect((values as { measure_key: string }[]).map((v) => v.measure_key)).toEqual([
+      'value',
+      'previous_value',
+    ]);
+    expect(Number(snapshot.value_count)).toBe(2);
+    expect((await p.deps.destination.readCheckpoint('report_snapshots', 'new-tickets'))?.status).toBe(
+      'complete',
+    );
+    // The thread queue is drained.
+    expect(await p.deps.destination.listCheckpoints('ticket_messages', { status: 'running' })).toEqual([]);
+  }, 300_000);
+
+  it('an incremental run after world mutations brings it equal again', async () => {
+    const world = p.companion.world;
+    const now = Date.now();
+    const recent = world
+      .ticketsSorted(world.orgA.id)
+      .filter((t) => !t.deletedAt && t.createdAt > now - 20 * DAY_MS && t.ticketType === 'regular');
+    expect(recent.length).toBeGreaterThanOrEqual(2);
+    const [statusChanged, messaged] = recent;
+    world.setTicketStatus(statusChanged!.number, statusChanged!.status === 'resolved' ? 'open' : 'resolved');
+    world.addMessage(messaged!.number, { role: 'customer', text: 'Any news on this? ünïcødé ✓' });
+    world.createTicket({
+      channel: 'email',
+      subject: 'New one',
+      messages: [{ role: 'customer', text: 'Hi' }],
+    });
+    const unanswered = world.surveys.find(
+      (s) => s.submittedAt === null && s.sentAt / 1000 > now - 60 * DAY_MS,
+    );
+    if (unanswered) world.answerSurvey(unanswered.id, 2, 'late answer');
+    const open = world.sessions.find((s) => s.end === null);
+    if (open) world.endSession(open.id);
+
+    const summary = await p.run('incremental');
+    expect(summary.error).toBeUndefined();
+    expect(summary.status).toBe('succeeded');
+    await expectBigQueryEqualsSource(bq, dataset, await sourceSnapshot(p.deps.client, from()));
+    expect(await duplicateIds(bq, dataset)).toEqual(noDuplicates);
+  }, 300_000);
+
+  it('a full refresh marks a ticket deleted in the source as deleted, keeping its row', async () => {
+    const world = p.companion.world;
+    // A ticket without a CSAT survey: the export stops serving surveys of deleted tickets (spec 2.7 rule 7)
+    // and csat_surveys does not track deletion (in PostgreSQL neither), a known gap of the warehouse model.
+    const surveyed = new Set(world.surveys.map((s) => s.ticketIdx));
+    const victim = world
+      .ticketsSorted(world.orgA.id)
+      .find((t) => !t.deletedAt && t.ticketType === 'regular' && !surveyed.has(t.idx))!;
+    world.deleteTicket(victim.number);
+    const summary = await p.run('full_refresh');
+    expect(summary.error).toBeUndefined();
+    expect(summary.status).toBe('succeeded');
+    const [rows] = await bq.query(`SELECT _deleted_at FROM \`${dataset}\`.tickets WHERE id = '${victim.id}'`);
+    expect((rows as { _deleted_at: unknown }[])[0]?._deleted_at).not.toBeNull();
+    await expectBigQueryEqualsSource(bq, dataset, await sourceSnapshot(p.deps.client, from()));
+    expect(await duplicateIds(bq, dataset)).toEqual(noDuplicates);
+  }, 300_000);
+});
