@@ -229,7 +229,19 @@ export class RateGovernor {
       const d = this.decide(s.routeClass);
       if (d.waitMs <= 0) break;
       reason = d.reason;
-      if (options.maxWaitMs !== undefined && d.waitMs > options.maxWaitMs) {
+      // A probe in flight answers within one request's time: wait for it (up to maxWaitMs) rather than
+      // throwing, or every concurrent caller at a process's start fails its activity for a 1 s retry.
+      const probeWait = d.reason === 'probe_in_flight' && options.maxWaitMs !== undefined;
+      if (probeWait && waited >= options.maxWaitMs!) {
+        this.#recordWait(s, waited);
+        throw new RateLimitedError({
+          endpoint: options.endpoint ?? s.routeClass,
+          routeClass: s.routeClass,
+          retryAfterMs: 1000,
+          reason: d.reason,
+        });
+      }
+      if (!probeWait && options.maxWaitMs !== undefined && d.waitMs > options.maxWaitMs) {
         if (waited > 0) this.#recordWait(s, waited);
         throw new RateLimitedError({
           endpoint: options.endpoint ?? s.routeClass,
@@ -239,7 +251,15 @@ export class RateGovernor {
         });
       }
       const started = this.#clock.now();
-      if (d.reason === 'probe_in_flight') await this.#waitForChange(s, options.signal);
+      if (probeWait) {
+        // Bounded by the clock (a fake one in tests): the probe's answer, or maxWaitMs in all.
+        const timeout = new AbortController();
+        await Promise.race([
+          this.#waitForChange(s, options.signal),
+          this.#clock.sleep(Math.max(1, options.maxWaitMs! - waited), timeout.signal).catch(() => undefined),
+        ]);
+        timeout.abort();
+      } else if (d.reason === 'probe_in_flight') await this.#waitForChange(s, options.signal);
       else await this.#clock.sleep(d.waitMs, options.signal);
       waited += this.#clock.now() - started;
     }
