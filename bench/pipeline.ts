@@ -1,0 +1,470 @@
+/**
+ * Benchmark: a full sync of a large companion world (rate limits off) through the real pipeline — a worker
+ * child process, a Temporal dev server and an embedded PostgreSQL, all provisioned here — then incremental
+ * runs with no changes in the world.
+ *
+ *   npm run bench:pipeline -- [--tickets 50000] [--seed 7] [--thread-concurrency 4] [--thread-batch 50]
+ *
+ * Figures (printed as a table, then one JSON line):
+ *  - rows/s of the full sync (rows in the warehouse / wall time from start to the run's completion),
+ *    against a baseline measured in the same run: a plain client crawl of the same world with the same
+ *    concurrency (tickets pages one after the other, `threadConcurrency` threads at a time, reference
+ *    lists, exports in 90-day windows), which writes nothing;
+ *  - requests (from the companion's request log) and requests per row, against the lower bound: the pages
+ *    needed at the maximum page size (100), i.e.
+ *        ceil(tickets / 100)                                  tickets (with ticket fields)
+ *      + Σ over tickets of max(1, ceil(messages / 100))       threads: one request per ticket at least
+ *                                                             (the API gives no message count)
+ *      + Σ over 90-day windows of max(1, ceil(surveys / 100)) CSAT export by sent date (every survey once)
+ *      + Σ over 90-day windows of max(1, ceil(sessions / 100)) agent sessions (overlapping a window)
+ *      + Σ over views, tags, teams, agents of max(1, ceil(n / 100)) + 1 for the metric catalog
+ *    over the same range the pipeline reads (SYNC_START_DATE → the run's start). The pipeline's second
+ *    CSAT pass (by submitted date) is by design (late answers on incremental runs) and counts against it;
+ *  - peak worker memory: the worker runs as a child process (`node --import tsx worker/cli.ts worker`, the
+ *    process `npx tsx` would start) and its peak RSS is the kernel's VmHWM of that process, read just
+ *    before it is stopped; RSS is also sampled every 250 ms for the peak during the full sync alone;
+ *  - incremental runs with no changes: requests per endpoint class and wall time, with the default
+ *    thread look-back (P7D: threads of tickets created in the last 7 days are re-read by design) and with
+ *    SYNC_THREAD_LOOKBACK=PT0S.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import pLimit from 'p-limit';
+import pg from 'pg';
+import pino from 'pino';
+import { type RequestLogEntry, startCompanion } from '../companion/index.js';
+import {
+  fetchAgentSessionsPage,
+  fetchAgentsPage,
+  fetchCsatPage,
+  fetchMessagesPage,
+  fetchMetricCatalog,
+  fetchTagsPage,
+  fetchTeamsPage,
+  fetchTicketsPage,
+  fetchViewsPage,
+  type Page,
+  planWindows,
+  SupportApiClient,
+} from '../connectors/support-api/index.js';
+import { MAX_EXPORT_WINDOW_MS } from '../schemas/api/exports.js';
+import { Secret } from '../schemas/secret.js';
+import { ALL_STREAMS, type SyncSettings } from '../schemas/sync.js';
+import { analyticsQueueOf, loadConfig, settingsFromConfig } from '../worker/config.js';
+import { startEmbeddedPostgres } from '../worker/embedded/postgres.js';
+import { startTemporalDevServer } from '../worker/embedded/temporal-server.js';
+import { newRunId, type RunSummary, runSync } from '../worker/run-sync.js';
+
+const { values } = parseArgs({
+  options: {
+    tickets: { type: 'string', default: '50000' },
+    seed: { type: 'string', default: '7' },
+    'thread-concurrency': { type: 'string' },
+    'thread-batch': { type: 'string' },
+    'skip-baseline': { type: 'boolean', default: false },
+  },
+});
+const tickets = Number(values.tickets);
+const DAY_MS = 24 * 60 * 60 * 1000;
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const log = (line: string) =>
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
+
+// ---------------------------------------------------------------------------------------------------------
+// Source, warehouse, Temporal
+
+log(`generating a ${tickets}-ticket world`);
+const companion = await startCompanion({ seed: Number(values.seed), tickets, rateLimits: false });
+log(`companion at ${companion.baseUrl}`);
+const postgres = await startEmbeddedPostgres({});
+const databaseUrl = await postgres.createDatabase('bench_pipeline');
+const taskQueue = 'bench-pipeline';
+const temporal = await startTemporalDevServer({ singlePartitionTaskQueues: [analyticsQueueOf(taskQueue)] });
+log(`postgres ${postgres.port}, temporal ${temporal.address}`);
+
+const startDate = new Date(Date.now() - 200 * DAY_MS).toISOString();
+const env: Record<string, string> = {
+  SUPPORT_API_URL: companion.baseUrl,
+  SUPPORT_API_KEY: companion.keys.admin,
+  DESTINATION_URL: databaseUrl,
+  TEMPORAL_ADDRESS: temporal.address,
+  TEMPORAL_TASK_QUEUE: taskQueue,
+  SYNC_START_DATE: startDate,
+  // Rate limits are off: let the analytics queue run as fast as the worker can.
+  ANALYTICS_REQUESTS_PER_MINUTE: '600000',
+  LOG_LEVEL: 'info',
+};
+const config = loadConfig({}, undefined, env);
+const settingsFor = (now: Date, overrides: Partial<SyncSettings> = {}): SyncSettings => ({
+  ...settingsFromConfig(config, now),
+  ...(values['thread-concurrency'] ? { threadConcurrency: Number(values['thread-concurrency']) } : {}),
+  ...(values['thread-batch'] ? { threadBatchSize: Number(values['thread-batch']) } : {}),
+  ...overrides,
+});
+const baseSettings = settingsFor(new Date());
+
+// ---------------------------------------------------------------------------------------------------------
+// Request accounting
+
+type Category = 'tickets' | 'threads' | 'exports' | 'reference' | 'other';
+function categoryOf(e: RequestLogEntry): Category {
+  const p = e.path.replace(/^\/public\/v1/, '');
+  if (p === '/tickets') return 'tickets';
+  if (/^\/tickets\/\d+\/messages$/.test(p)) return 'threads';
+  if (p === '/csat-surveys' || p === '/agent-sessions') return 'exports';
+  if (['/views', '/tags', '/teams', '/agents', '/reports/metrics'].includes(p)) return 'reference';
+  return 'other';
+}
+function requestCounts(): Record<Category | 'total' | 'errors', number> {
+  const out = { tickets: 0, threads: 0, exports: 0, reference: 0, other: 0, total: 0, errors: 0 };
+  for (const e of companion.requestLog) {
+    out[categoryOf(e)] += 1;
+    out.total += 1;
+    if (e.status >= 400) out.errors += 1;
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Baseline: the plain client crawl of the same world, same concurrency, writing nothing
+
+const client = new SupportApiClient({
+  baseUrl: companion.baseUrl,
+  apiKey: new Secret(companion.keys.admin),
+  logger: pino({ level: 'error' }),
+});
+const windows = (from: string, to: string) => planWindows({ from, to, maxWindowMs: MAX_EXPORT_WINDOW_MS });
+
+async function crawl<T>(fetch: (cursor: string | null) => Promise<Page<T, unknown>>): Promise<number[]> {
+  const sizes: number[] = [];
+  let cursor: string | null = null;
+  for (;;) {
+    const page: Page<T, unknown> = await fetch(cursor);
+    sizes.push(page.items.length);
+    if (!page.hasMore) return sizes;
+    cursor = page.nextCursor;
+  }
+}
+const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+const pagesAt100 = (n: number) => Math.max(1, Math.ceil(n / 100));
+
+interface Baseline {
+  ms: number;
+  rows: number;
+  requests: number;
+  bound: Record<'tickets' | 'threads' | 'exports' | 'reference', number>;
+  counts: Record<string, number>;
+}
+
+async function baselineCrawl(until: string): Promise<Baseline> {
+  companion.clearRequestLog();
+  const started = performance.now();
+  const numbers: number[] = [];
+  const ticketSizes = await crawl(async (cursor) => {
+    const page = await fetchTicketsPage(client, { cursor, limit: 100, includeTicketFields: true });
+    for (const t of page.items)
+      if (Date.parse(t.created_at) >= Date.parse(startDate)) numbers.push(t.ticket_number);
+    return page;
+  });
+  const limit = pLimit(baseSettings.threadConcurrency);
+  const threadSizes = await Promise.all(
+    numbers.map((ticketNumber) =>
+      limit(async () =>
+        sum(await crawl((cursor) => fetchMessagesPage(client, { ticketNumber, cursor, limit: 100 }))),
+      ),
+    ),
+  );
+  const exportWindows = windows(startDate, until);
+  let surveys = 0;
+  let sessions = 0;
+  let exportBound = 0;
+  for (const w of exportWindows) {
+    const range = { from: w.windowStart, before: w.windowEnd, limit: 100 };
+    const s = sum(
+      await crawl((cursor) =>
+        fetchCsatPage(client, {
+          ...range,
+          cursor,
+          by: 'sent',
+          includeComments: baseSettings.csatIncludeComments,
+        }),
+      ),
+    );
+    const a = sum(await crawl((cursor) => fetchAgentSessionsPage(client, { ...range, cursor })));
+    surveys += s;
+    sessions += a;
+    exportBound += pagesAt100(s) + pagesAt100(a);
+  }
+  const reference = await Promise.all([
+    crawl((cursor) => fetchViewsPage(client, { cursor, limit: 100 })),
+    crawl((cursor) => fetchTagsPage(client, { cursor, limit: 100 })),
+    crawl((cursor) => fetchTeamsPage(client, { cursor, limit: 100 })),
+    crawl((cursor) => fetchAgentsPage(client, { cursor, limit: 100 })),
+    crawl(() => fetchMetricCatalog(client)),
+  ]);
+  const ms = performance.now() - started;
+  const ticketCount = numbers.length;
+  const messages = sum(threadSizes);
+  const referenceRows = sum(reference.map(sum));
+  return {
+    ms,
+    rows: ticketCount + messages + surveys + sessions + referenceRows,
+    requests: companion.requestLog.length,
+    bound: {
+      tickets: Math.ceil(sum(ticketSizes) / 100),
+      threads: sum(threadSizes.map(pagesAt100)),
+      exports: exportBound,
+      reference: sum(reference.map((pages) => pagesAt100(sum(pages)))),
+    },
+    counts: { tickets: ticketCount, messages, surveys, sessions, reference: referenceRows },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The worker as a child process, with its memory
+
+interface WorkerProcess {
+  child: ChildProcess;
+  /** Highest RSS sampled since the last reset (bytes). */
+  sampledPeak(): number;
+  resetSample(): void;
+  /** The kernel's peak RSS of the process (VmHWM, bytes). */
+  hwm(): number;
+  stop(): Promise<void>;
+}
+
+function statusField(pid: number, field: string): number {
+  const text = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text);
+  return m ? Number(m[1]) * 1024 : 0;
+}
+
+async function startWorkerProcess(): Promise<WorkerProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'worker/cli.ts', 'worker'], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const pid = child.pid!;
+  let tail = '';
+  await new Promise<void>((resolve, reject) => {
+    child.stderr!.on('data', (d: Buffer) => {
+      tail = (tail + d.toString()).slice(-20_000);
+      if (tail.includes('"worker running"')) resolve();
+      for (const line of d.toString().split('\n')) if (/"level":(50|60)/.test(line)) log(`worker: ${line}`);
+    });
+    child.once('exit', (code) => reject(new Error(`worker exited with ${code}:\n${tail}`)));
+  });
+  let peak = 0;
+  const timer = setInterval(() => {
+    try {
+      peak = Math.max(peak, statusField(pid, 'VmRSS'));
+    } catch {
+      // exited
+    }
+  }, 250);
+  return {
+    child,
+    sampledPeak: () => peak,
+    resetSample: () => {
+      peak = 0;
+    },
+    hwm: () => statusField(pid, 'VmHWM'),
+    async stop() {
+      clearInterval(timer);
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Runs
+
+const db = new pg.Client({ connectionString: databaseUrl });
+await db.connect();
+
+async function warehouseRows(): Promise<Record<string, number>> {
+  const tables = [
+    'tickets',
+    'ticket_messages',
+    'csat_surveys',
+    'agent_sessions',
+    'views',
+    'tags',
+    'teams',
+    'agents',
+    'metric_catalog',
+  ];
+  const out: Record<string, number> = {};
+  for (const t of tables) {
+    const r = await db.query<{ n: string }>(`SELECT count(*) AS n FROM support.${t}`);
+    out[t] = Number(r.rows[0]!.n);
+  }
+  return out;
+}
+
+interface Measured {
+  summary: RunSummary;
+  ms: number;
+  requests: ReturnType<typeof requestCounts>;
+}
+async function pipelineRun(label: string, overrides: Partial<SyncSettings> = {}): Promise<Measured> {
+  companion.clearRequestLog();
+  const now = new Date();
+  log(`${label}: started`);
+  const started = performance.now();
+  let lastLine = 0;
+  const summary = await runSync(
+    temporal.client,
+    taskQueue,
+    {
+      runId: newRunId(now),
+      mode: 'incremental',
+      streams: [...ALL_STREAMS],
+      settings: settingsFor(now, overrides),
+    },
+    (progress) => {
+      if (performance.now() - lastLine < 10_000) return;
+      lastLine = performance.now();
+      const parts = Object.entries(progress.streams).map(
+        ([s, p]) => `${s} ${p.status} ${p.pages}p/${p.rows}r`,
+      );
+      log(
+        `${label}: ${Math.round((lastLine - started) / 1000)} s, ${companion.requestLog.length} requests; ${parts.join(', ')}`,
+      );
+    },
+  );
+  const ms = performance.now() - started;
+  if (summary.status !== 'succeeded') throw new Error(`${label} failed: ${summary.error}`);
+  log(`${label}: done in ${(ms / 1000).toFixed(1)} s`);
+  return { summary, ms, requests: requestCounts() };
+}
+
+const worker = await startWorkerProcess();
+log(`worker pid ${worker.child.pid} polling`);
+let results: Record<string, unknown>;
+try {
+  const full = await pipelineRun('full sync');
+  const fullPeak = worker.sampledPeak();
+  const rows = await warehouseRows();
+  const rowsTotal = sum(Object.values(rows));
+  worker.resetSample();
+  const noChange = await pipelineRun('incremental, no changes (thread look-back P7D)');
+  const noChangeNoLookback = await pipelineRun('incremental, no changes (thread look-back PT0S)', {
+    threadLookbackMs: 0,
+  });
+  const recentTickets = (
+    await db.query<{ n: string }>(
+      `SELECT count(*) AS n FROM support.tickets WHERE created_at >= now() - interval '7 days'`,
+    )
+  ).rows[0]!.n;
+  const workerHwm = worker.hwm();
+
+  log('baseline: plain client crawl of the same world');
+  const base = await baselineCrawl(new Date().toISOString());
+  const bound = sum(Object.values(base.bound));
+
+  const mb = (b: number) => `${(b / 2 ** 20).toFixed(0)} MB`;
+  const r2 = (x: number) => Number(x.toFixed(2));
+  const fullRps = rowsTotal / (full.ms / 1000);
+  const baseRps = base.rows / (base.ms / 1000);
+  const table = [
+    {
+      figure: 'world',
+      value: `${tickets} tickets; warehouse rows ${JSON.stringify(rows)}`,
+      baseline: JSON.stringify(base.counts),
+      ratio: '',
+    },
+    {
+      figure: 'full sync wall time',
+      value: `${(full.ms / 1000).toFixed(1)} s`,
+      baseline: `${(base.ms / 1000).toFixed(1)} s (client crawl)`,
+      ratio: r2(full.ms / base.ms),
+    },
+    {
+      figure: 'full sync rows/s',
+      value: Math.round(fullRps),
+      baseline: Math.round(baseRps),
+      ratio: r2(fullRps / baseRps),
+    },
+    {
+      figure: 'full sync requests',
+      value: full.requests.total,
+      baseline: `${bound} (lower bound)`,
+      ratio: r2(full.requests.total / bound),
+    },
+    ...(['tickets', 'threads', 'exports', 'reference'] as const).map((c) => ({
+      figure: `  requests: ${c}`,
+      value: full.requests[c],
+      baseline: base.bound[c],
+      ratio: r2(full.requests[c] / base.bound[c]),
+    })),
+    {
+      figure: 'full sync requests/row',
+      value: r2(full.requests.total / rowsTotal).toFixed(4),
+      baseline: (bound / base.rows).toFixed(4),
+      ratio: r2(full.requests.total / rowsTotal / (bound / base.rows)),
+    },
+    { figure: 'full sync error responses', value: full.requests.errors, baseline: 0, ratio: '' },
+    { figure: 'peak worker RSS (full sync, sampled)', value: mb(fullPeak), baseline: '', ratio: '' },
+    { figure: 'peak worker RSS (VmHWM, whole bench)', value: mb(workerHwm), baseline: '', ratio: '' },
+    {
+      figure: 'incremental, no changes, P7D: wall',
+      value: `${(noChange.ms / 1000).toFixed(1)} s`,
+      baseline: '',
+      ratio: '',
+    },
+    {
+      figure: 'incremental, no changes, P7D: requests',
+      value: noChange.requests.total,
+      baseline: `threads ${noChange.requests.threads} (tickets created in last 7 d: ${recentTickets})`,
+      ratio: JSON.stringify(noChange.requests),
+    },
+    {
+      figure: 'incremental, no changes, PT0S: wall',
+      value: `${(noChangeNoLookback.ms / 1000).toFixed(1)} s`,
+      baseline: '',
+      ratio: '',
+    },
+    {
+      figure: 'incremental, no changes, PT0S: requests',
+      value: noChangeNoLookback.requests.total,
+      baseline: `threads ${noChangeNoLookback.requests.threads}`,
+      ratio: JSON.stringify(noChangeNoLookback.requests),
+    },
+  ];
+  console.log(
+    `bench:pipeline — ${tickets} tickets, seed ${values.seed}, rate limits off, thread batch ${baseSettings.threadBatchSize} × concurrency ${baseSettings.threadConcurrency}, page size ${baseSettings.pageSize}, export window ${baseSettings.windowMs / DAY_MS} d, start ${startDate.slice(0, 10)}`,
+  );
+  console.table(table);
+  results = {
+    tickets,
+    fullMs: Math.round(full.ms),
+    rows: rowsTotal,
+    rowsPerSecond: Math.round(fullRps),
+    baselineRowsPerSecond: Math.round(baseRps),
+    requests: full.requests,
+    lowerBound: { ...base.bound, total: bound },
+    requestsPerRow: full.requests.total / rowsTotal,
+    peakRssMb: Math.round(fullPeak / 2 ** 20),
+    hwmMb: Math.round(workerHwm / 2 ** 20),
+    noChange: { ms: Math.round(noChange.ms), requests: noChange.requests },
+    noChangeNoThreadLookback: {
+      ms: Math.round(noChangeNoLookback.ms),
+      requests: noChangeNoLookback.requests,
+    },
+    fullSummary: full.summary.totals,
+  };
+  console.log(JSON.stringify(results));
+} finally {
+  await worker.stop();
+  await db.end();
+  await client.close();
+  await temporal.teardown();
+  await postgres.stop();
+  await companion.stop();
+}
