@@ -50,6 +50,26 @@ export interface WriteBatch<T extends TableName = TableName> {
   readonly checkpoint?: CheckpointUpdate | readonly CheckpointUpdate[];
 }
 
+/** The part of a table a full refresh re-read: rows whose timestamp `column` is at or after `from`. */
+export interface DeletionRange {
+  readonly column: string;
+  readonly from: Date;
+}
+
+/** Checks that a deletion range names a timestamp column of the table; returns the column name. */
+export function rangeColumn(
+  spec: { name: string; columns: readonly { name: string; type: string }[] },
+  within: DeletionRange,
+): string {
+  const column = spec.columns.find((c) => c.name === within.column);
+  if (!column || column.type !== 'timestamp') {
+    throw new DestinationError(
+      `${spec.name}.${within.column} is not a timestamp column; cannot bound a deletion by it`,
+    );
+  }
+  return column.name;
+}
+
 /** Narrows `listCheckpoints` (e.g. the thread queue: `{ status: 'running', limit: 50 }`). */
 export interface CheckpointFilter {
   readonly status?: CheckpointStatus;
@@ -106,12 +126,16 @@ export interface Destination {
     deletedAt: Date,
     checkpoint?: CheckpointUpdate,
   ): Promise<number>;
-  /** Full refresh: marks deleted every row not received since `since` (`_synced_at < since`). */
+  /**
+   * Full refresh: marks deleted every row not received since `since` (`_synced_at < since`), optionally only
+   * rows inside the range the refresh re-read (`within`: rows whose `column` is at or after `from`).
+   */
   markDeletedNotSeenSince(
     table: TableName,
     since: Date,
     deletedAt: Date,
     checkpoint?: CheckpointUpdate,
+    within?: DeletionRange,
   ): Promise<number>;
   /** Upserts a run record by run_id. */
   recordRun(run: SyncRunRecord): Promise<void>;

@@ -490,11 +490,11 @@ const csatVersion = (s: { submitted_at: string | null; sent_at: string }) => s.s
 const csatSurveys = apiTable({
   name: 'csat_surveys',
   description:
-    'One row per CSAT survey (GET /csat-surveys). Surveys are answered late; version: _version = coalesce(submitted_at, sent_at), which only grows (a survey is sent before it is answered).',
+    'One row per CSAT survey (GET /csat-surveys). Surveys are answered late; version: _version = coalesce(submitted_at, sent_at), which only grows (a survey is sent before it is answered). A full refresh re-reads every survey sent since the start date and marks those the export no longer serves (e.g. of deleted tickets, spec 2.7 rule 7) with _deleted_at.',
   schema: CsatSurvey,
   primaryKey: ['id'],
   merge: { kind: 'version', column: '_version' },
-  tracksDeletion: false,
+  tracksDeletion: true,
   derive: {
     descriptions: {
       id: 'Survey id (UUID). Primary key.',

@@ -25,10 +25,12 @@ import {
 import {
   type CheckpointFilter,
   checkpointList,
+  type DeletionRange,
   type Destination,
   type DestinationCapabilities,
   DestinationError,
   type DestinationOptions,
+  rangeColumn,
   type WriteBatch,
   type WriteResult,
 } from '../destination.js';
@@ -441,11 +443,15 @@ export class BigQueryDestination implements Destination {
     since: Date,
     deletedAt: Date,
     checkpoint?: CheckpointUpdate,
+    within?: DeletionRange,
   ): Promise<number> {
-    this.#deletable(table);
+    const spec = this.#deletable(table);
+    const range = within ? rangeColumn(spec, within) : undefined;
     return this.#markDeleted(
       table,
-      `_synced_at < ${timestampLiteral(since)} AND _deleted_at IS NULL`,
+      `_synced_at < ${timestampLiteral(since)} AND _deleted_at IS NULL${
+        range ? ` AND \`${range}\` >= ${timestampLiteral(within!.from)}` : ''
+      }`,
       deletedAt,
       checkpoint,
     );

@@ -19,10 +19,12 @@ import {
 import {
   type CheckpointFilter,
   checkpointList,
+  type DeletionRange,
   type Destination,
   type DestinationCapabilities,
   DestinationError,
   type DestinationOptions,
+  rangeColumn,
   type WriteBatch,
   type WriteResult,
 } from '../destination.js';
@@ -373,13 +375,17 @@ export class PostgresDestination implements Destination {
     since: Date,
     deletedAt: Date,
     checkpoint?: CheckpointUpdate,
+    within?: DeletionRange,
   ): Promise<number> {
-    this.#deletable(table);
+    const spec = this.#deletable(table);
+    const range = within ? rangeColumn(spec, within) : undefined;
     return this.#tx(`markDeletedNotSeenSince ${table}`, async (client) => {
       await this.#lockTable(client, table);
       const r = await client.query(
-        `UPDATE ${this.#table(table)} SET "_deleted_at" = $1 WHERE "_synced_at" < $2 AND "_deleted_at" IS NULL`,
-        [deletedAt, since],
+        `UPDATE ${this.#table(table)} SET "_deleted_at" = $1 WHERE "_synced_at" < $2 AND "_deleted_at" IS NULL${
+          range ? ` AND ${ident(range)} >= $3` : ''
+        }`,
+        range ? [deletedAt, since, within!.from] : [deletedAt, since],
       );
       if (checkpoint) await this.#upsertCheckpoint(client, checkpoint, this.#clock());
       return r.rowCount ?? 0;

@@ -372,9 +372,42 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       // a comes back (same version): revived.
       await d.writeBatch({ table: 'tickets', rows: [input(a)] });
       expect((await mine()).find((r) => r['id'] === a.id)!['_deleted_at']).toBeNull();
-      await expect(d.markDeleted('csat_surveys', ['x'], deletedAt)).rejects.toThrow(
+      await expect(d.markDeleted('agent_sessions', ['x'], deletedAt)).rejects.toThrow(
         /does not track deletions/,
       );
+      await d.close();
+    });
+
+    it('a full refresh over a range marks only unseen rows inside that range deleted', async () => {
+      let now = new Date('2030-01-01T00:00:00Z');
+      const d = await h.create({ clock: () => now });
+      const old = survey({ sent_at: '2025-01-01T00:00:00.000001Z' });
+      const gone = survey({ sent_at: '2025-03-02T00:00:00.000001Z' });
+      const kept = survey({ sent_at: '2025-03-03T00:00:00.000001Z' });
+      await d.writeBatch({ table: 'csat_surveys', rows: [old, gone, kept].map(input) });
+      now = new Date('2030-01-02T00:00:00Z');
+      const refreshStart = now;
+      // The refresh re-read surveys sent since 2025-03-01 and saw only `kept`.
+      await d.writeBatch({ table: 'csat_surveys', rows: [input(kept)] });
+      const deletedAt = new Date('2030-01-02T01:00:00Z');
+      const n = await d.markDeletedNotSeenSince('csat_surveys', refreshStart, deletedAt, undefined, {
+        column: 'sent_at',
+        from: new Date('2025-03-01T00:00:00Z'),
+      });
+      expect(n).toBeGreaterThanOrEqual(1); // other tests' surveys share the table
+      const rows = (await h.readRows('csat_surveys')).filter((r) =>
+        [old.id, gone.id, kept.id].includes(r['id'] as string),
+      );
+      const deleted = (id: string) => rows.find((r) => r['id'] === id)!['_deleted_at'];
+      expect(deleted(gone.id)).toBe(canonicalTimestamp(deletedAt));
+      expect(deleted(old.id)).toBeNull();
+      expect(deleted(kept.id)).toBeNull();
+      await expect(
+        d.markDeletedNotSeenSince('csat_surveys', refreshStart, deletedAt, undefined, {
+          column: 'score',
+          from: now,
+        }),
+      ).rejects.toThrow(/not a timestamp column/);
       await d.close();
     });
 
