@@ -2,6 +2,7 @@ import { advanceHighWaterMark, beginScope, planRun, prepareDestination, recordRu
 import type { ActivityDeps } from './deps.js';
 import { syncExportPage } from './exports.js';
 import { mapFailures } from './failures.js';
+import { withHeartbeat } from './heartbeat.js';
 import { syncReferencePage } from './reference.js';
 import { syncReportSnapshot } from './report-snapshots.js';
 import { finishThreads, syncThreadBatch } from './threads.js';
@@ -34,9 +35,18 @@ export function createActivities(deps: ActivityDeps) {
   return Object.fromEntries(
     Object.entries(activities).map(([name, fn]) => [
       name,
-      mapFailures(fn as (...a: unknown[]) => Promise<unknown>),
+      heartbeating(mapFailures(fn as (...a: unknown[]) => Promise<unknown>)),
     ]),
   ) as typeof activities;
 }
 
 export type Activities = ReturnType<typeof createActivities>;
+
+/**
+ * Every activity heartbeats while it runs: the proxies set a heartbeat timeout so that a killed worker's
+ * activities are retried soon, and an activity that never heartbeats would time out after it even when its
+ * worker is alive (a page waiting for the rate governor, a slow transaction).
+ */
+function heartbeating<A extends unknown[], R>(fn: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
+  return (...args: A) => withHeartbeat(() => fn(...args));
+}

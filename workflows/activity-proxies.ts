@@ -15,8 +15,9 @@ const retry: ActivityOptions['retry'] = {
 
 const base: ActivityOptions = {
   startToCloseTimeout: '3 minutes',
-  // A killed worker is noticed within the heartbeat timeout, not after startToClose.
-  heartbeatTimeout: '30 seconds',
+  // A killed worker is noticed within the heartbeat timeout, not after startToClose; every activity beats
+  // every 3 s (activities/heartbeat.ts), so 10 s tolerates a couple of missed beats.
+  heartbeatTimeout: '10 seconds',
   retry,
 };
 
