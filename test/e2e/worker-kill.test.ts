@@ -1,0 +1,185 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { type CompanionHandle, type RequestLogEntry, startCompanion } from '../../companion/index.js';
+import { ALL_STREAMS } from '../../schemas/sync.js';
+import { buildDependencies, type Dependencies } from '../../worker/compose.js';
+import { loadConfig, settingsFromConfig } from '../../worker/config.js';
+import { newRunId, runWorkflowId } from '../../worker/run-sync.js';
+import { freshDatabase } from '../support/postgres.js';
+import { connectToTestServer } from '../support/temporal.js';
+import { DAY_MS, silentLogger } from './harness.js';
+import { sourceSnapshot } from './source-snapshot.js';
+import { expectWarehouseEqualsSource, rowCounts } from './warehouse-compare.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const KILLS = 3;
+const STREAM_PARALLELISM = 4;
+const THREAD_CONCURRENCY = 4;
+/**
+ * Pages that can be in flight at once: the run has `STREAM_PARALLELISM` lanes, each running one child
+ * workflow that runs one page activity at a time, except the threads batch, which has up to
+ * `THREAD_CONCURRENCY` thread pages in flight. So (lanes − 1) × 1 + THREAD_CONCURRENCY. (The worker's
+ * activity slots, 100 by default, never bind: the workflows schedule at most this many pages at once.)
+ */
+const PAGES_IN_FLIGHT = STREAM_PARALLELISM - 1 + THREAD_CONCURRENCY;
+
+/** A worker process (`support-sync worker`), killed with SIGKILL. `node --import tsx` so the pid is the worker's. */
+function spawnWorker(env: Record<string, string>): {
+  child: ChildProcess;
+  ready: Promise<void>;
+  stderr: string[];
+} {
+  const stderr: string[] = [];
+  const child = spawn(process.execPath, ['--import', 'tsx', 'worker/cli.ts', 'worker'], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const ready = new Promise<void>((resolve, reject) => {
+    child.stderr!.setEncoding('utf8');
+    child.stderr!.on('data', (chunk: string) => {
+      stderr.push(chunk);
+      if (chunk.includes('worker running')) resolve();
+    });
+    child.once('exit', (code, signal) => reject(new Error(`worker exited early (${code ?? signal})`)));
+  });
+  ready.catch(() => undefined);
+  return { child, ready, stderr };
+}
+
+function killed(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGKILL');
+  });
+}
+
+const requestKey = (r: RequestLogEntry) =>
+  `${r.method} ${r.path}?${Object.entries(r.query)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([k, v]) => `${k}=${v}`)
+    .join('&')}`;
+
+describe('the worker killed with SIGKILL at random points during a sync', () => {
+  let companion: CompanionHandle;
+  let databaseUrl: string;
+  let deps: Dependencies;
+  let db: pg.Client;
+  let env: Awaited<ReturnType<typeof connectToTestServer>>;
+  let worker: ReturnType<typeof spawnWorker> | undefined;
+  const taskQueue = `worker-kill-${Date.now().toString(36)}`;
+  const from = new Date(Date.now() - 200 * DAY_MS).toISOString();
+
+  beforeAll(async () => {
+    companion = await startCompanion({ seed: 23, tickets: 70, rateLimits: false });
+    databaseUrl = await freshDatabase('e2e_worker_kill');
+    env = await connectToTestServer();
+    db = new pg.Client({ connectionString: databaseUrl });
+    await db.connect();
+  });
+  afterAll(async () => {
+    if (worker) await killed(worker.child);
+    await db?.end();
+    await deps?.close();
+    await companion?.stop();
+    await env?.teardown();
+  });
+
+  it(`completes after ${KILLS} kills, equal to the source, re-fetching only pages in flight`, async () => {
+    const workerEnv = {
+      SUPPORT_API_URL: companion.baseUrl,
+      SUPPORT_API_KEY: companion.keys.admin,
+      DESTINATION_URL: databaseUrl,
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      ANALYTICS_REQUESTS_PER_MINUTE: '60000',
+      LOG_LEVEL: 'info',
+    };
+    const config = loadConfig({}, undefined, {
+      ...workerEnv,
+      SYNC_START_DATE: from,
+      SYNC_WINDOW: 'P90D',
+      SYNC_THREAD_LOOKBACK: 'PT0S',
+      // Small pages: more pages per stream, so kills land between and inside pages.
+      SYNC_PAGE_SIZE: '10',
+      SYNC_STREAM_PARALLELISM: String(STREAM_PARALLELISM),
+    });
+    deps = await buildDependencies(config, silentLogger);
+    const seed = Math.floor(Math.random() * 2 ** 31);
+    let state = seed;
+    const random = () => {
+      state = (state * 1103515245 + 12345) % 2 ** 31;
+      return state / 2 ** 31;
+    };
+
+    worker = spawnWorker(workerEnv);
+    await worker.ready;
+    const now = new Date();
+    const input = {
+      runId: newRunId(now),
+      mode: 'incremental' as const,
+      streams: [...ALL_STREAMS],
+      settings: { ...settingsFromConfig(config, now), threadConcurrency: THREAD_CONCURRENCY },
+    };
+    const started = Date.now();
+    const handle = await env.client.workflow.start('syncRunWorkflow', {
+      taskQueue,
+      workflowId: runWorkflowId(input.runId),
+      args: [input],
+    });
+    const result = handle.result().then(
+      () => 'succeeded',
+      (err: unknown) => `failed: ${(err as Error).message}`,
+    );
+
+    // Each kill comes after a random number (3–30) of new API requests since the worker was (re)started,
+    // plus a random 0–300 ms, so it lands inside page fetches, writes, or between activities.
+    const killAt: number[] = [];
+    for (let k = 0; k < KILLS; k++) {
+      const base = companion.requestLog.length;
+      const after = 3 + Math.floor(random() * 28);
+      const deadline = Date.now() + 60_000;
+      while (companion.requestLog.length < base + after && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      await new Promise((r) => setTimeout(r, Math.floor(random() * 300)));
+      expect(companion.requestLog.length, `kill ${k + 1}: the sync made progress`).toBeGreaterThan(base);
+      killAt.push(companion.requestLog.length);
+      await killed(worker.child);
+      worker = spawnWorker(workerEnv);
+      await worker.ready;
+    }
+    expect(await result, `seed ${seed}`).toBe('succeeded');
+    const elapsed = Date.now() - started;
+    const log = companion.requestLog.slice();
+
+    // Repeated GETs of the same (path, query incl. cursor), attributed to the kill they follow.
+    const seen = new Set<string>();
+    const repeatsPerKill = new Array<number>(KILLS).fill(0);
+    const repeated: string[] = [];
+    log.forEach((r, index) => {
+      if (r.method !== 'GET') return;
+      const key = requestKey(r);
+      if (seen.has(key)) {
+        repeated.push(key);
+        const kill = killAt.filter((at) => at <= index).length - 1;
+        repeatsPerKill[Math.max(0, kill)]! += 1;
+      }
+      seen.add(key);
+    });
+    console.info(
+      `worker-kill: seed ${seed}, kills after requests ${killAt.join(', ')}, sync ${elapsed} ms, ` +
+        `${log.length} requests, repeats per kill ${repeatsPerKill.join(', ')} (bound ${PAGES_IN_FLIGHT})`,
+    );
+    expect(repeated.length, repeated.join('\n')).toBeLessThanOrEqual(KILLS * PAGES_IN_FLIGHT);
+    for (const n of repeatsPerKill) expect(n).toBeLessThanOrEqual(PAGES_IN_FLIGHT);
+
+    await rowCounts(db); // no duplicate ids in any table
+    await expectWarehouseEqualsSource(db, await sourceSnapshot(deps.client, from));
+    const run = await db.query('SELECT status FROM support._sync_runs WHERE run_id = $1', [input.runId]);
+    expect(run.rows).toEqual([{ status: 'succeeded' }]);
+  }, 300_000);
+});
