@@ -6,7 +6,7 @@ import {
   type SyncMode,
   type SyncSettings,
 } from '../schemas/sync.js';
-import type { SyncRunRecord } from '../schemas/warehouse.js';
+import type { SyncRunRecord, TableName } from '../schemas/warehouse.js';
 import { laterInstant, restartedCheckpoint } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
 import { TICKETS_HWM } from './tickets.js';
@@ -64,7 +64,17 @@ export function planRun(deps: ActivityDeps) {
 
     let tickets: RunPlan['tickets'] = null;
     if (input.streams.includes('tickets')) {
-      tickets = { since: mode === 'full_refresh' ? null : await lowerBound(TICKETS_HWM.stream) };
+      if (mode === 'full_refresh') {
+        tickets = { since: null };
+      } else {
+        // Page down far enough to cover the thread look-back too: its threads are re-read only if the crawl
+        // sees the ticket (a message need not move updated_at).
+        const bound = Date.parse(await lowerBound(TICKETS_HWM.stream));
+        const threadBound = input.range
+          ? bound
+          : Math.max(Date.parse(input.now) - settings.threadLookbackMs, Date.parse(settings.startDate));
+        tickets = { since: new Date(Math.min(bound, threadBound)).toISOString() };
+      }
     }
     const passes: RunPlan['passes'] = [];
     for (const stream of ['csat_surveys', 'agent_sessions'] as const) {
@@ -119,6 +129,33 @@ export function advanceHighWaterMark(deps: ActivityDeps) {
       },
     ]);
     return { highWaterMark: next };
+  };
+}
+
+/**
+ * The warehouse's clock now: every row this run receives afterwards gets a later `_synced_at` (stamped by
+ * the same clock), so it bounds exactly what a complete re-read did not receive.
+ */
+export function deletionCutoff(deps: ActivityDeps) {
+  return async (): Promise<string> => (await deps.destination.currentTime()).toISOString();
+}
+
+/**
+ * After a complete re-read of a table (or of the part `within` bounds: surveys sent since the start date),
+ * marks the rows it did not receive as deleted. Rows are never removed.
+ */
+export function markUnseenDeleted(deps: ActivityDeps) {
+  return async (input: { table: TableName; since: string; within?: { column: string; from: string } }) => {
+    const now = deps.now?.() ?? new Date();
+    const deleted = await deps.destination.markDeletedNotSeenSince(
+      input.table,
+      new Date(input.since),
+      now,
+      undefined,
+      input.within ? { column: input.within.column, from: new Date(input.within.from) } : undefined,
+    );
+    if (deleted > 0) deps.logger.info({ table: input.table, deleted }, 'marked rows gone from the source');
+    return { deleted };
   };
 }
 

@@ -1,4 +1,12 @@
-import { advanceHighWaterMark, beginScope, planRun, prepareDestination, recordRun } from './bookkeeping.js';
+import {
+  advanceHighWaterMark,
+  beginScope,
+  deletionCutoff,
+  markUnseenDeleted,
+  planRun,
+  prepareDestination,
+  recordRun,
+} from './bookkeeping.js';
 import type { ActivityDeps } from './deps.js';
 import { syncExportPage } from './exports.js';
 import { mapFailures } from './failures.js';
@@ -24,6 +32,8 @@ export function createActivities(deps: ActivityDeps) {
     recordRun: recordRun(deps),
     beginScope: beginScope(deps),
     advanceHighWaterMark: advanceHighWaterMark(deps),
+    deletionCutoff: deletionCutoff(deps),
+    markUnseenDeleted: markUnseenDeleted(deps),
     syncReferencePage: syncReferencePage(deps),
     syncTicketsPage: syncTicketsPage(deps),
     finishTickets: finishTickets(deps),

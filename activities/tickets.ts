@@ -77,7 +77,7 @@ export function syncTicketsPage(deps: ActivityDeps) {
  * crawl did not see as deleted (never hard-deleted: `_deleted_at` is set, history stays).
  */
 export function finishTickets(deps: ActivityDeps) {
-  return async (input: { scope: string; fullRefresh: boolean; runStartedAt: string }) => {
+  return async (input: { scope: string; deletionSince: string | null }) => {
     const { destination } = deps;
     const crawl = await destination.readCheckpoint('tickets', input.scope);
     if (crawl?.status !== 'complete') {
@@ -97,11 +97,11 @@ export function finishTickets(deps: ActivityDeps) {
       rows: crawl.rows,
     };
     let deleted = 0;
-    if (input.fullRefresh) {
+    if (input.deletionSince) {
       const now = deps.now?.() ?? new Date();
       deleted = await destination.markDeletedNotSeenSince(
         'tickets',
-        new Date(input.runStartedAt),
+        new Date(input.deletionSince),
         now,
         update,
       );

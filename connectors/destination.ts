@@ -113,6 +113,12 @@ export interface Destination {
     batches: readonly WriteBatch[],
     checkpoint?: CheckpointUpdate | readonly CheckpointUpdate[],
   ): Promise<WriteResult[]>;
+  /**
+   * The clock that stamps `_synced_at`: the warehouse's own (PostgreSQL `now()`, BigQuery
+   * `CURRENT_TIMESTAMP()`) unless a test clock was injected. One clock for every worker, so a full refresh
+   * can mark "not received since the run began" exactly, whatever the workers' clocks say.
+   */
+  currentTime(): Promise<Date>;
   /** Checkpoints alone, atomically (a window restarted, a high-water mark moved). */
   writeCheckpoints(checkpoints: readonly CheckpointUpdate[]): Promise<void>;
   readCheckpoint(stream: string, scope: string): Promise<Checkpoint | null>;
@@ -146,7 +152,10 @@ export interface Destination {
 
 /** Options shared by every destination. */
 export interface DestinationOptions {
-  /** Clock for `_synced_at` / `updated_at` (defaults to the system clock). */
+  /**
+   * Test clock for `_synced_at` and checkpoint `updated_at`. Default: `_synced_at` from the warehouse's
+   * clock, `updated_at` from the system clock.
+   */
   readonly clock?: () => Date;
   readonly hooks?: DestinationHooks;
 }

@@ -98,7 +98,7 @@ export const ConfigFromEnv = z.object({
   SYNC_WINDOW: IsoDurationMs.prefault('P30D')
     .refine((ms) => ms > 0 && ms <= MAX_EXPORT_WINDOW_MS, { message: 'must be positive and at most P90D' })
     .describe('Export window size, at most 90 × 24 h'),
-  SYNC_THREAD_LOOKBACK: IsoDurationMs.prefault('P7D').describe(
+  SYNC_THREAD_LOOKBACK: IsoDurationMs.prefault('PT24H').describe(
     "Threads of tickets created this recently are re-read every run even if the ticket's updated_at did not move",
   ),
   SYNC_CSAT_COMMENTS: z

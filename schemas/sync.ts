@@ -85,6 +85,13 @@ export const SyncRunInput = z.object({
 });
 export type SyncRunInput = z.infer<typeof SyncRunInput>;
 
+/** Counts carried over a continue-as-new, so a run's totals include the pages of its earlier runs. */
+export const CarriedCounts = z.object({
+  pages: z.number().int().nonnegative(),
+  rows: z.number().int().nonnegative(),
+});
+export type CarriedCounts = z.infer<typeof CarriedCounts>;
+
 export const WindowInput = z.object({
   runId: z.string().min(1),
   pass: ExportPass,
@@ -95,6 +102,7 @@ export const WindowInput = z.object({
   includeComments: z.boolean(),
   /** Move the pass's high-water mark to windowEnd when complete (not for replays of old windows). */
   advanceHighWaterMark: z.boolean(),
+  carried: CarriedCounts.optional(),
 });
 export type WindowInput = z.infer<typeof WindowInput>;
 
@@ -106,6 +114,9 @@ export const TicketsInput = z.object({
   before: Instant,
   pageSize: z.number().int().min(1).max(100),
   threadLookbackMs: z.number().int().nonnegative(),
+  /** Full refresh: tickets not received since this instant (workers' clock) are marked deleted. */
+  deletionSince: Instant.nullable().default(null),
+  carried: CarriedCounts.optional(),
 });
 export type TicketsInput = z.infer<typeof TicketsInput>;
 
@@ -141,8 +152,14 @@ export type ReportSnapshotsInput = z.infer<typeof ReportSnapshotsInput>;
 
 export const ReferenceInput = z.object({
   runId: z.string().min(1),
+  /**
+   * After a complete snapshot, rows not received since this instant (on the workers' clock, which also
+   * stamps `_synced_at`) are marked deleted. Null: do not mark (older inputs).
+   */
+  deletionSince: Instant.nullable().default(null),
   stream: ReferenceStream,
   pageSize: z.number().int().min(1).max(100),
+  carried: CarriedCounts.optional(),
 });
 export type ReferenceInput = z.infer<typeof ReferenceInput>;
 
@@ -155,6 +172,7 @@ export const ThreadsInput = z.object({
   fullRefreshSince: Instant.nullable(),
   batchSize: z.number().int().min(1),
   concurrency: z.number().int().min(1),
+  carried: CarriedCounts.optional(),
 });
 export type ThreadsInput = z.infer<typeof ThreadsInput>;
 

@@ -5,8 +5,14 @@ import { continueAsNew, workflowInfo } from '@temporalio/workflow';
  * destination's checkpoints, so the new run starts from the same input and picks up where this one was.
  * `workflowInfo()` is a frozen copy: call it again each time.
  */
-export async function continueAsNewIfSuggested<A extends unknown[]>(...args: A): Promise<void> {
+export async function continueAsNewIfSuggested<I extends object>(
+  input: I,
+  progress: { pages: number; rows: number },
+): Promise<void> {
   if (workflowInfo().continueAsNewSuggested) {
-    await continueAsNew<(...a: A) => Promise<unknown>>(...args);
+    await continueAsNew<(input: I) => Promise<unknown>>({
+      ...input,
+      carried: { pages: progress.pages, rows: progress.rows },
+    });
   }
 }

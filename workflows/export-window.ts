@@ -10,7 +10,7 @@ import { trackChildProgress } from './progress.js';
  * run after a crash resumes from the page checkpoint.
  */
 export async function exportWindowWorkflow(input: WindowInput): Promise<StreamCounts> {
-  const progress = trackChildProgress(`${input.windowStart} → ${input.windowEnd}`);
+  const progress = trackChildProgress(`${input.windowStart} → ${input.windowEnd}`, input.carried);
   const scope = `${input.windowStart}/${input.windowEnd}`;
   await bookkeeping.beginScope({ stream: input.pass, scope });
   const analytics = analyticsActivities(input.analyticsTaskQueue);
@@ -25,7 +25,7 @@ export async function exportWindowWorkflow(input: WindowInput): Promise<StreamCo
     progress.pages += 1;
     progress.rows += page.rows;
     if (page.done) break;
-    await continueAsNewIfSuggested(input);
+    await continueAsNewIfSuggested(input, progress);
   }
   if (input.advanceHighWaterMark) {
     await bookkeeping.advanceHighWaterMark({ stream: input.pass, value: input.windowEnd });

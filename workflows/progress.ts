@@ -8,8 +8,11 @@ export const childProgressQuery = defineQuery<ChildProgress>('progress');
 export const runProgressQuery = defineQuery<RunProgress>('progress');
 
 /** A mutable progress record with its query handler installed. */
-export function trackChildProgress(detail: string | null = null): ChildProgress {
-  const progress: ChildProgress = { pages: 0, rows: 0, detail };
+export function trackChildProgress(
+  detail: string | null = null,
+  carried: { pages: number; rows: number } = { pages: 0, rows: 0 },
+): ChildProgress {
+  const progress: ChildProgress = { pages: carried.pages, rows: carried.rows, detail };
   setHandler(childProgressQuery, () => progress);
   return progress;
 }

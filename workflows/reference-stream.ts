@@ -1,14 +1,15 @@
 import type { ReferenceInput, StreamCounts } from '../schemas/sync.js';
-import { pageActivities } from './activity-proxies.js';
+import { bookkeeping, pageActivities } from './activity-proxies.js';
 import { continueAsNewIfSuggested } from './continue-as-new.js';
 import { trackChildProgress } from './progress.js';
 
 /**
  * A reference stream (views with counts, tags, teams, agents, metric catalog): a full snapshot each run,
- * one page per activity, the cursor checkpointed with each page under this workflow's scope.
+ * one page per activity, the cursor checkpointed with each page under this workflow's scope; afterwards
+ * the rows the snapshot did not contain get `_deleted_at`.
  */
 export async function referenceStreamWorkflow(input: ReferenceInput): Promise<StreamCounts> {
-  const progress = trackChildProgress(input.stream);
+  const progress = trackChildProgress(input.stream, input.carried);
   const scope = `run:${input.runId}`;
   for (;;) {
     const page = await pageActivities.syncReferencePage({
@@ -18,7 +19,12 @@ export async function referenceStreamWorkflow(input: ReferenceInput): Promise<St
     });
     progress.pages += 1;
     progress.rows += page.rows;
-    if (page.done) return { pages: progress.pages, rows: progress.rows, windows: 1 };
-    await continueAsNewIfSuggested(input);
+    if (page.done) break;
+    await continueAsNewIfSuggested(input, progress);
   }
+  // A complete snapshot: whatever it did not contain is gone from the source.
+  if (input.deletionSince) {
+    await bookkeeping.markUnseenDeleted({ table: input.stream, since: input.deletionSince });
+  }
+  return { pages: progress.pages, rows: progress.rows, windows: 1 };
 }

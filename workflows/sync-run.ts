@@ -86,6 +86,10 @@ export async function syncRunWorkflow(input: SyncRunInput): Promise<Record<strin
     error: null,
   });
 
+  // Rows a complete re-read did not receive after this instant are gone from the source (see the activity).
+  const deletionSince = await bookkeeping.deletionCutoff();
+  const fullRefresh = mode === 'full_refresh';
+
   const plan = await bookkeeping.planRun({
     mode,
     streams: input.streams,
@@ -180,7 +184,7 @@ export async function syncRunWorkflow(input: SyncRunInput): Promise<Record<strin
         await child(entry, stream, `${stream}/${startedAt}/${before}`, startedAt, before, (options) =>
           executeChild(referenceStreamWorkflow, {
             ...options,
-            args: [{ runId, stream, pageSize: settings.pageSize }],
+            args: [{ runId, stream, pageSize: settings.pageSize, deletionSince }],
           }),
         );
       }),
@@ -213,6 +217,7 @@ export async function syncRunWorkflow(input: SyncRunInput): Promise<Record<strin
                   before,
                   pageSize: settings.pageSize,
                   threadLookbackMs: settings.threadLookbackMs,
+                  deletionSince: tickets.since === null ? deletionSince : null,
                 },
               ],
             }),
@@ -234,7 +239,7 @@ export async function syncRunWorkflow(input: SyncRunInput): Promise<Record<strin
                       runId,
                       batchSize: settings.threadBatchSize,
                       concurrency: settings.threadConcurrency,
-                      fullRefreshSince: tickets.since === null ? startedAt : null,
+                      fullRefreshSince: tickets.since === null ? deletionSince : null,
                     },
                   ],
                 }),
@@ -303,6 +308,15 @@ export async function syncRunWorkflow(input: SyncRunInput): Promise<Record<strin
                 ],
               }),
           );
+        }
+        // A full refresh re-read every survey sent since the start date: those it did not receive (their
+        // ticket was deleted, spec 2.7 rule 7) are gone. Only that range: older rows were not re-read.
+        if (fullRefresh && passPlan.pass === 'csat_surveys.sent' && passPlan.windows.length > 0) {
+          await bookkeeping.markUnseenDeleted({
+            table: 'csat_surveys',
+            since: deletionSince,
+            within: { column: 'sent_at', from: passPlan.windows[0]!.windowStart },
+          });
         }
       }),
     );

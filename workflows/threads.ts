@@ -9,7 +9,7 @@ import { trackChildProgress } from './progress.js';
  * entry, so a retry re-fetches only the pages that were in flight.
  */
 export async function threadsWorkflow(input: ThreadsInput): Promise<StreamCounts> {
-  const progress = trackChildProgress('queued threads');
+  const progress = trackChildProgress('queued threads', input.carried);
   for (;;) {
     const batch = await pageActivities.syncThreadBatch({
       batchSize: input.batchSize,
@@ -19,7 +19,7 @@ export async function threadsWorkflow(input: ThreadsInput): Promise<StreamCounts
     progress.rows += batch.rows;
     progress.detail = `${batch.remaining} threads queued`;
     if (batch.threads === 0 || batch.remaining === 0) break;
-    await continueAsNewIfSuggested(input);
+    await continueAsNewIfSuggested(input, progress);
   }
   if (input.fullRefreshSince) {
     await bookkeeping.finishThreads({ fullRefreshSince: input.fullRefreshSince });

@@ -10,7 +10,7 @@ import { trackChildProgress } from './progress.js';
  * the thread look-back) in the same destination transaction, for the ticket_messages stream.
  */
 export async function ticketsWorkflow(input: TicketsInput): Promise<StreamCounts> {
-  const progress = trackChildProgress(input.since ? `since ${input.since}` : 'full refresh');
+  const progress = trackChildProgress(input.since ? `since ${input.since}` : 'full refresh', input.carried);
   const scope = `tickets:${input.since ?? 'all'}/${input.before}`;
   for (;;) {
     const page = await pageActivities.syncTicketsPage({
@@ -23,8 +23,11 @@ export async function ticketsWorkflow(input: TicketsInput): Promise<StreamCounts
     progress.pages += 1;
     progress.rows += page.rows;
     if (page.done) break;
-    await continueAsNewIfSuggested(input);
+    await continueAsNewIfSuggested(input, progress);
   }
-  await bookkeeping.finishTickets({ scope, fullRefresh: input.since === null, runStartedAt: input.before });
+  await bookkeeping.finishTickets({
+    scope,
+    deletionSince: input.since === null ? input.deletionSince : null,
+  });
   return { pages: progress.pages, rows: progress.rows, windows: 1 };
 }

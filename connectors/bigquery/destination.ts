@@ -42,6 +42,7 @@ import {
   mergeScript,
   multiMergeScript,
   ndjsonLine,
+  type SyncedAt,
   stagedColumns,
   stringLiteral,
   timestampLiteral,
@@ -110,6 +111,8 @@ export class BigQueryDestination implements Destination {
   readonly #dataset: string;
   readonly #location: string;
   readonly #clock: () => Date;
+  /** No test clock: `_synced_at` is BigQuery's `CURRENT_TIMESTAMP()`. */
+  readonly #serverClock: boolean;
   readonly #hooks: NonNullable<DestinationOptions['hooks']>;
   readonly #maxRetries: number;
 
@@ -118,6 +121,7 @@ export class BigQueryDestination implements Destination {
     this.#dataset = options.datasetId;
     this.#location = options.location ?? 'US';
     this.#clock = options.clock ?? (() => new Date());
+    this.#serverClock = options.clock === undefined;
     this.#hooks = options.hooks ?? {};
     this.#maxRetries = options.maxConflictRetries ?? 8;
     this.#bq = new BigQuery({
@@ -223,10 +227,10 @@ export class BigQueryDestination implements Destination {
     const spec = tableSpecOf(batch.table) as TableSpec<unknown>;
     const rows = dedupeRows(spec, toValidatedRows(batch.table, batch.rows));
     const received = batch.rows.length;
-    const syncedAt = this.#clock();
+    const syncedAt = this.#syncedAt();
     const checkpoints = checkpointList(batch.checkpoint);
     if (rows.length === 0) {
-      await this.#checkpointOnly(checkpoints, syncedAt);
+      await this.#checkpointOnly(checkpoints, syncedAt.checkpointTime);
       return { received, inserted: 0, updated: 0, unchanged: received };
     }
     const stage = `_stage_${spec.name}_${randomBytes(6).toString('hex')}`;
@@ -261,11 +265,11 @@ export class BigQueryDestination implements Destination {
       const spec = tableSpecOf(batch.table) as TableSpec<unknown>;
       return { batch, spec, rows: dedupeRows(spec, toValidatedRows(batch.table, batch.rows)) };
     });
-    const syncedAt = this.#clock();
+    const syncedAt = this.#syncedAt();
     const checkpoints = checkpointList(checkpoint);
     const loaded = prepared.filter((p) => p.rows.length > 0);
     if (loaded.length === 0) {
-      await this.#checkpointOnly(checkpoints, syncedAt);
+      await this.#checkpointOnly(checkpoints, syncedAt.checkpointTime);
       return prepared.map((p) => ({
         received: p.batch.rows.length,
         inserted: 0,
@@ -352,6 +356,22 @@ export class BigQueryDestination implements Destination {
 
   async writeCheckpoints(checkpoints: readonly CheckpointUpdate[]): Promise<void> {
     await this.#checkpointOnly(checkpointList(checkpoints), this.#clock());
+  }
+
+  #syncedAt(): SyncedAt {
+    const at = this.#clock();
+    return { sql: this.#serverClock ? 'CURRENT_TIMESTAMP()' : timestampLiteral(at), checkpointTime: at };
+  }
+
+  async currentTime(): Promise<Date> {
+    if (!this.#serverClock) return this.#clock();
+    try {
+      const [row] = await this.#run<{ t: { value: string } | string }>('SELECT CURRENT_TIMESTAMP() AS t');
+      const t = row?.t;
+      return new Date(typeof t === 'string' ? t : (t?.value ?? ''));
+    } catch (err) {
+      this.#fail('currentTime', err);
+    }
   }
 
   async #checkpointOnly(list: readonly CheckpointUpdate[], at: Date): Promise<void> {

@@ -60,6 +60,15 @@ export function winsSql(spec: TableSpec<unknown>): string {
 }
 
 /**
+ * How a script stamps `_synced_at`: a SQL expression (`CURRENT_TIMESTAMP()`, the service's clock, or a
+ * literal of an injected test clock), and the time written to checkpoints' `updated_at`.
+ */
+export interface SyncedAt {
+  readonly sql: string;
+  readonly checkpointTime: Date;
+}
+
+/**
  * The script that merges one staged batch and upserts the checkpoint in one multi-statement transaction.
  * Counts are computed inside the transaction (same snapshot as the MERGE).
  */
@@ -67,14 +76,14 @@ export function mergeScript(
   dataset: string,
   spec: TableSpec<unknown>,
   stage: string,
-  syncedAtDate: Date,
+  syncedAt: SyncedAt,
   checkpoints: readonly CheckpointUpdate[],
 ): string {
   return `DECLARE inserted INT64 DEFAULT 0;
 DECLARE updated INT64 DEFAULT 0;
 BEGIN TRANSACTION;
-${mergeStatements(dataset, spec, stage, syncedAtDate, 'inserted', 'updated')}
-${checkpoints.length > 0 ? `${checkpointMergeSql(dataset, checkpoints, syncedAtDate)};\n` : ''}COMMIT TRANSACTION;
+${mergeStatements(dataset, spec, stage, syncedAt.sql, 'inserted', 'updated')}
+${checkpoints.length > 0 ? `${checkpointMergeSql(dataset, checkpoints, syncedAt.checkpointTime)};\n` : ''}COMMIT TRANSACTION;
 SELECT inserted, updated;`;
 }
 
@@ -85,20 +94,20 @@ SELECT inserted, updated;`;
 export function multiMergeScript(
   dataset: string,
   parts: readonly { spec: TableSpec<unknown>; stage: string }[],
-  syncedAtDate: Date,
+  syncedAt: SyncedAt,
   checkpoints: readonly CheckpointUpdate[],
 ): string {
   const declare = parts
     .map((_, i) => `DECLARE inserted_${i} INT64 DEFAULT 0;\nDECLARE updated_${i} INT64 DEFAULT 0;`)
     .join('\n');
   const merges = parts
-    .map((p, i) => mergeStatements(dataset, p.spec, p.stage, syncedAtDate, `inserted_${i}`, `updated_${i}`))
+    .map((p, i) => mergeStatements(dataset, p.spec, p.stage, syncedAt.sql, `inserted_${i}`, `updated_${i}`))
     .join('\n');
   const select = parts.map((_, i) => `inserted_${i}, updated_${i}`).join(', ');
   return `${declare}
 BEGIN TRANSACTION;
 ${merges}
-${checkpoints.length > 0 ? `${checkpointMergeSql(dataset, checkpoints, syncedAtDate)};\n` : ''}COMMIT TRANSACTION;
+${checkpoints.length > 0 ? `${checkpointMergeSql(dataset, checkpoints, syncedAt.checkpointTime)};\n` : ''}COMMIT TRANSACTION;
 SELECT ${select || '0 AS none'};`;
 }
 
@@ -107,11 +116,10 @@ function mergeStatements(
   dataset: string,
   spec: TableSpec<unknown>,
   stage: string,
-  syncedAtDate: Date,
+  syncedAt: string,
   insertedVar: string,
   updatedVar: string,
 ): string {
-  const syncedAt = timestampLiteral(syncedAtDate);
   const target = `${bqIdent(dataset)}.${bqIdent(spec.name)}`;
   const staged = `${bqIdent(dataset)}.${bqIdent(stage)}`;
   const cols = stagedColumns(spec);

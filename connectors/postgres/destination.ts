@@ -78,6 +78,8 @@ export class PostgresDestination implements Destination {
   readonly #pool: pg.Pool;
   readonly #password: Secret;
   readonly #clock: () => Date;
+  /** No test clock: `_synced_at` comes from the server's `now()` (transaction start). */
+  readonly #serverClock: boolean;
   readonly #hooks: NonNullable<DestinationOptions['hooks']>;
 
   constructor(connectionString: string, options: PostgresDestinationOptions = {}) {
@@ -91,6 +93,7 @@ export class PostgresDestination implements Destination {
     }
     this.#password = new Secret(password);
     this.#clock = options.clock ?? (() => new Date());
+    this.#serverClock = options.clock === undefined;
     this.#hooks = options.hooks ?? {};
     this.#pool = new pg.Pool({
       connectionString,
@@ -221,8 +224,8 @@ export class PostgresDestination implements Destination {
     const order = prepared
       .map((p, i) => ({ p, i }))
       .sort((a, b) => (a.p.spec.name < b.p.spec.name ? -1 : a.p.spec.name > b.p.spec.name ? 1 : 0));
-    const syncedAt = this.#clock();
     return this.#tx(context, async (client) => {
+      const syncedAt = await this.#stamp(client);
       const results: WriteResult[] = new Array(prepared.length);
       for (const { p, i } of order) {
         const { batch, spec, rows } = p;
@@ -256,6 +259,23 @@ export class PostgresDestination implements Destination {
       await this.#upsertCheckpoints(client, checkpointList(checkpoint), syncedAt);
       return results;
     });
+  }
+
+  async currentTime(): Promise<Date> {
+    if (!this.#serverClock) return this.#clock();
+    try {
+      const r = await this.#pool.query<{ t: Date }>('SELECT now() AS t');
+      return r.rows[0]!.t;
+    } catch (err) {
+      this.#fail('currentTime', err);
+    }
+  }
+
+  /** `_synced_at` of a transaction: the server's transaction time (never earlier than a prior currentTime()). */
+  async #stamp(client: pg.PoolClient): Promise<Date> {
+    if (!this.#serverClock) return this.#clock();
+    const r = await client.query<{ t: Date }>('SELECT now() AS t');
+    return r.rows[0]!.t;
   }
 
   async writeCheckpoints(checkpoints: readonly CheckpointUpdate[]): Promise<void> {

@@ -154,21 +154,33 @@ describe('BigQuery destination specifics', () => {
   });
 
   it('merges with the version rule and the checkpoint in one transaction script', () => {
-    const sql = mergeScript('ds', TABLES.tickets as never, '_stage_x', new Date(0), [
-      {
-        stream: 'tickets',
-        scope: 'all',
-        cursor: "it's",
-        high_water_mark: null,
-        status: 'running',
-        pages: 1,
-        rows: 2,
-      },
-    ]);
+    const sql = mergeScript(
+      'ds',
+      TABLES.tickets as never,
+      '_stage_x',
+      { sql: 'CURRENT_TIMESTAMP()', checkpointTime: new Date(0) },
+      [
+        {
+          stream: 'tickets',
+          scope: 'all',
+          cursor: "it's",
+          high_water_mark: null,
+          status: 'running',
+          pages: 1,
+          rows: 2,
+        },
+      ],
+    );
     expect(sql).toMatch(
       /BEGIN TRANSACTION;[\s\S]*MERGE `ds`.`tickets`[\s\S]*T.`updated_at` < S.`updated_at`[\s\S]*MERGE `ds`.`_sync_state`[\s\S]*COMMIT TRANSACTION;/,
     );
-    const content = mergeScript('ds', TABLES.ticket_messages as never, '_stage_y', new Date(0), []);
+    const content = mergeScript(
+      'ds',
+      TABLES.ticket_messages as never,
+      '_stage_y',
+      { sql: 'CURRENT_TIMESTAMP()', checkpointTime: new Date(0) },
+      [],
+    );
     expect(content).toContain('TO_JSON_STRING(T.`_raw`) IS DISTINCT FROM TO_JSON_STRING(S.`_raw`)');
     expect(content).not.toContain('_sync_state');
   });

@@ -86,12 +86,26 @@ describe('the pipeline on Temporal: full and incremental sync of a seeded world'
 
   it('a full refresh marks a ticket deleted in the source as deleted, without losing its row', async () => {
     const world = p.companion.world;
-    const victim = world.ticketsSorted(world.orgA.id).find((t) => !t.deletedAt)!;
+    // A ticket with a CSAT survey: the export stops serving it too (spec 2.7 rule 7).
+    const survey = world.surveys.find((s) => {
+      const t = world.tickets[s.ticketIdx];
+      return t && !t.deletedAt && s.sentAt / 1000 > Date.now() - 150 * DAY_MS;
+    })!;
+    const victim = world.tickets[survey.ticketIdx]!;
     world.deleteTicket(victim.number);
     const summary = await p.run('full_refresh');
     expect(summary.status).toBe('succeeded');
     const row = await p.db.query('SELECT _deleted_at FROM support.tickets WHERE id = $1', [victim.id]);
     expect(row.rows[0]._deleted_at).toBeInstanceOf(Date);
+    const surveyRow = await p.db.query('SELECT _deleted_at FROM support.csat_surveys WHERE id = $1', [
+      survey.id,
+    ]);
+    expect(surveyRow.rows[0]._deleted_at).toBeInstanceOf(Date);
+    const messages = await p.db.query(
+      'SELECT count(*)::int AS n FROM support.ticket_messages WHERE ticket_id = $1 AND _deleted_at IS NULL',
+      [victim.id],
+    );
+    expect(messages.rows[0].n).toBe(0);
     await expectWarehouseEqualsSource(p.db, await sourceSnapshot(p.deps.client, from()));
   });
 
