@@ -4,6 +4,7 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import type { CompanionHandle } from '../companion/index.js';
+import type { Config } from '../schemas/config.js';
 import { analyticsQueueOf } from './config.js';
 import { freePort } from './embedded/free-port.js';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './embedded/postgres.js';
@@ -64,6 +65,29 @@ export async function temporalTarget(
     uiUrl: uiPort ? `http://127.0.0.1:${uiPort}` : null,
     close: () => env.teardown(),
   };
+}
+
+/**
+ * Temporal for a command: TEMPORAL_ADDRESS when it is set in the environment; otherwise, for commands that
+ * can run on their own (`start`, `sync --once`, `backfill`, `replay`), an embedded dev server, and for the
+ * others (`worker`, `schedule`) the configured default address.
+ */
+export function temporalFor(
+  config: Config,
+  logger: Logger,
+  options: { embedIfUnset: boolean; persistent?: boolean; ui?: boolean },
+): Promise<TemporalTarget> {
+  const fromEnv = process.env['TEMPORAL_ADDRESS'] || undefined;
+  return temporalTarget(
+    {
+      address: options.embedIfUnset ? fromEnv : config.TEMPORAL_ADDRESS,
+      namespace: config.TEMPORAL_NAMESPACE,
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      persistent: options.persistent ?? false,
+      ui: options.ui ?? false,
+    },
+    logger,
+  );
 }
 
 /** The embedded PostgreSQL of the main job: data kept in .data/postgres between runs. */

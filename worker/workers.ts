@@ -1,6 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import { type NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
 import type { Activities } from '../activities/index.js';
+import type { Config } from '../schemas/config.js';
+import { analyticsQueueOf } from './config.js';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -63,4 +65,20 @@ export async function startWorkers(options: WorkersOptions): Promise<RunningWork
       await done;
     },
   };
+}
+
+/** The two workers of this process for the configured task queue, with the activities of `deps`. */
+export function startLocalWorkers(
+  connection: { connection: NativeConnection; namespace: string },
+  config: Config,
+  activities: Activities,
+): Promise<RunningWorkers> {
+  return startWorkers({
+    connection: connection.connection,
+    namespace: connection.namespace,
+    taskQueue: config.TEMPORAL_TASK_QUEUE,
+    analyticsTaskQueue: analyticsQueueOf(config.TEMPORAL_TASK_QUEUE),
+    activities,
+    analyticsRequestsPerMinute: config.ANALYTICS_REQUESTS_PER_MINUTE,
+  });
 }

@@ -175,6 +175,33 @@ export async function syncRunWorkflow(input: SyncRunInput): Promise<Record<strin
     }
   }
 
+  /** The thread queue drained by one child; on a full refresh it also marks messages gone from the source. */
+  async function syncThreads(
+    entry: StreamProgress,
+    from: string,
+    fullRefreshSince: string | null,
+  ): Promise<void> {
+    await child(
+      entry,
+      'ticket_messages',
+      windowWorkflowId('ticket_messages', from, before),
+      from,
+      before,
+      (options) =>
+        executeChild(threadsWorkflow, {
+          ...options,
+          args: [
+            {
+              runId,
+              batchSize: settings.threadBatchSize,
+              concurrency: settings.threadConcurrency,
+              fullRefreshSince,
+            },
+          ],
+        }),
+    );
+  }
+
   const tasks: (() => Promise<void>)[] = [];
   for (const stream of REFERENCE_STREAMS.filter((s) => input.streams.includes(s))) {
     const entry = track(stream);
@@ -224,27 +251,9 @@ export async function syncRunWorkflow(input: SyncRunInput): Promise<Record<strin
         );
         if (threadsEntry) {
           // Threads follow their tickets: the tickets pages queued them in the destination.
-          await runStream(threadsEntry, async () => {
-            await child(
-              threadsEntry,
-              'ticket_messages',
-              windowWorkflowId('ticket_messages', from, before),
-              from,
-              before,
-              (options) =>
-                executeChild(threadsWorkflow, {
-                  ...options,
-                  args: [
-                    {
-                      runId,
-                      batchSize: settings.threadBatchSize,
-                      concurrency: settings.threadConcurrency,
-                      fullRefreshSince: tickets.since === null ? deletionSince : null,
-                    },
-                  ],
-                }),
-            );
-          });
+          await runStream(threadsEntry, () =>
+            syncThreads(threadsEntry, from, tickets.since === null ? deletionSince : null),
+          );
         }
       }),
     );
@@ -252,29 +261,7 @@ export async function syncRunWorkflow(input: SyncRunInput): Promise<Record<strin
     // Threads alone: drain whatever the last tickets run queued.
     const entry = track('ticket_messages');
     entry.windowsTotal = 1;
-    tasks.push(() =>
-      runStream(entry, async () => {
-        await child(
-          entry,
-          'ticket_messages',
-          windowWorkflowId('ticket_messages', startedAt, before),
-          startedAt,
-          before,
-          (options) =>
-            executeChild(threadsWorkflow, {
-              ...options,
-              args: [
-                {
-                  runId,
-                  batchSize: settings.threadBatchSize,
-                  concurrency: settings.threadConcurrency,
-                  fullRefreshSince: null,
-                },
-              ],
-            }),
-        );
-      }),
-    );
+    tasks.push(() => runStream(entry, () => syncThreads(entry, startedAt, null)));
   }
 
   for (const passPlan of plan.passes) {

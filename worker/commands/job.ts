@@ -2,11 +2,11 @@ import type { Logger } from 'pino';
 import type { Config } from '../../schemas/config.js';
 import type { StreamName, SyncMode, SyncRunInput } from '../../schemas/sync.js';
 import { buildDependencies } from '../compose.js';
-import { analyticsQueueOf, settingsFromConfig } from '../config.js';
+import { settingsFromConfig } from '../config.js';
 import type { TemporalTarget } from '../embedded.js';
 import { createProgressRenderer, progressLines, summaryTable } from '../progress-display.js';
 import { newRunId, type RunSummary, runSync } from '../run-sync.js';
-import { startWorkers } from '../workers.js';
+import { startLocalWorkers } from '../workers.js';
 import { preflight } from './preflight.js';
 
 export interface JobOptions {
@@ -35,14 +35,7 @@ export async function runJob(options: JobOptions): Promise<RunSummary> {
     await preflight(deps, logger);
     const taskQueue = config.TEMPORAL_TASK_QUEUE;
     const workers = options.localWorker
-      ? await startWorkers({
-          connection: temporal.connection,
-          namespace: temporal.namespace,
-          taskQueue,
-          analyticsTaskQueue: analyticsQueueOf(taskQueue),
-          activities: deps.activities,
-          analyticsRequestsPerMinute: config.ANALYTICS_REQUESTS_PER_MINUTE,
-        })
+      ? await startLocalWorkers(temporal, config, deps.activities)
       : undefined;
     try {
       const now = new Date();

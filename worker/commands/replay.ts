@@ -8,9 +8,9 @@ import {
 } from '../../workflows/search-attributes.js';
 import { buildDependencies } from '../compose.js';
 import { analyticsQueueOf } from '../config.js';
-import { temporalTarget } from '../embedded.js';
+import { temporalFor } from '../embedded.js';
 import { failureMessage } from '../run-sync.js';
-import { startWorkers } from '../workers.js';
+import { startLocalWorkers } from '../workers.js';
 import { reportFailure, withConfig } from './context.js';
 
 /** `<pass>/<from>/<before>` → its parts, or null when the id is not an export window's. */
@@ -39,27 +39,9 @@ export function replayCommand(
     return Promise.resolve(2);
   }
   return withConfig(opts, async (config, logger) => {
-    const temporal = await temporalTarget(
-      {
-        address: process.env['TEMPORAL_ADDRESS'] || undefined,
-        namespace: config.TEMPORAL_NAMESPACE,
-        taskQueue: config.TEMPORAL_TASK_QUEUE,
-        persistent: false,
-        ui: false,
-      },
-      logger,
-    );
+    const temporal = await temporalFor(config, logger, { embedIfUnset: true });
     const deps = await buildDependencies(config, logger);
-    const workers = opts.localWorker
-      ? await startWorkers({
-          connection: temporal.connection,
-          namespace: temporal.namespace,
-          taskQueue: config.TEMPORAL_TASK_QUEUE,
-          analyticsTaskQueue: analyticsQueueOf(config.TEMPORAL_TASK_QUEUE),
-          activities: deps.activities,
-          analyticsRequestsPerMinute: config.ANALYTICS_REQUESTS_PER_MINUTE,
-        })
-      : undefined;
+    const workers = opts.localWorker ? await startLocalWorkers(temporal, config, deps.activities) : undefined;
     const runId = `replay-${new Date().toISOString()}`;
     const startedAt = new Date().toISOString();
     try {

@@ -2,7 +2,7 @@ import { ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client
 import { Duration } from 'luxon';
 import { ALL_STREAMS, type SyncRunInput } from '../../schemas/sync.js';
 import { settingsFromConfig } from '../config.js';
-import { temporalTarget } from '../embedded.js';
+import { temporalFor } from '../embedded.js';
 import { reportFailure, withConfig } from './context.js';
 
 export const INCREMENTAL_SCHEDULE_ID = 'support-sync-incremental';
@@ -29,16 +29,7 @@ export function scheduleCommand(
     return Promise.resolve(2);
   }
   return withConfig(opts, async (config, logger) => {
-    const temporal = await temporalTarget(
-      {
-        address: config.TEMPORAL_ADDRESS,
-        namespace: config.TEMPORAL_NAMESPACE,
-        taskQueue: config.TEMPORAL_TASK_QUEUE,
-        persistent: false,
-        ui: false,
-      },
-      logger,
-    );
+    const temporal = await temporalFor(config, logger, { embedIfUnset: false });
     try {
       for (const id of [INCREMENTAL_SCHEDULE_ID, FULL_REFRESH_SCHEDULE_ID]) {
         try {

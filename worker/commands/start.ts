@@ -1,7 +1,7 @@
 import type { CompanionHandle } from '../../companion/index.js';
 import { ALL_STREAMS, type StreamName } from '../../schemas/sync.js';
 import type { EmbeddedPostgres } from '../embedded/postgres.js';
-import { embeddedSource, embeddedWarehouse, temporalTarget } from '../embedded.js';
+import { embeddedSource, embeddedWarehouse, temporalFor } from '../embedded.js';
 import { createLogger } from '../logger.js';
 import { reportFailure, withConfig } from './context.js';
 import { runJob } from './job.js';
@@ -76,16 +76,11 @@ export async function startCommand(opts: StartOptions): Promise<number> {
     return await withConfig(
       opts,
       async (config, logger) => {
-        const temporal = await temporalTarget(
-          {
-            address: process.env['TEMPORAL_ADDRESS'] || undefined,
-            namespace: config.TEMPORAL_NAMESPACE,
-            taskQueue: config.TEMPORAL_TASK_QUEUE,
-            persistent: true,
-            ui: true,
-          },
-          logger,
-        );
+        const temporal = await temporalFor(config, logger, {
+          embedIfUnset: true,
+          persistent: true,
+          ui: true,
+        });
         cleanups.push(() => temporal.close());
         say(`temporal:    ${temporal.address}${temporal.uiUrl ? `  UI: ${temporal.uiUrl}` : ''}`);
         if (interrupted) return 130;

@@ -1,6 +1,6 @@
 import type { SyncMode } from '../../schemas/sync.js';
 import { ALL_STREAMS, type StreamName } from '../../schemas/sync.js';
-import { temporalTarget } from '../embedded.js';
+import { temporalFor } from '../embedded.js';
 import { reportFailure, withConfig } from './context.js';
 import { runJob } from './job.js';
 import { PreflightError } from './preflight.js';
@@ -34,16 +34,7 @@ function runOnce(
   range?: { from: string; before: string },
 ): Promise<number> {
   return withConfig(opts, async (config, logger) => {
-    const temporal = await temporalTarget(
-      {
-        address: process.env['TEMPORAL_ADDRESS'] || undefined,
-        namespace: config.TEMPORAL_NAMESPACE,
-        taskQueue: config.TEMPORAL_TASK_QUEUE,
-        persistent: false,
-        ui: false,
-      },
-      logger,
-    );
+    const temporal = await temporalFor(config, logger, { embedIfUnset: true });
     try {
       const summary = await runJob({
         config,

@@ -1,7 +1,6 @@
 import { buildDependencies } from '../compose.js';
-import { analyticsQueueOf } from '../config.js';
-import { temporalTarget } from '../embedded.js';
-import { startWorkers } from '../workers.js';
+import { temporalFor } from '../embedded.js';
+import { startLocalWorkers } from '../workers.js';
 import { withConfig } from './context.js';
 
 /**
@@ -10,26 +9,10 @@ import { withConfig } from './context.js';
  */
 export function workerCommand(opts: { config?: string }): Promise<number> {
   return withConfig(opts, async (config, logger) => {
-    const temporal = await temporalTarget(
-      {
-        address: config.TEMPORAL_ADDRESS,
-        namespace: config.TEMPORAL_NAMESPACE,
-        taskQueue: config.TEMPORAL_TASK_QUEUE,
-        persistent: false,
-        ui: false,
-      },
-      logger,
-    );
+    const temporal = await temporalFor(config, logger, { embedIfUnset: false });
     const deps = await buildDependencies(config, logger);
     try {
-      const workers = await startWorkers({
-        connection: temporal.connection,
-        namespace: temporal.namespace,
-        taskQueue: config.TEMPORAL_TASK_QUEUE,
-        analyticsTaskQueue: analyticsQueueOf(config.TEMPORAL_TASK_QUEUE),
-        activities: deps.activities,
-        analyticsRequestsPerMinute: config.ANALYTICS_REQUESTS_PER_MINUTE,
-      });
+      const workers = await startLocalWorkers(temporal, config, deps.activities);
       logger.info({ address: temporal.address, taskQueue: config.TEMPORAL_TASK_QUEUE }, 'worker running');
       await workers.done;
       logger.info('worker stopped');
