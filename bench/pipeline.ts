@@ -24,7 +24,7 @@
  *    process `npx tsx` would start) and its peak RSS is the kernel's VmHWM of that process, read just
  *    before it is stopped; RSS is also sampled every 250 ms for the peak during the full sync alone;
  *  - incremental runs with no changes: requests per endpoint class and wall time, with the default
- *    thread look-back (P7D: threads of tickets created in the last 7 days are re-read by design) and with
+ *    thread look-back (SYNC_THREAD_LOOKBACK's default, PT24H: threads of tickets created in the last day are re-read by design) and with
  *    SYNC_THREAD_LOOKBACK=PT0S.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -353,13 +353,13 @@ try {
   const rows = await warehouseRows();
   const rowsTotal = sum(Object.values(rows));
   worker.resetSample();
-  const noChange = await pipelineRun('incremental, no changes (thread look-back P7D)');
+  const noChange = await pipelineRun('incremental, no changes (thread look-back PT24H, the default)');
   const noChangeNoLookback = await pipelineRun('incremental, no changes (thread look-back PT0S)', {
     threadLookbackMs: 0,
   });
   const recentTickets = (
     await db.query<{ n: string }>(
-      `SELECT count(*) AS n FROM support.tickets WHERE created_at >= now() - interval '7 days'`,
+      `SELECT count(*) AS n FROM support.tickets WHERE created_at >= now() - interval '24 hours'`,
     )
   ).rows[0]!.n;
   const workerHwm = worker.hwm();
@@ -413,15 +413,15 @@ try {
     { figure: 'peak worker RSS (full sync, sampled)', value: mb(fullPeak), baseline: '', ratio: '' },
     { figure: 'peak worker RSS (VmHWM, whole bench)', value: mb(workerHwm), baseline: '', ratio: '' },
     {
-      figure: 'incremental, no changes, P7D: wall',
+      figure: 'incremental, no changes, PT24H: wall',
       value: `${(noChange.ms / 1000).toFixed(1)} s`,
       baseline: '',
       ratio: '',
     },
     {
-      figure: 'incremental, no changes, P7D: requests',
+      figure: 'incremental, no changes, PT24H: requests',
       value: noChange.requests.total,
-      baseline: `threads ${noChange.requests.threads} (tickets created in last 7 d: ${recentTickets})`,
+      baseline: `threads ${noChange.requests.threads} (tickets created in the last 24 h: ${recentTickets})`,
       ratio: JSON.stringify(noChange.requests),
     },
     {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { type Client, WorkflowFailedError } from '@temporalio/client';
-import type { RunProgress, StreamCounts, SyncRunInput } from '../schemas/sync.js';
+import { type Client, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import { type RunProgress, type StreamCounts, SyncRunInput } from '../schemas/sync.js';
 import { SyncRunIdKey } from '../workflows/search-attributes.js';
 
 /** The JSON summary a run ends with (the last stdout line of `sync --once`). */
@@ -35,14 +35,45 @@ export async function runSync(
   onProgress?: (progress: RunProgress) => void,
   signal?: AbortSignal,
 ): Promise<RunSummary> {
-  const started = Date.now();
-  const workflowId = runWorkflowId(input.runId);
   const handle = await client.workflow.start('syncRunWorkflow', {
     taskQueue,
-    workflowId,
+    workflowId: runWorkflowId(input.runId),
     args: [input],
     typedSearchAttributes: [{ key: SyncRunIdKey, value: input.runId }],
   });
+  return followRun(handle, input, onProgress, signal);
+}
+
+/**
+ * A run of syncRunWorkflow that is still going (started by an earlier process that was interrupted), so
+ * that a restarted main job continues it instead of starting a second run beside it.
+ */
+export async function findRunningRun(
+  client: Client,
+): Promise<{ handle: WorkflowHandle; input: SyncRunInput } | null> {
+  for await (const execution of client.workflow.list({
+    query: `WorkflowType = 'syncRunWorkflow' AND ExecutionStatus = 'Running'`,
+  })) {
+    const handle = client.workflow.getHandle(execution.workflowId);
+    const history = await handle.fetchHistory();
+    const payloads = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads ?? [];
+    const input = SyncRunInput.safeParse(
+      await client.options.loadedDataConverter.payloadConverter.fromPayload(payloads[0]!),
+    );
+    if (payloads.length && input.success) return { handle, input: input.data };
+  }
+  return null;
+}
+
+/** Waits for a run, calling `onProgress` with its `progress` query about once a second. */
+export async function followRun(
+  handle: WorkflowHandle,
+  input: SyncRunInput,
+  onProgress?: (progress: RunProgress) => void,
+  signal?: AbortSignal,
+): Promise<RunSummary> {
+  const started = Date.now();
+  const workflowId = handle.workflowId;
   let last: RunProgress | undefined;
   let polling = true;
   const poll = (async () => {

@@ -1,11 +1,11 @@
 import type { Logger } from 'pino';
 import type { Config } from '../../schemas/config.js';
-import type { StreamName, SyncMode, SyncRunInput } from '../../schemas/sync.js';
+import type { RunProgress, StreamName, SyncMode, SyncRunInput } from '../../schemas/sync.js';
 import { buildDependencies } from '../compose.js';
 import { settingsFromConfig } from '../config.js';
 import type { TemporalTarget } from '../embedded.js';
 import { createProgressRenderer, progressLines, summaryTable } from '../progress-display.js';
-import { newRunId, type RunSummary, runSync } from '../run-sync.js';
+import { findRunningRun, followRun, newRunId, type RunSummary, runSync } from '../run-sync.js';
 import { startLocalWorkers } from '../workers.js';
 import { preflight } from './preflight.js';
 
@@ -22,6 +22,8 @@ export interface JobOptions {
   display: boolean;
   /** Stop waiting (Ctrl-C): the run stays in Temporal and resumes with the next worker. */
   signal?: AbortSignal;
+  /** Continue a run that an interrupted earlier process left running, instead of starting a new one. */
+  resumeInterrupted?: boolean;
 }
 
 /**
@@ -47,15 +49,16 @@ export async function runJob(options: JobOptions): Promise<RunSummary> {
         ...(options.range ? { range: options.range } : {}),
       };
       const render = createProgressRenderer();
-      const summary = await runSync(
-        temporal.client,
-        taskQueue,
-        input,
-        (progress) => {
-          if (options.display) render(progressLines(progress, deps.client.rateStats()));
-        },
-        options.signal,
-      );
+      const onProgress = (progress: RunProgress) => {
+        if (options.display) render(progressLines(progress, deps.client.rateStats()));
+      };
+      // A run an earlier, interrupted process left going is continued rather than doubled.
+      const interrupted = options.resumeInterrupted ? await findRunningRun(temporal.client) : null;
+      if (interrupted)
+        process.stderr.write(`continuing run ${interrupted.input.runId}, interrupted earlier\n`);
+      const summary = interrupted
+        ? await followRun(interrupted.handle, interrupted.input, onProgress, options.signal)
+        : await runSync(temporal.client, taskQueue, input, onProgress, options.signal);
       summary.requests = Object.fromEntries(
         deps.client
           .rateStats()

@@ -93,6 +93,7 @@ export async function startCommand(opts: StartOptions): Promise<number> {
           localWorker: true,
           display: true,
           signal: abort.signal,
+          resumeInterrupted: true,
         });
         if (opts.once || interrupted) return summary.status === 'succeeded' ? 0 : 1;
         say(
