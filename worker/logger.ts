@@ -22,6 +22,8 @@ export function installTemporalRuntimeLogger(logger: Logger): void {
   };
   Runtime.install({
     logger: new DefaultLogger('WARN', (entry) => {
+      // The analytics worker runs activities only, by design.
+      if (entry.message.startsWith('No workflows registered')) return;
       logger[levels[entry.level]]({ temporal: entry.meta }, entry.message);
     }),
   });

@@ -22,7 +22,7 @@ export function progressLines(progress: RunProgress, rates: readonly RateClassSt
       `  requests: ${used
         .map(
           (r) =>
-            `${r.routeClass} ${r.requests}${r.limit ? `/${r.limit} per ${Math.round(r.windowMs / 1000)}s` : ''}${r.rateLimited ? ` (${r.rateLimited}×429)` : ''}`,
+            `${r.routeClass} ${r.requests}${r.limit ? ` (limit ${r.limit}/${Math.round(r.windowMs / 1000)}s)` : ''}${r.rateLimited ? ` ${r.rateLimited}×429` : ''}`,
         )
         .join(' · ')}`,
     );

@@ -43,7 +43,8 @@ export async function startCommand(opts: StartOptions): Promise<number> {
   process.on('SIGTERM', onSignal);
 
   try {
-    const overrides: Record<string, string> = {};
+    // The live display is the main output; logs only for warnings unless asked.
+    const overrides: Record<string, string> = process.env['LOG_LEVEL'] ? {} : { LOG_LEVEL: 'warn' };
     let source: CompanionHandle | undefined;
     if (!process.env['SUPPORT_API_URL']) {
       source = await embeddedSource({
@@ -57,6 +58,10 @@ export async function startCommand(opts: StartOptions): Promise<number> {
       if (!process.env['SYNC_START_DATE'])
         overrides['SYNC_START_DATE'] = new Date(Date.now() - 181 * DAY_MS).toISOString();
       overrides['SYNC_WINDOW'] = process.env['SYNC_WINDOW'] || 'P90D';
+      // The analytics task queue's server-side rate follows the demo's compressed window (10 per window).
+      if (!process.env['ANALYTICS_REQUESTS_PER_MINUTE']) {
+        overrides['ANALYTICS_REQUESTS_PER_MINUTE'] = String((10 * 60) / opts.rateLimitWindow);
+      }
       say(
         `source:      embedded companion (seed ${opts.seed}, ${opts.tickets} tickets, the spec's rate limits per ${opts.rateLimitWindow} s window) at ${source.baseUrl}`,
       );

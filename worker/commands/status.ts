@@ -1,4 +1,9 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { destinationFromConfig } from '../compose.js';
+import type { EmbeddedPostgres } from '../embedded/postgres.js';
+import { DATA_DIR, embeddedWarehouse } from '../embedded.js';
+import { createLogger } from '../logger.js';
 import { reportFailure, withConfig } from './context.js';
 
 const pad = (s: unknown, n: number) => String(s ?? '').padEnd(n);
@@ -16,53 +21,82 @@ function lag(mark: string | null, now: number): string {
  * `status`: what the destination knows — the last runs and windows (from _sync_runs), the high-water mark
  * and lag of every stream, windows still running or failed, and the size of the thread queue.
  */
-export function statusCommand(opts: { config?: string; json?: boolean; runs: number }): Promise<number> {
-  return withConfig(opts, async (config) => {
-    const destination = await destinationFromConfig(config);
-    try {
-      await destination.prepare();
-      const runs = await destination.listRuns(opts.runs * 20);
-      const checkpoints = await destination.listCheckpoints();
-      const now = Date.now();
-      const marks = checkpoints.filter((c) => c.scope === 'hwm');
-      const open = checkpoints.filter(
-        (c) => c.scope !== 'hwm' && c.stream !== 'ticket_messages' && c.status !== 'complete',
-      );
-      const queuedThreads = checkpoints.filter(
-        (c) => c.stream === 'ticket_messages' && c.status === 'running',
-      ).length;
-      const parents = runs.filter((r) => r.parent_run_id === null).slice(0, opts.runs);
-      const windows = runs.filter((r) => r.parent_run_id !== null).slice(0, opts.runs * 3);
-      if (opts.json) {
-        process.stdout.write(
-          `${JSON.stringify({ runs: parents, windows, high_water_marks: marks.map((m) => ({ stream: m.stream, high_water_mark: m.high_water_mark, lag: lag(m.high_water_mark, now) })), open_scopes: open, queued_threads: queuedThreads })}\n`,
+export async function statusCommand(opts: {
+  config?: string;
+  json?: boolean;
+  runs: number;
+}): Promise<number> {
+  // Status reads only the warehouse: the source settings may be absent. Without DESTINATION_URL it reads the
+  // main job's embedded warehouse in .data/postgres, if there is one.
+  const overrides: Record<string, string> = {};
+  if (!process.env['SUPPORT_API_URL']) overrides['SUPPORT_API_URL'] = 'http://source.not-needed.invalid';
+  if (!process.env['SUPPORT_API_KEY']) overrides['SUPPORT_API_KEY'] = 'not-needed';
+  let embedded: EmbeddedPostgres | undefined;
+  if (!process.env['DESTINATION_URL'] && existsSync(join(DATA_DIR, 'postgres', 'PG_VERSION'))) {
+    embedded = await embeddedWarehouse(createLogger('warn'));
+    overrides['DESTINATION_URL'] = embedded.url;
+  }
+  try {
+    return await statusOf(opts, overrides);
+  } finally {
+    await embedded?.stop();
+  }
+}
+
+function statusOf(
+  opts: { config?: string; json?: boolean; runs: number },
+  overrides: Record<string, string>,
+): Promise<number> {
+  return withConfig(
+    opts,
+    async (config) => {
+      const destination = await destinationFromConfig(config);
+      try {
+        await destination.prepare();
+        const runs = await destination.listRuns(opts.runs * 20);
+        const checkpoints = await destination.listCheckpoints();
+        const now = Date.now();
+        const marks = checkpoints.filter((c) => c.scope === 'hwm');
+        const open = checkpoints.filter(
+          (c) => c.scope !== 'hwm' && c.stream !== 'ticket_messages' && c.status !== 'complete',
         );
+        const queuedThreads = checkpoints.filter(
+          (c) => c.stream === 'ticket_messages' && c.status === 'running',
+        ).length;
+        const parents = runs.filter((r) => r.parent_run_id === null).slice(0, opts.runs);
+        const windows = runs.filter((r) => r.parent_run_id !== null).slice(0, opts.runs * 3);
+        if (opts.json) {
+          process.stdout.write(
+            `${JSON.stringify({ runs: parents, windows, high_water_marks: marks.map((m) => ({ stream: m.stream, high_water_mark: m.high_water_mark, lag: lag(m.high_water_mark, now) })), open_scopes: open, queued_threads: queuedThreads })}\n`,
+          );
+          return 0;
+        }
+        const out: string[] = [];
+        out.push('Runs (newest first):');
+        for (const r of parents)
+          out.push(
+            `  ${pad(r.run_id, 44)}${pad(r.mode, 14)}${pad(r.status, 10)}${pad(r.started_at, 30)}rows ${r.rows_written}${r.error ? `  error: ${r.error}` : ''}`,
+          );
+        out.push('', 'Recent windows:');
+        for (const w of windows)
+          out.push(
+            `  ${pad(w.workflow_id, 78)}${pad(w.status, 10)}rows ${w.rows_written}${w.error ? `  ${w.error}` : ''}`,
+          );
+        out.push('', 'High-water marks and lag:');
+        for (const m of marks)
+          out.push(`  ${pad(m.stream, 26)}${pad(m.high_water_mark, 28)}lag ${lag(m.high_water_mark, now)}`);
+        out.push('', `Scopes not complete (resume from their page checkpoint): ${open.length}`);
+        for (const c of open.slice(0, 20))
+          out.push(`  ${pad(c.stream, 26)}${pad(c.scope, 60)}${pad(c.status, 9)}pages ${c.pages}`);
+        out.push(`Threads queued for the next run: ${queuedThreads}`);
+        process.stdout.write(`${out.join('\n')}\n`);
         return 0;
+      } catch (err) {
+        return reportFailure(err);
+      } finally {
+        await destination.close();
       }
-      const out: string[] = [];
-      out.push('Runs (newest first):');
-      for (const r of parents)
-        out.push(
-          `  ${pad(r.run_id, 44)}${pad(r.mode, 14)}${pad(r.status, 10)}${pad(r.started_at, 26)}rows ${r.rows_written}${r.error ? `  error: ${r.error}` : ''}`,
-        );
-      out.push('', 'Recent windows:');
-      for (const w of windows)
-        out.push(
-          `  ${pad(w.workflow_id, 78)}${pad(w.status, 10)}rows ${w.rows_written}${w.error ? `  ${w.error}` : ''}`,
-        );
-      out.push('', 'High-water marks and lag:');
-      for (const m of marks)
-        out.push(`  ${pad(m.stream, 26)}${pad(m.high_water_mark, 28)}lag ${lag(m.high_water_mark, now)}`);
-      out.push('', `Scopes not complete (resume from their page checkpoint): ${open.length}`);
-      for (const c of open.slice(0, 20))
-        out.push(`  ${pad(c.stream, 26)}${pad(c.scope, 60)}${pad(c.status, 9)}pages ${c.pages}`);
-      out.push(`Threads queued for the next run: ${queuedThreads}`);
-      process.stdout.write(`${out.join('\n')}\n`);
-      return 0;
-    } catch (err) {
-      return reportFailure(err);
-    } finally {
-      await destination.close();
-    }
-  });
+    },
+    overrides,
+  );
 }
