@@ -27,6 +27,7 @@
  *    thread look-back (SYNC_THREAD_LOOKBACK's default, PT24H: threads of tickets created in the last day are re-read by design) and with
  *    SYNC_THREAD_LOOKBACK=PT0S.
  */
+
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -52,6 +53,7 @@ import {
 import { MAX_EXPORT_WINDOW_MS } from '../schemas/api/exports.js';
 import { Secret } from '../schemas/secret.js';
 import { ALL_STREAMS, type SyncSettings } from '../schemas/sync.js';
+import { STREAM_TABLE_NAMES } from '../schemas/warehouse.js';
 import { analyticsQueueOf, loadConfig, settingsFromConfig } from '../worker/config.js';
 import { startEmbeddedPostgres } from '../worker/embedded/postgres.js';
 import { startTemporalDevServer } from '../worker/embedded/temporal-server.js';
@@ -288,17 +290,7 @@ const db = new pg.Client({ connectionString: databaseUrl });
 await db.connect();
 
 async function warehouseRows(): Promise<Record<string, number>> {
-  const tables = [
-    'tickets',
-    'ticket_messages',
-    'csat_surveys',
-    'agent_sessions',
-    'views',
-    'tags',
-    'teams',
-    'agents',
-    'metric_catalog',
-  ];
+  const tables = STREAM_TABLE_NAMES;
   const out: Record<string, number> = {};
   for (const t of tables) {
     const r = await db.query<{ n: string }>(`SELECT count(*) AS n FROM support.${t}`);

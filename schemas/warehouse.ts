@@ -867,6 +867,12 @@ export const TABLE_NAMES = [
 ] as const;
 /** A data table written through `Destination.writeBatch`. */
 export const TableName = z.enum(TABLE_NAMES);
+
+/** Tables that mirror an API stream item by item (the report tables hold snapshots of query results). */
+export const STREAM_TABLE_NAMES = TABLE_NAMES.filter(
+  (t): t is Exclude<(typeof TABLE_NAMES)[number], 'report_snapshots' | 'report_snapshot_values'> =>
+    t !== 'report_snapshots' && t !== 'report_snapshot_values',
+);
 export type TableName = z.infer<typeof TableName>;
 
 /** Bookkeeping tables, written through the destination's checkpoint and run methods. */

@@ -12,6 +12,7 @@ import {
   planWindows,
   type SupportApiClient,
 } from '../../connectors/support-api/index.js';
+import { STREAM_TABLE_NAMES } from '../../schemas/warehouse.js';
 
 type Raw = Record<string, unknown>;
 
@@ -73,14 +74,5 @@ export async function sourceSnapshot(client: SupportApiClient, from: string) {
 }
 
 export type SourceSnapshot = Awaited<ReturnType<typeof sourceSnapshot>>;
-export const COMPARED_TABLES = [
-  'tickets',
-  'ticket_messages',
-  'csat_surveys',
-  'agent_sessions',
-  'views',
-  'tags',
-  'teams',
-  'agents',
-  'metric_catalog',
-] as const;
+/** Every table that mirrors an API stream: the source snapshot has one map per table. */
+export const COMPARED_TABLES = STREAM_TABLE_NAMES;
