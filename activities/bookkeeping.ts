@@ -2,6 +2,7 @@ import { planWindows } from '../connectors/support-api/index.js';
 import {
   EXPORT_PASSES,
   type ExportPass,
+  HISTORY_MARGIN_MS,
   type StreamName,
   type SyncMode,
   type SyncSettings,
@@ -9,18 +10,28 @@ import {
 import type { SyncRunRecord, TableName } from '../schemas/warehouse.js';
 import { laterInstant, restartedCheckpoint } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
-import { TICKETS_HWM } from './tickets.js';
+import { TICKETS_HWM, TICKETS_OLDEST, TICKETS_SWEEP } from './tickets.js';
 
 const HWM_SCOPE = 'hwm';
 
 export interface RunPlan {
-  /** `since`: page tickets down to this instant; null = everything (full refresh). */
-  tickets: { since: string | null } | null;
+  /** What the tickets stream does this run (see TicketsInput); null when tickets are not synced. */
+  tickets: {
+    head: { since: string } | null;
+    headFloor: string | null;
+    sweep: { restart: boolean; maxPages: number | null } | null;
+    queueAllThreads: boolean;
+  } | null;
   passes: {
     pass: ExportPass;
     windows: { windowStart: string; windowEnd: string }[];
     advanceHighWaterMark: boolean;
   }[];
+  /**
+   * Where the exports' history starts (SYNC_START_DATE, or the oldest ticket minus HISTORY_MARGIN_MS).
+   * Null: not known yet — the first complete ticket sweep finds it; the exports are planned after it.
+   */
+  historyStart: string | null;
 }
 
 /** Creates or migrates the destination's tables once per worker process. */
@@ -36,11 +47,15 @@ export function prepareDestination(deps: ActivityDeps) {
 }
 
 /**
- * Decides what a run reads, from the destination's high-water marks:
- *  - incremental: from each mark minus the look-back (first run: the start date) up to `now`;
- *  - full refresh: tickets without a lower bound, exports from the start date;
- *  - backfill: the given range, without moving any mark.
- * Export ranges are cut into windows of at most `windowMs` (≤ 90 × 24 h), adjacent and gap-free.
+ * Decides what a run reads, from the destination's checkpoints:
+ *  - tickets (incremental): the sweep of the whole list, continued or begun, within the run's list budget;
+ *    plus a head pass down to the high-water mark minus the look-back (and the thread look-back) when a
+ *    sweep begun earlier is continued, since the sweep is then somewhere below the newest tickets;
+ *  - tickets (full refresh): a sweep begun again, without a budget, queueing every thread;
+ *  - tickets (backfill/replay): a head pass down to the range's start, no sweep;
+ *  - exports: from each pass's mark minus the look-back (first run: the history start) up to `now`;
+ *    full refresh: from the history start; backfill: the given range, without moving any mark. Ranges are
+ *    cut into adjacent windows of at most `windowMs` (≤ 90 × 24 h).
  */
 export function planRun(deps: ActivityDeps) {
   return async (input: {
@@ -52,28 +67,49 @@ export function planRun(deps: ActivityDeps) {
   }): Promise<RunPlan> => {
     const { destination } = deps;
     const { settings, mode } = input;
-    const lowerBound = async (stream: string): Promise<string> => {
+    const historyStart = await findHistoryStart(deps, settings);
+    const lowerBound = async (stream: string): Promise<string | null> => {
       if (input.range) return input.range.from;
-      if (mode === 'full_refresh') return settings.startDate;
+      if (historyStart === null) return null;
+      if (mode === 'full_refresh') return historyStart;
       const mark = (await destination.readCheckpoint(stream, HWM_SCOPE))?.high_water_mark;
-      if (!mark) return settings.startDate;
+      if (!mark) return historyStart;
       return new Date(
-        Math.max(Date.parse(mark) - settings.lookbackMs, Date.parse(settings.startDate)),
+        Math.max(Date.parse(mark) - settings.lookbackMs, Date.parse(historyStart)),
       ).toISOString();
     };
 
     let tickets: RunPlan['tickets'] = null;
     if (input.streams.includes('tickets')) {
-      if (mode === 'full_refresh') {
-        tickets = { since: null };
+      const mark = (await destination.readCheckpoint(TICKETS_HWM.stream, TICKETS_HWM.scope))?.high_water_mark;
+      const headFloor = mark ? new Date(Date.parse(mark) - settings.lookbackMs).toISOString() : null;
+      const threadFloor = new Date(Date.parse(input.now) - settings.threadLookbackMs).toISOString();
+      if (mode === 'backfill' || mode === 'replay') {
+        tickets = {
+          head: { since: input.range?.from ?? threadFloor },
+          headFloor: null,
+          sweep: null,
+          queueAllThreads: false,
+        };
+      } else if (mode === 'full_refresh') {
+        tickets = {
+          head: null,
+          headFloor: null,
+          sweep: { restart: true, maxPages: null },
+          queueAllThreads: true,
+        };
       } else {
-        // Page down far enough to cover the thread look-back too: its threads are re-read only if the crawl
-        // sees the ticket (a message need not move updated_at).
-        const bound = Date.parse(await lowerBound(TICKETS_HWM.stream));
-        const threadBound = input.range
-          ? bound
-          : Math.max(Date.parse(input.now) - settings.threadLookbackMs, Date.parse(settings.startDate));
-        tickets = { since: new Date(Math.min(bound, threadBound)).toISOString() };
+        const sweep = await destination.readCheckpoint(TICKETS_SWEEP.stream, TICKETS_SWEEP.scope);
+        const continuing = sweep?.status === 'running' && sweep.pages > 0;
+        // A sweep begun now starts at the newest ticket, so it is its own head pass.
+        const since = headFloor && Date.parse(headFloor) < Date.parse(threadFloor) ? headFloor : threadFloor;
+        tickets = {
+          head: continuing ? { since } : null,
+          headFloor,
+          // The first sweep finds where the history starts: it must complete, whatever the budget.
+          sweep: { restart: false, maxPages: historyStart === null ? null : settings.sweepPagesPerRun },
+          queueAllThreads: false,
+        };
       }
     }
     const passes: RunPlan['passes'] = [];
@@ -81,6 +117,7 @@ export function planRun(deps: ActivityDeps) {
       if (!input.streams.includes(stream)) continue;
       for (const pass of EXPORT_PASSES[stream]) {
         const from = await lowerBound(pass);
+        if (from === null) continue; // planned once the sweep has found the history's start
         const to = input.range?.before ?? input.now;
         passes.push({
           pass,
@@ -92,8 +129,16 @@ export function planRun(deps: ActivityDeps) {
         });
       }
     }
-    return { tickets, passes };
+    return { tickets, passes, historyStart };
   };
+}
+
+/** SYNC_START_DATE, else the oldest ticket a complete sweep listed minus HISTORY_MARGIN_MS, else null. */
+async function findHistoryStart(deps: ActivityDeps, settings: SyncSettings): Promise<string | null> {
+  if (settings.startDate) return settings.startDate;
+  const oldest = await deps.destination.readCheckpoint(TICKETS_OLDEST.stream, TICKETS_OLDEST.scope);
+  if (!oldest?.high_water_mark) return null;
+  return new Date(Date.parse(oldest.high_water_mark) - HISTORY_MARGIN_MS).toISOString();
 }
 
 /**

@@ -13,8 +13,8 @@ import { mapFailures } from './failures.js';
 import { withHeartbeat } from './heartbeat.js';
 import { syncReferencePage } from './reference.js';
 import { syncReportSnapshot } from './report-snapshots.js';
-import { finishThreads, syncThreadBatch } from './threads.js';
-import { finishTickets, syncTicketsPage } from './tickets.js';
+import { finishThreads, queueThreadsToReverify, requeueFailedThreads, syncThreadBatch } from './threads.js';
+import { beginSweep, finishSweep, finishTickets, syncTicketsPage } from './tickets.js';
 
 export type { RunPlan } from './bookkeeping.js';
 export type { ActivityDeps } from './deps.js';
@@ -36,8 +36,12 @@ export function createActivities(deps: ActivityDeps) {
     markUnseenDeleted: markUnseenDeleted(deps),
     syncReferencePage: syncReferencePage(deps),
     syncTicketsPage: syncTicketsPage(deps),
+    beginSweep: beginSweep(deps),
+    finishSweep: finishSweep(deps),
     finishTickets: finishTickets(deps),
     syncThreadBatch: syncThreadBatch(deps),
+    queueThreadsToReverify: queueThreadsToReverify(deps),
+    requeueFailedThreads: requeueFailedThreads(deps),
     finishThreads: finishThreads(deps),
     syncExportPage: syncExportPage(deps),
     syncReportSnapshot: syncReportSnapshot(deps),

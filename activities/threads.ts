@@ -1,8 +1,15 @@
 import pLimit from 'p-limit';
-import { fetchMessagesPage, type Page, SupportApiError } from '../connectors/support-api/index.js';
+import {
+  fetchMessagesPage,
+  type Page,
+  RateLimitedError,
+  SchemaViolationError,
+  SupportApiError,
+  SupportClientError,
+} from '../connectors/support-api/index.js';
 import type { Message } from '../schemas/api/messages.js';
-import type { CheckpointUpdate } from '../schemas/warehouse.js';
-import { nextCheckpoint } from './checkpoints.js';
+import type { Checkpoint, CheckpointUpdate } from '../schemas/warehouse.js';
+import { nextCheckpoint, restartedCheckpoint } from './checkpoints.js';
 import { fetchWithRestart } from './cursor-restart.js';
 import type { ActivityDeps } from './deps.js';
 import { withHeartbeat } from './heartbeat.js';
@@ -53,16 +60,37 @@ function groupCommitter(destination: ActivityDeps['destination']) {
     });
 }
 
+/** A thread that could not be read in this batch: why, for the ledger and `status`. */
+interface ThreadProblem {
+  scope: string;
+  error: string;
+}
+
 /**
  * Syncs the threads of up to `batchSize` queued tickets, `concurrency` at a time (the rate governor paces
  * the detail class). Every thread page is written with its queue entry's cursor in one transaction (pages
  * fetched at the same time share it: see groupCommitter), and the entry is completed with the last page:
  * a crash re-fetches only the pages that were in flight.
+ *
+ * One thread's failure never costs the batch (issue: a transient error costs one request, never a batch):
+ *  - a transient error that the client's own retries did not overcome leaves that entry queued, at its
+ *    cursor (`deferred`); the workflow retries it in a later batch and gives up on it after a few tries;
+ *  - a permanent error (4xx, a schema violation) marks that entry `failed` (`failed`, with code and
+ *    request id); a later run retries it;
+ *  - a 429 stops every lane from starting anything new; the batch returns what it did and when the
+ *    budget is back (`retryAfterMs`).
+ * Only a batch in which nothing at all succeeded throws (so a real outage backs off in Temporal).
  */
 export function syncThreadBatch(deps: ActivityDeps) {
-  return async (input: { batchSize: number; concurrency: number }) =>
+  return async (input: {
+    batchSize: number;
+    concurrency: number;
+    /** Entries to mark failed instead of reading (deferred too often by this run). */
+    giveUp?: ThreadProblem[];
+  }) =>
     withHeartbeat(async () => {
       const { destination, client, logger } = deps;
+      if (input.giveUp && input.giveUp.length > 0) await markFailed(destination, input.giveUp);
       const queued = await destination.listCheckpoints(THREAD_QUEUE_STREAM, {
         status: 'running',
         limit: input.batchSize,
@@ -71,17 +99,18 @@ export function syncThreadBatch(deps: ActivityDeps) {
       const commit = groupCommitter(destination);
       let pages = 0;
       let rows = 0;
-      // After the first failure no lane starts another thread or page, and the activity fails only once
-      // every lane has stopped: work left running after the activity failed would race its retry, which
-      // lists the same queued entries (duplicate fetches, spent rate budget, writes after the failure).
-      let failed = false;
-      const lanes = await Promise.allSettled(
+      let completed = 0;
+      let retryAfterMs = 0;
+      const deferred: ThreadProblem[] = [];
+      const failed: ThreadProblem[] = [];
+      let lastError: unknown = null;
+      await Promise.all(
         queued.map((entry) =>
           limit(async () => {
             const ticketNumber = Number(entry.scope);
             let checkpoint = entry;
             for (;;) {
-              if (failed) return;
+              if (retryAfterMs > 0) return; // the budget is spent: leave the entry queued
               let fetched: Awaited<ReturnType<typeof fetchWithRestart<Page<Message>>>>;
               try {
                 fetched = await fetchWithRestart(
@@ -91,22 +120,23 @@ export function syncThreadBatch(deps: ActivityDeps) {
                   (cursor) => fetchMessagesPage(client, { ticketNumber, cursor, limit: 100, order: 'asc' }),
                 );
               } catch (err) {
+                lastError = err;
                 if (err instanceof SupportApiError && err.code === 'TICKET_NOT_FOUND') {
-                  // Deleted since it was queued: nothing to fetch; the next full refresh marks the ticket.
+                  // Deleted since it was queued: nothing to read; the sweep marks the ticket and its messages.
                   logger.info({ ticketNumber, requestId: err.requestId }, 'queued ticket no longer exists');
-                  await commit(
-                    [],
-                    nextCheckpoint(checkpoint, {
-                      stream: THREAD_QUEUE_STREAM,
-                      scope: entry.scope,
-                      cursor: null,
-                      done: true,
-                      rows: 0,
-                    }),
-                  );
+                  await commit([], done(checkpoint, entry.scope));
+                  completed += 1;
                   return;
                 }
-                throw err;
+                if (err instanceof RateLimitedError) {
+                  retryAfterMs = Math.max(retryAfterMs, err.retryAfterMs, 1);
+                  return;
+                }
+                const problem = { scope: entry.scope, error: describe(err) };
+                if (isPermanent(err)) failed.push(problem);
+                else deferred.push(problem);
+                logger.warn({ ticketNumber, error: problem.error }, 'thread not read in this batch');
+                return;
               }
               const { page, restarted } = fetched;
               const next = nextCheckpoint(restarted ? { ...checkpoint, pages: 0, rows: 0 } : checkpoint, {
@@ -119,19 +149,103 @@ export function syncThreadBatch(deps: ActivityDeps) {
               await commit(rowsOf(page), next);
               pages += 1;
               rows += page.items.length;
-              if (!page.hasMore) return;
+              if (!page.hasMore) {
+                completed += 1;
+                return;
+              }
               checkpoint = { ...checkpoint, ...next, updated_at: checkpoint.updated_at };
             }
-          }).catch((err: unknown) => {
-            failed = true;
-            throw err;
           }),
         ),
       );
-      const rejected = lanes.find((lane) => lane.status === 'rejected');
-      if (rejected) throw rejected.reason;
-      return { threads: queued.length, pages, rows, remaining: queued.length < input.batchSize ? 0 : -1 };
+      if (failed.length > 0) await markFailed(destination, failed);
+      // Nothing moved at all: let Temporal back off (a real outage), unless only the rate limit stopped it.
+      if (queued.length > 0 && pages === 0 && completed === 0 && failed.length === 0 && retryAfterMs === 0) {
+        throw lastError ?? new Error('no thread of the batch could be read');
+      }
+      return {
+        threads: queued.length,
+        completed,
+        pages,
+        rows,
+        deferred,
+        failed,
+        retryAfterMs,
+        remaining: queued.length < input.batchSize ? 0 : -1,
+      };
     });
+}
+
+/** The queue entry of a thread read to its end (or gone with its ticket). */
+function done(checkpoint: Checkpoint, scope: string): CheckpointUpdate {
+  return nextCheckpoint(checkpoint, {
+    stream: THREAD_QUEUE_STREAM,
+    scope,
+    cursor: null,
+    done: true,
+    rows: 0,
+  });
+}
+
+function isPermanent(err: unknown): boolean {
+  if (err instanceof SupportApiError) return !err.retryable;
+  return err instanceof SchemaViolationError || (err instanceof SupportClientError && !err.retryable);
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * Marks thread-queue entries failed (a later run queues them again) and records each failure, with the
+ * API's code and request id, in `_sync_runs` (stream ticket_messages) where `status` shows it.
+ */
+async function markFailed(destination: ActivityDeps['destination'], problems: readonly ThreadProblem[]) {
+  const now = (await destination.currentTime()).toISOString();
+  for (const p of problems) {
+    const entry = await destination.readCheckpoint(THREAD_QUEUE_STREAM, p.scope);
+    if (!entry) continue;
+    await destination.writeCheckpoints([{ ...entry, status: 'failed' }]);
+    await destination.recordRun({
+      run_id: `thread:${p.scope}`,
+      parent_run_id: null,
+      workflow_id: `ticket_messages/${p.scope}`,
+      stream: 'ticket_messages',
+      window_start: null,
+      window_end: null,
+      mode: 'incremental',
+      status: 'failed',
+      started_at: now,
+      finished_at: now,
+      pages: entry.pages,
+      rows_written: entry.rows,
+      requests: 0,
+      error: `thread of ticket ${p.scope}: ${p.error}`,
+    });
+  }
+}
+
+/**
+ * Queues threads again: those failed earlier (a later run retries them), and up to `limit` threads of live
+ * tickets last read before `verifiedBefore`, oldest read first — the rolling re-read, which finds messages
+ * that did not move their ticket's `updated_at`. Returns how many of the latter were queued.
+ */
+export function queueThreadsToReverify(deps: ActivityDeps) {
+  return async (input: { limit: number; verifiedBefore: string }) => {
+    const { destination } = deps;
+    const stale = await destination.staleThreads(new Date(input.verifiedBefore), input.limit);
+    await destination.writeCheckpoints(stale.map((scope) => restartedCheckpoint(THREAD_QUEUE_STREAM, scope)));
+    return { queued: stale.length };
+  };
+}
+
+/** Failed thread entries go back to the queue (at the start of a run). */
+export function requeueFailedThreads(deps: ActivityDeps) {
+  return async () => {
+    const failed = await deps.destination.listCheckpoints(THREAD_QUEUE_STREAM, { status: 'failed' });
+    await deps.destination.writeCheckpoints(failed.map((cp) => ({ ...cp, status: 'running' as const })));
+    return { requeued: failed.length };
+  };
 }
 
 /**

@@ -1,113 +1,184 @@
 import { fetchTicketsPage } from '../connectors/support-api/index.js';
-import type { CheckpointUpdate } from '../schemas/warehouse.js';
+import { type CheckpointUpdate, THREAD_QUEUE_STREAM } from '../schemas/warehouse.js';
 import { laterInstant, nextCheckpoint, restartedCheckpoint } from './checkpoints.js';
 import { fetchWithRestart } from './cursor-restart.js';
 import type { ActivityDeps } from './deps.js';
 import { rowsOf } from './rows.js';
 
-/** `_sync_state` stream of the thread queue; scope = ticket number. */
-export const THREAD_QUEUE_STREAM = 'ticket_messages';
+export { THREAD_QUEUE_STREAM };
+
 /** `_sync_state` stream/scope holding the tickets high-water mark (newest `created_at` synced). */
 export const TICKETS_HWM = { stream: 'tickets', scope: 'hwm' } as const;
+/**
+ * The sweep of the whole ticket list: `cursor` where it is, `status` running/complete, and
+ * `high_water_mark` = when the sweep began (warehouse clock): a complete sweep marks deleted every ticket
+ * not seen since then.
+ */
+export const TICKETS_SWEEP = { stream: 'tickets', scope: 'sweep' } as const;
+/** `high_water_mark` = the oldest `created_at` a complete sweep listed: where the workspace's history begins. */
+export const TICKETS_OLDEST = { stream: 'tickets', scope: 'oldest' } as const;
+
+/** Scope of a run's head pass (the tickets created since the last run). */
+export const headScope = (before: string) => `head/${before}`;
 
 const sameInstant = (a: string | null | undefined, b: string) => a != null && Date.parse(a) === Date.parse(b);
+const earlierInstant = (a: string | null | undefined, b: string | null | undefined): string | null =>
+  !a ? (b ?? null) : !b ? a : Date.parse(a) <= Date.parse(b) ? a : b;
 
 /**
- * One page of tickets (newest first, with custom fields), written with the crawl's checkpoint and with a
- * queue entry for every thread to fetch, all in one transaction:
- *  - new tickets and tickets whose `updated_at` differs from the stored row;
- *  - tickets created inside the thread look-back, even if `updated_at` did not move, because the spec does
- *    not promise that a new message moves it.
- *  - on a full refresh, every ticket.
- * Done when the API has no more pages, or (incremental) the page reaches below `since`.
+ * One page of the ticket list (newest first, with custom fields), in one destination transaction:
+ *  - rows of new or changed tickets (stored `updated_at` differs, or the stored row is marked deleted: it came
+ *    back) are rewritten; the others are only recorded as seen (`_synced_at`), so a complete sweep can tell
+ *    which tickets the source stopped serving;
+ *  - the thread of every new or changed ticket is queued, and of every ticket created since `threadCutoff`
+ *    (the spec does not promise that a new message moves `updated_at`), or of every ticket (`queueAll`);
+ *  - the scope's checkpoint moves; on the sweep's last page the workspace's oldest `created_at` is kept.
+ * Done when the API has no more pages, or (a head pass) the page reaches below `stopBelow`.
  */
 export function syncTicketsPage(deps: ActivityDeps) {
   return async (input: {
     scope: string;
-    since: string | null;
+    stopBelow: string | null;
     pageSize: number;
-    threadLookbackMs: number;
-    runStartedAt: string;
+    threadCutoff: string | null;
+    queueAll: boolean;
   }) => {
     const { destination, client, logger } = deps;
     const previous = await destination.readCheckpoint('tickets', input.scope);
-    if (previous?.status === 'complete') return { rows: 0, threadsQueued: 0, done: true };
+    if (previous?.status === 'complete') {
+      return { listed: 0, changed: 0, threadsQueued: 0, done: true, newest: null, oldest: null };
+    }
     const { page, restarted } = await fetchWithRestart(
       logger,
       `tickets ${input.scope}`,
       previous?.cursor ?? null,
       (cursor) => fetchTicketsPage(client, { cursor, limit: input.pageSize, includeTicketFields: true }),
     );
-    const base = restarted ? null : previous;
+    const base = restarted ? (previous ? { ...previous, pages: 0, rows: 0 } : null) : previous;
     const stored = await destination.storedVersions(
       'tickets',
       page.items.map((t) => t.id),
     );
-    const threadCutoff = Date.parse(input.runStartedAt) - input.threadLookbackMs;
-    // A full refresh (no lower bound) re-reads every thread.
-    const toQueue = page.items.filter(
-      (t) =>
-        input.since === null ||
-        !sameInstant(stored.get(t.id), t.updated_at) ||
-        Date.parse(t.created_at) >= threadCutoff,
+    const changed = new Set(
+      page.items.filter((t) => !sameInstant(stored.get(t.id), t.updated_at)).map((t) => t.id),
     );
-    const sinceMs = input.since === null ? Number.NEGATIVE_INFINITY : Date.parse(input.since);
-    const oldest = page.items.at(-1);
-    const done = !page.hasMore || (oldest !== undefined && Date.parse(oldest.created_at) < sinceMs);
-    // The newest ticket of the crawl is on its first page; it becomes the high-water mark when complete.
-    const newest = base?.high_water_mark ?? page.items[0]?.created_at ?? null;
+    const cutoff = input.threadCutoff === null ? Number.POSITIVE_INFINITY : Date.parse(input.threadCutoff);
+    const toQueue = page.items.filter(
+      (t) => input.queueAll || changed.has(t.id) || Date.parse(t.created_at) >= cutoff,
+    );
+    const newest = page.items[0]?.created_at ?? null;
+    const oldest = page.items.at(-1)?.created_at ?? null;
+    const stopMs = input.stopBelow === null ? Number.NEGATIVE_INFINITY : Date.parse(input.stopBelow);
+    const done = !page.hasMore || (oldest !== null && Date.parse(oldest) < stopMs);
     const checkpoints: CheckpointUpdate[] = [
       nextCheckpoint(base, {
         stream: 'tickets',
         scope: input.scope,
         cursor: page.nextCursor,
         done,
-        rows: page.items.length,
-        highWaterMark: laterInstant(newest, page.items[0]?.created_at),
+        rows: changed.size,
       }),
       ...toQueue.map((t) => restartedCheckpoint(THREAD_QUEUE_STREAM, String(t.ticket_number), t.updated_at)),
     ];
-    await destination.writeBatch({ table: 'tickets', rows: rowsOf(page), checkpoint: checkpoints });
-    return { rows: page.items.length, threadsQueued: toQueue.length, done };
+    if (!page.hasMore && input.scope === TICKETS_SWEEP.scope) {
+      // The end of the whole list: its last ticket is the workspace's oldest.
+      const known = await destination.readCheckpoint(TICKETS_OLDEST.stream, TICKETS_OLDEST.scope);
+      const oldestEver = earlierInstant(known?.high_water_mark, oldest);
+      if (oldestEver !== null)
+        checkpoints.push({
+          ...TICKETS_OLDEST,
+          cursor: null,
+          high_water_mark: oldestEver,
+          status: 'complete',
+          pages: 0,
+          rows: 0,
+        });
+    }
+    const rows = rowsOf(page).filter((r) => changed.has(r.item.id));
+    await destination.writeBatch({
+      table: 'tickets',
+      rows,
+      seen: page.items.filter((t) => !changed.has(t.id)).map((t) => t.id),
+      checkpoint: checkpoints,
+    });
+    return {
+      listed: page.items.length,
+      changed: changed.size,
+      threadsQueued: toQueue.length,
+      done,
+      newest,
+      oldest,
+    };
   };
 }
 
 /**
- * After a complete crawl: move the tickets high-water mark, and on a full refresh mark tickets that the
- * crawl did not see as deleted (never hard-deleted: `_deleted_at` is set, history stays).
+ * Begins a sweep unless one is under way (or, with `restart`, begins again): the sweep's start is the
+ * warehouse's clock now, before its first page, so every ticket it lists is stamped later.
  */
-export function finishTickets(deps: ActivityDeps) {
-  return async (input: { scope: string; deletionSince: string | null }) => {
+export function beginSweep(deps: ActivityDeps) {
+  return async (input: { restart: boolean }) => {
     const { destination } = deps;
-    const crawl = await destination.readCheckpoint('tickets', input.scope);
-    if (crawl?.status !== 'complete') {
-      throw Object.assign(new Error(`tickets crawl ${input.scope} is not complete; refusing to finish it`), {
+    const current = await destination.readCheckpoint(TICKETS_SWEEP.stream, TICKETS_SWEEP.scope);
+    if (current && current.status === 'running' && !input.restart && current.high_water_mark) {
+      return { startedAt: current.high_water_mark, resumedAtPage: current.pages };
+    }
+    const startedAt = (await destination.currentTime()).toISOString();
+    await destination.writeCheckpoints([
+      restartedCheckpoint(TICKETS_SWEEP.stream, TICKETS_SWEEP.scope, startedAt),
+    ]);
+    return { startedAt, resumedAtPage: 0 };
+  };
+}
+
+/**
+ * After a complete sweep: every ticket it did not see (not stamped since the sweep began) is gone from the
+ * source and gets `_deleted_at` (never hard-deleted).
+ */
+export function finishSweep(deps: ActivityDeps) {
+  return async () => {
+    const { destination, logger } = deps;
+    const sweep = await destination.readCheckpoint(TICKETS_SWEEP.stream, TICKETS_SWEEP.scope);
+    if (sweep?.status !== 'complete' || !sweep.high_water_mark) {
+      throw Object.assign(new Error('the ticket sweep is not complete; refusing to mark deletions'), {
         nonRetryable: true,
       });
     }
+    const now = deps.now?.() ?? new Date();
+    const deleted = await destination.markDeletedNotSeenSince(
+      'tickets',
+      new Date(sweep.high_water_mark),
+      now,
+    );
+    if (deleted > 0) logger.info({ deleted }, 'tickets the source no longer lists marked deleted');
+    return { deleted, startedAt: sweep.high_water_mark, pages: sweep.pages };
+  };
+}
+
+/**
+ * After the run's listing: moves the tickets high-water mark (when the run listed contiguously from the top
+ * down to the previous mark's look-back), and lets messages and surveys follow their ticket's deletion —
+ * surveys also its return (spec 2.7 rule 7: the export serves a survey exactly while its ticket exists).
+ */
+export function finishTickets(deps: ActivityDeps) {
+  return async (input: { newest: string | null }) => {
+    const { destination } = deps;
     const current = await destination.readCheckpoint(TICKETS_HWM.stream, TICKETS_HWM.scope);
-    const hwm = laterInstant(current?.high_water_mark, crawl.high_water_mark);
-    const update: CheckpointUpdate = {
-      stream: TICKETS_HWM.stream,
-      scope: TICKETS_HWM.scope,
-      cursor: null,
-      high_water_mark: hwm,
-      status: 'complete',
-      pages: crawl.pages,
-      rows: crawl.rows,
-    };
-    let deleted = 0;
-    if (input.deletionSince) {
-      const now = deps.now?.() ?? new Date();
-      deleted = await destination.markDeletedNotSeenSince(
-        'tickets',
-        new Date(input.deletionSince),
-        now,
-        update,
-      );
-    } else {
-      await destination.writeCheckpoints([update]);
+    const hwm = laterInstant(current?.high_water_mark, input.newest);
+    if (hwm !== current?.high_water_mark) {
+      await destination.writeCheckpoints([
+        { ...TICKETS_HWM, cursor: null, high_water_mark: hwm, status: 'complete', pages: 0, rows: 0 },
+      ]);
     }
-    return { deleted, highWaterMark: hwm };
+    const now = deps.now?.() ?? new Date();
+    const messages = await destination.cascadeDeletion(
+      { child: 'ticket_messages', foreignKey: 'ticket_id', parent: 'tickets', revive: false },
+      now,
+    );
+    const surveys = await destination.cascadeDeletion(
+      { child: 'csat_surveys', foreignKey: 'ticket_id', parent: 'tickets', revive: true },
+      now,
+    );
+    return { highWaterMark: hwm, messages, surveys };
   };
 }

@@ -2,6 +2,7 @@ import type {
   Checkpoint,
   CheckpointStatus,
   CheckpointUpdate,
+  Freshness,
   RowInputs,
   SyncRunRecord,
   TableName,
@@ -48,6 +49,25 @@ export interface WriteBatch<T extends TableName = TableName> {
    * progress, e.g. a tickets page and the thread-queue entries of the tickets whose threads must be fetched.
    */
   readonly checkpoint?: CheckpointUpdate | readonly CheckpointUpdate[];
+  /**
+   * Ids of live rows the source served again unchanged (so not in `rows`): their `_synced_at` moves to this
+   * batch's stamp. `_synced_at` then means "last seen in the source", which is what a complete list sweep
+   * needs to mark the rows it did not see, without rewriting the rows it did.
+   */
+  readonly seen?: readonly string[];
+}
+
+/** A child table whose rows follow their parent's deletion (messages and surveys of a deleted ticket). */
+export interface DeletionCascade {
+  readonly child: TableName;
+  /** Column of `child` holding the parent's primary key. */
+  readonly foreignKey: string;
+  readonly parent: TableName;
+  /**
+   * Also un-delete child rows whose parent is live again. Only where the child is served exactly when its
+   * parent is (CSAT surveys, spec 2.7 rule 7); messages come back by the re-read of their thread instead.
+   */
+  readonly revive: boolean;
 }
 
 /** The part of a table a full refresh re-read: rows whose timestamp `column` is at or after `from`. */
@@ -67,6 +87,16 @@ export function rangeColumn(
       `${spec.name}.${within.column} is not a timestamp column; cannot bound a deletion by it`,
     );
   }
+  return column.name;
+}
+
+/** Checks that a cascade's foreign key is a column of the child table; returns the column name. */
+export function cascadeColumn(
+  child: { name: string; columns: readonly { name: string }[] },
+  cascade: DeletionCascade,
+): string {
+  const column = child.columns.find((c) => c.name === cascade.foreignKey);
+  if (!column) throw new DestinationError(`${child.name}.${cascade.foreignKey} does not exist`);
   return column.name;
 }
 
@@ -123,7 +153,10 @@ export interface Destination {
   writeCheckpoints(checkpoints: readonly CheckpointUpdate[]): Promise<void>;
   readCheckpoint(stream: string, scope: string): Promise<Checkpoint | null>;
   listCheckpoints(stream?: string, filter?: CheckpointFilter): Promise<Checkpoint[]>;
-  /** id → stored version (canonical ISO string, see canonicalTimestamp), null for content-rule tables. */
+  /**
+   * id → stored version (canonical ISO string, see canonicalTimestamp), null for content-rule tables. Rows
+   * marked deleted are left out: a row that comes back counts as new.
+   */
   storedVersions(table: TableName, ids: readonly string[]): Promise<Map<string, string | null>>;
   /** Marks rows deleted (only rows not yet deleted); returns how many were marked. */
   markDeleted(
@@ -143,6 +176,18 @@ export interface Destination {
     checkpoint?: CheckpointUpdate,
     within?: DeletionRange,
   ): Promise<number>;
+  /**
+   * Rows of `child` whose parent is deleted get `deletedAt` (when not yet deleted); with `revive`, deleted
+   * rows whose parent is live again are un-deleted. Returns how many rows changed each way.
+   */
+  cascadeDeletion(cascade: DeletionCascade, deletedAt: Date): Promise<{ marked: number; revived: number }>;
+  /**
+   * Ticket numbers (thread-queue scopes) of live tickets whose thread was last read completely before
+   * `verifiedBefore`, oldest read first: the rolling thread re-read takes them.
+   */
+  staleThreads(verifiedBefore: Date, limit: number): Promise<string[]>;
+  /** How current tickets and threads are known to be (for `status`). */
+  freshness(): Promise<Freshness>;
   /** Upserts a run record by run_id. */
   recordRun(run: SyncRunRecord): Promise<void>;
   /** Most recent runs first (by started_at). */

@@ -91,16 +91,32 @@ export const ConfigFromEnv = z.object({
     .datetime({ offset: true })
     .or(z.iso.date())
     .optional()
-    .describe('Where the first sync starts (ISO date or instant); default: 90 days ago'),
+    .describe(
+      "Where the exports' history starts (ISO date or instant); default: the workspace's whole history (oldest ticket minus 90 days)",
+    ),
   SYNC_LOOKBACK: IsoDurationMs.prefault('PT72H').describe(
     'Re-read range before the last high-water mark on every incremental run',
   ),
-  SYNC_WINDOW: IsoDurationMs.prefault('P30D')
+  SYNC_WINDOW: IsoDurationMs.prefault('P90D')
     .refine((ms) => ms > 0 && ms <= MAX_EXPORT_WINDOW_MS, { message: 'must be positive and at most P90D' })
     .describe('Export window size, at most 90 × 24 h'),
   SYNC_THREAD_LOOKBACK: IsoDurationMs.prefault('PT24H').describe(
     "Threads of tickets created this recently are re-read every run even if the ticket's updated_at did not move",
   ),
+  SYNC_SWEEP_PAGES_PER_RUN: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(1800)
+    .describe(
+      'List pages (100 tickets each) one run spends sweeping the ticket list; larger workspaces are swept across runs',
+    ),
+  SYNC_THREAD_REVERIFY_PER_RUN: z.coerce
+    .number()
+    .int()
+    .nonnegative()
+    .default(600)
+    .describe('Threads of unchanged tickets re-read per run (oldest read first), after every changed thread'),
   SYNC_CSAT_COMMENTS: z
     .enum(['true', 'false'])
     .default('true')

@@ -46,9 +46,20 @@ export type SyncMode = z.infer<typeof SyncMode>;
 
 const Instant = z.iso.datetime({ offset: true });
 
+/**
+ * With no SYNC_START_DATE, exports start this long before the workspace's oldest ticket (`created_at`).
+ * One export window (90 × 24 h): it costs at most one extra, possibly empty, request per export pass, once,
+ * and covers what precedes the first ticket — agents logging in while the workspace was set up. Surveys
+ * need no margin: a survey is sent on an existing ticket.
+ */
+export const HISTORY_MARGIN_MS = MAX_EXPORT_WINDOW_MS;
+
 export const SyncSettings = z.object({
-  /** Where the first sync starts. */
-  startDate: Instant,
+  /**
+   * Where the exports' history starts. Null (the default): from the workspace's own history, the oldest
+   * ticket's `created_at` minus HISTORY_MARGIN_MS, found by the first complete ticket sweep.
+   */
+  startDate: Instant.nullable(),
   /** Re-read range before each high-water mark. */
   lookbackMs: z.number().int().nonnegative(),
   /** Export window size (≤ 90 × 24 h). */
@@ -58,6 +69,17 @@ export const SyncSettings = z.object({
    * move (the spec does not promise that a new message moves it). Older tickets: next full refresh.
    */
   threadLookbackMs: z.number().int().nonnegative(),
+  /**
+   * List pages one run may spend on the ticket sweep (head pass included). A larger workspace is swept
+   * across runs, resuming from the sweep's cursor; null = no limit (a full refresh).
+   */
+  sweepPagesPerRun: z.number().int().positive().nullable(),
+  /**
+   * Threads of unchanged tickets re-read per run, oldest read first, after every changed thread (the rolling
+   * re-read: messages need not move `updated_at`). While other streams of the run are still busy it goes on
+   * beyond this, up to the whole workspace, since the detail budget would be idle anyway. 0 = off.
+   */
+  threadReverifyPerRun: z.number().int().nonnegative(),
   pageSize: z.number().int().min(1).max(100),
   /** Streams run at once by the parent workflow. */
   streamParallelism: z.number().int().min(1).max(9),
@@ -106,16 +128,40 @@ export const WindowInput = z.object({
 });
 export type WindowInput = z.infer<typeof WindowInput>;
 
+/**
+ * The tickets stream of one run (architecture decision 4): an optional head pass (newest first, down to
+ * `head.since`: the tickets created since the last run) and the sweep of the whole list, resumable across
+ * runs. Every listed page rewrites only new or changed rows, records the others as seen, and queues the
+ * threads to read.
+ */
 export const TicketsInput = z.object({
   runId: z.string().min(1),
   mode: SyncMode,
-  /** Page down to tickets created before this instant (null: everything, i.e. full refresh). */
-  since: Instant.nullable(),
   before: Instant,
   pageSize: z.number().int().min(1).max(100),
   threadLookbackMs: z.number().int().nonnegative(),
-  /** Full refresh: tickets not received since this instant (workers' clock) are marked deleted. */
-  deletionSince: Instant.nullable().default(null),
+  /** Page from the newest ticket down to tickets created before `since`; null: no head pass. */
+  head: z.object({ since: Instant }).nullable(),
+  /**
+   * Continue (or, with `restart`, begin again) the sweep of the whole list; at most `maxPages` list pages in
+   * this run, head pass included (null: no limit). Null: no sweep (a backfill).
+   */
+  sweep: z.object({ restart: z.boolean(), maxPages: z.number().int().positive().nullable() }).nullable(),
+  /** The previous tickets high-water mark minus the look-back: how far down the head must reach. */
+  headFloor: Instant.nullable(),
+  /** Queue every listed ticket's thread (a full refresh), not only new or changed ones. */
+  queueAllThreads: z.boolean(),
+  /** What this run saw so far, carried over a continue-as-new. */
+  seen: z
+    .object({
+      /** Newest `created_at` listed by this run. */
+      newest: Instant.nullable(),
+      /** The run's pass from the top reached down to here (contiguous). */
+      coveredDownTo: Instant.nullable(),
+      headDone: z.boolean(),
+      listPages: z.number().int().nonnegative(),
+    })
+    .optional(),
   carried: CarriedCounts.optional(),
 });
 export type TicketsInput = z.infer<typeof TicketsInput>;
@@ -165,6 +211,15 @@ export type ReferenceInput = z.infer<typeof ReferenceInput>;
 
 export const ThreadsInput = z.object({
   runId: z.string().min(1),
+  /**
+   * Threads are read while the tickets stream still lists (it queues them page by page); the parent
+   * signals `ticketsListed` when it is done. False: the queue is complete already.
+   */
+  awaitTickets: z.boolean().default(false),
+  /** Rolling re-read: threads of unchanged tickets read before `runStartedAt` (see SyncSettings). */
+  reverify: z.object({ min: z.number().int().nonnegative(), runStartedAt: Instant }).nullable().default(null),
+  /** Threads re-read so far by this run, carried over a continue-as-new. */
+  reverified: z.number().int().nonnegative().default(0),
   /**
    * Full refresh: the tickets crawl queued every thread; once the queue is drained, messages not re-read
    * since this instant are marked deleted. Null otherwise.

@@ -1012,6 +1012,33 @@ export type Checkpoint = z.infer<typeof Checkpoint>;
 export const CheckpointUpdate = Checkpoint.omit({ updated_at: true });
 export type CheckpointUpdate = z.infer<typeof CheckpointUpdate>;
 
+/**
+ * `_sync_state` stream of the thread queue: one checkpoint per ticket (scope = ticket number), `running`
+ * while its thread is to be read, `complete` (with `updated_at` = when) once read.
+ */
+export const THREAD_QUEUE_STREAM = 'ticket_messages';
+
+/**
+ * How current the warehouse's tickets and threads are known to be (read by `status`). A ticket's state is
+ * verified when a list page served it (`_synced_at`, touched even when unchanged); a thread when its last
+ * read completed (the thread-queue checkpoint's `updated_at`).
+ */
+export const Freshness = z.object({
+  tickets: z.object({
+    live: z.number().int().nonnegative(),
+    /** Oldest `_synced_at` of a live ticket: no ticket state in the warehouse is older than this. */
+    oldestVerifiedAt: Timestamp.nullable(),
+  }),
+  threads: z.object({
+    live: z.number().int().nonnegative(),
+    /** Live tickets whose thread was never read completely (queued, or in flight). */
+    unread: z.number().int().nonnegative(),
+    /** Oldest completed thread read of a live ticket. */
+    oldestVerifiedAt: Timestamp.nullable(),
+  }),
+});
+export type Freshness = z.infer<typeof Freshness>;
+
 export const SyncMode = z.enum(['incremental', 'full_refresh', 'backfill', 'replay']);
 export const SyncRunStatus = z.enum(['running', 'succeeded', 'failed']);
 

@@ -68,20 +68,20 @@ export function loadConfig(
   return result.data!;
 }
 
-const DAY_MS = 24 * 60 * 60 * 1000;
-
 /** The per-run settings (plain JSON, part of the workflow input) derived from the configuration. */
-export function settingsFromConfig(config: Config, now: Date): SyncSettings {
+export function settingsFromConfig(config: Config, _now?: Date): SyncSettings {
   const start = config.SYNC_START_DATE
     ? new Date(
         /T/.test(config.SYNC_START_DATE) ? config.SYNC_START_DATE : `${config.SYNC_START_DATE}T00:00:00Z`,
       )
-    : new Date(now.getTime() - 90 * DAY_MS);
+    : null;
   return {
-    startDate: start.toISOString(),
+    startDate: start?.toISOString() ?? null,
     lookbackMs: config.SYNC_LOOKBACK,
     windowMs: config.SYNC_WINDOW,
     threadLookbackMs: config.SYNC_THREAD_LOOKBACK,
+    sweepPagesPerRun: config.SYNC_SWEEP_PAGES_PER_RUN,
+    threadReverifyPerRun: config.SYNC_THREAD_REVERIFY_PER_RUN,
     pageSize: config.SYNC_PAGE_SIZE,
     streamParallelism: config.SYNC_STREAM_PARALLELISM,
     threadBatchSize: 50,

@@ -1,11 +1,14 @@
 import {
   ApplicationFailure,
+  type ChildWorkflowHandle,
   executeChild,
   ParentClosePolicy,
   setHandler,
+  startChild,
   WorkflowIdReusePolicy,
   workflowInfo,
 } from '@temporalio/workflow';
+import type { RunPlan } from '../activities/index.js';
 import {
   EXPORT_PASSES,
   type ExportPass,
@@ -30,7 +33,7 @@ import {
   WindowEndKey,
   WindowStartKey,
 } from './search-attributes.js';
-import { threadsWorkflow } from './threads.js';
+import { runIdleSignal, threadsWorkflow, ticketsListedSignal } from './threads.js';
 import { ticketsWorkflow } from './tickets.js';
 
 const REFERENCE_STREAMS: readonly ReferenceStream[] = ['views', 'tags', 'teams', 'agents', 'metric_catalog'];
@@ -90,13 +93,15 @@ export async function syncRunWorkflow(input: SyncRunInput): Promise<Record<strin
   const deletionSince = await bookkeeping.deletionCutoff();
   const fullRefresh = mode === 'full_refresh';
 
-  const plan = await bookkeeping.planRun({
+  const planInput = {
     mode,
     streams: input.streams,
     settings,
     now: before,
     ...(input.range ? { range: input.range } : {}),
-  });
+  };
+  const plan = await bookkeeping.planRun(planInput);
+  if (input.streams.includes('ticket_messages')) await bookkeeping.requeueFailedThreads();
 
   const childOptions = (workflowId: string, stream: StreamName, windowStart: string, windowEnd: string) => ({
     workflowId,
@@ -175,11 +180,18 @@ export async function syncRunWorkflow(input: SyncRunInput): Promise<Record<strin
     }
   }
 
-  /** The thread queue drained by one child; on a full refresh it also marks messages gone from the source. */
+  /** Signalled when every stream but tickets and threads has settled: the rolling re-read may stop. */
+  let othersSettled = false;
+  let threadsHandle: ChildWorkflowHandle<typeof threadsWorkflow> | undefined;
+
+  /**
+   * The thread queue drained by one child, started while the tickets are still being listed (it waits for
+   * `ticketsListed`), then the rolling re-read; on a full refresh it also marks messages gone from the source.
+   */
   async function syncThreads(
     entry: StreamProgress,
     from: string,
-    fullRefreshSince: string | null,
+    options: { awaitTickets: boolean; fullRefreshSince: string | null; onStarted?: () => void },
   ): Promise<void> {
     await child(
       entry,
@@ -187,22 +199,38 @@ export async function syncRunWorkflow(input: SyncRunInput): Promise<Record<strin
       windowWorkflowId('ticket_messages', from, before),
       from,
       before,
-      (options) =>
-        executeChild(threadsWorkflow, {
-          ...options,
+      async (childOpts) => {
+        const handle = await startChild(threadsWorkflow, {
+          ...childOpts,
           args: [
             {
               runId,
               batchSize: settings.threadBatchSize,
               concurrency: settings.threadConcurrency,
-              fullRefreshSince,
+              fullRefreshSince: options.fullRefreshSince,
+              awaitTickets: options.awaitTickets,
+              reverify:
+                settings.threadReverifyPerRun > 0
+                  ? { min: settings.threadReverifyPerRun, runStartedAt: deletionSince }
+                  : null,
+              reverified: 0,
             },
           ],
-        }),
+        });
+        threadsHandle = handle;
+        if (othersSettled) await handle.signal(runIdleSignal);
+        options.onStarted?.();
+        return handle.result();
+      },
     );
   }
 
   const tasks: (() => Promise<void>)[] = [];
+  const ticketsTasks = new Set<() => Promise<void>>();
+  const pushTicketsTask = (task: () => Promise<void>) => {
+    ticketsTasks.add(task);
+    tasks.push(task);
+  };
   for (const stream of REFERENCE_STREAMS.filter((s) => input.streams.includes(s))) {
     const entry = track(stream);
     entry.windowsTotal = 1;
@@ -218,57 +246,116 @@ export async function syncRunWorkflow(input: SyncRunInput): Promise<Record<strin
     );
   }
 
+  // The tickets listing, as a promise the export passes can wait on when the history start is not known yet.
+  let ticketsListed: Promise<boolean> = Promise.resolve(false);
   if (plan.tickets) {
     const tickets = plan.tickets;
     const ticketsEntry = track('tickets');
     const threadsEntry = input.streams.includes('ticket_messages') ? track('ticket_messages') : null;
     ticketsEntry.windowsTotal = 1;
     if (threadsEntry) threadsEntry.windowsTotal = 1;
-    const from = tickets.since ?? '1970-01-01T00:00:00.000Z';
-    tasks.push(() =>
+    const from = tickets.head?.since ?? tickets.headFloor ?? plan.historyStart ?? '1970-01-01T00:00:00.000Z';
+    let listed!: (sweepComplete: boolean) => void;
+    ticketsListed = new Promise<boolean>((resolve) => {
+      listed = resolve;
+    });
+    pushTicketsTask(() =>
       runStream(ticketsEntry, async () => {
-        await child(
-          ticketsEntry,
-          'tickets',
-          windowWorkflowId('tickets', from, before),
-          from,
-          before,
-          (options) =>
-            executeChild(ticketsWorkflow, {
-              ...options,
-              args: [
-                {
-                  runId,
-                  mode,
-                  since: tickets.since,
-                  before,
-                  pageSize: settings.pageSize,
-                  threadLookbackMs: settings.threadLookbackMs,
-                  deletionSince: tickets.since === null ? deletionSince : null,
-                },
-              ],
-            }),
-        );
-        if (threadsEntry) {
-          // Threads follow their tickets: the tickets pages queued them in the destination.
-          await runStream(threadsEntry, () =>
-            syncThreads(threadsEntry, from, tickets.since === null ? deletionSince : null),
+        // Threads start with the tickets: each tickets page queues its changed threads as it commits.
+        let threadsStarted!: () => void;
+        const started = new Promise<void>((resolve) => {
+          threadsStarted = resolve;
+        });
+        const threads = threadsEntry
+          ? runStream(threadsEntry, () =>
+              syncThreads(threadsEntry, from, {
+                awaitTickets: true,
+                fullRefreshSince: fullRefresh ? deletionSince : null,
+                onStarted: threadsStarted,
+              }),
+            )
+          : null;
+        if (threads) await Promise.race([started, threads.catch(() => undefined)]);
+        let sweepComplete = false;
+        try {
+          await child(
+            ticketsEntry,
+            'tickets',
+            windowWorkflowId('tickets', from, before),
+            from,
+            before,
+            async (options) => {
+              const result = await executeChild(ticketsWorkflow, {
+                ...options,
+                args: [
+                  {
+                    runId,
+                    mode,
+                    before,
+                    pageSize: settings.pageSize,
+                    threadLookbackMs: settings.threadLookbackMs,
+                    head: tickets.head,
+                    sweep: tickets.sweep,
+                    headFloor: tickets.headFloor,
+                    queueAllThreads: tickets.queueAllThreads,
+                  },
+                ],
+              });
+              sweepComplete = result.sweepComplete;
+              return result;
+            },
           );
+        } finally {
+          listed(sweepComplete);
+          // Whatever happened to the listing, the threads it queued are read.
+          await threadsHandle?.signal(ticketsListedSignal).catch(() => undefined);
         }
+        await threads;
       }),
     );
   } else if (input.streams.includes('ticket_messages')) {
-    // Threads alone: drain whatever the last tickets run queued.
+    // Threads alone: drain whatever the last tickets run queued, then the rolling re-read.
     const entry = track('ticket_messages');
     entry.windowsTotal = 1;
-    tasks.push(() => runStream(entry, () => syncThreads(entry, startedAt, null)));
+    pushTicketsTask(() =>
+      runStream(entry, () => syncThreads(entry, startedAt, { awaitTickets: false, fullRefreshSince: null })),
+    );
   }
 
-  for (const passPlan of plan.passes) {
-    const entry = track(passPlan.pass);
-    entry.windowsTotal = passPlan.windows.length;
+  // The exports' history start is found by the first complete ticket sweep: plan them after it.
+  const passPlans: (RunPlan['passes'][number] & { awaitHistory?: true })[] = [...plan.passes];
+  const awaitingHistory =
+    plan.historyStart === null && !input.range
+      ? (['csat_surveys', 'agent_sessions'] as const).flatMap((s) =>
+          input.streams.includes(s) ? EXPORT_PASSES[s] : [],
+        )
+      : [];
+  for (const pass of awaitingHistory) {
+    passPlans.push({ pass, windows: [], advanceHighWaterMark: true, awaitHistory: true });
+  }
+
+  for (const initial of passPlans) {
+    const entry = track(initial.pass);
+    entry.windowsTotal = initial.windows.length;
     tasks.push(() =>
       runStream(entry, async () => {
+        let passPlan = initial;
+        if (initial.awaitHistory) {
+          entry.current = 'waiting for the first ticket sweep (it finds where the history starts)';
+          const sweepComplete = await ticketsListed;
+          entry.current = null;
+          const replanned = (await bookkeeping.planRun(planInput)).passes.find(
+            (p) => p.pass === initial.pass,
+          );
+          if (!sweepComplete || !replanned) {
+            throw ApplicationFailure.nonRetryable(
+              `${initial.pass}: the history start is unknown — set SYNC_START_DATE, or sync tickets (its first complete sweep finds the oldest ticket)`,
+              'HistoryStartUnknown',
+            );
+          }
+          passPlan = replanned;
+          entry.windowsTotal = passPlan.windows.length;
+        }
         // Oldest first and one at a time: the analytics budget is small, and the high-water mark must only
         // move over windows that are complete.
         for (const window of passPlan.windows) {
@@ -339,7 +426,26 @@ export async function syncRunWorkflow(input: SyncRunInput): Promise<Record<strin
     );
   }
 
-  const results = await allSettledWithLimit(tasks, settings.streamParallelism);
+  // When every stream but tickets/threads has settled, the rolling thread re-read may stop at its minimum.
+  let othersPending = tasks.filter((t) => !ticketsTasks.has(t)).length;
+  const othersDone = async () => {
+    othersSettled = true;
+    await threadsHandle?.signal(runIdleSignal).catch(() => undefined);
+  };
+  if (othersPending === 0) await othersDone();
+  const lanes = tasks.map((task) =>
+    ticketsTasks.has(task)
+      ? task
+      : async () => {
+          try {
+            await task();
+          } finally {
+            othersPending -= 1;
+            if (othersPending === 0) await othersDone();
+          }
+        },
+  );
+  const results = await allSettledWithLimit(lanes, settings.streamParallelism);
   const failures = results.flatMap((r) => (r.status === 'rejected' ? [messageOf(r.reason)] : []));
   const counts: Record<string, StreamCounts> = {};
   for (const [name, entry] of Object.entries(progress.streams)) {

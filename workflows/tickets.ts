@@ -3,31 +3,83 @@ import { bookkeeping, pageActivities } from './activity-proxies.js';
 import { continueAsNewIfSuggested } from './continue-as-new.js';
 import { trackChildProgress } from './progress.js';
 
+const SWEEP_SCOPE = 'sweep';
+
 /**
- * Tickets, newest first (the API's only order), one page per activity. Incremental: page until below
- * `since` (high-water mark minus look-back). Full refresh: everything, then tickets not seen are marked
- * deleted. Each page also queues the threads to fetch (new or changed tickets, and tickets created inside
- * the thread look-back) in the same destination transaction, for the ticket_messages stream.
+ * The tickets stream of one run (architecture decision 4). `GET /tickets` has no change filter and lists
+ * newest first, but listing is cheap and threads are dear, so every run lists the whole workspace — the
+ * sweep — and spends detail requests only on what changed (the pages queue those threads):
+ *  1. a head pass, when a sweep begun by an earlier run is continued: the newest tickets down to the last
+ *     high-water mark minus the look-back (and the thread look-back);
+ *  2. the sweep, from its cursor, within the run's list budget; a larger workspace is swept across runs;
+ *  3. a complete sweep marks every ticket it did not see deleted (`_deleted_at`), and then a new sweep
+ *     begins with the next run;
+ *  4. the high-water mark moves when this run listed from the top down to the previous one; messages and
+ *     surveys follow their ticket's deletion.
+ * The result's `sweepComplete` tells the parent that the history start is known (the first sweep finds it).
  */
-export async function ticketsWorkflow(input: TicketsInput): Promise<StreamCounts> {
-  const progress = trackChildProgress(input.since ? `since ${input.since}` : 'full refresh', input.carried);
-  const scope = `tickets:${input.since ?? 'all'}/${input.before}`;
-  for (;;) {
-    const page = await pageActivities.syncTicketsPage({
+export async function ticketsWorkflow(
+  input: TicketsInput,
+): Promise<StreamCounts & { sweepComplete: boolean }> {
+  const progress = trackChildProgress(null, input.carried);
+  const seen = input.seen ?? { newest: null, coveredDownTo: null, headDone: false, listPages: 0 };
+  const threadCutoff =
+    input.mode === 'full_refresh'
+      ? null
+      : new Date(Date.parse(input.before) - input.threadLookbackMs).toISOString();
+  const budgetLeft = () =>
+    input.sweep?.maxPages == null ? Number.POSITIVE_INFINITY : input.sweep.maxPages - seen.listPages;
+
+  /** One page of `scope`; returns whether the scope is done. */
+  async function page(scope: string, stopBelow: string | null, fromTop: boolean): Promise<boolean> {
+    const result = await pageActivities.syncTicketsPage({
       scope,
-      since: input.since,
+      stopBelow,
       pageSize: input.pageSize,
-      threadLookbackMs: input.threadLookbackMs,
-      runStartedAt: input.before,
+      threadCutoff,
+      queueAll: input.queueAllThreads,
     });
+    seen.listPages += 1;
     progress.pages += 1;
-    progress.rows += page.rows;
-    if (page.done) break;
-    await continueAsNewIfSuggested(input, progress);
+    progress.rows += result.changed;
+    if (result.newest && (!seen.newest || Date.parse(result.newest) > Date.parse(seen.newest)))
+      seen.newest = result.newest;
+    if (fromTop && result.oldest) seen.coveredDownTo = result.oldest;
+    return result.done;
   }
-  await bookkeeping.finishTickets({
-    scope,
-    deletionSince: input.since === null ? input.deletionSince : null,
-  });
-  return { pages: progress.pages, rows: progress.rows, windows: 1 };
+
+  if (input.head && !seen.headDone) {
+    const scope = `head/${input.before}`;
+    progress.detail = `newest tickets down to ${input.head.since}`;
+    while (!(await page(scope, input.head.since, true))) {
+      await continueAsNewIfSuggested({ ...input, seen }, progress);
+    }
+    seen.headDone = true;
+  }
+
+  let sweepComplete = false;
+  if (input.sweep) {
+    const begun = await bookkeeping.beginSweep({ restart: input.sweep.restart });
+    // After a continue-as-new the sweep begun above is continued, not begun again.
+    const carryOn: TicketsInput = { ...input, sweep: { ...input.sweep, restart: false } };
+    // A sweep that begins in this run starts at the newest ticket: it is this run's pass from the top.
+    const fromTop = begun.resumedAtPage === 0 && !input.head;
+    progress.detail = `sweep since ${begun.startedAt} (page ${begun.resumedAtPage + 1})`;
+    while (budgetLeft() > 0) {
+      if (await page(SWEEP_SCOPE, null, fromTop)) {
+        sweepComplete = true;
+        break;
+      }
+      await continueAsNewIfSuggested({ ...carryOn, seen }, progress);
+    }
+    if (sweepComplete) await bookkeeping.finishSweep();
+  }
+
+  // The mark may move only over a contiguous listing from the top reaching the previous mark's look-back
+  // (or, the first time, any listing from the top): else the next head pass must look further down.
+  const reachedFloor =
+    seen.coveredDownTo !== null &&
+    (input.headFloor === null || Date.parse(seen.coveredDownTo) <= Date.parse(input.headFloor));
+  await bookkeeping.finishTickets({ newest: reachedFloor ? seen.newest : null });
+  return { pages: progress.pages, rows: progress.rows, windows: 1, sweepComplete };
 }

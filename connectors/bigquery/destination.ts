@@ -13,18 +13,22 @@ import {
   type CheckpointUpdate,
   canonicalTimestamp,
   dedupeRows,
+  Freshness,
   SYSTEM_TABLES,
   SyncRunRecord,
   TABLES,
   type TableName,
   type TableSpec,
+  THREAD_QUEUE_STREAM,
   tableSpecOf,
   toValidatedRows,
   WarehouseRowError,
 } from '../../schemas/warehouse.js';
 import {
   type CheckpointFilter,
+  cascadeColumn,
   checkpointList,
+  type DeletionCascade,
   type DeletionRange,
   type Destination,
   type DestinationCapabilities,
@@ -43,6 +47,7 @@ import {
   multiMergeScript,
   ndjsonLine,
   type SyncedAt,
+  seenScript,
   stagedColumns,
   stringLiteral,
   timestampLiteral,
@@ -229,8 +234,19 @@ export class BigQueryDestination implements Destination {
     const received = batch.rows.length;
     const syncedAt = this.#syncedAt();
     const checkpoints = checkpointList(batch.checkpoint);
+    const seen = batch.seen ?? [];
     if (rows.length === 0) {
-      await this.#checkpointOnly(checkpoints, syncedAt.checkpointTime);
+      if (seen.length > 0) {
+        try {
+          await this.#retryConflicts(() =>
+            this.#run(seenScript(this.#dataset, spec, seen, syncedAt, checkpoints)),
+          );
+        } catch (err) {
+          this.#fail(`writeBatch ${batch.table}`, err);
+        }
+      } else {
+        await this.#checkpointOnly(checkpoints, syncedAt.checkpointTime);
+      }
       return { received, inserted: 0, updated: 0, unchanged: received };
     }
     const stage = `_stage_${spec.name}_${randomBytes(6).toString('hex')}`;
@@ -243,7 +259,7 @@ export class BigQueryDestination implements Destination {
       });
       await this.#load(stage, cols, rows);
       await this.#hooks.beforeMerge?.(batch.table);
-      const script = mergeScript(this.#dataset, spec, stage, syncedAt, checkpoints);
+      const script = mergeScript(this.#dataset, spec, stage, syncedAt, checkpoints, seen);
       const [counts] = await this.#retryConflicts(() =>
         this.#run<{ inserted: number; updated: number }>(script),
       );
@@ -430,7 +446,9 @@ export class BigQueryDestination implements Destination {
     const version = spec.versionColumn ? bqIdent(spec.versionColumn) : 'CAST(NULL AS TIMESTAMP)';
     try {
       const rows = await this.#run<{ id: string; version: unknown }>(
-        `SELECT ${pk} AS id, ${version} AS version FROM ${this.#table(table)} WHERE ${pk} IN UNNEST(@ids)`,
+        `SELECT ${pk} AS id, ${version} AS version FROM ${this.#table(table)} WHERE ${pk} IN UNNEST(@ids)${
+          spec.tracksDeletion ? ' AND _deleted_at IS NULL' : ''
+        }`,
         { ids: [...ids] },
         { ids: ['STRING'] } as unknown as Record<string, string>,
       );
@@ -496,6 +514,81 @@ SELECT n;`;
       return Number(row?.n ?? 0);
     } catch (err) {
       this.#fail(`markDeleted ${table}`, err);
+    }
+  }
+
+  async cascadeDeletion(
+    cascade: DeletionCascade,
+    deletedAt: Date,
+  ): Promise<{ marked: number; revived: number }> {
+    const child = this.#deletable(cascade.child);
+    const parent = this.#deletable(cascade.parent);
+    const fk = bqIdent(cascadeColumn(child, cascade));
+    const parents = (deleted: boolean) =>
+      `SELECT ${bqIdent(parent.primaryKey[0]!)} FROM ${this.#table(parent.name)} WHERE _deleted_at IS ${deleted ? 'NOT ' : ''}NULL`;
+    const markWhere = `_deleted_at IS NULL AND ${fk} IN (${parents(true)})`;
+    const reviveWhere = `_deleted_at IS NOT NULL AND ${fk} IN (${parents(false)})`;
+    const target = this.#table(child.name);
+    const script = `DECLARE marked INT64 DEFAULT 0;
+DECLARE revived INT64 DEFAULT 0;
+BEGIN TRANSACTION;
+SET marked = (SELECT COUNT(*) FROM ${target} WHERE ${markWhere});
+UPDATE ${target} SET _deleted_at = ${timestampLiteral(deletedAt)} WHERE ${markWhere};
+${
+  cascade.revive
+    ? `SET revived = (SELECT COUNT(*) FROM ${target} WHERE ${reviveWhere});
+UPDATE ${target} SET _deleted_at = CAST(NULL AS TIMESTAMP) WHERE ${reviveWhere};
+`
+    : ''
+}COMMIT TRANSACTION;
+SELECT marked, revived;`;
+    try {
+      const [row] = await this.#retryConflicts(() => this.#run<{ marked: number; revived: number }>(script));
+      return { marked: Number(row?.marked ?? 0), revived: Number(row?.revived ?? 0) };
+    } catch (err) {
+      this.#fail(`cascadeDeletion ${child.name}`, err);
+    }
+  }
+
+  async staleThreads(verifiedBefore: Date, limit: number): Promise<string[]> {
+    try {
+      const rows = await this.#run<{ scope: string }>(
+        `SELECT s.scope FROM ${this.#table('_sync_state')} s
+         JOIN ${this.#table('tickets')} t ON CAST(t.ticket_number AS STRING) = s.scope AND t._deleted_at IS NULL
+         WHERE s.stream = ${stringLiteral(THREAD_QUEUE_STREAM)} AND s.status = 'complete'
+           AND s.updated_at < ${timestampLiteral(verifiedBefore)}
+         ORDER BY s.updated_at, s.scope LIMIT ${Math.max(0, Math.floor(limit))}`,
+      );
+      return rows.map((r) => r.scope);
+    } catch (err) {
+      this.#fail('staleThreads', err);
+    }
+  }
+
+  async freshness(): Promise<Freshness> {
+    const text = (v: unknown) => (v === null || v === undefined ? null : timestampText(v));
+    try {
+      const [t] = await this.#run<{ live: number; oldest: unknown }>(
+        `SELECT COUNT(*) AS live, MIN(_synced_at) AS oldest FROM ${this.#table('tickets')} WHERE _deleted_at IS NULL`,
+      );
+      const [m] = await this.#run<{ live: number; unread: number; oldest: unknown }>(
+        `SELECT COUNT(*) AS live, COUNTIF(s.status IS NULL OR s.status != 'complete') AS unread,
+           MIN(IF(s.status = 'complete', s.updated_at, NULL)) AS oldest
+         FROM ${this.#table('tickets')} t
+         LEFT JOIN ${this.#table('_sync_state')} s
+           ON s.stream = ${stringLiteral(THREAD_QUEUE_STREAM)} AND s.scope = CAST(t.ticket_number AS STRING)
+         WHERE t._deleted_at IS NULL`,
+      );
+      return Freshness.parse({
+        tickets: { live: Number(t?.live ?? 0), oldestVerifiedAt: text(t?.oldest) },
+        threads: {
+          live: Number(m?.live ?? 0),
+          unread: Number(m?.unread ?? 0),
+          oldestVerifiedAt: text(m?.oldest),
+        },
+      });
+    } catch (err) {
+      this.#fail('freshness', err);
     }
   }
 

@@ -78,13 +78,35 @@ export function mergeScript(
   stage: string,
   syncedAt: SyncedAt,
   checkpoints: readonly CheckpointUpdate[],
+  seen: readonly string[] = [],
 ): string {
   return `DECLARE inserted INT64 DEFAULT 0;
 DECLARE updated INT64 DEFAULT 0;
 BEGIN TRANSACTION;
 ${mergeStatements(dataset, spec, stage, syncedAt.sql, 'inserted', 'updated')}
-${checkpoints.length > 0 ? `${checkpointMergeSql(dataset, checkpoints, syncedAt.checkpointTime)};\n` : ''}COMMIT TRANSACTION;
+${seen.length > 0 ? `${seenSql(dataset, spec, seen, syncedAt.sql)};\n` : ''}${checkpoints.length > 0 ? `${checkpointMergeSql(dataset, checkpoints, syncedAt.checkpointTime)};\n` : ''}COMMIT TRANSACTION;
 SELECT inserted, updated;`;
+}
+
+/** Moves `_synced_at` of live rows served again unchanged (`ids`) to the batch's stamp. */
+export function seenSql(dataset: string, spec: TableSpec<unknown>, ids: readonly string[], syncedAt: string) {
+  if (spec.primaryKey.length !== 1) throw new Error(`seen ids need a single-column key (${spec.name})`);
+  const live = spec.tracksDeletion ? ' AND `_deleted_at` IS NULL' : '';
+  return `UPDATE ${bqIdent(dataset)}.${bqIdent(spec.name)} SET \`_synced_at\` = ${syncedAt}
+WHERE ${bqIdent(spec.primaryKey[0]!)} IN UNNEST([${ids.map((id) => stringLiteral(id)).join(', ')}]) AND \`_synced_at\` < ${syncedAt}${live}`;
+}
+
+/** Only seen ids (no changed rows) and the checkpoints, in one transaction. */
+export function seenScript(
+  dataset: string,
+  spec: TableSpec<unknown>,
+  ids: readonly string[],
+  syncedAt: SyncedAt,
+  checkpoints: readonly CheckpointUpdate[],
+): string {
+  return `BEGIN TRANSACTION;
+${seenSql(dataset, spec, ids, syncedAt.sql)};
+${checkpoints.length > 0 ? `${checkpointMergeSql(dataset, checkpoints, syncedAt.checkpointTime)};\n` : ''}COMMIT TRANSACTION;`;
 }
 
 /**

@@ -7,18 +7,22 @@ import {
   Checkpoint,
   type CheckpointUpdate,
   dedupeRows,
+  Freshness,
   rowKey,
   SyncRunRecord,
   TABLES,
   type TableName,
   type TableSpec,
+  THREAD_QUEUE_STREAM,
   tableSpecOf,
   toValidatedRows,
   WarehouseRowError,
 } from '../../schemas/warehouse.js';
 import {
   type CheckpointFilter,
+  cascadeColumn,
   checkpointList,
+  type DeletionCascade,
   type DeletionRange,
   type Destination,
   type DestinationCapabilities,
@@ -37,6 +41,7 @@ import {
   isoText,
   mergeSql,
   PG_TYPES,
+  seenSql,
   stagedColumns,
   systemTables,
   touchSql,
@@ -253,6 +258,10 @@ export class PostgresDestination implements Destination {
           updated = merged.rows[0]?.updated ?? 0;
           await client.query(touchSql(this.schema, spec, stage), [syncedAt]);
         }
+        if (batch.seen && batch.seen.length > 0) {
+          if (rows.length === 0) await this.#lockTable(client, spec.name);
+          await client.query(seenSql(this.schema, spec), [syncedAt, batch.seen]);
+        }
         const received = batch.rows.length;
         results[i] = { received, inserted, updated, unchanged: received - inserted - updated };
       }
@@ -361,9 +370,10 @@ export class PostgresDestination implements Destination {
       throw new DestinationError(`storedVersions: ${table} has a composite key`);
     const pk = ident(spec.primaryKey[0]!);
     const version = spec.versionColumn ? isoText(`t.${ident(spec.versionColumn)}`) : 'NULL::text';
+    const live = spec.tracksDeletion ? ' AND t."_deleted_at" IS NULL' : '';
     try {
       const r = await this.#pool.query<{ id: string; version: string | null }>(
-        `SELECT t.${pk}::text AS id, ${version} AS version FROM ${this.#table(table)} t WHERE t.${pk} = ANY($1::text[])`,
+        `SELECT t.${pk}::text AS id, ${version} AS version FROM ${this.#table(table)} t WHERE t.${pk} = ANY($1::text[])${live}`,
         [ids],
       );
       return new Map(r.rows.map((row) => [row.id, row.version]));
@@ -410,6 +420,71 @@ export class PostgresDestination implements Destination {
       if (checkpoint) await this.#upsertCheckpoint(client, checkpoint, this.#clock());
       return r.rowCount ?? 0;
     });
+  }
+
+  async cascadeDeletion(
+    cascade: DeletionCascade,
+    deletedAt: Date,
+  ): Promise<{ marked: number; revived: number }> {
+    const child = this.#deletable(cascade.child);
+    const parent = this.#deletable(cascade.parent);
+    const fk = cascadeColumn(child, cascade);
+    const parentKey = ident(parent.primaryKey[0]!);
+    const parents = (deleted: boolean) =>
+      `SELECT ${parentKey} FROM ${this.#table(parent.name)} WHERE "_deleted_at" IS ${deleted ? 'NOT ' : ''}NULL`;
+    return this.#tx(`cascadeDeletion ${child.name}`, async (client) => {
+      await this.#lockTable(client, child.name);
+      const marked = await client.query(
+        `UPDATE ${this.#table(child.name)} SET "_deleted_at" = $1 WHERE "_deleted_at" IS NULL AND ${ident(fk)} IN (${parents(true)})`,
+        [deletedAt],
+      );
+      const revived = cascade.revive
+        ? await client.query(
+            `UPDATE ${this.#table(child.name)} SET "_deleted_at" = NULL WHERE "_deleted_at" IS NOT NULL AND ${ident(fk)} IN (${parents(false)})`,
+          )
+        : { rowCount: 0 };
+      return { marked: marked.rowCount ?? 0, revived: revived.rowCount ?? 0 };
+    });
+  }
+
+  async staleThreads(verifiedBefore: Date, limit: number): Promise<string[]> {
+    try {
+      const r = await this.#pool.query<{ scope: string }>(
+        `SELECT s.scope FROM ${this.#table('_sync_state')} s
+         JOIN ${this.#table('tickets')} t ON t.ticket_number::text = s.scope AND t."_deleted_at" IS NULL
+         WHERE s.stream = $1 AND s.status = 'complete' AND s.updated_at < $2
+         ORDER BY s.updated_at, s.scope LIMIT $3`,
+        [THREAD_QUEUE_STREAM, verifiedBefore, Math.max(0, Math.floor(limit))],
+      );
+      return r.rows.map((row) => row.scope);
+    } catch (err) {
+      this.#fail('staleThreads', err);
+    }
+  }
+
+  async freshness(): Promise<Freshness> {
+    try {
+      const tickets = await this.#pool.query(
+        `SELECT count(*)::int AS live, ${isoText('min("_synced_at")')} AS oldest
+         FROM ${this.#table('tickets')} WHERE "_deleted_at" IS NULL`,
+      );
+      const threads = await this.#pool.query(
+        `SELECT count(*)::int AS live,
+           count(*) FILTER (WHERE s.status IS DISTINCT FROM 'complete')::int AS unread,
+           ${isoText(`min(s.updated_at) FILTER (WHERE s.status = 'complete')`)} AS oldest
+         FROM ${this.#table('tickets')} t
+         LEFT JOIN ${this.#table('_sync_state')} s ON s.stream = $1 AND s.scope = t.ticket_number::text
+         WHERE t."_deleted_at" IS NULL`,
+        [THREAD_QUEUE_STREAM],
+      );
+      const [t, m] = [tickets.rows[0], threads.rows[0]];
+      return Freshness.parse({
+        tickets: { live: t.live, oldestVerifiedAt: t.oldest },
+        threads: { live: m.live, unread: m.unread, oldestVerifiedAt: m.oldest },
+      });
+    } catch (err) {
+      this.#fail('freshness', err);
+    }
   }
 
   #deletable(table: TableName): TableSpec<unknown> {

@@ -100,6 +100,13 @@ export function touchSql(schema: string, spec: TableSpec<unknown>, stage: string
   return `UPDATE ${target} AS t SET "_synced_at" = $1::timestamptz FROM ${ident(stage)} AS s WHERE ${join} AND t."_synced_at" < $1::timestamptz`;
 }
 
+/** Moves `_synced_at` of live rows served again unchanged (`$2`, their ids) to the batch's stamp `$1`. */
+export function seenSql(schema: string, spec: TableSpec<unknown>): string {
+  if (spec.primaryKey.length !== 1) throw new Error(`seen ids need a single-column key (${spec.name})`);
+  const live = spec.tracksDeletion ? ' AND "_deleted_at" IS NULL' : '';
+  return `UPDATE ${ident(schema)}.${ident(spec.name)} SET "_synced_at" = $1::timestamptz WHERE ${ident(spec.primaryKey[0]!)} = ANY($2::text[]) AND "_synced_at" < $1::timestamptz${live}`;
+}
+
 // --- COPY text format ------------------------------------------------------------------------------------
 
 const NEEDS_ESCAPE = /[\\\n\r\t]/;

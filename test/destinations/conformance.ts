@@ -378,6 +378,127 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       await d.close();
     });
 
+    it('seen ids move _synced_at without rewriting; a sweep then marks exactly the unseen rows', async () => {
+      let now = new Date('2031-01-01T00:00:00Z');
+      const d = await h.create({ clock: () => now });
+      const [a, b, c] = [
+        ticket({ ticket_number: 80 }),
+        ticket({ ticket_number: 81 }),
+        ticket({ ticket_number: 82 }),
+      ];
+      await d.writeBatch({ table: 'tickets', rows: [a, b, c].map(input) });
+      const mine = async () =>
+        new Map(
+          (await h.readRows('tickets'))
+            .filter((r) => [a.id, b.id, c.id].includes(r['id'] as string))
+            .map((r) => [r['id'] as string, r]),
+        );
+      now = new Date('2031-01-02T00:00:00Z');
+      const sweepStart = now;
+      const changedB = { ...b, status: 'resolved' as const, updated_at: '2031-01-01T12:00:00.000Z' };
+      const cp = {
+        stream: 'tickets',
+        scope: 'sweep',
+        cursor: null,
+        high_water_mark: null,
+        status: 'complete' as const,
+        pages: 1,
+        rows: 2,
+      };
+      // A page: b changed (rewritten), a unchanged (only seen); c is not served any more.
+      await d.writeBatch({ table: 'tickets', rows: [input(changedB)], seen: [a.id], checkpoint: cp });
+      // A page with nothing changed at all still records what it saw, with its checkpoint.
+      await d.writeBatch({ table: 'tickets', rows: [], seen: [a.id], checkpoint: { ...cp, pages: 2 } });
+      let rows = await mine();
+      expect(rows.get(a.id)!['_synced_at']).toBe(canonicalTimestamp(sweepStart));
+      expect(rows.get(a.id)!['_raw']).toEqual(JSON.parse(JSON.stringify(a)));
+      expect(rows.get(b.id)!['status']).toBe('resolved');
+      expect(await d.readCheckpoint('tickets', 'sweep')).toMatchObject({ pages: 2 });
+      const deletedAt = new Date('2031-01-02T01:00:00Z');
+      expect(await d.markDeletedNotSeenSince('tickets', sweepStart, deletedAt)).toBeGreaterThanOrEqual(1);
+      rows = await mine();
+      expect(rows.get(c.id)!['_deleted_at']).toBe(canonicalTimestamp(deletedAt));
+      expect(rows.get(a.id)!['_deleted_at']).toBeNull();
+      // A deleted row is not a stored version any more: when it comes back it counts as new.
+      expect((await d.storedVersions('tickets', [a.id, c.id])).has(c.id)).toBe(false);
+      expect((await d.storedVersions('tickets', [a.id, c.id])).has(a.id)).toBe(true);
+      await d.close();
+    });
+
+    it('children follow a deleted parent; surveys (revive) come back with it, messages do not', async () => {
+      const now = new Date('2032-01-01T00:00:00Z');
+      const d = await h.create({ clock: () => now });
+      const parent = ticket({ ticket_number: 90 });
+      const m = message({ ticket_id: parent.id, ticket_number: 90 });
+      const sv = survey({ ticket_id: parent.id, ticket_number: 90 });
+      await d.writeBatch({ table: 'tickets', rows: [input(parent)] });
+      await d.writeBatch({ table: 'ticket_messages', rows: [input(m)] });
+      await d.writeBatch({ table: 'csat_surveys', rows: [input(sv)] });
+      const deletedAt = new Date('2032-01-01T01:00:00Z');
+      await d.markDeleted('tickets', [parent.id], deletedAt);
+      const messages = {
+        child: 'ticket_messages',
+        foreignKey: 'ticket_id',
+        parent: 'tickets',
+        revive: false,
+      } as const;
+      const surveys = {
+        child: 'csat_surveys',
+        foreignKey: 'ticket_id',
+        parent: 'tickets',
+        revive: true,
+      } as const;
+      expect(await d.cascadeDeletion(messages, deletedAt)).toMatchObject({ marked: 1 });
+      expect(await d.cascadeDeletion(surveys, deletedAt)).toMatchObject({ marked: 1 });
+      const deletedOf = async (table: 'ticket_messages' | 'csat_surveys', id: string) =>
+        (await h.readRows(table)).find((r) => r['id'] === id)!['_deleted_at'];
+      expect(await deletedOf('ticket_messages', m.id)).toBe(canonicalTimestamp(deletedAt));
+      expect(await deletedOf('csat_surveys', sv.id)).toBe(canonicalTimestamp(deletedAt));
+      // The ticket is restored in the source and listed again.
+      await d.writeBatch({ table: 'tickets', rows: [input(parent)] });
+      expect(await d.cascadeDeletion(surveys, deletedAt)).toMatchObject({ marked: 0, revived: 1 });
+      expect(await d.cascadeDeletion(messages, deletedAt)).toMatchObject({ marked: 0, revived: 0 });
+      expect(await deletedOf('csat_surveys', sv.id)).toBeNull();
+      expect(await deletedOf('ticket_messages', m.id)).toBe(canonicalTimestamp(deletedAt));
+      await expect(
+        d.cascadeDeletion({ ...messages, foreignKey: 'no_such_column' }, deletedAt),
+      ).rejects.toThrow(/does not exist/);
+      await d.close();
+    });
+
+    it('stale threads come oldest read first, live tickets only; freshness bounds what is verified', async () => {
+      let now = new Date('2033-01-01T00:00:00Z');
+      const d = await h.create({ clock: () => now });
+      const [x, y, z, q] = [91001, 91002, 91003, 91004].map((n) => ticket({ ticket_number: n }));
+      await d.writeBatch({ table: 'tickets', rows: [x, y, z, q].map((t) => input(t!)) });
+      const queued = (n: number, status: 'running' | 'complete') => ({
+        stream: 'ticket_messages',
+        scope: String(n),
+        cursor: null,
+        high_water_mark: null,
+        status,
+        pages: 1,
+        rows: 1,
+      });
+      await d.writeCheckpoints([queued(91002, 'complete')]);
+      now = new Date('2033-01-01T01:00:00Z');
+      await d.writeCheckpoints([queued(91001, 'complete'), queued(91003, 'complete')]);
+      await d.writeCheckpoints([queued(91004, 'running')]);
+      await d.markDeleted('tickets', [z!.id], now);
+      const stale = await d.staleThreads(new Date('2033-01-01T02:00:00Z'), 1000);
+      const mineOnly = stale.filter((s) => s.startsWith('9100'));
+      expect(mineOnly).toEqual(['91002', '91001']);
+      expect(
+        (await d.staleThreads(new Date('2033-01-01T00:30:00Z'), 1000)).filter((s) => s.startsWith('9100')),
+      ).toEqual(['91002']);
+      const f = await d.freshness();
+      expect(f.tickets.live).toBeGreaterThanOrEqual(3);
+      expect(f.tickets.oldestVerifiedAt).not.toBeNull();
+      expect(f.threads.unread).toBeGreaterThanOrEqual(1); // 91004 is still queued
+      expect(Date.parse(f.threads.oldestVerifiedAt!)).toBeLessThanOrEqual(Date.parse('2033-01-01T00:00:00Z'));
+      await d.close();
+    });
+
     it('a full refresh over a range marks only unseen rows inside that range deleted', async () => {
       let now = new Date('2030-01-01T00:00:00Z');
       const d = await h.create({ clock: () => now });

@@ -57,7 +57,8 @@ describe('the pipeline on Temporal: full and incremental sync of a seeded world'
     if (open) world.endSession(open.id);
     p.companion.clearRequestLog();
 
-    const summary = await p.run('incremental');
+    // Without the rolling re-read of unchanged threads (tested in exactness.test.ts).
+    const summary = await p.run('incremental', { threadReverifyPerRun: 0 });
     expect(summary.status).toBe('succeeded');
     expect([...threadRequests(p)].sort((a, b) => a - b)).toEqual(
       [statusChanged!.number, messaged!.number, created.number].sort((a, b) => a - b),
@@ -75,11 +76,12 @@ describe('the pipeline on Temporal: full and incremental sync of a seeded world'
     const before = ticket.updatedAt;
     const message = world.addMessage(ticket.number, { role: 'customer', text: 'quiet message' });
     expect(ticket.updatedAt).toBe(before);
-    // Without a thread look-back, the message is not fetched (the ticket looks unchanged)…
-    await p.run('incremental', { threadLookbackMs: 0 });
+    // Without a thread look-back (nor the rolling re-read), the message is not fetched (the ticket looks
+    // unchanged)…
+    await p.run('incremental', { threadLookbackMs: 0, threadReverifyPerRun: 0 });
     expect((await warehouseRows(p.db, 'ticket_messages')).has(message.id)).toBe(false);
     // …with a look-back covering the ticket's creation, the next run brings it.
-    await p.run('incremental', { threadLookbackMs: 7 * DAY_MS });
+    await p.run('incremental', { threadLookbackMs: 7 * DAY_MS, threadReverifyPerRun: 0 });
     expect((await warehouseRows(p.db, 'ticket_messages')).has(message.id)).toBe(true);
     p.companion.setOptions({ messageBumpsTicketUpdatedAt: true });
   });

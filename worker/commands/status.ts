@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Checkpoint, Freshness } from '../../schemas/warehouse.js';
 import { destinationFromConfig } from '../compose.js';
 import type { EmbeddedPostgres } from '../embedded/postgres.js';
 import { DATA_DIR, embeddedWarehouse } from '../embedded.js';
@@ -7,6 +8,41 @@ import { createLogger } from '../logger.js';
 import { reportFailure, withConfig } from './context.js';
 
 const pad = (s: unknown, n: number) => String(s ?? '').padEnd(n);
+
+/**
+ * The staleness bounds of tickets and threads: how old the oldest unverified state in the warehouse can be
+ * (a ticket's state is verified when a list page served it, a thread when a read of it completed), and
+ * where the sweep of the ticket list is.
+ */
+export function describeFreshness(f: Freshness, sweep: Checkpoint | null, now: number) {
+  const age = (at: string | null) => (at ? lag(at, now) : 'never');
+  const sweepText = !sweep
+    ? 'not begun'
+    : sweep.status === 'complete'
+      ? `complete (${sweep.pages} pages, begun ${sweep.high_water_mark}); the next run begins a new one`
+      : `under way: page ${sweep.pages} (begun ${sweep.high_water_mark}, ${age(sweep.high_water_mark)} ago)`;
+  const lines = [
+    `Ticket sweep: ${sweepText}`,
+    f.tickets.oldestVerifiedAt
+      ? `Tickets: ${f.tickets.live} live; every ticket's state verified within the last ${age(f.tickets.oldestVerifiedAt)} (oldest verification ${f.tickets.oldestVerifiedAt})`
+      : `Tickets: ${f.tickets.live} live; none verified yet`,
+    f.threads.oldestVerifiedAt
+      ? `Threads: every thread read within the last ${age(f.threads.oldestVerifiedAt)} (oldest read ${f.threads.oldestVerifiedAt})${f.threads.unread > 0 ? `, except ${f.threads.unread} never read completely (queued or failed)` : ''}`
+      : `Threads: ${f.threads.unread} of ${f.threads.live} not read yet`,
+  ];
+  return {
+    lines,
+    json: {
+      sweep: sweep ? { status: sweep.status, pages: sweep.pages, begun_at: sweep.high_water_mark } : null,
+      tickets: { live: f.tickets.live, oldest_verified_at: f.tickets.oldestVerifiedAt },
+      threads: {
+        live: f.threads.live,
+        unread: f.threads.unread,
+        oldest_verified_at: f.threads.oldestVerifiedAt,
+      },
+    },
+  };
+}
 
 /** Lag of a high-water mark behind now, human-readable. */
 function lag(mark: string | null, now: number): string {
@@ -63,11 +99,21 @@ function statusOf(
         const queuedThreads = checkpoints.filter(
           (c) => c.stream === 'ticket_messages' && c.status === 'running',
         ).length;
+        const sweep = checkpoints.find((c) => c.stream === 'tickets' && c.scope === 'sweep') ?? null;
+        const freshness = describeFreshness(await destination.freshness(), sweep, now);
+        const failedThreads = runs.filter(
+          (r) => r.stream === 'ticket_messages' && r.run_id.startsWith('thread:') && r.status === 'failed',
+        );
+        const failedEntries = new Set(
+          checkpoints
+            .filter((c) => c.stream === 'ticket_messages' && c.status === 'failed')
+            .map((c) => c.scope),
+        );
         const parents = runs.filter((r) => r.parent_run_id === null).slice(0, opts.runs);
         const windows = runs.filter((r) => r.parent_run_id !== null).slice(0, opts.runs * 3);
         if (opts.json) {
           process.stdout.write(
-            `${JSON.stringify({ runs: parents, windows, high_water_marks: marks.map((m) => ({ stream: m.stream, high_water_mark: m.high_water_mark, lag: lag(m.high_water_mark, now) })), open_scopes: open, queued_threads: queuedThreads })}\n`,
+            `${JSON.stringify({ runs: parents, windows, high_water_marks: marks.map((m) => ({ stream: m.stream, high_water_mark: m.high_water_mark, lag: lag(m.high_water_mark, now) })), open_scopes: open, queued_threads: queuedThreads, freshness: freshness.json, failed_threads: failedThreads.filter((r) => failedEntries.has(r.run_id.slice('thread:'.length))) })}\n`,
           );
           return 0;
         }
@@ -89,6 +135,12 @@ function statusOf(
         for (const c of open.slice(0, 20))
           out.push(`  ${pad(c.stream, 26)}${pad(c.scope, 60)}${pad(c.status, 9)}pages ${c.pages}`);
         out.push(`Threads queued for the next run: ${queuedThreads}`);
+        out.push('', 'How current the warehouse is:', ...freshness.lines.map((l) => `  ${l}`));
+        const stillFailed = failedThreads.filter((r) => failedEntries.has(r.run_id.slice('thread:'.length)));
+        if (stillFailed.length > 0) {
+          out.push('', `Threads that failed (queued again by the next run): ${stillFailed.length}`);
+          for (const r of stillFailed.slice(0, 20)) out.push(`  ${r.finished_at}  ${r.error}`);
+        }
         process.stdout.write(`${out.join('\n')}\n`);
         return 0;
       } catch (err) {
