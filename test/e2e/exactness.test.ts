@@ -11,7 +11,8 @@ import { expectWarehouseEqualsSource, warehouseRows } from './warehouse-compare.
 const EVERYTHING_SINCE = () => new Date(Date.now() - 500 * DAY_MS).toISOString();
 
 const ticketDeletedAt = async (p: Pipeline, id: string) =>
-  (await p.db.query('SELECT _deleted_at FROM support.tickets WHERE id = $1', [id])).rows[0]?._deleted_at ?? null;
+  (await p.db.query('SELECT _deleted_at FROM support.tickets WHERE id = $1', [id])).rows[0]?._deleted_at ??
+  null;
 
 describe('exact and current by default: the change sweep', () => {
   let p: Pipeline;
@@ -51,7 +52,10 @@ describe('exact and current by default: the change sweep', () => {
     const [resolvedOld, reprioritised, repliedTo, deleted] = [old[3]!, old[8]!, old[12]!, old[20]!];
     world.setTicketStatus(resolvedOld.number, resolvedOld.status === 'resolved' ? 'open' : 'resolved');
     world.updateTicket(reprioritised, { priority: reprioritised.priority === 'urgent' ? 'low' : 'urgent' });
-    const reply = world.addMessage(repliedTo.number, { role: 'customer', text: 'Still waiting on this one.' });
+    const reply = world.addMessage(repliedTo.number, {
+      role: 'customer',
+      text: 'Still waiting on this one.',
+    });
     // New tickets, through the public API.
     const created = await fetch(`${p.companion.baseUrl}/public/v1/tickets`, {
       method: 'POST',
@@ -66,7 +70,10 @@ describe('exact and current by default: the change sweep', () => {
     expect(created.status).toBe(201);
     // A CSAT survey answered weeks after it was sent.
     const late = world.surveys.find(
-      (s) => s.submittedAt === null && s.sentAt / 1000 < now - 20 * DAY_MS && !world.tickets[s.ticketIdx]?.deletedAt,
+      (s) =>
+        s.submittedAt === null &&
+        s.sentAt / 1000 < now - 20 * DAY_MS &&
+        !world.tickets[s.ticketIdx]?.deletedAt,
     )!;
     expect(late).toBeDefined();
     world.answerSurvey(late.id, 4, 'Sorry for the late answer');
@@ -110,7 +117,9 @@ describe('exact and current by default: the change sweep', () => {
       .ticketsSorted(world.orgA.id)
       .filter((t) => !t.deletedAt && t.ticketType === 'regular')
       .filter((_, i) => i % 25 === 0);
-    const quiet = targets.map((t) => world.addMessage(t.number, { role: 'customer', text: `quiet ${t.number}` }));
+    const quiet = targets.map((t) =>
+      world.addMessage(t.number, { role: 'customer', text: `quiet ${t.number}` }),
+    );
     const writtenAt = Date.now();
     const perRun = 50;
     const live = (await warehouseRows(p.db, 'tickets')).size;

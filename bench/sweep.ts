@@ -1,0 +1,258 @@
+/**
+ * Benchmark of the change sweep (issue 10, architecture decision 4): what an incremental run with no changes
+ * costs on a large workspace, against its lower bound, and how long the sweep of the whole ticket list takes
+ * under the spec's list limit.
+ *
+ *   npm run bench:sweep -- [--tickets 20000] [--seed 7] [--window-ms 2000]
+ *
+ * Set-up: a companion world (rate limits off for the initial sync), an embedded PostgreSQL, a Temporal dev
+ * server and in-process workers; an initial sync with default settings (whole history).
+ *
+ * Figures:
+ *  1. A no-change incremental run (rolling thread re-read off, thread look-back PT0S): requests per route
+ *     class (from the companion's request log) against the lower bound of a run that finds nothing new:
+ *        list      = ceil(live tickets / 100)                the sweep: every page, once
+ *                  + pages of GET /views + 1 (metric catalog)  reference snapshots
+ *        directory = pages of GET /tags, /teams, /agents       reference snapshots
+ *        analytics = Σ over export passes of the pages of the windows the look-back touches
+ *                    ([high-water mark − SYNC_LOOKBACK, now), at 100 per page, at least 1 per window)
+ *        detail    = 0                                         nothing changed, so no thread
+ *     and its wall time. Ratio = requests / lower bound (target ≤ 1.05).
+ *  2. The same run with the defaults (thread look-back PT24H, SYNC_THREAD_REVERIFY_PER_RUN): the detail
+ *     requests are the by-design re-reads, reported beside their count.
+ *  3. The sweep's time under the spec's list limit (60 requests a minute): computed as pages / 60 min, and
+ *     measured: a tickets-only run against the companion with the spec's limits compressed in time
+ *     (`--window-ms`, default 2000: 60 list requests per 2 s), scaled back by 60000 / window-ms.
+ * The last stdout line is one JSON object with every figure.
+ */
+
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import pino from 'pino';
+import { type RequestLogEntry, startCompanion } from '../companion/index.js';
+import {
+  fetchAgentSessionsPage,
+  fetchCsatPage,
+  planWindows,
+  routeClassFor,
+  SupportApiClient,
+} from '../connectors/support-api/index.js';
+import { Secret } from '../schemas/secret.js';
+import { ALL_STREAMS, EXPORT_PASSES, type StreamName, type SyncSettings } from '../schemas/sync.js';
+import { buildDependencies } from '../worker/compose.js';
+import { analyticsQueueOf, loadConfig, settingsFromConfig } from '../worker/config.js';
+import { startEmbeddedPostgres } from '../worker/embedded/postgres.js';
+import { startTemporalDevServer } from '../worker/embedded/temporal-server.js';
+import { newRunId, runSync } from '../worker/run-sync.js';
+import { startWorkers } from '../worker/workers.js';
+
+const { values } = parseArgs({
+  options: {
+    tickets: { type: 'string', default: '20000' },
+    seed: { type: 'string', default: '7' },
+    'window-ms': { type: 'string', default: '2000' },
+  },
+});
+const tickets = Number(values.tickets);
+const windowMs = Number(values['window-ms']);
+const log = (line: string) =>
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
+const quiet = pino({ level: 'silent' });
+
+log(`generating a ${tickets}-ticket world`);
+const companion = await startCompanion({ seed: Number(values.seed), tickets, rateLimits: false });
+const postgres = await startEmbeddedPostgres({});
+const databaseUrl = await postgres.createDatabase('bench_sweep');
+const taskQueue = 'bench-sweep';
+const temporal = await startTemporalDevServer({ singlePartitionTaskQueues: [analyticsQueueOf(taskQueue)] });
+const config = loadConfig({}, undefined, {
+  SUPPORT_API_URL: companion.baseUrl,
+  SUPPORT_API_KEY: companion.keys.admin,
+  DESTINATION_URL: databaseUrl,
+  TEMPORAL_ADDRESS: temporal.address,
+  TEMPORAL_TASK_QUEUE: taskQueue,
+  ANALYTICS_REQUESTS_PER_MINUTE: '600000',
+  LOG_LEVEL: 'silent',
+});
+const deps = await buildDependencies(config, quiet);
+const workers = await startWorkers({
+  connection: temporal.nativeConnection,
+  namespace: 'default',
+  taskQueue,
+  analyticsTaskQueue: analyticsQueueOf(taskQueue),
+  activities: deps.activities,
+  analyticsRequestsPerMinute: config.ANALYTICS_REQUESTS_PER_MINUTE,
+  shutdownGraceTime: '5 seconds',
+});
+const db = new pg.Client({ connectionString: databaseUrl });
+await db.connect();
+const client = new SupportApiClient({
+  baseUrl: companion.baseUrl,
+  apiKey: new Secret(companion.keys.admin),
+  logger: quiet,
+});
+
+type RouteClass = 'list' | 'detail' | 'analytics' | 'directory' | 'other';
+function perClass(log: readonly RequestLogEntry[]): Record<RouteClass, number> {
+  const out: Record<RouteClass, number> = { list: 0, detail: 0, analytics: 0, directory: 0, other: 0 };
+  for (const e of log) {
+    const c = routeClassFor(e.method, e.path.replace(/^\/public\/v1/, '')) as string;
+    out[c in out ? (c as RouteClass) : 'other'] += 1;
+  }
+  return out;
+}
+
+async function run(
+  label: string,
+  overrides: Partial<SyncSettings>,
+  streams: StreamName[] = [...ALL_STREAMS],
+) {
+  companion.clearRequestLog();
+  const now = new Date();
+  const started = performance.now();
+  const summary = await runSync(temporal.client, taskQueue, {
+    runId: newRunId(now),
+    mode: 'incremental',
+    streams,
+    settings: { ...settingsFromConfig(config, now), ...overrides },
+  });
+  const ms = performance.now() - started;
+  if (summary.status !== 'succeeded') throw new Error(`${label} failed: ${summary.error}`);
+  log(`${label}: ${(ms / 1000).toFixed(1)} s, ${companion.requestLog.length} requests`);
+  return { ms, requests: perClass(companion.requestLog), log: [...companion.requestLog] };
+}
+
+const pagesAt100 = (n: number) => Math.max(1, Math.ceil(n / 100));
+
+/** Pages the export passes must read when nothing changed: the windows their look-back touches. */
+async function analyticsLowerBound(now: string): Promise<number> {
+  let pages = 0;
+  for (const pass of [...EXPORT_PASSES.csat_surveys, ...EXPORT_PASSES.agent_sessions]) {
+    const mark = (await deps.destination.readCheckpoint(pass, 'hwm'))?.high_water_mark;
+    if (!mark) throw new Error(`${pass} has no high-water mark`);
+    const from = new Date(Date.parse(mark) - config.SYNC_LOOKBACK).toISOString();
+    for (const w of planWindows({ from, to: now, maxWindowMs: config.SYNC_WINDOW })) {
+      let items = 0;
+      let cursor: string | null = null;
+      for (;;) {
+        const range: { from: string; before: string; limit: number; cursor: string | null } = {
+          from: w.windowStart,
+          before: w.windowEnd,
+          limit: 100,
+          cursor,
+        };
+        const page: { items: unknown[]; hasMore: boolean; nextCursor: string | null } =
+          pass === 'agent_sessions'
+            ? await fetchAgentSessionsPage(client, range)
+            : await fetchCsatPage(client, {
+                ...range,
+                by: pass === 'csat_surveys.sent' ? 'sent' : 'submitted',
+                includeComments: true,
+              });
+        items += page.items.length;
+        if (!page.hasMore) break;
+        cursor = page.nextCursor;
+      }
+      pages += pagesAt100(items);
+    }
+  }
+  return pages;
+}
+
+try {
+  const initial = await run('initial sync (defaults: whole history)', {});
+  const live = Number(
+    (await db.query('SELECT count(*) AS n FROM support.tickets WHERE _deleted_at IS NULL')).rows[0].n,
+  );
+  const reference = async (table: string) =>
+    pagesAt100(Number((await db.query(`SELECT count(*) AS n FROM support.${table}`)).rows[0].n));
+
+  const analyticsBound = await analyticsLowerBound(new Date().toISOString());
+  const bound = {
+    list: Math.ceil(live / 100) + (await reference('views')) + 1,
+    directory: (await reference('tags')) + (await reference('teams')) + (await reference('agents')),
+    analytics: analyticsBound,
+    detail: 0,
+  };
+  const noChange = await run('no-change run (re-read off, thread look-back PT0S)', {
+    threadReverifyPerRun: 0,
+    threadLookbackMs: 0,
+  });
+  const defaults = await run('no-change run (defaults)', {});
+  const recent = Number(
+    (
+      await db.query(
+        `SELECT count(*) AS n FROM support.tickets WHERE _deleted_at IS NULL AND created_at >= now() - $1::interval`,
+        [`${config.SYNC_THREAD_LOOKBACK / 1000} seconds`],
+      )
+    ).rows[0].n,
+  );
+
+  // The sweep under the spec's list limit, compressed in time.
+  companion.setOptions({ rateLimits: true, rateLimitWindowMs: windowMs });
+  const sweep = await run(
+    'tickets-only run, compressed limits',
+    { threadReverifyPerRun: 0, threadLookbackMs: 0 },
+    ['tickets'],
+  );
+  companion.setOptions({ rateLimits: false });
+  const sweepPages = sweep.requests.list;
+  const scale = 60_000 / windowMs;
+  const rateLimited = sweep.log.filter((e) => e.status === 429).length;
+
+  const ratio = (a: number, b: number) => (b === 0 ? (a === 0 ? 1 : Number.POSITIVE_INFINITY) : a / b);
+  const classes = ['list', 'directory', 'analytics', 'detail'] as const;
+  const total = (r: Record<string, number>) => classes.reduce((s, c) => s + (r[c] ?? 0), 0);
+  const boundTotal = total(bound);
+  console.log(
+    `bench:sweep — ${tickets} tickets (${live} live), seed ${values.seed}; initial sync ${(initial.ms / 1000).toFixed(1)} s (rate limits off)`,
+  );
+  console.table(
+    classes.map((c) => ({
+      class: c,
+      'no-change run': noChange.requests[c],
+      'lower bound': bound[c],
+      ratio: ratio(noChange.requests[c], bound[c]).toFixed(3),
+      'with defaults': defaults.requests[c],
+    })),
+  );
+  console.log(
+    `no-change run: ${total(noChange.requests)} requests / lower bound ${boundTotal} = ${ratio(total(noChange.requests), boundTotal).toFixed(3)}; wall ${(noChange.ms / 1000).toFixed(1)} s (rate limits off)`,
+  );
+  console.log(
+    `with defaults: detail ${defaults.requests.detail} = threads of the ${recent} tickets created in the last ${config.SYNC_THREAD_LOOKBACK / 3_600_000} h + the rolling re-read (SYNC_THREAD_REVERIFY_PER_RUN ${config.SYNC_THREAD_REVERIFY_PER_RUN}, more while other streams run)`,
+  );
+  console.log(
+    `sweep of ${live} tickets: ${sweepPages} list requests → ${(sweepPages / 60).toFixed(1)} min at 60/min (computed); measured ${(sweep.ms / 1000).toFixed(1)} s with ${windowMs} ms windows → ${((sweep.ms * scale) / 60_000).toFixed(1)} min at the real pace; ${rateLimited} 429s`,
+  );
+  console.log(
+    JSON.stringify({
+      tickets,
+      liveTickets: live,
+      initialSyncMs: Math.round(initial.ms),
+      noChange: { requests: noChange.requests, ms: Math.round(noChange.ms) },
+      lowerBound: bound,
+      ratio: Number(ratio(total(noChange.requests), boundTotal).toFixed(3)),
+      ratioPerClass: Object.fromEntries(
+        classes.map((c) => [c, Number(ratio(noChange.requests[c], bound[c]).toFixed(3))]),
+      ),
+      withDefaults: { requests: defaults.requests, ms: Math.round(defaults.ms), recentTickets: recent },
+      sweep: {
+        listRequests: sweepPages,
+        computedMinutesAtSpecLimit: Number((sweepPages / 60).toFixed(2)),
+        measuredMsCompressed: Math.round(sweep.ms),
+        windowMs,
+        measuredMinutesAtSpecPace: Number(((sweep.ms * scale) / 60_000).toFixed(2)),
+        rateLimited,
+      },
+    }),
+  );
+} finally {
+  await workers.shutdown();
+  await db.end();
+  await client.close();
+  await deps.close();
+  await temporal.teardown();
+  await postgres.stop();
+  await companion.stop();
+}
