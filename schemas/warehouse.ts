@@ -1078,7 +1078,8 @@ export const SYSTEM_TABLES: {
     columns: deriveColumns('_sync_state', Checkpoint, {
       descriptions: {
         stream: 'Stream name (tickets, ticket_messages, csat_surveys, …).',
-        scope: 'What the checkpoint covers: a window key "<from>/<before>", a ticket id, or "all".',
+        scope:
+          'What the checkpoint covers: a window key "<from>/<before>"; for tickets "sweep" (the sweep of the whole list; high_water_mark = when it began), "head/<before>" (a run\'s pass over the newest tickets), "hwm" (newest created_at synced), "oldest" (oldest created_at listed: where the history starts); for ticket_messages a ticket number (the thread queue: running = to read, complete = read at updated_at, failed = retried by the next run).',
         cursor: 'API cursor of the next page to fetch; null when the scope is complete or not started.',
         high_water_mark: 'Highest source timestamp seen in the scope (ISO 8601), if the stream has one.',
         status: 'running, complete or failed.',

@@ -27,7 +27,8 @@ received, so a field the API adds later is in \`_raw\` before it gets a column.
   differs, identical content is a no-op. \`storedVersions\` returns versions as canonical strings
   (\`YYYY-MM-DDTHH:MM:SS.ffffffZ\`, UTC, microseconds).
 - **\`_synced_at\`** is when a sync last received the row from the source, refreshed even when the content did
-  not change; a full refresh marks rows with \`_synced_at\` before its start as deleted.
+  not change (the ticket sweep records every ticket a list page served); a complete ticket sweep (and a full
+  refresh, for the other tables) marks rows with \`_synced_at\` before its start as deleted.
 - **\`_deleted_at\`** (tables that track deletion) is set when the row disappeared from the source; rows are
   never hard-deleted. A row that comes back is revived (\`_deleted_at\` reset to null).
 - **Text.** U+0000 (which PostgreSQL cannot store) and lone UTF-16 surrogates are replaced by U+FFFD, in

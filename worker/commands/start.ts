@@ -15,8 +15,6 @@ interface StartOptions {
   streams?: StreamName[];
 }
 
-const DAY_MS = 24 * 60 * 60 * 1000;
-
 /**
  * `npm start`: the main job. Whatever is configured is used; whatever is not gets an embedded default —
  * the seeded companion as the source, an embedded PostgreSQL kept in .data/postgres, a Temporal dev server
@@ -55,9 +53,6 @@ export async function startCommand(opts: StartOptions): Promise<number> {
       cleanups.push(() => source!.stop());
       overrides['SUPPORT_API_URL'] = source.baseUrl;
       overrides['SUPPORT_API_KEY'] = source.keys.admin;
-      if (!process.env['SYNC_START_DATE'])
-        overrides['SYNC_START_DATE'] = new Date(Date.now() - 181 * DAY_MS).toISOString();
-      overrides['SYNC_WINDOW'] = process.env['SYNC_WINDOW'] || 'P90D';
       // The analytics task queue's server-side rate follows the demo's compressed window (10 per window).
       if (!process.env['ANALYTICS_REQUESTS_PER_MINUTE']) {
         overrides['ANALYTICS_REQUESTS_PER_MINUTE'] = String((10 * 60) / opts.rateLimitWindow);
