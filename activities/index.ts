@@ -13,7 +13,14 @@ import { mapFailures } from './failures.js';
 import { withHeartbeat } from './heartbeat.js';
 import { syncReferencePage } from './reference.js';
 import { syncReportSnapshot } from './report-snapshots.js';
-import { finishThreads, queueThreadsToReverify, requeueFailedThreads, syncThreadBatch } from './threads.js';
+import {
+  finishThreads,
+  listQueuedThreads,
+  markThreadFailed,
+  queueThreadsToReverify,
+  requeueFailedThreads,
+  syncThreadPage,
+} from './threads.js';
 import { beginSweep, finishSweep, finishTickets, syncTicketsPage } from './tickets.js';
 
 export type { RunPlan } from './bookkeeping.js';
@@ -39,7 +46,9 @@ export function createActivities(deps: ActivityDeps) {
     beginSweep: beginSweep(deps),
     finishSweep: finishSweep(deps),
     finishTickets: finishTickets(deps),
-    syncThreadBatch: syncThreadBatch(deps),
+    syncThreadPage: syncThreadPage(deps),
+    listQueuedThreads: listQueuedThreads(deps),
+    markThreadFailed: markThreadFailed(deps),
     queueThreadsToReverify: queueThreadsToReverify(deps),
     requeueFailedThreads: requeueFailedThreads(deps),
     finishThreads: finishThreads(deps),

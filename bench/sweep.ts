@@ -44,7 +44,7 @@ import { analyticsQueueOf, loadConfig, settingsFromConfig } from '../worker/conf
 import { startEmbeddedPostgres } from '../worker/embedded/postgres.js';
 import { startTemporalDevServer } from '../worker/embedded/temporal-server.js';
 import { newRunId, runSync } from '../worker/run-sync.js';
-import { startWorkers } from '../worker/workers.js';
+import { classRatesOf, startWorkers } from '../worker/workers.js';
 
 const { values } = parseArgs({
   options: {
@@ -71,7 +71,7 @@ const config = loadConfig({}, undefined, {
   DESTINATION_URL: databaseUrl,
   TEMPORAL_ADDRESS: temporal.address,
   TEMPORAL_TASK_QUEUE: taskQueue,
-  ANALYTICS_REQUESTS_PER_MINUTE: '600000',
+  SUPPORT_API_RATE_LIMITS: 'off',
   LOG_LEVEL: 'silent',
 });
 const deps = await buildDependencies(config, quiet);
@@ -79,9 +79,8 @@ const workers = await startWorkers({
   connection: temporal.nativeConnection,
   namespace: 'default',
   taskQueue,
-  analyticsTaskQueue: analyticsQueueOf(taskQueue),
   activities: deps.activities,
-  analyticsRequestsPerMinute: config.ANALYTICS_REQUESTS_PER_MINUTE,
+  classRates: classRatesOf(config),
   shutdownGraceTime: '5 seconds',
 });
 const db = new pg.Client({ connectionString: databaseUrl });

@@ -65,6 +65,38 @@ export const ReportQueriesPath = z.string().transform((path, ctx) => {
   return { path, queries: result.data };
 });
 
+/** The route classes whose budget the Temporal server enforces (one task queue each). */
+export const QUEUED_ROUTE_CLASSES = ['list', 'detail', 'analytics', 'directory'] as const;
+export type QueuedRouteClass = (typeof QUEUED_ROUTE_CLASSES)[number];
+const DEFAULT_CLASS_LIMITS_TEXT = 'list=60,detail=120,analytics=10,directory=60';
+
+/** `list=60,detail=120,…` (every queued class, positive numbers) or `off`. */
+export const ClassRateLimits = z.string().transform((text, ctx) => {
+  if (text.trim() === 'off') return null;
+  const limits: Partial<Record<QueuedRouteClass, number>> = {};
+  for (const part of text
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
+    const [name, value] = part.split('=').map((x) => x?.trim());
+    const n = Number(value);
+    if (!QUEUED_ROUTE_CLASSES.includes(name as QueuedRouteClass) || !(n > 0)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `"${part}" is not <class>=<positive number> with a class among ${QUEUED_ROUTE_CLASSES.join(', ')}`,
+      });
+      return z.NEVER;
+    }
+    limits[name as QueuedRouteClass] = n;
+  }
+  const missing = QUEUED_ROUTE_CLASSES.filter((c) => limits[c] === undefined);
+  if (missing.length > 0) {
+    ctx.addIssue({ code: 'custom', message: `missing ${missing.join(', ')} (or say off)` });
+    return z.NEVER;
+  }
+  return limits as Record<QueuedRouteClass, number>;
+});
+
 /** `postgres://…` or `bigquery://project/dataset`. */
 export const DestinationUrl = z.string().refine((url) => /^(postgres|postgresql|bigquery):\/\//.test(url), {
   message: 'must start with postgres:// or bigquery://project/dataset',
@@ -117,6 +149,9 @@ export const ConfigFromEnv = z.object({
     .nonnegative()
     .default(600)
     .describe('Threads of unchanged tickets re-read per run (oldest read first), after every changed thread'),
+  SYNC_SOURCE_PATIENCE: IsoDurationMs.prefault('PT6H').describe(
+    'How long a page may keep failing with transient errors (an outage: backing off to a retry a minute) before its window fails',
+  ),
   SYNC_CSAT_COMMENTS: z
     .enum(['true', 'false'])
     .default('true')
@@ -127,14 +162,32 @@ export const ConfigFromEnv = z.object({
     .number()
     .int()
     .min(1)
-    .max(9)
-    .default(4)
-    .describe('Streams synced at once'),
+    .max(16)
+    .default(16)
+    .describe(
+      'Streams synced at once (every stream by default: each route class is paced by its own task queue)',
+    ),
+  SUPPORT_API_RATE_LIMITS: ClassRateLimits.prefault(DEFAULT_CLASS_LIMITS_TEXT).describe(
+    "Requests per SUPPORT_API_RATE_WINDOW per route class, enforced by the Temporal server on each class's task queue for every worker together (`list=60,detail=120,analytics=10,directory=60`, the spec's), or `off` (no server-side pacing: a source without limits)",
+  ),
+  SUPPORT_API_RATE_WINDOW: IsoDurationMs.prefault('PT1M')
+    .refine((ms) => ms > 0, { message: 'must be positive' })
+    .describe("The API's rate-limit window"),
+  SUPPORT_API_RATE_SHARE: z.coerce
+    .number()
+    .gt(0)
+    .max(1)
+    .default(0.98)
+    .describe(
+      "Share of each class's limit the task queues dispatch (the rest absorbs dispatch bursts and the client's own retries)",
+    ),
   ANALYTICS_REQUESTS_PER_MINUTE: z.coerce
     .number()
     .positive()
-    .default(10)
-    .describe("Temporal-enforced rate of the analytics task queue (the API's analytics limit)"),
+    .optional()
+    .describe(
+      "Overrides the analytics class's rate (requests per minute) of SUPPORT_API_RATE_LIMITS (kept for older configurations)",
+    ),
   REPORT_QUERIES: ReportQueriesPath.optional().describe(
     'Path to a YAML list of saved report queries ({ name, query, timezone }) snapshotted every run',
   ),

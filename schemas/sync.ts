@@ -44,6 +44,17 @@ export function streamOfPass(pass: ExportPass): 'csat_surveys' | 'agent_sessions
 export const SyncMode = z.enum(['incremental', 'full_refresh', 'backfill', 'replay']);
 export type SyncMode = z.infer<typeof SyncMode>;
 
+/**
+ * Temporal task-queue priority of a run (1 = first): when streams compete for one route class's queue,
+ * the scheduled runs go first, then backfills, then replays. Child workflows and activities inherit it.
+ */
+export const RUN_PRIORITY: Readonly<Record<SyncMode, number>> = {
+  incremental: 1,
+  full_refresh: 2,
+  backfill: 4,
+  replay: 5,
+};
+
 const Instant = z.iso.datetime({ offset: true });
 
 /**
@@ -81,12 +92,14 @@ export const SyncSettings = z.object({
    */
   threadReverifyPerRun: z.number().int().nonnegative(),
   pageSize: z.number().int().min(1).max(100),
+  /** How long a page may keep failing (an outage) before its window fails. */
+  sourcePatienceMs: z.number().int().positive().optional(),
   /** Streams run at once by the parent workflow. */
-  streamParallelism: z.number().int().min(1).max(9),
-  /** Tickets whose threads one activity syncs (each thread committed on its own). */
+  streamParallelism: z.number().int().min(1).max(16),
+  /** Threads queued again per step of the rolling re-read. */
   threadBatchSize: z.number().int().min(1).max(500),
-  /** Threads fetched at once inside that activity (the governor paces the detail class). */
-  threadConcurrency: z.number().int().min(1).max(32),
+  /** Threads read at once (the detail task queue's rate paces them). */
+  threadConcurrency: z.number().int().min(1).max(64),
   /** Task queue of analytics-class activities (server-enforced rate). */
   analyticsTaskQueue: z.string().min(1),
   /** Ask the CSAT export for comments (needs `tickets:read` besides `analytics:read`). */
@@ -125,6 +138,8 @@ export const WindowInput = z.object({
   /** Move the pass's high-water mark to windowEnd when complete (not for replays of old windows). */
   advanceHighWaterMark: z.boolean(),
   carried: CarriedCounts.optional(),
+  /** How long a page may keep failing (an outage) before its window fails (SYNC_SOURCE_PATIENCE). */
+  patienceMs: z.number().int().positive().optional(),
 });
 export type WindowInput = z.infer<typeof WindowInput>;
 
@@ -163,6 +178,8 @@ export const TicketsInput = z.object({
     })
     .optional(),
   carried: CarriedCounts.optional(),
+  /** How long a page may keep failing (an outage) before its window fails (SYNC_SOURCE_PATIENCE). */
+  patienceMs: z.number().int().positive().optional(),
 });
 export type TicketsInput = z.infer<typeof TicketsInput>;
 
@@ -193,6 +210,8 @@ export const ReportSnapshotsInput = z.object({
   takenAt: Instant,
   queries: z.array(ReportQuery),
   analyticsTaskQueue: z.string().min(1),
+  /** How long a page may keep failing (an outage) before its window fails (SYNC_SOURCE_PATIENCE). */
+  patienceMs: z.number().int().positive().optional(),
 });
 export type ReportSnapshotsInput = z.infer<typeof ReportSnapshotsInput>;
 
@@ -206,6 +225,8 @@ export const ReferenceInput = z.object({
   stream: ReferenceStream,
   pageSize: z.number().int().min(1).max(100),
   carried: CarriedCounts.optional(),
+  /** How long a page may keep failing (an outage) before its window fails (SYNC_SOURCE_PATIENCE). */
+  patienceMs: z.number().int().positive().optional(),
 });
 export type ReferenceInput = z.infer<typeof ReferenceInput>;
 
@@ -228,6 +249,8 @@ export const ThreadsInput = z.object({
   batchSize: z.number().int().min(1),
   concurrency: z.number().int().min(1),
   carried: CarriedCounts.optional(),
+  /** How long a page may keep failing (an outage) before its window fails (SYNC_SOURCE_PATIENCE). */
+  patienceMs: z.number().int().positive().optional(),
 });
 export type ThreadsInput = z.infer<typeof ThreadsInput>;
 
@@ -261,6 +284,14 @@ export type RunProgress = z.infer<typeof RunProgress>;
 /** Live counts of one child workflow (its `progress` query). */
 export const ChildProgress = z.object({ pages: z.number(), rows: z.number(), detail: z.string().nullable() });
 export type ChildProgress = z.infer<typeof ChildProgress>;
+
+/**
+ * The task queue of a route class: `<queue>-list`, `-detail`, `-analytics`, `-directory`. Activities that
+ * make requests of that class run there, and the Temporal server paces each for every worker together.
+ */
+export function classTaskQueue(taskQueue: string, routeClass: 'list' | 'detail' | 'analytics' | 'directory') {
+  return `${taskQueue}-${routeClass}`;
+}
 
 /** `<stream>/<from>/<before>`: the window workflow id on-call searches for. */
 export function windowWorkflowId(pass: string, from: string, before: string): string {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { type Config, ConfigFromEnv } from '../schemas/config.js';
-import type { SyncSettings } from '../schemas/sync.js';
+import { classTaskQueue, type SyncSettings } from '../schemas/sync.js';
 
 /** A configuration that failed validation: one message per problem, printed by the CLI before exit 2. */
 export class ConfigError extends Error {
@@ -85,7 +85,8 @@ export function settingsFromConfig(config: Config, _now?: Date): SyncSettings {
     pageSize: config.SYNC_PAGE_SIZE,
     streamParallelism: config.SYNC_STREAM_PARALLELISM,
     threadBatchSize: 50,
-    threadConcurrency: 4,
+    threadConcurrency: 16,
+    sourcePatienceMs: config.SYNC_SOURCE_PATIENCE,
     analyticsTaskQueue: analyticsQueueOf(config.TEMPORAL_TASK_QUEUE),
     csatIncludeComments: config.SYNC_CSAT_COMMENTS,
     ...(config.REPORT_QUERIES ? { reportQueries: config.REPORT_QUERIES.queries } : {}),
@@ -93,5 +94,5 @@ export function settingsFromConfig(config: Config, _now?: Date): SyncSettings {
 }
 
 export function analyticsQueueOf(taskQueue: string): string {
-  return `${taskQueue}-analytics`;
+  return classTaskQueue(taskQueue, 'analytics');
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type Client, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
-import { type RunProgress, type StreamCounts, SyncRunInput } from '../schemas/sync.js';
+import { RUN_PRIORITY, type RunProgress, type StreamCounts, SyncRunInput } from '../schemas/sync.js';
 import { SyncRunIdKey } from '../workflows/search-attributes.js';
 
 /** The JSON summary a run ends with (the last stdout line of `sync --once`). */
@@ -40,6 +40,7 @@ export async function runSync(
     workflowId: runWorkflowId(input.runId),
     args: [input],
     typedSearchAttributes: [{ key: SyncRunIdKey, value: input.runId }],
+    priority: { priorityKey: RUN_PRIORITY[input.mode] },
   });
   return followRun(handle, input, onProgress, signal);
 }

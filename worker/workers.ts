@@ -1,8 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import { type NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
 import type { Activities } from '../activities/index.js';
-import type { Config } from '../schemas/config.js';
-import { analyticsQueueOf } from './config.js';
+import { type Config, QUEUED_ROUTE_CLASSES, type QueuedRouteClass } from '../schemas/config.js';
+import { classTaskQueue } from '../schemas/sync.js';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -10,10 +10,12 @@ export interface WorkersOptions {
   connection: NativeConnection;
   namespace: string;
   taskQueue: string;
-  analyticsTaskQueue: string;
   activities: Activities;
-  /** The API's analytics limit; the server enforces it on the analytics queue for all workers together. */
-  analyticsRequestsPerMinute: number;
+  /**
+   * Activities per second the Temporal server dispatches on each route class's task queue, for every
+   * worker of the fleet together (null: no server-side pacing, e.g. a source without limits).
+   */
+  classRates: Record<QueuedRouteClass, number> | null;
   /** A pre-built bundle (tests build it once); otherwise the workflows are bundled at start. */
   workflowBundle?: WorkflowBundle;
   /** How long SIGTERM waits for running activities (each finishes its page) before cancelling them. */
@@ -21,16 +23,33 @@ export interface WorkersOptions {
 }
 
 export interface RunningWorkers {
-  /** Resolves when both workers have stopped. */
+  /** Resolves when every worker has stopped. */
   readonly done: Promise<void>;
   shutdown(): Promise<void>;
 }
 
 /**
- * The main worker (workflows + list/detail/write activities paced by the in-process governor) and the
- * analytics worker (only analytics-class activities, on a task queue whose rate Temporal enforces across
- * every worker: `maxTaskQueueActivitiesPerSecond`). SIGINT/SIGTERM stop polling and let running activities
- * finish their page within the grace time.
+ * The activities that make requests of each route class. One activity makes one request (a page), so the
+ * server's dispatch rate on the class's task queue is the fleet's request rate for that class.
+ */
+function classActivities(activities: Activities): Record<QueuedRouteClass, Partial<Activities>> {
+  return {
+    list: { syncTicketsPage: activities.syncTicketsPage, syncReferencePage: activities.syncReferencePage },
+    directory: { syncReferencePage: activities.syncReferencePage },
+    detail: { syncThreadPage: activities.syncThreadPage },
+    analytics: {
+      syncExportPage: activities.syncExportPage,
+      syncReportSnapshot: activities.syncReportSnapshot,
+    },
+  };
+}
+
+/**
+ * The workers of one process: the main worker (workflows, and activities that only touch the destination)
+ * and one worker per route class on `<queue>-<class>`, whose activity rate the Temporal server enforces for
+ * every worker polling it (`maxTaskQueueActivitiesPerSecond`): the rate budget holds for the whole fleet,
+ * however many processes run. SIGINT/SIGTERM stop polling and let running activities finish their page
+ * within the grace time.
  */
 export async function startWorkers(options: WorkersOptions): Promise<RunningWorkers> {
   const grace = (options.shutdownGraceTime ?? '30 seconds') as '30 seconds';
@@ -44,22 +63,27 @@ export async function startWorkers(options: WorkersOptions): Promise<RunningWork
     activities: options.activities,
     shutdownGraceTime: grace,
   });
-  const analytics = await Worker.create({
-    connection: options.connection,
-    namespace: options.namespace,
-    taskQueue: options.analyticsTaskQueue,
-    activities: {
-      syncExportPage: options.activities.syncExportPage,
-      syncReportSnapshot: options.activities.syncReportSnapshot,
-    },
-    maxTaskQueueActivitiesPerSecond: options.analyticsRequestsPerMinute / 60,
-    shutdownGraceTime: grace,
-  });
-  const done = Promise.all([main.run(), analytics.run()]).then(() => undefined);
+  const perClass = classActivities(options.activities);
+  const workers = [main];
+  for (const routeClass of QUEUED_ROUTE_CLASSES) {
+    workers.push(
+      await Worker.create({
+        connection: options.connection,
+        namespace: options.namespace,
+        taskQueue: classTaskQueue(options.taskQueue, routeClass),
+        activities: perClass[routeClass],
+        ...(options.classRates ? { maxTaskQueueActivitiesPerSecond: options.classRates[routeClass] } : {}),
+        // Thread pages are many and small: enough slots that the server's rate, not this process, paces them.
+        maxConcurrentActivityTaskExecutions: routeClass === 'detail' ? 64 : 16,
+        shutdownGraceTime: grace,
+      }),
+    );
+  }
+  const done = Promise.all(workers.map((w) => w.run())).then(() => undefined);
   return {
     done,
     async shutdown() {
-      for (const worker of [main, analytics]) {
+      for (const worker of workers) {
         if (worker.getState() === 'RUNNING') worker.shutdown();
       }
       await done;
@@ -67,7 +91,25 @@ export async function startWorkers(options: WorkersOptions): Promise<RunningWork
   };
 }
 
-/** The two workers of this process for the configured task queue, with the activities of `deps`. */
+/**
+ * Dispatch rates per class from the configuration: the limit per window, times the share kept for
+ * dispatching (the rest absorbs the rate limiter's burst and the client's own retries).
+ */
+export function classRatesOf(config: Config): Record<QueuedRouteClass, number> | null {
+  const limits = config.SUPPORT_API_RATE_LIMITS;
+  if (!limits) return null;
+  const perSecond = (n: number) =>
+    (n * config.SUPPORT_API_RATE_SHARE * 1000) / config.SUPPORT_API_RATE_WINDOW;
+  const rates = Object.fromEntries(QUEUED_ROUTE_CLASSES.map((c) => [c, perSecond(limits[c])])) as Record<
+    QueuedRouteClass,
+    number
+  >;
+  if (config.ANALYTICS_REQUESTS_PER_MINUTE !== undefined)
+    rates.analytics = (config.ANALYTICS_REQUESTS_PER_MINUTE * config.SUPPORT_API_RATE_SHARE) / 60;
+  return rates;
+}
+
+/** The workers of this process for the configured task queue, with the activities of `deps`. */
 export function startLocalWorkers(
   connection: { connection: NativeConnection; namespace: string },
   config: Config,
@@ -77,8 +119,7 @@ export function startLocalWorkers(
     connection: connection.connection,
     namespace: connection.namespace,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
-    analyticsTaskQueue: analyticsQueueOf(config.TEMPORAL_TASK_QUEUE),
     activities,
-    analyticsRequestsPerMinute: config.ANALYTICS_REQUESTS_PER_MINUTE,
+    classRates: classRatesOf(config),
   });
 }

@@ -1,33 +1,71 @@
-import { type ActivityOptions, proxyActivities } from '@temporalio/workflow';
+import { type ActivityOptions, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
+import { classTaskQueue } from '../schemas/sync.js';
 
 /**
- * Activity options in one place. Pages are retried with backoff; a 429 arrives as a `RateLimited`
- * failure whose `nextRetryDelay` (from Retry-After) replaces the backoff; API errors that retrying cannot
- * fix (401, 403, 404, validation, schema violations) are thrown non-retryable by the activities.
+ * Activity options in one place. API errors that retrying cannot fix (401, 403, 404, validation, schema
+ * violations) are thrown non-retryable by the activities; a 429 arrives as a `RateLimited` failure whose
+ * `nextRetryDelay` (Retry-After) replaces the backoff.
+ *
+ * A page activity makes progress or fails as a whole (one request), so Temporal's backoff only ever climbs
+ * for a page that keeps failing: a real outage. It then retries without an attempt limit, backing off to a
+ * minute, for the run's patience (SYNC_SOURCE_PATIENCE, default hours) before the window fails.
  */
+const DEFAULT_PATIENCE_MS = 6 * 60 * 60 * 1000;
+
 const retry: ActivityOptions['retry'] = {
   initialInterval: '1 second',
   backoffCoefficient: 2,
   maximumInterval: '1 minute',
-  maximumAttempts: 30,
+  // No attempt limit (the SDK's default when unset): scheduleToCloseTimeout (the patience) bounds it.
 };
 
-const base: ActivityOptions = {
+const base = (patienceMs = DEFAULT_PATIENCE_MS): ActivityOptions => ({
   startToCloseTimeout: '3 minutes',
+  scheduleToCloseTimeout: patienceMs,
   // A killed worker is noticed within the heartbeat timeout, not after startToClose; every activity beats
   // every 3 s (activities/heartbeat.ts), so 10 s tolerates a couple of missed beats.
   heartbeatTimeout: '10 seconds',
   retry,
-};
+});
 
-/** Activities of the list/detail/write classes, paced in-process by the rate governor. */
-export const pageActivities = proxyActivities<Activities>(base);
+/** Bookkeeping (plan, checkpoints, run records): destination only, on the workflow's own task queue. */
+export const bookkeeping = proxyActivities<Activities>({
+  ...base(),
+  startToCloseTimeout: '1 minute',
+  retry: { ...retry, maximumAttempts: 30 },
+});
 
-/** Bookkeeping (plan, checkpoints, run records): destination only. */
-export const bookkeeping = proxyActivities<Activities>({ ...base, startToCloseTimeout: '1 minute' });
+export type RouteClassQueue = 'list' | 'detail' | 'analytics' | 'directory';
 
-/** Analytics-class activities on their own task queue, whose rate the Temporal server enforces. */
-export function analyticsActivities(taskQueue: string) {
-  return proxyActivities<Activities>({ ...base, taskQueue });
+/**
+ * Activities that make requests of one route class, on that class's task queue (`<queue>-<class>`), whose
+ * rate the Temporal server enforces for every worker together. Call inside a workflow.
+ */
+export function classActivities(
+  routeClass: RouteClassQueue,
+  options: { patienceMs?: number | undefined } = {},
+) {
+  return proxyActivities<Activities>({
+    ...base(options.patienceMs),
+    taskQueue: classTaskQueue(workflowInfo().taskQueue, routeClass),
+  });
+}
+
+/**
+ * Thread pages that give up after a few minutes of retries, so that one thread the source keeps failing
+ * is set aside (retried by the next run) instead of holding its lane for hours; the threads workflow
+ * tells an outage (every thread failing) from that and then waits patiently (classActivities('detail')).
+ */
+export function impatientDetailActivities() {
+  return proxyActivities<Activities>({
+    ...base(),
+    retry: { ...retry, maximumAttempts: 6 },
+    taskQueue: classTaskQueue(workflowInfo().taskQueue, 'detail'),
+  });
+}
+
+/** Analytics-class activities on an explicitly named queue (older window inputs name it). */
+export function analyticsActivities(taskQueue: string, options: { patienceMs?: number | undefined } = {}) {
+  return proxyActivities<Activities>({ ...base(options.patienceMs), taskQueue });
 }

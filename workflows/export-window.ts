@@ -13,7 +13,7 @@ export async function exportWindowWorkflow(input: WindowInput): Promise<StreamCo
   const progress = trackChildProgress(`${input.windowStart} → ${input.windowEnd}`, input.carried);
   const scope = `${input.windowStart}/${input.windowEnd}`;
   await bookkeeping.beginScope({ stream: input.pass, scope });
-  const analytics = analyticsActivities(input.analyticsTaskQueue);
+  const analytics = analyticsActivities(input.analyticsTaskQueue, { patienceMs: input.patienceMs });
   for (;;) {
     const page = await analytics.syncExportPage({
       pass: input.pass,

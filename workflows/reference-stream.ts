@@ -1,5 +1,5 @@
 import type { ReferenceInput, StreamCounts } from '../schemas/sync.js';
-import { bookkeeping, pageActivities } from './activity-proxies.js';
+import { bookkeeping, classActivities } from './activity-proxies.js';
 import { continueAsNewIfSuggested } from './continue-as-new.js';
 import { trackChildProgress } from './progress.js';
 
@@ -11,8 +11,11 @@ import { trackChildProgress } from './progress.js';
 export async function referenceStreamWorkflow(input: ReferenceInput): Promise<StreamCounts> {
   const progress = trackChildProgress(input.stream, input.carried);
   const scope = `run:${input.runId}`;
+  // Views and the metric catalog are list-class routes; tags, teams and agents the directory class.
+  const routeClass = input.stream === 'views' || input.stream === 'metric_catalog' ? 'list' : 'directory';
+  const pages = classActivities(routeClass, { patienceMs: input.patienceMs });
   for (;;) {
-    const page = await pageActivities.syncReferencePage({
+    const page = await pages.syncReferencePage({
       stream: input.stream,
       scope,
       pageSize: input.pageSize,

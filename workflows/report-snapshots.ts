@@ -10,7 +10,7 @@ import { trackChildProgress } from './progress.js';
  */
 export async function reportSnapshotsWorkflow(input: ReportSnapshotsInput): Promise<StreamCounts> {
   const progress = trackChildProgress(`${input.queries.length} queries at ${input.takenAt}`);
-  const analytics = analyticsActivities(input.analyticsTaskQueue);
+  const analytics = analyticsActivities(input.analyticsTaskQueue, { patienceMs: input.patienceMs });
   for (const query of input.queries) {
     progress.detail = query.name;
     const taken = await analytics.syncReportSnapshot({ query, takenAt: input.takenAt });

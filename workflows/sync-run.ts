@@ -13,6 +13,7 @@ import {
   EXPORT_PASSES,
   type ExportPass,
   type ReferenceStream,
+  RUN_PRIORITY,
   type RunProgress,
   type StreamCounts,
   type StreamName,
@@ -47,6 +48,7 @@ const REFERENCE_STREAMS: readonly ReferenceStream[] = ['views', 'tags', 'teams',
  */
 export async function syncRunWorkflow(input: SyncRunInput): Promise<Record<string, StreamCounts>> {
   const { mode, settings } = input;
+  const patienceMs = settings.sourcePatienceMs;
   const runId = input.runId || workflowInfo().workflowId;
   const startedAt = new Date().toISOString(); // workflow time: deterministic
   // A scheduled run (including a schedule backfill) reads up to its scheduled time, not the time it ran.
@@ -108,6 +110,8 @@ export async function syncRunWorkflow(input: SyncRunInput): Promise<Record<strin
     taskQueue: workflowInfo().taskQueue,
     workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
     parentClosePolicy: ParentClosePolicy.TERMINATE,
+    // Set on every window (not only inherited from the run): a run started by a schedule has the default.
+    priority: { priorityKey: RUN_PRIORITY[mode] },
     typedSearchAttributes: [
       { key: SyncStreamKey, value: stream },
       { key: WindowStartKey, value: new Date(windowStart) },
@@ -209,6 +213,7 @@ export async function syncRunWorkflow(input: SyncRunInput): Promise<Record<strin
               concurrency: settings.threadConcurrency,
               fullRefreshSince: options.fullRefreshSince,
               awaitTickets: options.awaitTickets,
+              patienceMs,
               reverify:
                 settings.threadReverifyPerRun > 0
                   ? { min: settings.threadReverifyPerRun, runStartedAt: deletionSince }
@@ -239,7 +244,7 @@ export async function syncRunWorkflow(input: SyncRunInput): Promise<Record<strin
         await child(entry, stream, `${stream}/${startedAt}/${before}`, startedAt, before, (options) =>
           executeChild(referenceStreamWorkflow, {
             ...options,
-            args: [{ runId, stream, pageSize: settings.pageSize, deletionSince }],
+            args: [{ runId, stream, pageSize: settings.pageSize, deletionSince, patienceMs }],
           }),
         );
       }),
@@ -298,6 +303,7 @@ export async function syncRunWorkflow(input: SyncRunInput): Promise<Record<strin
                     sweep: tickets.sweep,
                     headFloor: tickets.headFloor,
                     queueAllThreads: tickets.queueAllThreads,
+                    patienceMs,
                   },
                 ],
               });
@@ -378,6 +384,7 @@ export async function syncRunWorkflow(input: SyncRunInput): Promise<Record<strin
                     analyticsTaskQueue: settings.analyticsTaskQueue,
                     includeComments: settings.csatIncludeComments,
                     advanceHighWaterMark: passPlan.advanceHighWaterMark,
+                    patienceMs,
                   },
                 ],
               }),
@@ -418,6 +425,7 @@ export async function syncRunWorkflow(input: SyncRunInput): Promise<Record<strin
                   takenAt: before,
                   queries: reportQueries,
                   analyticsTaskQueue: settings.analyticsTaskQueue,
+                  patienceMs,
                 },
               ],
             }),

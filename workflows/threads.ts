@@ -1,7 +1,14 @@
-import { condition, defineSignal, setHandler, sleep } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  condition,
+  continueAsNew,
+  defineSignal,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { StreamCounts, ThreadsInput } from '../schemas/sync.js';
-import { bookkeeping, pageActivities } from './activity-proxies.js';
-import { continueAsNewIfSuggested } from './continue-as-new.js';
+import { bookkeeping, classActivities, impatientDetailActivities } from './activity-proxies.js';
 import { trackChildProgress } from './progress.js';
 
 /** The tickets stream finished listing: once the queue is empty, no more changed threads will come. */
@@ -9,20 +16,25 @@ export const ticketsListedSignal = defineSignal('ticketsListed');
 /** Every other stream of the run is done: the rolling re-read stops at its per-run minimum. */
 export const runIdleSignal = defineSignal('runIdle');
 
-/** A thread deferred this often by one run (transient errors the client's retries did not overcome) fails. */
-const MAX_DEFERRALS = 3;
+/** Threads failing one after the other, with no success between: the source is down, not one thread. */
+const OUTAGE_AFTER_CONSECUTIVE_FAILURES = 5;
 
 /**
- * Ticket threads, from the queue in the destination (a crash loses no entry):
+ * Ticket threads, from the queue in the destination (a crash loses no entry), one page per activity on the
+ * detail task queue (the server paces it for the whole fleet), `concurrency` threads at a time:
  *  1. every thread the tickets stream queues (new or changed tickets, the thread look-back), read while the
  *     tickets are still being listed — the parent signals `ticketsListed` when the listing is done;
  *  2. the rolling re-read: threads of unchanged tickets, oldest read first — at least `reverify.min` per
  *     run, more while the run's other streams are still busy (the detail budget would idle), never a
  *     thread this run already read. Changed threads never wait behind it: it starts after them.
- * Batches commit what they read; a thread that fails is isolated (see syncThreadBatch).
+ * A failing page is retried alone; a thread that keeps failing is set aside (marked failed, retried by the
+ * next run, shown by `status`) and the others go on. When every thread fails (an outage), the lanes stop
+ * and one thread is retried patiently (up to SYNC_SOURCE_PATIENCE) until the source answers again.
  */
 export async function threadsWorkflow(input: ThreadsInput): Promise<StreamCounts> {
   const progress = trackChildProgress('queued threads', input.carried);
+  const patient = classActivities('detail', { patienceMs: input.patienceMs });
+  const impatient = impatientDetailActivities();
   let ticketsListed = !input.awaitTickets;
   let runIdle = false;
   setHandler(ticketsListedSignal, () => {
@@ -32,34 +44,109 @@ export async function threadsWorkflow(input: ThreadsInput): Promise<StreamCounts
     runIdle = true;
   });
   let reverified = input.reverified;
-  const deferrals = new Map<string, number>();
-  let giveUp: { scope: string; error: string }[] = [];
+  let consecutiveFailures = 0;
+  let unavailableSince: string | null = null;
+  let stopping = false;
+  const inFlight = new Set<string>();
 
-  /** Reads queued threads until the queue is empty (and, with `untilListed`, the listing is done). */
-  async function drain(untilListed: boolean): Promise<void> {
+  /** Reads one thread to its end; false if it was set aside. */
+  async function readThread(scope: string, activities: typeof patient): Promise<boolean> {
     for (;;) {
-      const listedBefore = ticketsListed;
-      const batch = await pageActivities.syncThreadBatch({
-        batchSize: input.batchSize,
-        concurrency: input.concurrency,
-        giveUp,
-      });
-      giveUp = [];
-      progress.pages += batch.pages;
-      progress.rows += batch.rows;
-      for (const d of batch.deferred) {
-        const n = (deferrals.get(d.scope) ?? 0) + 1;
-        deferrals.set(d.scope, n);
-        if (n >= MAX_DEFERRALS) giveUp.push(d);
+      try {
+        const page = await activities.syncThreadPage({ scope });
+        progress.pages += page.pages;
+        progress.rows += page.rows;
+        consecutiveFailures = 0;
+        if (page.done) return true;
+      } catch (err) {
+        if (!(err instanceof ActivityFailure)) throw err;
+        consecutiveFailures += 1;
+        if (unavailableSince === null && consecutiveFailures >= OUTAGE_AFTER_CONSECUTIVE_FAILURES) {
+          unavailableSince = new Date().toISOString();
+        }
+        const permanent = err.cause instanceof ApplicationFailure && err.cause.nonRetryable;
+        if (unavailableSince !== null && !permanent) return false; // left queued: read after the outage
+        await bookkeeping.markThreadFailed({ scope, error: describe(err), runId: input.runId });
+        return false;
       }
-      if (batch.retryAfterMs > 0) await sleep(batch.retryAfterMs);
-      const empty = batch.threads === 0 || (batch.remaining === 0 && batch.deferred.length === 0);
-      if (empty && (!untilListed || listedBefore) && giveUp.length === 0) return;
-      if (batch.threads === 0 && untilListed && !listedBefore) {
-        // The queue is empty for now: wait for the next tickets page (or the end of the listing).
-        await condition(() => ticketsListed, '2 seconds');
+    }
+  }
+
+  /** Waits out an outage: one queued thread retried patiently until the source answers (or patience ends). */
+  async function awaitSource(): Promise<void> {
+    const [probe] = await bookkeeping.listQueuedThreads({ limit: 1, skip: [...inFlight] });
+    progress.detail = `source unavailable since ${unavailableSince}; retrying`;
+    if (probe) {
+      try {
+        await readThread(probe, patient);
+      } catch (err) {
+        throw ApplicationFailure.nonRetryable(
+          `source unavailable since ${unavailableSince}: ${describe(err)}`,
+          'SourceUnavailable',
+        );
       }
-      await continueAsNewIfSuggested({ ...input, awaitTickets: !ticketsListed, reverified }, progress);
+    }
+    unavailableSince = null;
+    consecutiveFailures = 0;
+  }
+
+  /** Reads queued threads, `concurrency` lanes, until the queue is empty (and, with `untilListed`, listed). */
+  async function drain(untilListed: boolean): Promise<void> {
+    let buffer: string[] = [];
+    let refill: Promise<void> | null = null;
+    let exhausted = false;
+    const next = async (): Promise<string | null> => {
+      for (;;) {
+        if (stopping) return null;
+        const scope = buffer.shift();
+        if (scope !== undefined) return scope;
+        if (exhausted) return null;
+        refill ??= (async () => {
+          const listedBefore = ticketsListed;
+          const scopes = await bookkeeping.listQueuedThreads({
+            limit: Math.max(50, input.concurrency * 4),
+            skip: [...inFlight],
+          });
+          buffer = scopes;
+          if (scopes.length === 0) {
+            if (!untilListed || listedBefore) exhausted = true;
+            // The queue is empty for now: wait for the next tickets page (or the end of the listing).
+            else await condition(() => ticketsListed, '2 seconds');
+          }
+        })().finally(() => {
+          refill = null;
+        });
+        await refill;
+      }
+    };
+    const lane = async (): Promise<void> => {
+      for (;;) {
+        if (unavailableSince !== null) return;
+        const scope = await next();
+        if (scope === null) return;
+        inFlight.add(scope);
+        try {
+          await readThread(scope, impatient);
+        } finally {
+          inFlight.delete(scope);
+        }
+        if (workflowInfo().continueAsNewSuggested) stopping = true;
+      }
+    };
+    for (;;) {
+      await Promise.all(Array.from({ length: input.concurrency }, lane));
+      if (stopping) {
+        // Every lane has finished its thread: the queue (in the destination) says where to go on.
+        await continueAsNew<typeof threadsWorkflow>({
+          ...input,
+          awaitTickets: !ticketsListed,
+          reverified,
+          carried: { pages: progress.pages, rows: progress.rows },
+        });
+      }
+      if (unavailableSince === null) return;
+      await awaitSource();
+      exhausted = false;
     }
   }
 
@@ -84,4 +171,11 @@ export async function threadsWorkflow(input: ThreadsInput): Promise<StreamCounts
     await bookkeeping.finishThreads({ fullRefreshSince: input.fullRefreshSince });
   }
   return { pages: progress.pages, rows: progress.rows, windows: 1 };
+}
+
+/** The innermost cause's message: the API's code and request id for an API error. */
+function describe(err: unknown): string {
+  let cause: unknown = err;
+  while (cause instanceof Error && cause.cause) cause = cause.cause;
+  return cause instanceof Error ? cause.message : String(cause);
 }

@@ -1,5 +1,5 @@
 import type { StreamCounts, TicketsInput } from '../schemas/sync.js';
-import { bookkeeping, pageActivities } from './activity-proxies.js';
+import { bookkeeping, classActivities } from './activity-proxies.js';
 import { continueAsNewIfSuggested } from './continue-as-new.js';
 import { trackChildProgress } from './progress.js';
 
@@ -22,6 +22,7 @@ export async function ticketsWorkflow(
   input: TicketsInput,
 ): Promise<StreamCounts & { sweepComplete: boolean }> {
   const progress = trackChildProgress(null, input.carried);
+  const list = classActivities('list', { patienceMs: input.patienceMs });
   const seen = input.seen ?? { newest: null, coveredDownTo: null, headDone: false, listPages: 0 };
   const threadCutoff =
     input.mode === 'full_refresh'
@@ -32,7 +33,7 @@ export async function ticketsWorkflow(
 
   /** One page of `scope`; returns whether the scope is done. */
   async function page(scope: string, stopBelow: string | null, fromTop: boolean): Promise<boolean> {
-    const result = await pageActivities.syncTicketsPage({
+    const result = await list.syncTicketsPage({
       scope,
       stopBelow,
       pageSize: input.pageSize,

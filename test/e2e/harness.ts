@@ -7,9 +7,9 @@ import { type CompanionHandle, type CompanionOptions, startCompanion } from '../
 import type { Config } from '../../schemas/config.js';
 import { ALL_STREAMS, type StreamName, type SyncMode, type SyncRunInput } from '../../schemas/sync.js';
 import { buildDependencies, type Dependencies } from '../../worker/compose.js';
-import { analyticsQueueOf, loadConfig, settingsFromConfig } from '../../worker/config.js';
+import { loadConfig, settingsFromConfig } from '../../worker/config.js';
 import { newRunId, type RunSummary, runSync } from '../../worker/run-sync.js';
-import { type RunningWorkers, startWorkers, WORKFLOWS_PATH } from '../../worker/workers.js';
+import { classRatesOf, type RunningWorkers, startWorkers, WORKFLOWS_PATH } from '../../worker/workers.js';
 import { freshDatabase } from '../support/postgres.js';
 import { connectToTestServer } from '../support/temporal.js';
 
@@ -65,7 +65,9 @@ export async function startPipeline(
     SYNC_START_DATE: new Date(Date.now() - 200 * DAY_MS).toISOString(),
     SYNC_WINDOW: 'P90D',
     SYNC_THREAD_LOOKBACK: 'PT0S',
-    ANALYTICS_REQUESTS_PER_MINUTE: '60000',
+    // The companion's limits are off in most tests: no server-side pacing either (tests that turn limits
+    // on set SUPPORT_API_RATE_LIMITS / SUPPORT_API_RATE_WINDOW to match).
+    SUPPORT_API_RATE_LIMITS: 'off',
     LOG_LEVEL: 'silent',
     ...options.env,
   });
@@ -86,9 +88,8 @@ export async function startPipeline(
         connection: env.nativeConnection,
         namespace: 'default',
         taskQueue,
-        analyticsTaskQueue: analyticsQueueOf(taskQueue),
         activities: deps.activities,
-        analyticsRequestsPerMinute: config.ANALYTICS_REQUESTS_PER_MINUTE,
+        classRates: classRatesOf(config),
         workflowBundle: await workflowBundle(),
         shutdownGraceTime: '5 seconds',
       });

@@ -23,9 +23,12 @@ describe('429s under compressed rate-limit windows, with injected 5xx and connec
         faults: { rate: 0.05, kinds: ['5xx', 'reset'] },
       },
       env: {
-        // The dev server runs this queue's analytics queue with one partition, so the server-side rate is exact.
+        // The server paces every route class's task queue at the companion's compressed limits.
         TEMPORAL_TASK_QUEUE: ANALYTICS_TEST_TASK_QUEUE.replace(/-analytics$/, ''),
-        ANALYTICS_REQUESTS_PER_MINUTE: String((limitOf('analytics') * 60_000) / WINDOW_MS),
+        SUPPORT_API_RATE_LIMITS: (['list', 'detail', 'analytics', 'directory'] as const)
+          .map((c) => `${c}=${limitOf(c)}`)
+          .join(','),
+        SUPPORT_API_RATE_WINDOW: `PT${WINDOW_MS / 1000}S`,
       },
     });
   });

@@ -95,7 +95,7 @@ describe('the worker killed with SIGKILL at random points during a sync', () => 
       DESTINATION_URL: databaseUrl,
       TEMPORAL_ADDRESS: inject('temporalAddress'),
       TEMPORAL_TASK_QUEUE: taskQueue,
-      ANALYTICS_REQUESTS_PER_MINUTE: '60000',
+      SUPPORT_API_RATE_LIMITS: 'off',
       LOG_LEVEL: 'info',
     };
     const config = loadConfig({}, undefined, {

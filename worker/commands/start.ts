@@ -53,9 +53,9 @@ export async function startCommand(opts: StartOptions): Promise<number> {
       cleanups.push(() => source!.stop());
       overrides['SUPPORT_API_URL'] = source.baseUrl;
       overrides['SUPPORT_API_KEY'] = source.keys.admin;
-      // The analytics task queue's server-side rate follows the demo's compressed window (10 per window).
-      if (!process.env['ANALYTICS_REQUESTS_PER_MINUTE']) {
-        overrides['ANALYTICS_REQUESTS_PER_MINUTE'] = String((10 * 60) / opts.rateLimitWindow);
+      // The route classes' task queues follow the demo's compressed window (the spec's limits per window).
+      if (!process.env['SUPPORT_API_RATE_WINDOW']) {
+        overrides['SUPPORT_API_RATE_WINDOW'] = `PT${opts.rateLimitWindow}S`;
       }
       say(
         `source:      embedded companion (seed ${opts.seed}, ${opts.tickets} tickets, the spec's rate limits per ${opts.rateLimitWindow} s window) at ${source.baseUrl}`,

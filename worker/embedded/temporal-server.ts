@@ -26,7 +26,19 @@ export async function startTemporalDevServer(
   options: DevServerOptions = {},
 ): Promise<TestWorkflowEnvironment> {
   const cli = await locateTemporalCli(options.log ? { log: options.log } : {});
-  const extraArgs = ['--log-level', 'error'];
+  const extraArgs = [
+    '--log-level',
+    'error',
+    // One partition per task queue: the server-enforced activity rate of each route class's queue
+    // (maxTaskQueueActivitiesPerSecond) is split across partitions, so one partition keeps it exact.
+    '--dynamic-config-value',
+    'matching.numTaskqueueReadPartitions=1',
+    '--dynamic-config-value',
+    'matching.numTaskqueueWritePartitions=1',
+    // Task queue priorities (scheduled runs before backfills before replays) need the new matcher.
+    '--dynamic-config-value',
+    'matching.useNewMatcher=true',
+  ];
   for (const queue of options.singlePartitionTaskQueues ?? []) {
     // Server-enforced maxTaskQueueActivitiesPerSecond is split across partitions; one partition keeps it exact.
     extraArgs.push(
