@@ -28,9 +28,6 @@
  *    SYNC_THREAD_LOOKBACK=PT0S.
  */
 
-import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pLimit from 'p-limit';
 import pg from 'pg';
@@ -58,6 +55,7 @@ import { analyticsQueueOf, loadConfig, settingsFromConfig } from '../worker/conf
 import { startEmbeddedPostgres } from '../worker/embedded/postgres.js';
 import { startTemporalDevServer } from '../worker/embedded/temporal-server.js';
 import { newRunId, type RunSummary, runSync } from '../worker/run-sync.js';
+import { startWorkerProcess } from './support/worker-process.js';
 
 const { values } = parseArgs({
   options: {
@@ -70,7 +68,6 @@ const { values } = parseArgs({
 });
 const tickets = Number(values.tickets);
 const DAY_MS = 24 * 60 * 60 * 1000;
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const log = (line: string) =>
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
 
@@ -94,8 +91,8 @@ const env: Record<string, string> = {
   TEMPORAL_ADDRESS: temporal.address,
   TEMPORAL_TASK_QUEUE: taskQueue,
   SYNC_START_DATE: startDate,
-  // Rate limits are off: let the analytics queue run as fast as the worker can.
-  ANALYTICS_REQUESTS_PER_MINUTE: '600000',
+  // Rate limits are off: no server-side pacing of the route classes' task queues either.
+  SUPPORT_API_RATE_LIMITS: 'off',
   LOG_LEVEL: 'info',
 };
 const config = loadConfig({}, undefined, env);
@@ -225,65 +222,6 @@ async function baselineCrawl(until: string): Promise<Baseline> {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// The worker as a child process, with its memory
-
-interface WorkerProcess {
-  child: ChildProcess;
-  /** Highest RSS sampled since the last reset (bytes). */
-  sampledPeak(): number;
-  resetSample(): void;
-  /** The kernel's peak RSS of the process (VmHWM, bytes). */
-  hwm(): number;
-  stop(): Promise<void>;
-}
-
-function statusField(pid: number, field: string): number {
-  const text = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text);
-  return m ? Number(m[1]) * 1024 : 0;
-}
-
-async function startWorkerProcess(): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'worker/cli.ts', 'worker'], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  const pid = child.pid!;
-  let tail = '';
-  await new Promise<void>((resolve, reject) => {
-    child.stderr!.on('data', (d: Buffer) => {
-      tail = (tail + d.toString()).slice(-20_000);
-      if (tail.includes('"worker running"')) resolve();
-      for (const line of d.toString().split('\n')) if (/"level":(50|60)/.test(line)) log(`worker: ${line}`);
-    });
-    child.once('exit', (code) => reject(new Error(`worker exited with ${code}:\n${tail}`)));
-  });
-  let peak = 0;
-  const timer = setInterval(() => {
-    try {
-      peak = Math.max(peak, statusField(pid, 'VmRSS'));
-    } catch {
-      // exited
-    }
-  }, 250);
-  return {
-    child,
-    sampledPeak: () => peak,
-    resetSample: () => {
-      peak = 0;
-    },
-    hwm: () => statusField(pid, 'VmHWM'),
-    async stop() {
-      clearInterval(timer);
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
-}
-
-// ---------------------------------------------------------------------------------------------------------
 // Runs
 
 const db = new pg.Client({ connectionString: databaseUrl });
@@ -336,7 +274,7 @@ async function pipelineRun(label: string, overrides: Partial<SyncSettings> = {})
   return { summary, ms, requests: requestCounts() };
 }
 
-const worker = await startWorkerProcess();
+const worker = await startWorkerProcess(env, log);
 log(`worker pid ${worker.child.pid} polling`);
 let results: Record<string, unknown>;
 try {

@@ -1,0 +1,67 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/** A worker process (`node --import tsx worker/cli.ts worker`, what `npm run worker` starts), with its memory. */
+export interface WorkerProcess {
+  child: ChildProcess;
+  /** Highest RSS sampled since the last reset (bytes). */
+  sampledPeak(): number;
+  resetSample(): void;
+  /** The kernel's peak RSS of the process (VmHWM, bytes). */
+  hwm(): number;
+  stop(): Promise<void>;
+}
+
+function statusField(pid: number, field: string): number {
+  const text = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text);
+  return m ? Number(m[1]) * 1024 : 0;
+}
+
+/** Starts a worker process with `env` and resolves once it polls; its errors go to `log`. */
+export async function startWorkerProcess(
+  env: Record<string, string>,
+  log: (line: string) => void,
+): Promise<WorkerProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'worker/cli.ts', 'worker'], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const pid = child.pid!;
+  let tail = '';
+  await new Promise<void>((resolve, reject) => {
+    child.stderr!.on('data', (d: Buffer) => {
+      tail = (tail + d.toString()).slice(-20_000);
+      if (tail.includes('"worker running"')) resolve();
+      for (const line of d.toString().split('\n')) if (/"level":(50|60)/.test(line)) log(`worker: ${line}`);
+    });
+    child.once('exit', (code) => reject(new Error(`worker exited with ${code}:\n${tail}`)));
+  });
+  let peak = 0;
+  const timer = setInterval(() => {
+    try {
+      peak = Math.max(peak, statusField(pid, 'VmRSS'));
+    } catch {
+      // exited
+    }
+  }, 250);
+  return {
+    child,
+    sampledPeak: () => peak,
+    resetSample: () => {
+      peak = 0;
+    },
+    hwm: () => statusField(pid, 'VmHWM'),
+    async stop() {
+      clearInterval(timer);
+      if (child.exitCode !== null) return;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
