@@ -1,12 +1,16 @@
 /**
  * Benchmark: is the whole rate budget used, by the whole worker fleet, in priority order? (issue 11)
  *
- *   npm run bench:budget -- [--tickets 2000] [--window-ms 3000] [--workers 1,3] [--seed 7]
+ *   npm run bench:budget -- [--tickets 2000] [--window-ms 30000] [--workers 1,3] [--seed 7]
  *
  * The companion enforces the spec's limits (list 60, detail 120, analytics 10, directory 60 requests) per
  * `--window-ms` instead of per minute — the spec's limits compressed in time — and the worker processes'
- * task queues are paced to match (SUPPORT_API_RATE_WINDOW). For each fleet size (worker processes on one
- * key, each `npm run worker`):
+ * task queues are paced to match (SUPPORT_API_RATE_WINDOW). The default window is 30 s, not a few seconds:
+ * the task queues leave room for Temporal's rate-limiter burst (about one second of rate, see
+ * worker/workers.ts dispatchRate), which is 2.5 % of a detail budget over 30 s but a quarter over 3 s, so
+ * short windows measure that allowance rather than the pipeline. The rolling thread re-read is off
+ * (SYNC_THREAD_REVERIFY_PER_RUN=0): by design it fills the detail budget while other streams run.
+ * For each fleet size (worker processes on one key, each `npm run worker`):
  *  1. a full initial sync of the world with a year of exports (SYNC_START_DATE one year back);
  *     per route class: requests (the companion's log), the lower bound time (requests / limit × window),
  *     429s; and the ratio wall time / max over classes of the lower bounds (target ≤ 1.1), and the busiest
@@ -32,7 +36,7 @@ const { values } = parseArgs({
   options: {
     tickets: { type: 'string', default: '2000' },
     seed: { type: 'string', default: '7' },
-    'window-ms': { type: 'string', default: '3000' },
+    'window-ms': { type: 'string', default: '30000' },
     workers: { type: 'string', default: '1,3' },
   },
 });
@@ -79,6 +83,7 @@ async function fleet(size: number) {
     TEMPORAL_TASK_QUEUE: taskQueue,
     SUPPORT_API_RATE_WINDOW: `PT${windowMs / 1000}S`,
     SYNC_START_DATE: yearAgo(),
+    SYNC_THREAD_REVERIFY_PER_RUN: '0',
     LOG_LEVEL: 'warn',
   };
   const config = loadConfig({}, undefined, env);

@@ -177,9 +177,9 @@ export const ConfigFromEnv = z.object({
     .number()
     .gt(0)
     .max(1)
-    .default(0.98)
+    .default(1)
     .describe(
-      "Share of each class's limit the task queues dispatch (the rest absorbs dispatch bursts and the client's own retries)",
+      "Share of each class's limit the task queues may dispatch, at most (they also leave room for the rate limiter's burst); lower it to leave budget to other clients of the same key",
     ),
   ANALYTICS_REQUESTS_PER_MINUTE: z.coerce
     .number()

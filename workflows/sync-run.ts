@@ -214,8 +214,9 @@ export async function syncRunWorkflow(input: SyncRunInput): Promise<Record<strin
               fullRefreshSince: options.fullRefreshSince,
               awaitTickets: options.awaitTickets,
               patienceMs,
+              // The rolling re-read belongs to the runs that keep the warehouse current, not to backfills.
               reverify:
-                settings.threadReverifyPerRun > 0
+                settings.threadReverifyPerRun > 0 && (mode === 'incremental' || mode === 'full_refresh')
                   ? { min: settings.threadReverifyPerRun, runStartedAt: deletionSince }
                   : null,
               reverified: 0,

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS, type RouteClass } from '../../companion/index.js';
 import { ANALYTICS_TEST_TASK_QUEUE } from '../support/constants.js';
 import { DAY_MS, type Pipeline, startPipeline } from './harness.js';
+import { requestsPerWindow } from './rate-windows.js';
 import { sourceSnapshot } from './source-snapshot.js';
 import { expectWarehouseEqualsSource, rowCounts } from './warehouse-compare.js';
 
@@ -44,25 +45,8 @@ describe('429s under compressed rate-limit windows, with injected 5xx and connec
     expect(summary.status).toBe('succeeded');
     const log = p.companion.requestLog.slice();
 
-    // Requests that reached the rate limiter (injected faults are answered before it and carry no class),
-    // bucketed into the companion's fixed windows aligned to multiples of WINDOW_MS; 429s count too.
-    const buckets = new Map<string, number>();
-    for (const r of log) {
-      if (r.routeClass === null) continue;
-      const key = `${r.routeClass}@${Math.floor(Date.parse(r.at) / WINDOW_MS)}`;
-      buckets.set(key, (buckets.get(key) ?? 0) + 1);
-    }
-    const over = [...buckets].filter(([key, n]) => n > limitOf(key.split('@')[0] as RouteClass));
+    const { over, perClass, rateLimited } = requestsPerWindow(log, WINDOW_MS, limitOf);
     const faults = log.filter((r) => r.routeClass === null);
-    const rateLimited = log.filter((r) => r.status === 429);
-    const perClass: Record<string, { requests: number; max_per_window: number; limit: number }> = {};
-    for (const [key, n] of buckets) {
-      const c = key.split('@')[0] as RouteClass;
-      const entry = perClass[c] ?? { requests: 0, max_per_window: 0, limit: limitOf(c) };
-      perClass[c] = entry;
-      entry.requests += n;
-      entry.max_per_window = Math.max(entry.max_per_window, n);
-    }
     console.info(
       `rate-limits: sync ${elapsed} ms, ${log.length} requests, ${faults.length} injected faults, ` +
         `${rateLimited.length} 429s (${rateLimited.map((r) => r.routeClass).join(', ')}); per class ${JSON.stringify(perClass)}`,

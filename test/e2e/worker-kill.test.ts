@@ -19,11 +19,11 @@ const STREAM_PARALLELISM = 4;
 const THREAD_CONCURRENCY = 4;
 /**
  * Pages that can be in flight at once: the run has `STREAM_PARALLELISM` lanes, each running one child
- * workflow that runs one page activity at a time, except the threads batch, which has up to
- * `THREAD_CONCURRENCY` thread pages in flight. So (lanes − 1) × 1 + THREAD_CONCURRENCY. (The worker's
- * activity slots, 100 by default, never bind: the workflows schedule at most this many pages at once.)
+ * workflow that runs one page activity at a time, except the tickets lane, whose threads child reads up to
+ * `THREAD_CONCURRENCY` thread pages (one activity each) beside the tickets page. So lanes +
+ * THREAD_CONCURRENCY. (The workers' activity slots never bind: the workflows schedule at most this many.)
  */
-const PAGES_IN_FLIGHT = STREAM_PARALLELISM - 1 + THREAD_CONCURRENCY;
+const PAGES_IN_FLIGHT = STREAM_PARALLELISM + THREAD_CONCURRENCY;
 
 /** A worker process (`support-sync worker`), killed with SIGKILL. `node --import tsx` so the pid is the worker's. */
 function spawnWorker(env: Record<string, string>): {
