@@ -6,11 +6,11 @@ import {
   type StreamName,
   type SyncMode,
   type SyncSettings,
+  TICKETS_SCOPES,
 } from '../schemas/sync.js';
 import type { SyncRunRecord, TableName } from '../schemas/warehouse.js';
 import { laterInstant, restartedCheckpoint } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
-import { TICKETS_HWM, TICKETS_OLDEST, TICKETS_SWEEP } from './tickets.js';
 
 const HWM_SCOPE = 'hwm';
 
@@ -81,7 +81,8 @@ export function planRun(deps: ActivityDeps) {
 
     let tickets: RunPlan['tickets'] = null;
     if (input.streams.includes('tickets')) {
-      const mark = (await destination.readCheckpoint(TICKETS_HWM.stream, TICKETS_HWM.scope))?.high_water_mark;
+      const mark = (await destination.readCheckpoint(TICKETS_SCOPES.hwm.stream, TICKETS_SCOPES.hwm.scope))
+        ?.high_water_mark;
       const headFloor = mark ? new Date(Date.parse(mark) - settings.lookbackMs).toISOString() : null;
       const threadFloor = new Date(Date.parse(input.now) - settings.threadLookbackMs).toISOString();
       if (mode === 'backfill' || mode === 'replay') {
@@ -99,7 +100,10 @@ export function planRun(deps: ActivityDeps) {
           queueAllThreads: true,
         };
       } else {
-        const sweep = await destination.readCheckpoint(TICKETS_SWEEP.stream, TICKETS_SWEEP.scope);
+        const sweep = await destination.readCheckpoint(
+          TICKETS_SCOPES.sweep.stream,
+          TICKETS_SCOPES.sweep.scope,
+        );
         const continuing = sweep?.status === 'running' && sweep.pages > 0;
         // A sweep begun now starts at the newest ticket, so it is its own head pass.
         const since = headFloor && Date.parse(headFloor) < Date.parse(threadFloor) ? headFloor : threadFloor;
@@ -136,7 +140,10 @@ export function planRun(deps: ActivityDeps) {
 /** SYNC_START_DATE, else the oldest ticket a complete sweep listed minus HISTORY_MARGIN_MS, else null. */
 async function findHistoryStart(deps: ActivityDeps, settings: SyncSettings): Promise<string | null> {
   if (settings.startDate) return settings.startDate;
-  const oldest = await deps.destination.readCheckpoint(TICKETS_OLDEST.stream, TICKETS_OLDEST.scope);
+  const oldest = await deps.destination.readCheckpoint(
+    TICKETS_SCOPES.oldest.stream,
+    TICKETS_SCOPES.oldest.scope,
+  );
   if (!oldest?.high_water_mark) return null;
   return new Date(Date.parse(oldest.high_water_mark) - HISTORY_MARGIN_MS).toISOString();
 }

@@ -1,4 +1,5 @@
 import { fetchTicketsPage } from '../connectors/support-api/index.js';
+import { TICKETS_SCOPES } from '../schemas/sync.js';
 import { type CheckpointUpdate, THREAD_QUEUE_STREAM } from '../schemas/warehouse.js';
 import { laterInstant, nextCheckpoint, restartedCheckpoint } from './checkpoints.js';
 import { fetchWithRestart } from './cursor-restart.js';
@@ -7,19 +8,9 @@ import { rowsOf } from './rows.js';
 
 export { THREAD_QUEUE_STREAM };
 
-/** `_sync_state` stream/scope holding the tickets high-water mark (newest `created_at` synced). */
-export const TICKETS_HWM = { stream: 'tickets', scope: 'hwm' } as const;
-/**
- * The sweep of the whole ticket list: `cursor` where it is, `status` running/complete, and
- * `high_water_mark` = when the sweep began (warehouse clock): a complete sweep marks deleted every ticket
- * not seen since then.
- */
-export const TICKETS_SWEEP = { stream: 'tickets', scope: 'sweep' } as const;
-/** `high_water_mark` = the oldest `created_at` a complete sweep listed: where the workspace's history begins. */
-export const TICKETS_OLDEST = { stream: 'tickets', scope: 'oldest' } as const;
-
-/** Scope of a run's head pass (the tickets created since the last run). */
-export const headScope = (before: string) => `head/${before}`;
+const TICKETS_HWM = TICKETS_SCOPES.hwm;
+const TICKETS_SWEEP = TICKETS_SCOPES.sweep;
+const TICKETS_OLDEST = TICKETS_SCOPES.oldest;
 
 const sameInstant = (a: string | null | undefined, b: string) => a != null && Date.parse(a) === Date.parse(b);
 const earlierInstant = (a: string | null | undefined, b: string | null | undefined): string | null =>

@@ -1,9 +1,7 @@
-import type { StreamCounts, TicketsInput } from '../schemas/sync.js';
+import { type StreamCounts, TICKETS_SCOPES, type TicketsInput } from '../schemas/sync.js';
 import { bookkeeping, classActivities } from './activity-proxies.js';
 import { continueAsNewIfSuggested } from './continue-as-new.js';
 import { trackChildProgress } from './progress.js';
-
-const SWEEP_SCOPE = 'sweep';
 
 /**
  * The tickets stream of one run (architecture decision 4). `GET /tickets` has no change filter and lists
@@ -50,7 +48,7 @@ export async function ticketsWorkflow(
   }
 
   if (input.head && !seen.headDone) {
-    const scope = `head/${input.before}`;
+    const scope = TICKETS_SCOPES.head(input.before).scope;
     progress.detail = `newest tickets down to ${input.head.since}`;
     while (!(await page(scope, input.head.since, true))) {
       await continueAsNewIfSuggested({ ...input, seen }, progress);
@@ -67,7 +65,7 @@ export async function ticketsWorkflow(
     const fromTop = begun.resumedAtPage === 0 && !input.head;
     progress.detail = `sweep since ${begun.startedAt} (page ${begun.resumedAtPage + 1})`;
     while (budgetLeft() > 0) {
-      if (await page(SWEEP_SCOPE, null, fromTop)) {
+      if (await page(TICKETS_SCOPES.sweep.scope, null, fromTop)) {
         sweepComplete = true;
         break;
       }

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { TICKETS_SCOPES } from '../../schemas/sync.js';
 import type { Checkpoint, Freshness } from '../../schemas/warehouse.js';
 import { destinationFromConfig } from '../compose.js';
 import type { EmbeddedPostgres } from '../embedded/postgres.js';
@@ -99,7 +100,8 @@ function statusOf(
         const queuedThreads = checkpoints.filter(
           (c) => c.stream === 'ticket_messages' && c.status === 'running',
         ).length;
-        const sweep = checkpoints.find((c) => c.stream === 'tickets' && c.scope === 'sweep') ?? null;
+        const sweep =
+          checkpoints.find((c) => c.stream === 'tickets' && c.scope === TICKETS_SCOPES.sweep.scope) ?? null;
         const freshness = describeFreshness(await destination.freshness(), sweep, now);
         const failedThreads = runs.filter(
           (r) => r.stream === 'ticket_messages' && r.run_id.startsWith('thread:') && r.status === 'failed',
