@@ -13,6 +13,7 @@ import {
   type CheckpointUpdate,
   canonicalTimestamp,
   dedupeRows,
+  ReconciliationRecord,
   SYSTEM_TABLES,
   SyncRunRecord,
   TABLES,
@@ -22,6 +23,7 @@ import {
   toValidatedRows,
   WarehouseRowError,
 } from '../../schemas/warehouse.js';
+import { type SqlDialect, WAREHOUSE_VIEWS } from '../../schemas/warehouse-views.js';
 import {
   type CheckpointFilter,
   checkpointList,
@@ -36,6 +38,7 @@ import {
 } from '../destination.js';
 import {
   BQ_TYPES,
+  bigQueryDialect,
   bqIdent,
   checkpointMergeSql,
   fieldOf,
@@ -218,8 +221,68 @@ export class BigQueryDestination implements Destination {
             schema: { fields: [...afterFields, ...stillMissing.map((c) => fieldOf(c, false))] },
           });
       }
+      // The BI views (schemas/warehouse-views.ts), after the tables so they see every migrated column.
+      const dialect = bigQueryDialect(this.#dataset);
+      for (const view of WAREHOUSE_VIEWS)
+        await this.#run(`CREATE OR REPLACE VIEW ${this.#table(view.name)} AS\n${view.sql(dialect)}`);
     } catch (err) {
       this.#fail('prepare', err);
+    }
+  }
+
+  async recordReconciliation(rows: readonly ReconciliationRecord[]): Promise<void> {
+    const parsed = rows.map((r) => ReconciliationRecord.parse(r));
+    if (parsed.length === 0) return;
+    const num = (v: number | null) =>
+      v === null ? 'CAST(NULL AS FLOAT64)' : `CAST(${JSON.stringify(v)} AS FLOAT64)`;
+    const source = parsed
+      .map(
+        (r) =>
+          `STRUCT(${stringLiteral(r.run_id)} AS run_id, ${stringLiteral(r.metric)} AS metric, ${stringLiteral(r.period)} AS period, ` +
+          `${num(r.source_value)} AS source_value, ${num(r.warehouse_value)} AS warehouse_value, ${stringLiteral(r.status)} AS status, ` +
+          `${stringLiteral(r.note)} AS note, ${timestampLiteral(new Date(r.checked_at))} AS checked_at)`,
+      )
+      .join(', ');
+    const cols = Object.keys(ReconciliationRecord.shape);
+    const sql = `MERGE ${this.#table('_reconciliation')} T USING (SELECT * FROM UNNEST([${source}])) S
+ON T.run_id = S.run_id AND T.metric = S.metric AND T.period = S.period
+WHEN MATCHED THEN UPDATE SET ${cols
+      .filter((c) => !['run_id', 'metric', 'period'].includes(c))
+      .map((c) => `${bqIdent(c)} = S.${bqIdent(c)}`)
+      .join(', ')}
+WHEN NOT MATCHED THEN INSERT (${cols.map(bqIdent).join(', ')}) VALUES (${cols.map((c) => `S.${bqIdent(c)}`).join(', ')})`;
+    try {
+      await this.#retryConflicts(() => this.#run(sql));
+    } catch (err) {
+      this.#fail('recordReconciliation', err);
+    }
+  }
+
+  async listReconciliation(runId?: string): Promise<ReconciliationRecord[]> {
+    const table = this.#table('_reconciliation');
+    try {
+      const run =
+        runId ??
+        (
+          await this.#run<{ run_id: string }>(
+            `SELECT run_id FROM ${table} ORDER BY checked_at DESC, run_id DESC LIMIT 1`,
+          )
+        )[0]?.run_id;
+      if (run === undefined) return [];
+      const rows = await this.#run(`SELECT * FROM ${table} WHERE run_id = @run ORDER BY metric, period`, {
+        run,
+      });
+      return rows.map((r) => ReconciliationRecord.parse(normalize(r)));
+    } catch (err) {
+      this.#fail('listReconciliation', err);
+    }
+  }
+
+  async select(build: (dialect: SqlDialect) => string): Promise<Record<string, unknown>[]> {
+    try {
+      return (await this.#run(build(bigQueryDialect(this.#dataset)))).map(normalize);
+    } catch (err) {
+      this.#fail('select', err);
     }
   }
 
