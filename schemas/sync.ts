@@ -195,11 +195,36 @@ export const StreamProgress = z.object({
 });
 export type StreamProgress = z.infer<typeof StreamProgress>;
 
+/** Input of the reconciliation after a run (activities/reconcile.ts). */
+export const ReconcileInput = z.object({
+  runId: z.string().min(1),
+  /** The run's upper bound: the compared days are the `days` complete UTC days before its day. */
+  before: Instant,
+  days: z.number().int().min(1).max(90),
+  /** Compare saved views' counts too (only when the views stream ran in this run). */
+  views: z.boolean(),
+});
+export type ReconcileInput = z.infer<typeof ReconcileInput>;
+
+/** What the reconciliation found; mismatches are warnings (spec 2.11 rule 3), never a failed run. */
+export const ReconcileSummary = z.object({
+  equal: z.number().int().nonnegative(),
+  mismatch: z.number().int().nonnegative(),
+  skipped: z.number().int().nonnegative(),
+  /** The first few mismatches, one line each. */
+  mismatches: z.array(z.string()),
+  /** Set when the check itself could not run (recorded as a warning). */
+  error: z.string().optional(),
+});
+export type ReconcileSummary = z.infer<typeof ReconcileSummary>;
+
 export const RunProgress = z.object({
   runId: z.string(),
   mode: SyncMode,
   status: z.enum(['running', 'succeeded', 'failed']),
   streams: z.record(z.string(), StreamProgress),
+  /** The reconciliation after the streams, when the run synced tickets. */
+  reconciliation: ReconcileSummary.optional(),
 });
 export type RunProgress = z.infer<typeof RunProgress>;
 

@@ -51,6 +51,7 @@ export async function startWorkers(options: WorkersOptions): Promise<RunningWork
     activities: {
       syncExportPage: options.activities.syncExportPage,
       syncReportSnapshot: options.activities.syncReportSnapshot,
+      reconcile: options.activities.reconcile,
     },
     maxTaskQueueActivitiesPerSecond: options.analyticsRequestsPerMinute / 60,
     shutdownGraceTime: grace,

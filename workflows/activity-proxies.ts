@@ -31,3 +31,15 @@ export const bookkeeping = proxyActivities<Activities>({ ...base, startToCloseTi
 export function analyticsActivities(taskQueue: string) {
   return proxyActivities<Activities>({ ...base, taskQueue });
 }
+
+/**
+ * The reconciliation after a run (one analytics request): few attempts, since it is a check whose failure
+ * is only a warning and must not hold the end of the run for long.
+ */
+export function reconcileActivities(taskQueue: string) {
+  return proxyActivities<Activities>({
+    ...base,
+    taskQueue,
+    retry: { ...retry, maximumAttempts: 3 },
+  });
+}

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import type { ReconciliationRecord } from '../../schemas/warehouse.js';
 import { destinationFromConfig } from '../compose.js';
 import type { EmbeddedPostgres } from '../embedded/postgres.js';
 import { DATA_DIR, embeddedWarehouse } from '../embedded.js';
@@ -15,6 +16,22 @@ function lag(mark: string | null, now: number): string {
   if (minutes < 120) return `${minutes} min`;
   const hours = Math.round(minutes / 60);
   return hours < 72 ? `${hours} h` : `${Math.round(hours / 24)} d`;
+}
+
+/** The latest reconciliation: counts, then every mismatch with its context (a warning, spec 2.11 rule 3). */
+function reconciliationLines(rows: ReconciliationRecord[]): string[] {
+  if (rows.length === 0) return ['Reconciliation: none yet (runs that sync tickets end with one)'];
+  const count = (status: string) => rows.filter((r) => r.status === status).length;
+  const mismatches = rows.filter((r) => r.status === 'mismatch');
+  const lines = [
+    `Reconciliation (run ${rows[0]!.run_id}, ${rows[0]!.checked_at}): ${count('equal')} equal, ${mismatches.length} mismatch${mismatches.length === 1 ? '' : 'es'}, ${count('skipped')} skipped`,
+  ];
+  for (const r of mismatches)
+    lines.push(
+      `  MISMATCH ${pad(r.metric, 34)}${pad(r.period, 12)}source ${pad(r.source_value, 8)}warehouse ${r.warehouse_value}`,
+    );
+  if (mismatches.length) lines.push(`  (warning, not an error: ${mismatches[0]!.note})`);
+  return lines;
 }
 
 /**
@@ -63,11 +80,12 @@ function statusOf(
         const queuedThreads = checkpoints.filter(
           (c) => c.stream === 'ticket_messages' && c.status === 'running',
         ).length;
+        const reconciliation = await destination.listReconciliation();
         const parents = runs.filter((r) => r.parent_run_id === null).slice(0, opts.runs);
         const windows = runs.filter((r) => r.parent_run_id !== null).slice(0, opts.runs * 3);
         if (opts.json) {
           process.stdout.write(
-            `${JSON.stringify({ runs: parents, windows, high_water_marks: marks.map((m) => ({ stream: m.stream, high_water_mark: m.high_water_mark, lag: lag(m.high_water_mark, now) })), open_scopes: open, queued_threads: queuedThreads })}\n`,
+            `${JSON.stringify({ runs: parents, windows, high_water_marks: marks.map((m) => ({ stream: m.stream, high_water_mark: m.high_water_mark, lag: lag(m.high_water_mark, now) })), open_scopes: open, queued_threads: queuedThreads, reconciliation })}\n`,
           );
           return 0;
         }
@@ -89,6 +107,7 @@ function statusOf(
         for (const c of open.slice(0, 20))
           out.push(`  ${pad(c.stream, 26)}${pad(c.scope, 60)}${pad(c.status, 9)}pages ${c.pages}`);
         out.push(`Threads queued for the next run: ${queuedThreads}`);
+        out.push('', ...reconciliationLines(reconciliation));
         process.stdout.write(`${out.join('\n')}\n`);
         return 0;
       } catch (err) {
