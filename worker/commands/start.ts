@@ -1,5 +1,6 @@
 import type { CompanionHandle } from '../../companion/index.js';
 import { ALL_STREAMS, type StreamName } from '../../schemas/sync.js';
+import { biSummaryLines, EXAMPLE_REPORT_QUERIES } from '../bi-summary.js';
 import type { EmbeddedPostgres } from '../embedded/postgres.js';
 import { embeddedSource, embeddedWarehouse, temporalFor } from '../embedded.js';
 import { createLogger } from '../logger.js';
@@ -59,6 +60,8 @@ export async function startCommand(opts: StartOptions): Promise<number> {
         overrides['SYNC_START_DATE'] = new Date(Date.now() - 181 * DAY_MS).toISOString();
       overrides['SYNC_WINDOW'] = process.env['SYNC_WINDOW'] || 'P90D';
       // The analytics task queue's server-side rate follows the demo's compressed window (10 per window).
+      // The demo shows report snapshots too: the shipped example queries unless REPORT_QUERIES is set.
+      if (!process.env['REPORT_QUERIES']) overrides['REPORT_QUERIES'] = EXAMPLE_REPORT_QUERIES;
       if (!process.env['ANALYTICS_REQUESTS_PER_MINUTE']) {
         overrides['ANALYTICS_REQUESTS_PER_MINUTE'] = String((10 * 60) / opts.rateLimitWindow);
       }
@@ -100,6 +103,7 @@ export async function startCommand(opts: StartOptions): Promise<number> {
           signal: abort.signal,
           resumeInterrupted: true,
         });
+        say(biSummaryLines(config, summary).join('\n'));
         if (opts.once || interrupted) return summary.status === 'succeeded' ? 0 : 1;
         say(
           `\nThe Temporal UI stays up${temporal.uiUrl ? ` at ${temporal.uiUrl}` : ''}; query the warehouse with ` +
