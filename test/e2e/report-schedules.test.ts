@@ -53,7 +53,8 @@ describe('schedule create: report queries with their own schedule', () => {
 
     env = await connectToTestServer();
     const report = await env.client.schedule.getHandle(`${REPORT_SCHEDULE_PREFIX}backlog-now`).describe();
-    expect(report.spec.cronExpressions ?? report.spec.calendars).toBeDefined();
+    // Temporal stores the cron "0 * * * *" as a calendar: minute 0 of every hour.
+    expect(report.spec.calendars?.[0]?.minute).toEqual([{ start: 0, end: 0, step: 1 }]);
     expect(report.spec.timezone).toBe('UTC');
     const action = report.action as { workflowType: string; args: SyncRunInput[] };
     expect(action.workflowType).toBe('syncRunWorkflow');
