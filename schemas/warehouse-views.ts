@@ -217,7 +217,17 @@ const reportDailyValues: ViewSpec = {
   columns: [
     { name: 'query', type: 'string', description: 'The report query (report_snapshots.query).' },
     { name: 'timezone', type: 'string', description: 'Time zone the days are calendar days of.' },
-    { name: 'day', type: 'string', description: 'The point date as the API returned it (YYYY-MM-DD).' },
+    {
+      name: 'day',
+      type: 'string',
+      description:
+        "The calendar day (YYYY-MM-DD) in the query's time zone: the date part of the point's date.",
+    },
+    {
+      name: 'point_date',
+      type: 'string',
+      description: "The point's date exactly as the API returned it (e.g. 2026-11-01T00:00:00+01:00).",
+    },
     {
       name: 'metric_id',
       type: 'string',
@@ -245,7 +255,8 @@ const reportDailyValues: ViewSpec = {
     const suffix = d.string(COMPARE_SUFFIX);
     const isCompare = `(LENGTH(v.measure_key) > ${COMPARE_SUFFIX.length} AND SUBSTR(v.measure_key, LENGTH(v.measure_key) - ${COMPARE_SUFFIX.length - 1}) = ${suffix})`;
     return `WITH daily AS (
-  SELECT s.query, s.timezone, s.taken_at, s.snapshot_id, v.dimension_key AS day, v.measure_key, v.measure_label,
+  SELECT s.query, s.timezone, s.taken_at, s.snapshot_id, SUBSTR(v.dimension_key, 1, 10) AS day,
+    v.dimension_key AS point_date, v.measure_key, v.measure_label,
     v.format, v.value, ${isCompare} AS is_comparison,
     ROW_NUMBER() OVER (PARTITION BY s.query, s.timezone, v.dimension_key, v.measure_key ORDER BY s.taken_at DESC) AS pick
   FROM ${d.table('report_snapshots')} s
@@ -257,7 +268,7 @@ named AS (
     CASE WHEN is_comparison THEN SUBSTR(measure_key, 1, LENGTH(measure_key) - ${COMPARE_SUFFIX.length}) ELSE measure_key END AS metric_id
   FROM daily WHERE pick = 1
 )
-SELECT n.query, n.timezone, n.day, n.metric_id, n.is_comparison, n.measure_label AS series_label, n.format,
+SELECT n.query, n.timezone, n.day, n.point_date, n.metric_id, n.is_comparison, n.measure_label AS series_label, n.format,
   mc.aggregation, n.value, n.taken_at, n.snapshot_id
 FROM named n
 LEFT JOIN ${d.table('metric_catalog')} mc ON mc.id = n.metric_id AND mc.${d.ident('_deleted_at')} IS NULL`;

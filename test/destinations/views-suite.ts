@@ -124,8 +124,9 @@ const series = (points: [string, number, number][]): ReportResult => ({
     { key: 'new_tickets', label: 'New tickets' },
     { key: 'new_tickets__compare', label: 'New tickets (previous period)' },
   ],
+  // Point dates as the companion gives them (local midnight as an ISO instant); `day` is their date part.
   points: points.map(([date, v, c]) => ({
-    date,
+    date: `${date}T00:00:00Z`,
     label: date,
     values: { new_tickets: v, new_tickets__compare: c },
   })),
@@ -363,12 +364,15 @@ export function viewsSuite(name: string, makeHarness: () => Promise<ViewsHarness
 
     it('report_daily_values: daily series only, latest snapshot per day, comparison flagged, catalog aggregation', async () => {
       const rows = await dest.select(
-        (d) => `SELECT day, metric_id, is_comparison, series_label, format, aggregation, value, taken_at
+        (
+          d,
+        ) => `SELECT day, point_date, metric_id, is_comparison, series_label, format, aggregation, value, taken_at
           FROM ${d.table('report_daily_values')}`,
       );
       expect(sorted(rows, 'day', 'is_comparison')).toEqual([
         {
           day: '2025-03-01',
+          point_date: '2025-03-01T00:00:00Z',
           metric_id: 'new_tickets',
           is_comparison: false,
           series_label: 'New tickets',
@@ -379,6 +383,7 @@ export function viewsSuite(name: string, makeHarness: () => Promise<ViewsHarness
         },
         {
           day: '2025-03-01',
+          point_date: '2025-03-01T00:00:00Z',
           metric_id: 'new_tickets',
           is_comparison: true,
           series_label: 'New tickets (previous period)',
@@ -389,6 +394,7 @@ export function viewsSuite(name: string, makeHarness: () => Promise<ViewsHarness
         },
         {
           day: '2025-03-02',
+          point_date: '2025-03-02T00:00:00Z',
           metric_id: 'new_tickets',
           is_comparison: false,
           series_label: 'New tickets',
@@ -399,6 +405,7 @@ export function viewsSuite(name: string, makeHarness: () => Promise<ViewsHarness
         },
         {
           day: '2025-03-02',
+          point_date: '2025-03-02T00:00:00Z',
           metric_id: 'new_tickets',
           is_comparison: true,
           series_label: 'New tickets (previous period)',
