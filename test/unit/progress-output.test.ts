@@ -50,7 +50,13 @@ const rates: RateClassStats[] = [
 function render(tty: boolean): string {
   let clock = 0;
   let text = '';
-  const stream = { isTTY: tty, write: (s: string) => ((text += s), true) };
+  const stream = {
+    isTTY: tty,
+    write: (s: string) => {
+      text += s;
+      return true;
+    },
+  };
   const draw = createProgressRenderer(stream, 10_000, () => clock);
   for (const { at, progress } of simulatedRun()) {
     clock = at;
@@ -76,7 +82,7 @@ describe('live display when stderr is not a terminal', () => {
 
   it('on a terminal it still redraws the table in place (for contrast)', () => {
     const text = render(true);
-    expect(text).toMatch(/\x1b\[\d+A\x1b\[J/);
+    expect(text).toMatch(new RegExp(`${ESC.replace('[', '\\[')}\\d+A`));
   });
 });
 
