@@ -90,6 +90,13 @@ Configure the queries with \`REPORT_QUERIES\`, the path to a YAML file holding a
     VISUALIZE new_tickets TYPE horizontal_bar
 \`\`\`
 
+A query can carry its own schedule — \`schedule: { cron: "0 * * * *", timezone: UTC }\` — and is then taken by
+that schedule alone: \`schedule create\` makes one Temporal schedule per such query
+(\`support-sync-report-<name>\`, running only the \`report_snapshots\` stream for it) and leaves it out of the
+every-run snapshots. \`examples/report-queries.yaml\` holds a KPI with \`COMPARE TO\`, a daily time series, a
+channel table and a snapshot metric; \`npm start\` on the embedded companion uses it when \`REPORT_QUERIES\` is
+unset. Daily series are also in long form in the view \`report_daily_values\` (below).
+
 The file is validated at start-up; a problem is reported with the entry's position and name and the field
 (exit code 2). A query the API rejects (400) fails the \`report_snapshots\` stream of that run with the
 query's name, the offending line and the API's message; queries taken before it in the run are kept. Each
