@@ -233,26 +233,32 @@ export class BigQueryDestination implements Destination {
   async recordReconciliation(rows: readonly ReconciliationRecord[]): Promise<void> {
     const parsed = rows.map((r) => ReconciliationRecord.parse(r));
     if (parsed.length === 0) return;
-    const num = (v: number | null) =>
-      v === null ? 'CAST(NULL AS FLOAT64)' : `CAST(${JSON.stringify(v)} AS FLOAT64)`;
-    const source = parsed
-      .map(
-        (r) =>
-          `STRUCT(${stringLiteral(r.run_id)} AS run_id, ${stringLiteral(r.metric)} AS metric, ${stringLiteral(r.period)} AS period, ` +
-          `${num(r.source_value)} AS source_value, ${num(r.warehouse_value)} AS warehouse_value, ${stringLiteral(r.status)} AS status, ` +
-          `${stringLiteral(r.note)} AS note, ${timestampLiteral(new Date(r.checked_at))} AS checked_at)`,
-      )
-      .join(', ');
-    const cols = Object.keys(ReconciliationRecord.shape);
-    const sql = `MERGE ${this.#table('_reconciliation')} T USING (SELECT * FROM UNNEST([${source}])) S
+    // One MERGE with query parameters: notes and view names are arbitrary text, which the emulator does not
+    // take as struct-array literals (and parameters are the clean way on the real service too).
+    const cols = SYSTEM_TABLES._reconciliation.columns;
+    const typeOf = { string: 'STRING', float: 'FLOAT64', timestamp: 'TIMESTAMP' } as Record<string, string>;
+    const params: Record<string, unknown> = {};
+    const types: Record<string, string> = {};
+    const selects = parsed.map((r, i) => {
+      const fields = cols.map((c) => {
+        const name = `${c.name}_${i}`;
+        const v = r[c.name as keyof ReconciliationRecord];
+        params[name] = c.type === 'timestamp' && typeof v === 'string' ? this.#bq.timestamp(v) : v;
+        types[name] = typeOf[c.type] ?? 'STRING';
+        return `@${name} AS ${bqIdent(c.name)}`;
+      });
+      return `SELECT ${fields.join(', ')}`;
+    });
+    const names = cols.map((c) => c.name);
+    const sql = `MERGE ${this.#table('_reconciliation')} T USING (${selects.join(' UNION ALL ')}) S
 ON T.run_id = S.run_id AND T.metric = S.metric AND T.period = S.period
-WHEN MATCHED THEN UPDATE SET ${cols
+WHEN MATCHED THEN UPDATE SET ${names
       .filter((c) => !['run_id', 'metric', 'period'].includes(c))
       .map((c) => `${bqIdent(c)} = S.${bqIdent(c)}`)
       .join(', ')}
-WHEN NOT MATCHED THEN INSERT (${cols.map(bqIdent).join(', ')}) VALUES (${cols.map((c) => `S.${bqIdent(c)}`).join(', ')})`;
+WHEN NOT MATCHED THEN INSERT (${names.map(bqIdent).join(', ')}) VALUES (${names.map((c) => `S.${bqIdent(c)}`).join(', ')})`;
     try {
-      await this.#retryConflicts(() => this.#run(sql));
+      await this.#retryConflicts(() => this.#run(sql, params, types));
     } catch (err) {
       this.#fail('recordReconciliation', err);
     }

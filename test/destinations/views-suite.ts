@@ -417,6 +417,44 @@ export function viewsSuite(name: string, makeHarness: () => Promise<ViewsHarness
       ]);
     });
 
+    it('_reconciliation: rows upserted by (run_id, metric, period), any text in notes and names, latest run listed', async () => {
+      const base = {
+        run_id: 'run-a',
+        metric: 'new_tickets',
+        period: '2025-03-01',
+        source_value: 3,
+        warehouse_value: 3,
+        status: 'equal' as const,
+        note: null,
+        checked_at: '2025-03-05T00:00:00.000000Z',
+      };
+      const odd = {
+        ...base,
+        metric: 'view_count:Billing "escalations" (EU), l\'équipe ✓',
+        period: 'now',
+        source_value: 4,
+        warehouse_value: null,
+        status: 'skipped' as const,
+        note: 'filter condition "tag" … not computed; 50% — spec 2.4\nsecond line',
+      };
+      await dest.recordReconciliation([base, odd]);
+      // A retry of the same check rewrites, never duplicates; a later run is listed by default.
+      await dest.recordReconciliation([
+        { ...base, warehouse_value: 2, status: 'mismatch', note: 'short by one' },
+      ]);
+      await dest.recordReconciliation([
+        { ...base, run_id: 'run-b', checked_at: '2025-03-06T00:00:00.000000Z' },
+      ]);
+      expect(await dest.listReconciliation('run-a')).toEqual(
+        sorted(
+          [{ ...base, warehouse_value: 2, status: 'mismatch', note: 'short by one' }, odd],
+          'metric',
+          'period',
+        ),
+      );
+      expect((await dest.listReconciliation()).map((r) => r.run_id)).toEqual(['run-b']);
+    });
+
     it('sync_coverage: merged intervals of succeeded windows per pass, with the high-water mark', async () => {
       const rows = await dest.select(
         (d) =>
