@@ -16,7 +16,8 @@ export interface Step {
   fail(reason: string): void;
 }
 
-export type StepStarter = (label: string) => Step;
+/** Starts a step; `note` (e.g. why it takes long) is said once, when the step starts. */
+export type StepStarter = (label: string, note?: string) => Step;
 
 export interface StepReporterOptions {
   /** Where lines go; default stderr. */
@@ -36,7 +37,7 @@ export function createStepReporter(options: StepReporterOptions = {}): StepStart
   const tty = options.tty ?? process.stderr.isTTY === true;
   const everyMs = options.everyMs ?? 10_000;
   const now = options.now ?? Date.now;
-  return (label) => {
+  return (label, note) => {
     const started = now();
     let detail = '';
     let lastLine = started;
@@ -50,8 +51,10 @@ export function createStepReporter(options: StepReporterOptions = {}): StepStart
         lastLine = now();
       }
     };
-    if (tty) draw();
-    else write(`${label}…\n`);
+    if (tty) {
+      if (note) write(`${label}: ${note}\n`);
+      draw();
+    } else write(`${label}…${note ? ` ${note}` : ''}\n`);
     const timer = setInterval(draw, tty ? 1000 : Math.min(everyMs, 1000));
     timer.unref();
     const close = (text: string) => {

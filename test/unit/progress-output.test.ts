@@ -112,6 +112,21 @@ describe('first-start steps (createStepReporter)', () => {
     expect(heartbeats.at(-1)).toBe('building the Temporal CLI… 90 s, 252 packages compiled');
   });
 
+  it('a note (why the step is slow) is said once, on the start line only', () => {
+    vi.useFakeTimers();
+    let text = '';
+    const step = createStepReporter({ write: (s) => (text += s), tty: false })(
+      'building',
+      '(about 3 minutes)',
+    );
+    vi.advanceTimersByTime(25_000);
+    step.end();
+    const lines = text.trimEnd().split('\n');
+    expect(lines[0]).toBe('building… (about 3 minutes)');
+    expect(lines.filter((l) => l.includes('about 3 minutes'))).toHaveLength(1);
+    expect(lines.slice(1, -1)).toEqual(['building… 10 s', 'building… 20 s']);
+  });
+
   it('on a terminal: one live line rewritten in place, then the result on its own line', () => {
     vi.useFakeTimers();
     let text = '';
