@@ -11,6 +11,7 @@ import type { ActivityDeps } from './deps.js';
 import { syncExportPage } from './exports.js';
 import { mapFailures } from './failures.js';
 import { withHeartbeat } from './heartbeat.js';
+import { reconcile } from './reconcile.js';
 import { syncReferencePage } from './reference.js';
 import { syncReportSnapshot } from './report-snapshots.js';
 import {
@@ -54,6 +55,7 @@ export function createActivities(deps: ActivityDeps) {
     finishThreads: finishThreads(deps),
     syncExportPage: syncExportPage(deps),
     syncReportSnapshot: syncReportSnapshot(deps),
+    reconcile: reconcile(deps),
   };
   return Object.fromEntries(
     Object.entries(activities).map(([name, fn]) => [

@@ -3,14 +3,17 @@ import type {
   CheckpointStatus,
   CheckpointUpdate,
   Freshness,
+  ReconciliationRecord,
   RowInputs,
   SyncRunRecord,
   TableName,
 } from '../schemas/warehouse.js';
+import type { SqlDialect } from '../schemas/warehouse-views.js';
 
 export type {
   Checkpoint,
   CheckpointUpdate,
+  ReconciliationRecord,
   SyncRunRecord,
   TableName,
   WarehouseRowInput,
@@ -192,6 +195,16 @@ export interface Destination {
   recordRun(run: SyncRunRecord): Promise<void>;
   /** Most recent runs first (by started_at). */
   listRuns(limit: number): Promise<SyncRunRecord[]>;
+  /** Upserts reconciliation results by (run_id, metric, period). */
+  recordReconciliation(rows: readonly ReconciliationRecord[]): Promise<void>;
+  /** The reconciliation rows of one run, or of the latest run that has any (by checked_at). */
+  listReconciliation(runId?: string): Promise<ReconciliationRecord[]>;
+  /**
+   * Runs one read-only SELECT written against the shared SQL dialect (schemas/warehouse-views.ts) — how
+   * code outside the connectors computes a number from the warehouse without knowing which one it is.
+   * Rows come back normalized: timestamps canonical strings, integers as numbers.
+   */
+  select(build: (dialect: SqlDialect) => string): Promise<Record<string, unknown>[]>;
   close(): Promise<void>;
 }
 

@@ -183,6 +183,18 @@ export const TicketsInput = z.object({
 });
 export type TicketsInput = z.infer<typeof TicketsInput>;
 
+const IanaZone = z.string().refine(
+  (tz) => {
+    try {
+      new Intl.DateTimeFormat('en-US', { timeZone: tz });
+      return true;
+    } catch {
+      return false;
+    }
+  },
+  { message: 'must be an IANA time zone such as Europe/Berlin or UTC' },
+);
+
 /** A saved report query (one entry of the REPORT_QUERIES file): sent to `POST /reports/query` as is. */
 export const ReportQuery = z.strictObject({
   /** Names the query in `_sync_state` (scope), failures and the docs; unique within the file. */
@@ -190,17 +202,20 @@ export const ReportQuery = z.strictObject({
     message: 'must be 1–100 letters, digits, "_", "." or "-", starting with a letter or digit',
   }),
   query: z.string().trim().min(1, { message: 'must be a non-empty report query' }),
-  timezone: z.string().refine(
-    (tz) => {
-      try {
-        new Intl.DateTimeFormat('en-US', { timeZone: tz });
-        return true;
-      } catch {
-        return false;
-      }
-    },
-    { message: 'must be an IANA time zone such as Europe/Berlin or UTC' },
-  ),
+  timezone: IanaZone,
+  /**
+   * Its own schedule (`schedule create` makes one Temporal schedule per such query, running only this
+   * query's snapshot); without it the query is taken by every sync run.
+   */
+  schedule: z
+    .strictObject({
+      cron: z
+        .string()
+        .trim()
+        .regex(/^\S+( \S+){4}$/, { message: 'must be a 5-field cron expression such as "0 6 * * *"' }),
+      timezone: IanaZone,
+    })
+    .optional(),
 });
 export type ReportQuery = z.infer<typeof ReportQuery>;
 
@@ -273,11 +288,36 @@ export const StreamProgress = z.object({
 });
 export type StreamProgress = z.infer<typeof StreamProgress>;
 
+/** Input of the reconciliation after a run (activities/reconcile.ts). */
+export const ReconcileInput = z.object({
+  runId: z.string().min(1),
+  /** The run's upper bound: the compared days are the `days` complete UTC days before its day. */
+  before: Instant,
+  days: z.number().int().min(1).max(90),
+  /** Compare saved views' counts too (only when the views stream ran in this run). */
+  views: z.boolean(),
+});
+export type ReconcileInput = z.infer<typeof ReconcileInput>;
+
+/** What the reconciliation found; mismatches are warnings (spec 2.11 rule 3), never a failed run. */
+export const ReconcileSummary = z.object({
+  equal: z.number().int().nonnegative(),
+  mismatch: z.number().int().nonnegative(),
+  skipped: z.number().int().nonnegative(),
+  /** The first few mismatches, one line each. */
+  mismatches: z.array(z.string()),
+  /** Set when the check itself could not run (recorded as a warning). */
+  error: z.string().optional(),
+});
+export type ReconcileSummary = z.infer<typeof ReconcileSummary>;
+
 export const RunProgress = z.object({
   runId: z.string(),
   mode: SyncMode,
   status: z.enum(['running', 'succeeded', 'failed']),
   streams: z.record(z.string(), StreamProgress),
+  /** The reconciliation after the streams, when the run synced tickets. */
+  reconciliation: ReconcileSummary.optional(),
 });
 export type RunProgress = z.infer<typeof RunProgress>;
 

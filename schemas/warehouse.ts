@@ -876,7 +876,7 @@ export const STREAM_TABLE_NAMES = TABLE_NAMES.filter(
 export type TableName = z.infer<typeof TableName>;
 
 /** Bookkeeping tables, written through the destination's checkpoint and run methods. */
-export const SYSTEM_TABLE_NAMES = ['_sync_state', '_sync_runs'] as const;
+export const SYSTEM_TABLE_NAMES = ['_sync_state', '_sync_runs', '_reconciliation'] as const;
 export type SystemTableName = (typeof SYSTEM_TABLE_NAMES)[number];
 
 /** The input type `writeBatch` accepts for each table. */
@@ -1061,6 +1061,27 @@ export const SyncRunRecord = z.object({
 });
 export type SyncRunRecord = z.infer<typeof SyncRunRecord>;
 
+export const ReconciliationStatus = z.enum(['equal', 'mismatch', 'skipped']);
+export type ReconciliationStatus = z.infer<typeof ReconciliationStatus>;
+
+/**
+ * A row of `_reconciliation`: one number the source reports (e.g. `new_tickets` of one day from the report
+ * API, or a saved view's `count`) next to the same number computed from the warehouse. A mismatch is a
+ * warning, not a failure: report data can be incomplete or awaiting update (spec 2.11 rule 3), and a view's
+ * count can lag the inbox (spec 2.4). `skipped` says what could not be compared honestly, and why.
+ */
+export const ReconciliationRecord = z.object({
+  run_id: z.string().min(1),
+  metric: z.string().min(1),
+  period: z.string().min(1),
+  source_value: z.number().nullable(),
+  warehouse_value: z.number().nullable(),
+  status: ReconciliationStatus,
+  note: z.string().nullable(),
+  checked_at: Timestamp,
+});
+export type ReconciliationRecord = z.infer<typeof ReconciliationRecord>;
+
 /** Columns of the bookkeeping tables, for DDL and docs (derived from the zod schemas above). */
 export const SYSTEM_TABLES: {
   readonly [T in SystemTableName]: {
@@ -1110,6 +1131,24 @@ export const SYSTEM_TABLES: {
         rows_written: 'Rows written.',
         requests: 'API requests made.',
         error: 'Failure summary (API code, request id, stream/window); never secrets.',
+      },
+    }),
+  },
+  _reconciliation: {
+    name: '_reconciliation',
+    description:
+      "What the sync holds compared with the source's own numbers, after each run that synced tickets: the report API's new_tickets per day (UTC) against the warehouse's tickets by created_at day, and each saved view's count against the warehouse where its filters can be computed there. A mismatch is a warning with its context (report data can be incomplete or awaiting update, spec 2.11 rule 3), never a failed run; `status` lists mismatches.",
+    primaryKey: ['run_id', 'metric', 'period'],
+    columns: deriveColumns('_reconciliation', ReconciliationRecord, {
+      descriptions: {
+        run_id: 'Run the check followed. Primary key with metric and period.',
+        metric: 'What was compared: new_tickets, or view_count:<view name>.',
+        period: 'Day (YYYY-MM-DD, UTC) for daily metrics; "now" for current counts.',
+        source_value: "The source's number (report API, view count).",
+        warehouse_value: 'The same number computed from the warehouse; null when skipped.',
+        status: 'equal, mismatch (a warning, see note) or skipped (not comparable honestly, see note).',
+        note: 'Context: what the numbers mean and why they can differ.',
+        checked_at: 'When the comparison was made.',
       },
     }),
   },

@@ -14,11 +14,12 @@
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort, waitForPort } from '../worker/embedded/free-port.js';
+import type { StepStarter } from '../worker/step-progress.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -66,6 +67,7 @@ async function findPython(): Promise<string> {
 /** Installs the emulator into the cache (idempotent). Returns the venv's python. */
 export async function provisionBigQueryEmulator(
   log: (line: string) => void = () => undefined,
+  step?: StepStarter,
 ): Promise<string> {
   const dir = cacheDir();
   const python = join(dir, 'venv', 'bin', 'python');
@@ -78,25 +80,52 @@ export async function provisionBigQueryEmulator(
   log(`bqemulator ${BQEMULATOR_VERSION}: creating a virtualenv with ${system} in ${dir}`);
   await execFileAsync(system, ['-m', 'venv', join(dir, 'venv')]);
   log('bqemulator: pip install (PyPI)…');
-  await execFileAsync(
-    python,
-    [
-      '-m',
-      'pip',
-      'install',
-      '--quiet',
-      '--disable-pip-version-check',
-      `bqemulator==${BQEMULATOR_VERSION}`,
-      'numpy',
-    ],
-    {
-      maxBuffer: 64 * 1024 * 1024,
-    },
+  const installing = step?.(
+    `installing bqemulator ${BQEMULATOR_VERSION} and numpy from PyPI into ${dir} (first time)`,
   );
+  const packages = setInterval(() => {
+    // How far along: the packages pip has put into the virtualenv so far.
+    void countInstalled(join(dir, 'venv')).then((n) => installing?.update(`${n} packages installed`));
+  }, 2000);
+  packages.unref();
+  try {
+    await execFileAsync(
+      python,
+      [
+        '-m',
+        'pip',
+        'install',
+        '--quiet',
+        '--disable-pip-version-check',
+        `bqemulator==${BQEMULATOR_VERSION}`,
+        'numpy',
+      ],
+      {
+        maxBuffer: 64 * 1024 * 1024,
+      },
+    );
+  } catch (err) {
+    installing?.fail((err as Error).message.split('\n')[0]!);
+    throw err;
+  } finally {
+    clearInterval(packages);
+  }
+  installing?.end();
   await writeFile(join(dir, 'launch.py'), LAUNCHER);
   await writeFile(ready, `${new Date().toISOString()}\n`);
   log(`bqemulator: provisioned in ${((Date.now() - started) / 1000).toFixed(1)}s`);
   return python;
+}
+
+/** Distributions installed in a virtualenv (its *.dist-info folders). */
+async function countInstalled(venv: string): Promise<number> {
+  const lib = join(venv, 'lib');
+  let n = 0;
+  for (const python of await readdir(lib).catch(() => [] as string[]))
+    n += (await readdir(join(lib, python, 'site-packages')).catch(() => [] as string[])).filter((f) =>
+      f.endsWith('.dist-info'),
+    ).length;
+  return n;
 }
 
 /** Provisions if needed and starts an ephemeral (in-memory) emulator on free loopback ports. */

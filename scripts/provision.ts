@@ -8,16 +8,19 @@
  * files never race each other to install a tool.
  */
 import { locateTemporalCli } from '../worker/embedded/temporal-cli.js';
+import { createStepReporter } from '../worker/step-progress.js';
 import { provisionBigQueryEmulator } from './bigquery-emulator.js';
 
 const log = (line: string) => process.stderr.write(`[provision] ${line}\n`);
+// Live lines on a terminal, a plain line at least every 10 s otherwise (CI logs).
+const step = createStepReporter();
 const started = Date.now();
-const cli = await locateTemporalCli({ log });
+const cli = await locateTemporalCli({ log, step });
 log(
   cli.kind === 'existing-path'
     ? `temporal CLI: ${cli.path} (${cli.source})`
     : 'temporal CLI: SDK download at first use',
 );
-const python = await provisionBigQueryEmulator(log);
+const python = await provisionBigQueryEmulator(log, step);
 log(`BigQuery emulator: ${python}`);
 log(`done in ${((Date.now() - started) / 1000).toFixed(1)}s`);

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { BQ_TYPES } from '../connectors/bigquery/sql.js';
 import { PG_TYPES } from '../connectors/postgres/sql.js';
 import { type ColumnSpec, SYSTEM_TABLES, TABLES } from '../schemas/warehouse.js';
+import { WAREHOUSE_VIEWS } from '../schemas/warehouse-views.js';
 
 const INTRO = `# Warehouse tables
 
@@ -90,6 +91,13 @@ Configure the queries with \`REPORT_QUERIES\`, the path to a YAML file holding a
     VISUALIZE new_tickets TYPE horizontal_bar
 \`\`\`
 
+A query can carry its own schedule — \`schedule: { cron: "0 * * * *", timezone: UTC }\` — and is then taken by
+that schedule alone: \`schedule create\` makes one Temporal schedule per such query
+(\`support-sync-report-<name>\`, running only the \`report_snapshots\` stream for it) and leaves it out of the
+every-run snapshots. \`examples/report-queries.yaml\` holds a KPI with \`COMPARE TO\`, a daily time series, a
+channel table and a snapshot metric; \`npm start\` on the embedded companion uses it when \`REPORT_QUERIES\` is
+unset. Daily series are also in long form in the view \`report_daily_values\` (below).
+
 The file is validated at start-up; a problem is reported with the entry's position and name and the field
 (exit code 2). A query the API rejects (400) fails the \`report_snapshots\` stream of that run with the
 query's name, the offending line and the API's message; queries taken before it in the run are kept. Each
@@ -102,6 +110,58 @@ WHERE s.query LIKE '%SHOW new_tickets%' AND v.measure_key = 'value'
 ORDER BY s.taken_at;
 \`\`\`
 `;
+
+/** The BI views: what each holds, its columns, and example queries (PostgreSQL; BigQuery alike). */
+const VIEWS_INTRO = `## BI views
+
+Views for BI tools, defined once in \`schemas/warehouse-views.ts\` and created (or replaced) by every
+\`prepare()\` — each sync run — in PostgreSQL (schema \`support\`) and in BigQuery (the dataset) from the
+same definitions, so they follow every table migration. Read these instead of the raw tables: they drop rows
+the source deleted and derive the facts that otherwise take a hand-written query.
+
+**Semantics (spec 2.10 rule 5, 2.11).** Never rebuild a period's percentage, median or average — nor a count
+of distinct tickets — by adding or averaging daily values: snapshot a report query for that period (a KPI)
+instead. \`ticket_facts\` gives one row per ticket, so a median *over tickets* of a period is computed over its
+rows directly (as below), never as the median of daily medians. A zero in a report can mean "not yet
+updated" (spec 2.11 rule 3); creation-cohort values change as tickets develop (rule 1).
+
+Example queries (PostgreSQL; in BigQuery replace \`support.\` by your dataset and use the BigQuery functions
+named in the comments):
+
+\`\`\`sql
+-- Median first response time of tickets created last week, per channel (BigQuery: APPROX_QUANTILES).
+SELECT channel, percentile_cont(0.5) WITHIN GROUP (ORDER BY first_response_seconds) AS median_first_response_s,
+       count(*) AS tickets
+FROM support.ticket_facts
+WHERE created_at >= date_trunc('week', now()) - interval '7 days' AND created_at < date_trunc('week', now())
+GROUP BY channel ORDER BY channel;
+
+-- New tickets per day: the warehouse's count next to the report API's (from the daily snapshot query).
+SELECT r.day, r.value AS reported, count(t.id) AS in_warehouse
+FROM support.report_daily_values r
+LEFT JOIN support.current_tickets t ON to_char(t.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') = r.day
+WHERE r.metric_id = 'new_tickets' AND NOT r.is_comparison AND r.timezone = 'UTC'
+GROUP BY r.day, r.value ORDER BY r.day;
+
+-- Resolution time and CSAT by assignee, resolved tickets of the last 30 days.
+SELECT a.name, avg(f.resolution_seconds) / 3600 AS avg_resolution_h, avg(f.csat_score) AS csat, count(*) AS tickets
+FROM support.ticket_facts f JOIN support.agents a ON a.id = f.assignee_id
+WHERE f.resolved_at >= now() - interval '30 days'
+GROUP BY a.name ORDER BY tickets DESC;
+
+-- Is the history complete? Gaps between rows of a pass were never read successfully.
+SELECT * FROM support.sync_coverage ORDER BY pass, covered_from;
+\`\`\`
+`;
+
+function viewsSection(): string {
+  const parts = [VIEWS_INTRO];
+  for (const v of WAREHOUSE_VIEWS) {
+    const cols = v.columns.map((c) => ({ ...c, nullable: true }));
+    parts.push(`### \`${v.name}\` (view)\n\n${v.description}\n\n${columnsTable(cols)}\n`);
+  }
+  return parts.join('\n');
+}
 
 export function renderWarehouseDocs(): string {
   const parts = [INTRO, '## Data tables\n'];
@@ -122,6 +182,7 @@ export function renderWarehouseDocs(): string {
     );
   }
   parts.push(REPORT_SNAPSHOTS);
+  parts.push(viewsSection());
   parts.push('## Bookkeeping tables\n');
   for (const t of Object.values(SYSTEM_TABLES))
     parts.push(

@@ -9,6 +9,7 @@ import { analyticsQueueOf } from './config.js';
 import { freePort } from './embedded/free-port.js';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './embedded/postgres.js';
 import { startTemporalDevServer } from './embedded/temporal-server.js';
+import { createStepReporter, type StepStarter } from './step-progress.js';
 
 /** Where the main job keeps its embedded state (PostgreSQL cluster, Temporal history). */
 export const DATA_DIR = resolve(process.env['SUPPORT_SYNC_DATA_DIR'] ?? '.data');
@@ -32,6 +33,7 @@ export async function temporalTarget(
     ui: boolean;
   },
   logger: Logger,
+  step: StepStarter = createStepReporter(),
 ): Promise<TemporalTarget> {
   if (options.address) {
     const connection = await NativeConnection.connect({ address: options.address });
@@ -56,6 +58,7 @@ export async function temporalTarget(
     ...(uiPort ? { uiPort } : {}),
     singlePartitionTaskQueues: [analyticsQueueOf(options.taskQueue)],
     log: (line) => logger.info(line),
+    step,
   });
   return {
     address: env.address,
@@ -75,7 +78,7 @@ export async function temporalTarget(
 export function temporalFor(
   config: Config,
   logger: Logger,
-  options: { embedIfUnset: boolean; persistent?: boolean; ui?: boolean },
+  options: { embedIfUnset: boolean; persistent?: boolean; ui?: boolean; step?: StepStarter },
 ): Promise<TemporalTarget> {
   const fromEnv = process.env['TEMPORAL_ADDRESS'] || undefined;
   return temporalTarget(
@@ -87,17 +90,19 @@ export function temporalFor(
       ui: options.ui ?? false,
     },
     logger,
+    options.step,
   );
 }
 
 /** The embedded PostgreSQL of the main job: data kept in .data/postgres between runs. */
-export async function embeddedWarehouse(logger: Logger): Promise<EmbeddedPostgres> {
+export async function embeddedWarehouse(logger: Logger, step?: StepStarter): Promise<EmbeddedPostgres> {
   mkdirSync(DATA_DIR, { recursive: true });
   return startEmbeddedPostgres({
     dataDir: join(DATA_DIR, 'postgres'),
     persistent: true,
     port: await preferredPort(54329),
     log: (line) => logger.info(line),
+    ...(step ? { step } : {}),
   });
 }
 

@@ -36,18 +36,64 @@ export function progressLines(progress: RunProgress, rates: readonly RateClassSt
   return lines;
 }
 
-/** Redraws in place on a terminal; elsewhere prints a snapshot every `everyMs`. Writes to stderr. */
-export function createProgressRenderer(stream: NodeJS.WriteStream = process.stderr, everyMs = 5000) {
+/** One plain line for logs: the run's state in a sentence, e.g. "[40 s] running: tickets 3 pages …". */
+export function progressLine(
+  progress: RunProgress,
+  rates: readonly RateClassStats[],
+  elapsedMs: number,
+): string {
+  const streams = Object.entries(progress.streams);
+  const done = streams.filter(([, s]) => s.status === 'succeeded' || s.status === 'failed').length;
+  const running = streams
+    .filter(([, s]) => s.status === 'running')
+    .map(
+      ([name, s]) => `${name} ${s.windowsDone}/${s.windowsTotal} windows, ${s.pages} pages, ${s.rows} rows`,
+    );
+  const requests = rates
+    .filter((r) => r.requests > 0)
+    .map((r) => `${r.routeClass} ${r.requests}${r.rateLimited ? ` (${r.rateLimited}×429)` : ''}`)
+    .join(', ');
+  const waited = rates.reduce((a, r) => a + r.totalWaitMs, 0);
+  return (
+    `[${Math.round(elapsedMs / 1000)} s] ${done}/${streams.length} streams done` +
+    (running.length ? `; running: ${running.join('; ')}` : '') +
+    (requests ? `; requests: ${requests}` : '') +
+    (waited > 0 ? `; rate-limit waits ${(waited / 1000).toFixed(1)} s` : '')
+  );
+}
+
+/**
+ * The live display. On a terminal it redraws the table in place; elsewhere (piped, CI logs) it never
+ * redraws: a line when a stream ends, and a one-line state at least every `everyMs` — a bounded number of
+ * plain lines that reads well in a log. Writes to stderr.
+ */
+export function createProgressRenderer(
+  stream: Pick<NodeJS.WriteStream, 'write'> & { isTTY?: boolean } = process.stderr,
+  everyMs = 10_000,
+  now: () => number = Date.now,
+) {
   let drawn = 0;
-  let lastPrint = 0;
-  return (lines: string[], force = false) => {
+  const started = now();
+  let lastPrint = started;
+  const ended = new Set<string>();
+  return (progress: RunProgress, rates: readonly RateClassStats[]) => {
     if (stream.isTTY) {
+      const lines = progressLines(progress, rates);
       if (drawn) stream.write(`\x1b[${drawn}A\x1b[J`);
       stream.write(`${lines.join('\n')}\n`);
       drawn = lines.length;
-    } else if (force || Date.now() - lastPrint >= everyMs) {
-      stream.write(`${lines.join('\n')}\n`);
-      lastPrint = Date.now();
+      return;
+    }
+    for (const [name, s] of Object.entries(progress.streams)) {
+      if ((s.status !== 'succeeded' && s.status !== 'failed') || ended.has(name)) continue;
+      ended.add(name);
+      stream.write(
+        `[${Math.round((now() - started) / 1000)} s] ${name} ${s.status}: ${s.windowsDone} windows, ${s.pages} pages, ${s.rows} rows${s.error ? ` — ${s.error}` : ''}\n`,
+      );
+    }
+    if (progress.status === 'running' && now() - lastPrint >= everyMs) {
+      stream.write(`${progressLine(progress, rates, now() - started)}\n`);
+      lastPrint = now();
     }
   };
 }

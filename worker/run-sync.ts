@@ -1,6 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { type Client, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
-import { RUN_PRIORITY, type RunProgress, type StreamCounts, SyncRunInput } from '../schemas/sync.js';
+import {
+  type ReconcileSummary,
+  RUN_PRIORITY,
+  type RunProgress,
+  type StreamCounts,
+  SyncRunInput,
+} from '../schemas/sync.js';
 import { SyncRunIdKey } from '../workflows/search-attributes.js';
 
 /** The JSON summary a run ends with (the last stdout line of `sync --once`). */
@@ -13,6 +19,8 @@ export interface RunSummary {
   streams: Record<string, StreamCounts & { status: string }>;
   totals: { pages: number; rows: number };
   requests?: Record<string, { requests: number; rate_limited: number; waits: number; wait_ms: number }>;
+  /** The source-vs-warehouse check after the streams (a run that synced tickets); mismatches are warnings. */
+  reconciliation?: ReconcileSummary;
   error?: string;
 }
 
@@ -140,6 +148,7 @@ export async function followRun(
     duration_ms: Date.now() - started,
     streams,
     totals,
+    ...(last?.reconciliation ? { reconciliation: last.reconciliation } : {}),
     ...(error ? { error } : {}),
   };
 }

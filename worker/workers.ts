@@ -40,6 +40,7 @@ function classActivities(activities: Activities): Record<QueuedRouteClass, Parti
     analytics: {
       syncExportPage: activities.syncExportPage,
       syncReportSnapshot: activities.syncReportSnapshot,
+      reconcile: activities.reconcile,
     },
   };
 }

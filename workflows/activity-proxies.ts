@@ -69,3 +69,16 @@ export function impatientDetailActivities() {
 export function analyticsActivities(taskQueue: string, options: { patienceMs?: number | undefined } = {}) {
   return proxyActivities<Activities>({ ...base(options.patienceMs), taskQueue });
 }
+
+/**
+ * The reconciliation after a run (one analytics request): few attempts, since it is a check whose failure
+ * is only a warning and must not hold the end of the run for long.
+ */
+export function reconcileActivities(taskQueue: string) {
+  return proxyActivities<Activities>({
+    ...base(),
+    scheduleToCloseTimeout: '10 minutes',
+    taskQueue,
+    retry: { ...retry, maximumAttempts: 3 },
+  });
+}

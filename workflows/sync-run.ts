@@ -2,7 +2,9 @@ import {
   ApplicationFailure,
   type ChildWorkflowHandle,
   executeChild,
+  log,
   ParentClosePolicy,
+  patched,
   setHandler,
   startChild,
   WorkflowIdReusePolicy,
@@ -21,7 +23,7 @@ import {
   type SyncRunInput,
   windowWorkflowId,
 } from '../schemas/sync.js';
-import { bookkeeping } from './activity-proxies.js';
+import { bookkeeping, reconcileActivities } from './activity-proxies.js';
 import { allSettledWithLimit } from './concurrency.js';
 import { exportWindowWorkflow } from './export-window.js';
 import { runProgressQuery } from './progress.js';
@@ -36,6 +38,9 @@ import {
 } from './search-attributes.js';
 import { runIdleSignal, threadsWorkflow, ticketsListedSignal } from './threads.js';
 import { ticketsWorkflow } from './tickets.js';
+
+/** Days of new_tickets the reconciliation compares (one report request). */
+const RECONCILE_DAYS = 14;
 
 const REFERENCE_STREAMS: readonly ReferenceStream[] = ['views', 'tags', 'teams', 'agents', 'metric_catalog'];
 
@@ -467,6 +472,23 @@ export async function syncRunWorkflow(input: SyncRunInput): Promise<Record<strin
       rows: 0,
     },
   );
+  // Reconciliation (activities/reconcile.ts): the source's own numbers against the warehouse, after every
+  // stream, when this run synced tickets. Mismatches and a failing check are warnings, never a failed run.
+  // patched: histories of runs that ended before this step existed replay without it.
+  if (progress.streams['tickets']?.status === 'succeeded' && patched('reconcile-after-run')) {
+    try {
+      progress.reconciliation = await reconcileActivities(settings.analyticsTaskQueue).reconcile({
+        runId,
+        before,
+        days: RECONCILE_DAYS,
+        views: progress.streams['views']?.status === 'succeeded',
+      });
+    } catch (err) {
+      log.warn('reconciliation failed (the run is not affected)', { error: messageOf(err) });
+      progress.reconciliation = { equal: 0, mismatch: 0, skipped: 0, mismatches: [], error: messageOf(err) };
+    }
+  }
+
   progress.status = failures.length ? 'failed' : 'succeeded';
   await bookkeeping.recordRun({
     ...run,

@@ -14,6 +14,7 @@ import {
   canonicalTimestamp,
   dedupeRows,
   Freshness,
+  ReconciliationRecord,
   SYSTEM_TABLES,
   SyncRunRecord,
   TABLES,
@@ -24,6 +25,7 @@ import {
   toValidatedRows,
   WarehouseRowError,
 } from '../../schemas/warehouse.js';
+import { type SqlDialect, WAREHOUSE_VIEWS } from '../../schemas/warehouse-views.js';
 import {
   type CheckpointFilter,
   cascadeColumn,
@@ -40,6 +42,7 @@ import {
 } from '../destination.js';
 import {
   BQ_TYPES,
+  bigQueryDialect,
   bqIdent,
   checkpointMergeSql,
   fieldOf,
@@ -223,8 +226,74 @@ export class BigQueryDestination implements Destination {
             schema: { fields: [...afterFields, ...stillMissing.map((c) => fieldOf(c, false))] },
           });
       }
+      // The BI views (schemas/warehouse-views.ts), after the tables so they see every migrated column.
+      const dialect = bigQueryDialect(this.#dataset);
+      for (const view of WAREHOUSE_VIEWS)
+        await this.#run(`CREATE OR REPLACE VIEW ${this.#table(view.name)} AS\n${view.sql(dialect)}`);
     } catch (err) {
       this.#fail('prepare', err);
+    }
+  }
+
+  async recordReconciliation(rows: readonly ReconciliationRecord[]): Promise<void> {
+    const parsed = rows.map((r) => ReconciliationRecord.parse(r));
+    if (parsed.length === 0) return;
+    // One MERGE with query parameters: notes and view names are arbitrary text, which the emulator does not
+    // take as struct-array literals (and parameters are the clean way on the real service too).
+    const cols = SYSTEM_TABLES._reconciliation.columns;
+    const typeOf = { string: 'STRING', float: 'FLOAT64', timestamp: 'TIMESTAMP' } as Record<string, string>;
+    const params: Record<string, unknown> = {};
+    const types: Record<string, string> = {};
+    const selects = parsed.map((r, i) => {
+      const fields = cols.map((c) => {
+        const name = `${c.name}_${i}`;
+        const v = r[c.name as keyof ReconciliationRecord];
+        params[name] = c.type === 'timestamp' && typeof v === 'string' ? this.#bq.timestamp(v) : v;
+        types[name] = typeOf[c.type] ?? 'STRING';
+        return `@${name} AS ${bqIdent(c.name)}`;
+      });
+      return `SELECT ${fields.join(', ')}`;
+    });
+    const names = cols.map((c) => c.name);
+    const sql = `MERGE ${this.#table('_reconciliation')} T USING (${selects.join(' UNION ALL ')}) S
+ON T.run_id = S.run_id AND T.metric = S.metric AND T.period = S.period
+WHEN MATCHED THEN UPDATE SET ${names
+      .filter((c) => !['run_id', 'metric', 'period'].includes(c))
+      .map((c) => `${bqIdent(c)} = S.${bqIdent(c)}`)
+      .join(', ')}
+WHEN NOT MATCHED THEN INSERT (${names.map(bqIdent).join(', ')}) VALUES (${names.map((c) => `S.${bqIdent(c)}`).join(', ')})`;
+    try {
+      await this.#retryConflicts(() => this.#run(sql, params, types));
+    } catch (err) {
+      this.#fail('recordReconciliation', err);
+    }
+  }
+
+  async listReconciliation(runId?: string): Promise<ReconciliationRecord[]> {
+    const table = this.#table('_reconciliation');
+    try {
+      const run =
+        runId ??
+        (
+          await this.#run<{ run_id: string }>(
+            `SELECT run_id FROM ${table} ORDER BY checked_at DESC, run_id DESC LIMIT 1`,
+          )
+        )[0]?.run_id;
+      if (run === undefined) return [];
+      const rows = await this.#run(`SELECT * FROM ${table} WHERE run_id = @run ORDER BY metric, period`, {
+        run,
+      });
+      return rows.map((r) => ReconciliationRecord.parse(normalize(r)));
+    } catch (err) {
+      this.#fail('listReconciliation', err);
+    }
+  }
+
+  async select(build: (dialect: SqlDialect) => string): Promise<Record<string, unknown>[]> {
+    try {
+      return (await this.#run(build(bigQueryDialect(this.#dataset)))).map(normalize);
+    } catch (err) {
+      this.#fail('select', err);
     }
   }
 

@@ -6,6 +6,7 @@ import type {
   TableSpec,
   WarehouseRow,
 } from '../../schemas/warehouse.js';
+import type { SqlDialect } from '../../schemas/warehouse-views.js';
 
 /** Logical column type → BigQuery type. */
 export const BQ_TYPES: Readonly<Record<ColumnType, string>> = {
@@ -215,4 +216,22 @@ WHEN MATCHED THEN UPDATE SET cursor = S.cursor, high_water_mark = S.high_water_m
   pages = S.pages, \`rows\` = S.\`rows\`, updated_at = ${updatedAt}
 WHEN NOT MATCHED THEN INSERT (stream, scope, cursor, high_water_mark, status, pages, \`rows\`, updated_at)
   VALUES (S.stream, S.scope, S.cursor, S.high_water_mark, S.status, S.pages, S.\`rows\`, ${updatedAt})`;
+}
+
+// --- BI views ---------------------------------------------------------------------------------------------
+
+/** The BigQuery rendering of the shared view definitions (schemas/warehouse-views.ts). */
+export function bigQueryDialect(dataset: string): SqlDialect {
+  return {
+    kind: 'bigquery',
+    table: (name) => `${bqIdent(dataset)}.${bqIdent(name)}`,
+    ident: bqIdent,
+    string: (value) => stringLiteral(value),
+    secondsBetween: (later, earlier) => `TIMESTAMP_DIFF(${later}, ${earlier}, MICROSECOND) / 1000000`,
+    utcDay: (ts) => `CAST(DATE(${ts}, 'UTC') AS STRING)`,
+    hasDailyTimeseries: (q) => `REGEXP_CONTAINS(UPPER(${q}), r'\\bTIMESERIES\\s+DAY\\b')`,
+    firstPathSegment: (text) => `SPLIT(${text}, '/')[SAFE_OFFSET(0)]`,
+    timestamp: (iso) => timestampLiteral(new Date(iso)),
+    type: (t) => BQ_TYPES[t],
+  };
 }

@@ -6,8 +6,10 @@ import { Secret } from '../../schemas/secret.js';
 import {
   Checkpoint,
   type CheckpointUpdate,
+  canonicalTimestamp,
   dedupeRows,
   Freshness,
+  ReconciliationRecord,
   rowKey,
   SyncRunRecord,
   TABLES,
@@ -18,6 +20,7 @@ import {
   toValidatedRows,
   WarehouseRowError,
 } from '../../schemas/warehouse.js';
+import { type SqlDialect, WAREHOUSE_VIEWS } from '../../schemas/warehouse-views.js';
 import {
   type CheckpointFilter,
   cascadeColumn,
@@ -41,6 +44,7 @@ import {
   isoText,
   mergeSql,
   PG_TYPES,
+  postgresDialect,
   seenSql,
   stagedColumns,
   systemTables,
@@ -195,7 +199,92 @@ export class PostgresDestination implements Destination {
         }
         for (const index of t.indexes) await client.query(indexSql(this.schema, t.name, index));
       }
+      await this.#createViews(client);
     });
+  }
+
+  /**
+   * The BI views (schemas/warehouse-views.ts), after the tables so they see every migrated column. CREATE OR
+   * REPLACE cannot drop or retype a view column: when a definition changed that way the view is dropped and
+   * created again (without CASCADE: a user's object built on it makes prepare() fail loudly instead).
+   */
+  async #createViews(client: pg.PoolClient): Promise<void> {
+    const dialect = postgresDialect(this.schema);
+    for (const view of WAREHOUSE_VIEWS) {
+      const name = this.#table(view.name);
+      const body = view.sql(dialect);
+      await client.query('SAVEPOINT view_ddl');
+      try {
+        await client.query(`CREATE OR REPLACE VIEW ${name} AS\n${body}`);
+      } catch {
+        await client.query('ROLLBACK TO SAVEPOINT view_ddl');
+        await client.query(`DROP VIEW IF EXISTS ${name}`);
+        await client.query(`CREATE VIEW ${name} AS\n${body}`);
+      }
+      await client.query('RELEASE SAVEPOINT view_ddl');
+      const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
+      await client.query(`COMMENT ON VIEW ${name} IS ${literal(view.description)}`);
+      for (const c of view.columns)
+        await client.query(`COMMENT ON COLUMN ${name}.${ident(c.name)} IS ${literal(c.description)}`);
+    }
+  }
+
+  async recordReconciliation(rows: readonly ReconciliationRecord[]): Promise<void> {
+    const parsed = rows.map((r) => ReconciliationRecord.parse(r));
+    if (parsed.length === 0) return;
+    const cols = Object.keys(ReconciliationRecord.shape) as (keyof ReconciliationRecord)[];
+    await this.#tx('recordReconciliation', async (client) => {
+      for (const r of parsed)
+        await client.query(
+          `INSERT INTO ${this.#table('_reconciliation')} (${cols.map(ident).join(', ')})
+           VALUES (${cols.map((_, i) => `$${i + 1}`).join(', ')})
+           ON CONFLICT (run_id, metric, period) DO UPDATE SET ${cols
+             .filter((c) => !['run_id', 'metric', 'period'].includes(c))
+             .map((c) => `${ident(c)} = EXCLUDED.${ident(c)}`)
+             .join(', ')}`,
+          cols.map((c) => r[c]),
+        );
+    });
+  }
+
+  async listReconciliation(runId?: string): Promise<ReconciliationRecord[]> {
+    const table = this.#table('_reconciliation');
+    try {
+      const r = await this.#pool.query(
+        `SELECT run_id, metric, period, source_value, warehouse_value, status, note, ${isoText('checked_at')} AS checked_at
+         FROM ${table}
+         WHERE run_id = COALESCE($1, (SELECT run_id FROM ${table} ORDER BY checked_at DESC, run_id DESC LIMIT 1))
+         ORDER BY metric, period`,
+        [runId ?? null],
+      );
+      return r.rows.map((row) => ReconciliationRecord.parse(row));
+    } catch (err) {
+      this.#fail('listReconciliation', err);
+    }
+  }
+
+  async select(build: (dialect: SqlDialect) => string): Promise<Record<string, unknown>[]> {
+    try {
+      // timestamptz as text, so that microseconds survive (a JS Date keeps milliseconds only).
+      const types = {
+        getTypeParser: (oid: number, format?: 'text' | 'binary') =>
+          oid === 1184
+            ? (v: string) => canonicalTimestamp(v.replace(' ', 'T').replace(/([+-]\d\d)$/, '$1:00'))
+            : pg.types.getTypeParser(oid, format as 'text'),
+      };
+      const r = await this.#pool.query({ text: build(postgresDialect(this.schema)), types: types as never });
+      const numeric = new Set(
+        r.fields.filter((f) => f.dataTypeID === 20 || f.dataTypeID === 1700).map((f) => f.name),
+      );
+      return r.rows.map((row: Record<string, unknown>) => {
+        const out: Record<string, unknown> = {};
+        for (const [k, v] of Object.entries(row))
+          out[k] = v instanceof Date ? canonicalTimestamp(v) : numeric.has(k) && v !== null ? Number(v) : v;
+        return out;
+      });
+    } catch (err) {
+      this.#fail('select', err);
+    }
   }
 
   async writeBatch<T extends TableName>(batch: WriteBatch<T>): Promise<WriteResult> {

@@ -6,6 +6,7 @@ import {
   type TableSpec,
   type WarehouseRow,
 } from '../../schemas/warehouse.js';
+import type { SqlDialect } from '../../schemas/warehouse-views.js';
 
 /** Logical column type → PostgreSQL type. */
 export const PG_TYPES: Readonly<Record<ColumnType, string>> = {
@@ -144,4 +145,23 @@ export function copyLine(columns: readonly ColumnSpec[], row: WarehouseRow): str
     }
   }
   return `${line}\n`;
+}
+
+// --- BI views ---------------------------------------------------------------------------------------------
+
+/** The PostgreSQL rendering of the shared view definitions (schemas/warehouse-views.ts). */
+export function postgresDialect(schema: string): SqlDialect {
+  return {
+    kind: 'postgres',
+    table: (name) => `${ident(schema)}.${ident(name)}`,
+    ident,
+    string: (value) => `'${value.replaceAll("'", "''")}'`,
+    secondsBetween: (later, earlier) =>
+      `CAST(EXTRACT(EPOCH FROM (${later}) - (${earlier})) AS double precision)`,
+    utcDay: (ts) => `to_char((${ts}) AT TIME ZONE 'UTC', 'YYYY-MM-DD')`,
+    hasDailyTimeseries: (q) => `((${q}) ~* '\\mTIMESERIES\\s+day\\M')`,
+    firstPathSegment: (text) => `split_part(${text}, '/', 1)`,
+    timestamp: (iso) => `'${new Date(iso).toISOString()}'::timestamptz`,
+    type: (t) => PG_TYPES[t],
+  };
 }

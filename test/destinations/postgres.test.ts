@@ -5,6 +5,7 @@ import { PostgresDestination } from '../../connectors/postgres/destination.js';
 import { canonicalTimestamp, type TableName, tableSpecOf } from '../../schemas/warehouse.js';
 import { freshDatabase } from '../support/postgres.js';
 import { destinationConformance } from './conformance.js';
+import { viewsSuite } from './views-suite.js';
 
 const SCHEMA = 'support_test';
 
@@ -42,7 +43,9 @@ destinationConformance('PostgreSQL', async () => {
       return r.rows.map((x: { column_name: string }) => x.column_name);
     },
     async dropColumn(table: TableName, column: string) {
-      await admin.query(`ALTER TABLE "${SCHEMA}"."${table}" DROP COLUMN "${column}"`);
+      // CASCADE: the BI views of this model depend on the column (an older model had neither); prepare()
+      // re-creates them.
+      await admin.query(`ALTER TABLE "${SCHEMA}"."${table}" DROP COLUMN "${column}" CASCADE`);
     },
     concurrency: 6,
     longTextLength: 5_000_000,
@@ -87,4 +90,20 @@ describe('PostgreSQL destination specifics', () => {
   it('rejects an unknown destination scheme with a clear message', async () => {
     await expect(createDestination('mysql://x')).rejects.toThrow(/postgres:\/\/.*bigquery:\/\//);
   });
+});
+
+viewsSuite('PostgreSQL', async () => {
+  const url = await freshDatabase('destination_views');
+  const admin = new pg.Pool({ connectionString: url, max: 2 });
+  return {
+    create: async () => new PostgresDestination(url, { schema: SCHEMA }),
+    async viewColumns(view: string) {
+      const r = await admin.query(
+        'SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2 ORDER BY ordinal_position',
+        [SCHEMA, view],
+      );
+      return r.rows.map((x: { column_name: string }) => x.column_name);
+    },
+    teardown: () => admin.end(),
+  };
 });

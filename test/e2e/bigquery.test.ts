@@ -90,6 +90,12 @@ describe('the pipeline into BigQuery (bqemulator), end to end', () => {
     expect(await duplicateIds(bq, dataset)).toEqual(noDuplicates);
     const runs = await p.deps.destination.listRuns(100);
     expect(runs.find((r) => r.run_id === summary.run_id)?.status).toBe('succeeded');
+    // The reconciliation ran against BigQuery too, found the source's numbers, and wrote them.
+    expect(summary.reconciliation).toMatchObject({ mismatch: 0 });
+    expect(summary.reconciliation?.error).toBeUndefined();
+    const checked = await p.deps.destination.listReconciliation(summary.run_id);
+    expect(checked.filter((r) => r.metric === 'new_tickets')).toHaveLength(14);
+    expect(checked.filter((r) => r.status === 'equal').length).toBe(summary.reconciliation?.equal);
     // The report snapshot and its values were written together (one transaction) with the query's checkpoint.
     const [snapshots] = await bq.query(
       `SELECT snapshot_id, kind, value_count, TO_JSON_STRING(_raw) AS raw FROM \`${dataset}\`.report_snapshots`,

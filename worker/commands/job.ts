@@ -4,8 +4,9 @@ import type { RunProgress, StreamName, SyncMode, SyncRunInput } from '../../sche
 import { buildDependencies } from '../compose.js';
 import { settingsFromConfig } from '../config.js';
 import type { TemporalTarget } from '../embedded.js';
-import { createProgressRenderer, progressLines, summaryTable } from '../progress-display.js';
+import { createProgressRenderer, summaryTable } from '../progress-display.js';
 import { findRunningRun, followRun, newRunId, type RunSummary, runSync } from '../run-sync.js';
+import { asStep, type StepStarter } from '../step-progress.js';
 import { startLocalWorkers } from '../workers.js';
 import { preflight } from './preflight.js';
 
@@ -24,6 +25,8 @@ export interface JobOptions {
   signal?: AbortSignal;
   /** Continue a run that an interrupted earlier process left running, instead of starting a new one. */
   resumeInterrupted?: boolean;
+  /** Progress of the slow start-up steps (bundling the workflows for the local worker). */
+  step?: StepStarter;
 }
 
 /**
@@ -37,7 +40,9 @@ export async function runJob(options: JobOptions): Promise<RunSummary> {
     await preflight(deps, logger);
     const taskQueue = config.TEMPORAL_TASK_QUEUE;
     const workers = options.localWorker
-      ? await startLocalWorkers(temporal, config, deps.activities)
+      ? await asStep(options.step, 'starting the local worker (bundling the workflows)', () =>
+          startLocalWorkers(temporal, config, deps.activities),
+        )
       : undefined;
     try {
       const now = new Date();
@@ -50,7 +55,7 @@ export async function runJob(options: JobOptions): Promise<RunSummary> {
       };
       const render = createProgressRenderer();
       const onProgress = (progress: RunProgress) => {
-        if (options.display) render(progressLines(progress, deps.client.rateStats()));
+        if (options.display) render(progress, deps.client.rateStats());
       };
       // A run an earlier, interrupted process left going is continued rather than doubled.
       const interrupted = options.resumeInterrupted ? await findRunningRun(temporal.client) : null;

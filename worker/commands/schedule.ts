@@ -1,4 +1,4 @@
-import { ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
+import { type Client, ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
 import { Duration } from 'luxon';
 import { ALL_STREAMS, type SyncRunInput } from '../../schemas/sync.js';
 import { settingsFromConfig } from '../config.js';
@@ -7,6 +7,16 @@ import { reportFailure, withConfig } from './context.js';
 
 export const INCREMENTAL_SCHEDULE_ID = 'support-sync-incremental';
 export const FULL_REFRESH_SCHEDULE_ID = 'support-sync-full-refresh';
+/** One schedule per saved report query that carries its own `schedule` (REPORT_QUERIES). */
+export const REPORT_SCHEDULE_PREFIX = 'support-sync-report-';
+
+/** The schedules this command manages that exist now (the report ones found by prefix). */
+async function existingScheduleIds(client: Client): Promise<string[]> {
+  const ids = [INCREMENTAL_SCHEDULE_ID, FULL_REFRESH_SCHEDULE_ID];
+  for await (const s of client.schedule.list())
+    if (s.scheduleId.startsWith(REPORT_SCHEDULE_PREFIX)) ids.push(s.scheduleId);
+  return ids;
+}
 
 /**
  * `schedule create|delete`: an incremental sync every `--every`, and a full refresh on a cron (catches
@@ -31,7 +41,7 @@ export function scheduleCommand(
   return withConfig(opts, async (config, logger) => {
     const temporal = await temporalFor(config, logger, { embedIfUnset: false });
     try {
-      for (const id of [INCREMENTAL_SCHEDULE_ID, FULL_REFRESH_SCHEDULE_ID]) {
+      for (const id of await existingScheduleIds(temporal.client)) {
         try {
           await temporal.client.schedule.getHandle(id).delete();
         } catch (err) {
@@ -42,7 +52,10 @@ export function scheduleCommand(
         process.stderr.write('schedules deleted\n');
         return 0;
       }
-      const settings = settingsFromConfig(config, new Date());
+      const all = settingsFromConfig(config, new Date());
+      // Queries with their own schedule are taken by it alone, not by every sync run as well.
+      const ownSchedule = (all.reportQueries ?? []).filter((q) => q.schedule);
+      const settings = { ...all, reportQueries: (all.reportQueries ?? []).filter((q) => !q.schedule) };
       // runId is left empty: each scheduled run takes its workflow id (unique per fire) as its run id.
       const input = (mode: SyncRunInput['mode']): SyncRunInput => ({
         runId: '',
@@ -75,8 +88,31 @@ export function scheduleCommand(
         },
         ...common,
       });
+      const reportSchedules: string[] = [];
+      for (const query of ownSchedule) {
+        const scheduleId = `${REPORT_SCHEDULE_PREFIX}${query.name}`;
+        await temporal.client.schedule.create({
+          scheduleId,
+          spec: { cronExpressions: [query.schedule!.cron], timezone: query.schedule!.timezone },
+          action: {
+            type: 'startWorkflow',
+            workflowType: 'syncRunWorkflow',
+            taskQueue: config.TEMPORAL_TASK_QUEUE,
+            args: [
+              {
+                runId: '',
+                mode: 'incremental',
+                streams: ['report_snapshots'],
+                settings: { ...all, reportQueries: [query] },
+              } satisfies SyncRunInput,
+            ],
+          },
+          ...common,
+        });
+        reportSchedules.push(`${scheduleId} (${query.schedule!.cron} ${query.schedule!.timezone})`);
+      }
       process.stderr.write(
-        `schedules created: ${INCREMENTAL_SCHEDULE_ID} (every ${opts.every}), ${FULL_REFRESH_SCHEDULE_ID} (${opts.fullRefreshCron} ${opts.timezone})\n`,
+        `schedules created: ${INCREMENTAL_SCHEDULE_ID} (every ${opts.every}), ${FULL_REFRESH_SCHEDULE_ID} (${opts.fullRefreshCron} ${opts.timezone})${reportSchedules.map((r) => `, ${r}`).join('')}\n`,
       );
       return 0;
     } catch (err) {

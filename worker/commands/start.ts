@@ -1,8 +1,10 @@
 import type { CompanionHandle } from '../../companion/index.js';
 import { ALL_STREAMS, type StreamName } from '../../schemas/sync.js';
+import { biSummaryLines, EXAMPLE_REPORT_QUERIES } from '../bi-summary.js';
 import type { EmbeddedPostgres } from '../embedded/postgres.js';
 import { embeddedSource, embeddedWarehouse, temporalFor } from '../embedded.js';
 import { createLogger } from '../logger.js';
+import { asStep, createStepReporter } from '../step-progress.js';
 import { reportFailure, withConfig } from './context.js';
 import { runJob } from './job.js';
 
@@ -24,6 +26,8 @@ interface StartOptions {
 export async function startCommand(opts: StartOptions): Promise<number> {
   const say = (line: string) => process.stderr.write(`${line}\n`);
   const bootLogger = createLogger(process.env['LOG_LEVEL'] || 'warn');
+  // The slow first-start steps say what they do and how far along they are (live line or plain lines).
+  const step = createStepReporter();
   const cleanups: (() => Promise<void>)[] = [];
   const cleanup = async () => {
     for (const fn of cleanups.reverse()) await fn().catch(() => undefined);
@@ -45,14 +49,18 @@ export async function startCommand(opts: StartOptions): Promise<number> {
     const overrides: Record<string, string> = process.env['LOG_LEVEL'] ? {} : { LOG_LEVEL: 'warn' };
     let source: CompanionHandle | undefined;
     if (!process.env['SUPPORT_API_URL']) {
-      source = await embeddedSource({
-        seed: opts.seed,
-        tickets: opts.tickets,
-        rateLimitWindowMs: Math.round(opts.rateLimitWindow * 1000),
-      });
+      source = await asStep(step, `seeding the companion (${opts.tickets} tickets)`, () =>
+        embeddedSource({
+          seed: opts.seed,
+          tickets: opts.tickets,
+          rateLimitWindowMs: Math.round(opts.rateLimitWindow * 1000),
+        }),
+      );
       cleanups.push(() => source!.stop());
       overrides['SUPPORT_API_URL'] = source.baseUrl;
       overrides['SUPPORT_API_KEY'] = source.keys.admin;
+      // The demo shows report snapshots too: the shipped example queries unless REPORT_QUERIES is set.
+      if (!process.env['REPORT_QUERIES']) overrides['REPORT_QUERIES'] = EXAMPLE_REPORT_QUERIES;
       // The route classes' task queues follow the demo's compressed window (the spec's limits per window).
       if (!process.env['SUPPORT_API_RATE_WINDOW']) {
         overrides['SUPPORT_API_RATE_WINDOW'] = `PT${opts.rateLimitWindow}S`;
@@ -65,7 +73,7 @@ export async function startCommand(opts: StartOptions): Promise<number> {
     }
     let warehouse: EmbeddedPostgres | undefined;
     if (!process.env['DESTINATION_URL']) {
-      warehouse = await embeddedWarehouse(bootLogger);
+      warehouse = await embeddedWarehouse(bootLogger, step);
       cleanups.push(() => warehouse!.stop());
       overrides['DESTINATION_URL'] = warehouse.url;
       say(`warehouse:   ${warehouse.url}  (schema "support", data in ${warehouse.dataDir})`);
@@ -80,6 +88,7 @@ export async function startCommand(opts: StartOptions): Promise<number> {
           embedIfUnset: true,
           persistent: true,
           ui: true,
+          step,
         });
         cleanups.push(() => temporal.close());
         say(`temporal:    ${temporal.address}${temporal.uiUrl ? `  UI: ${temporal.uiUrl}` : ''}`);
@@ -94,7 +103,9 @@ export async function startCommand(opts: StartOptions): Promise<number> {
           display: true,
           signal: abort.signal,
           resumeInterrupted: true,
+          step,
         });
+        say(biSummaryLines(config, summary).join('\n'));
         if (opts.once || interrupted) return summary.status === 'succeeded' ? 0 : 1;
         say(
           `\nThe Temporal UI stays up${temporal.uiUrl ? ` at ${temporal.uiUrl}` : ''}; query the warehouse with ` +

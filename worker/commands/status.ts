@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { TICKETS_SCOPES } from '../../schemas/sync.js';
-import type { Checkpoint, Freshness } from '../../schemas/warehouse.js';
+import type { Checkpoint, Freshness, ReconciliationRecord } from '../../schemas/warehouse.js';
 import { destinationFromConfig } from '../compose.js';
 import type { EmbeddedPostgres } from '../embedded/postgres.js';
 import { DATA_DIR, embeddedWarehouse } from '../embedded.js';
@@ -52,6 +52,22 @@ function lag(mark: string | null, now: number): string {
   if (minutes < 120) return `${minutes} min`;
   const hours = Math.round(minutes / 60);
   return hours < 72 ? `${hours} h` : `${Math.round(hours / 24)} d`;
+}
+
+/** The latest reconciliation: counts, then every mismatch with its context (a warning, spec 2.11 rule 3). */
+function reconciliationLines(rows: ReconciliationRecord[]): string[] {
+  if (rows.length === 0) return ['Reconciliation: none yet (runs that sync tickets end with one)'];
+  const count = (status: string) => rows.filter((r) => r.status === status).length;
+  const mismatches = rows.filter((r) => r.status === 'mismatch');
+  const lines = [
+    `Reconciliation (run ${rows[0]!.run_id}, ${rows[0]!.checked_at}): ${count('equal')} equal, ${mismatches.length} mismatch${mismatches.length === 1 ? '' : 'es'}, ${count('skipped')} skipped`,
+  ];
+  for (const r of mismatches)
+    lines.push(
+      `  MISMATCH ${pad(r.metric, 34)}${pad(r.period, 12)}source ${pad(r.source_value, 8)}warehouse ${r.warehouse_value}`,
+    );
+  if (mismatches.length) lines.push(`  (warning, not an error: ${mismatches[0]!.note})`);
+  return lines;
 }
 
 /**
@@ -111,11 +127,12 @@ function statusOf(
             .filter((c) => c.stream === 'ticket_messages' && c.status === 'failed')
             .map((c) => c.scope),
         );
+        const reconciliation = await destination.listReconciliation();
         const parents = runs.filter((r) => r.parent_run_id === null).slice(0, opts.runs);
         const windows = runs.filter((r) => r.parent_run_id !== null).slice(0, opts.runs * 3);
         if (opts.json) {
           process.stdout.write(
-            `${JSON.stringify({ runs: parents, windows, high_water_marks: marks.map((m) => ({ stream: m.stream, high_water_mark: m.high_water_mark, lag: lag(m.high_water_mark, now) })), open_scopes: open, queued_threads: queuedThreads, freshness: freshness.json, failed_threads: failedThreads.filter((r) => failedEntries.has(r.run_id.slice('thread:'.length))) })}\n`,
+            `${JSON.stringify({ runs: parents, windows, high_water_marks: marks.map((m) => ({ stream: m.stream, high_water_mark: m.high_water_mark, lag: lag(m.high_water_mark, now) })), open_scopes: open, queued_threads: queuedThreads, reconciliation, freshness: freshness.json, failed_threads: failedThreads.filter((r) => failedEntries.has(r.run_id.slice('thread:'.length))) })}\n`,
           );
           return 0;
         }
@@ -143,6 +160,7 @@ function statusOf(
           out.push('', `Threads that failed (queued again by the next run): ${stillFailed.length}`);
           for (const r of stillFailed.slice(0, 20)) out.push(`  ${r.finished_at}  ${r.error}`);
         }
+        out.push('', ...reconciliationLines(reconciliation));
         process.stdout.write(`${out.join('\n')}\n`);
         return 0;
       } catch (err) {

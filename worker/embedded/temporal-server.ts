@@ -1,5 +1,6 @@
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes.js';
+import type { StepStarter } from '../step-progress.js';
 import { locateTemporalCli } from './temporal-cli.js';
 
 /** Task queue that carries the analytics route class; its rate is enforced by the server (see temporal-notes). */
@@ -15,6 +16,8 @@ export interface DevServerOptions {
   /** Task queues whose activity rate must be exact: one partition each. */
   singlePartitionTaskQueues?: string[];
   log?: (line: string) => void;
+  /** Progress of the slow steps (a first build of the CLI, the server start). */
+  step?: StepStarter;
 }
 
 /**
@@ -25,7 +28,10 @@ export interface DevServerOptions {
 export async function startTemporalDevServer(
   options: DevServerOptions = {},
 ): Promise<TestWorkflowEnvironment> {
-  const cli = await locateTemporalCli(options.log ? { log: options.log } : {});
+  const cli = await locateTemporalCli({
+    ...(options.log ? { log: options.log } : {}),
+    ...(options.step ? { step: options.step } : {}),
+  });
   const extraArgs = [
     '--log-level',
     'error',
@@ -50,8 +56,9 @@ export async function startTemporalDevServer(
       `matching.numTaskqueueWritePartitions=[{"value":1,"constraints":{"taskQueueName":"${queue}"}}]`,
     );
   }
+  const starting = options.step?.('starting the Temporal dev server');
   try {
-    return await TestWorkflowEnvironment.createLocal({
+    const env = await TestWorkflowEnvironment.createLocal({
       server: {
         ...(cli.kind === 'existing-path' ? { executable: { type: 'existing-path', path: cli.path } } : {}),
         ...(options.dbFilename ? { dbFilename: options.dbFilename } : {}),
@@ -62,7 +69,10 @@ export async function startTemporalDevServer(
         extraArgs,
       },
     });
+    starting?.end(`listening on ${env.address}`);
+    return env;
   } catch (err) {
+    starting?.fail((err as Error).message.split('\n')[0]!);
     const hint =
       cli.kind === 'sdk-download'
         ? ' The SDK tried to download the temporal CLI (no Go on this machine to build it). Offline, install Go or set TEMPORAL_CLI.'

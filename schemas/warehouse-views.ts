@@ -1,0 +1,335 @@
+import { ExportPass } from './sync.js';
+import { type ColumnSpec, type ColumnType, TABLES } from './warehouse.js';
+
+/**
+ * BI-ready views over the synced tables, defined once and rendered for each destination by a small SQL
+ * dialect (PostgreSQL, BigQuery). Each destination's prepare() creates or replaces them after its tables,
+ * so they follow every migration. The SQL below uses only what both engines share (CTEs, CASE, window
+ * functions, COUNT/SUM/MIN/MAX); whatever differs goes through the dialect.
+ *
+ * Semantics rules of the report API (spec 2.10 rule 5, 2.11) hold for the views too: a period's
+ * percentage, median or average is never the sum or mean of daily values; query the period directly.
+ */
+export interface SqlDialect {
+  readonly kind: 'postgres' | 'bigquery';
+  /** A table or view of the sync, qualified by schema/dataset. */
+  table(name: string): string;
+  ident(name: string): string;
+  /** A string literal. */
+  string(value: string): string;
+  /** Seconds from `earlier` to `later` (timestamps) as a float, microsecond-exact. */
+  secondsBetween(later: string, earlier: string): string;
+  /** The UTC calendar day of a timestamp as text `YYYY-MM-DD`. */
+  utcDay(timestamp: string): string;
+  /** True when a report query's text has a `TIMESERIES day` clause. */
+  hasDailyTimeseries(queryText: string): string;
+  /** The text before the first "/" (a window workflow id's pass: `csat_surveys.sent/<from>/<before>`). */
+  firstPathSegment(text: string): string;
+  /** A timestamp literal. */
+  timestamp(iso: string): string;
+  /** The type name of a logical column type (for typed NULLs). */
+  type(t: ColumnType): string;
+}
+
+export interface ViewColumn {
+  readonly name: string;
+  readonly type: ColumnType;
+  readonly description: string;
+}
+
+export interface ViewSpec {
+  readonly name: string;
+  readonly description: string;
+  readonly columns: readonly ViewColumn[];
+  /** The SELECT of the view; its output columns are `columns`, in order. */
+  sql(d: SqlDialect): string;
+}
+
+const columnsOf = (table: keyof typeof TABLES, except: readonly string[] = []): ColumnSpec[] =>
+  TABLES[table].columns.filter((c) => !except.includes(c.name));
+
+const select = (d: SqlDialect, alias: string, cols: readonly { name: string }[]) =>
+  cols.map((c) => `${alias}.${d.ident(c.name)}`).join(', ');
+
+const asView = (cols: readonly ColumnSpec[]): ViewColumn[] =>
+  cols.map((c) => ({ name: c.name, type: c.type, description: c.description }));
+
+// --- current_tickets / current_messages -----------------------------------------------------------------
+
+const ticketColumns = columnsOf('tickets', ['_deleted_at']);
+const messageColumns = columnsOf('ticket_messages', ['_deleted_at']);
+
+const currentTickets: ViewSpec = {
+  name: 'current_tickets',
+  description:
+    'Tickets as the source serves them now: every column of `tickets` except `_deleted_at`, only rows not marked deleted.',
+  columns: asView(ticketColumns),
+  sql: (d) =>
+    `SELECT ${select(d, 't', ticketColumns)}\nFROM ${d.table('tickets')} t\nWHERE t.${d.ident('_deleted_at')} IS NULL`,
+};
+
+/** Messages not marked deleted whose ticket is not marked deleted either. */
+const currentMessagesSql = (d: SqlDialect, cols: readonly { name: string }[]) =>
+  `SELECT ${select(d, 'm', cols)}
+FROM ${d.table('ticket_messages')} m
+WHERE m.${d.ident('_deleted_at')} IS NULL
+  AND NOT EXISTS (SELECT 1 FROM ${d.table('tickets')} dt WHERE dt.id = m.ticket_id AND dt.${d.ident('_deleted_at')} IS NOT NULL)`;
+
+const currentMessages: ViewSpec = {
+  name: 'current_messages',
+  description:
+    'Public thread items as the source serves them now: every column of `ticket_messages` except `_deleted_at`, only messages not marked deleted whose ticket is not marked deleted.',
+  columns: asView(messageColumns),
+  sql: (d) => currentMessagesSql(d, messageColumns),
+};
+
+// --- ticket_facts ---------------------------------------------------------------------------------------
+
+const ticketFactsColumns: ViewColumn[] = [
+  { name: 'ticket_id', type: 'string', description: 'Ticket id (joins current_tickets.id).' },
+  { name: 'ticket_number', type: 'integer', description: 'Ticket number.' },
+  { name: 'created_at', type: 'timestamp', description: 'When the ticket was created.' },
+  { name: 'status', type: 'string', description: 'Current status.' },
+  { name: 'channel', type: 'string', description: 'Channel of the ticket.' },
+  { name: 'priority', type: 'string', description: 'Current priority.' },
+  { name: 'assignee_id', type: 'string', description: 'Assigned agent id (joins agents.id).' },
+  { name: 'team_id', type: 'string', description: 'Assigned team id (joins teams.id).' },
+  {
+    name: 'first_customer_message_at',
+    type: 'timestamp',
+    description: "The customer's first public message; null when the thread has none.",
+  },
+  {
+    name: 'first_reply_at',
+    type: 'timestamp',
+    description:
+      'First public reply by an agent or AI (role not customer) at or after the first customer message — the definition of customer_first_response_time; null when none yet.',
+  },
+  {
+    name: 'first_response_seconds',
+    type: 'float',
+    description:
+      'Seconds from the first customer message to first_reply_at. A median over tickets is computed over these rows per period, never from daily medians.',
+  },
+  {
+    name: 'first_human_reply_at',
+    type: 'timestamp',
+    description: 'First public reply by a human agent (role agent) at or after the first customer message.',
+  },
+  {
+    name: 'first_human_response_seconds',
+    type: 'float',
+    description: 'Seconds from the first customer message to first_human_reply_at.',
+  },
+  {
+    name: 'resolved_at',
+    type: 'timestamp',
+    description:
+      'When the ticket was last resolved, while it is resolved or closed (the API clears it when a ticket reopens).',
+  },
+  {
+    name: 'resolution_seconds',
+    type: 'float',
+    description:
+      'Seconds from creation to the last resolution, for tickets resolved or closed now; null while open. The time to the *last* resolution (the API exposes no status history).',
+  },
+  {
+    name: 'message_count',
+    type: 'integer',
+    description: 'Public thread items (customer, agent and AI) on the ticket.',
+  },
+  { name: 'customer_message_count', type: 'integer', description: 'Public messages by the customer.' },
+  { name: 'reply_count', type: 'integer', description: 'Public replies by agents and AI.' },
+  {
+    name: 'csat_score',
+    type: 'integer',
+    description: 'Score (1–5) of the latest answered CSAT survey of the ticket; null when none was answered.',
+  },
+  { name: 'csat_submitted_at', type: 'timestamp', description: 'When that survey was answered.' },
+  {
+    name: 'reopen_count',
+    type: 'integer',
+    description:
+      'Always null: not derivable from the synced data. The API has no status-history or events feed, and a reopen clears resolved_at, so reopens leave no trace in tickets or messages. Use the report metric reopened_tickets (a report snapshot) instead.',
+  },
+];
+
+const ticketFacts: ViewSpec = {
+  name: 'ticket_facts',
+  description:
+    'One row per current ticket with the facts BI asks for first: first public reply and first response time, resolution time, message counts and the CSAT score. Derived from current_tickets, current messages and csat_surveys; reopen counts are not derivable (see reopen_count).',
+  columns: ticketFactsColumns,
+  sql: (d) => {
+    const id = (n: string) => d.ident(n);
+    return `WITH m AS (
+  ${currentMessagesSql(d, [{ name: 'ticket_id' }, { name: 'role' }, { name: 'created_at' }]).replace(/\n/g, '\n  ')}
+),
+first_customer AS (
+  SELECT ticket_id, MIN(created_at) AS first_customer_at FROM m WHERE role = 'customer' GROUP BY ticket_id
+),
+thread AS (
+  SELECT m.ticket_id,
+    COUNT(*) AS message_count,
+    SUM(CASE WHEN m.role = 'customer' THEN 1 ELSE 0 END) AS customer_message_count,
+    SUM(CASE WHEN m.role <> 'customer' THEN 1 ELSE 0 END) AS reply_count,
+    MIN(f.first_customer_at) AS first_customer_at,
+    MIN(CASE WHEN m.role <> 'customer' AND m.created_at >= f.first_customer_at THEN m.created_at END) AS first_reply_at,
+    MIN(CASE WHEN m.role = 'agent' AND m.created_at >= f.first_customer_at THEN m.created_at END) AS first_human_reply_at
+  FROM m LEFT JOIN first_customer f ON f.ticket_id = m.ticket_id
+  GROUP BY m.ticket_id
+),
+csat AS (
+  SELECT ticket_id, score, submitted_at,
+    ROW_NUMBER() OVER (PARTITION BY ticket_id ORDER BY submitted_at DESC, id DESC) AS pick
+  FROM ${d.table('csat_surveys')}
+  WHERE ${id('_deleted_at')} IS NULL AND score IS NOT NULL AND submitted_at IS NOT NULL
+)
+SELECT t.id AS ticket_id, t.ticket_number, t.created_at, t.status, t.channel, t.priority, t.assignee_id, t.team_id,
+  th.first_customer_at AS first_customer_message_at,
+  th.first_reply_at,
+  ${d.secondsBetween('th.first_reply_at', 'th.first_customer_at')} AS first_response_seconds,
+  th.first_human_reply_at,
+  ${d.secondsBetween('th.first_human_reply_at', 'th.first_customer_at')} AS first_human_response_seconds,
+  CASE WHEN t.status IN ('resolved', 'closed') THEN t.resolved_at END AS resolved_at,
+  CASE WHEN t.status IN ('resolved', 'closed') AND t.resolved_at IS NOT NULL
+    THEN ${d.secondsBetween('t.resolved_at', 't.created_at')} END AS resolution_seconds,
+  COALESCE(th.message_count, 0) AS message_count,
+  COALESCE(th.customer_message_count, 0) AS customer_message_count,
+  COALESCE(th.reply_count, 0) AS reply_count,
+  c.score AS csat_score,
+  c.submitted_at AS csat_submitted_at,
+  CAST(NULL AS ${d.type('integer')}) AS reopen_count
+FROM ${d.table('tickets')} t
+LEFT JOIN thread th ON th.ticket_id = t.id
+LEFT JOIN csat c ON c.ticket_id = t.id AND c.pick = 1
+WHERE t.${id('_deleted_at')} IS NULL`;
+  },
+};
+
+// --- report_daily_values --------------------------------------------------------------------------------
+
+const COMPARE_SUFFIX = '__compare';
+
+const reportDailyValues: ViewSpec = {
+  name: 'report_daily_values',
+  description:
+    'Daily report values in long form: one row per (query, time zone, day, series) of the saved report queries with `TIMESERIES day`, from the latest snapshot that has that day (creation-cohort values change as tickets develop, spec 2.11 rule 1). DO NOT add or average these rows to get a week or a month for percentages, medians, averages or distinct-ticket counts (spec 2.10 rule 5): snapshot a query for that period instead. A zero can mean "not yet updated" (spec 2.11 rule 3).',
+  columns: [
+    { name: 'query', type: 'string', description: 'The report query (report_snapshots.query).' },
+    { name: 'timezone', type: 'string', description: 'Time zone the days are calendar days of.' },
+    {
+      name: 'day',
+      type: 'string',
+      description:
+        "The calendar day (YYYY-MM-DD) in the query's time zone: the date part of the point's date.",
+    },
+    {
+      name: 'point_date',
+      type: 'string',
+      description: "The point's date exactly as the API returned it (e.g. 2026-11-01T00:00:00+01:00).",
+    },
+    {
+      name: 'metric_id',
+      type: 'string',
+      description: 'Metric id of the series (the series key without its __compare suffix).',
+    },
+    {
+      name: 'is_comparison',
+      type: 'boolean',
+      description:
+        'True for the COMPARE TO series (key ending in __compare): the value of the comparison period aligned to this day.',
+    },
+    { name: 'series_label', type: 'string', description: 'Display label of the series.' },
+    { name: 'format', type: 'string', description: 'Display format (count, percent, duration-seconds, …).' },
+    {
+      name: 'aggregation',
+      type: 'string',
+      description:
+        "The metric's aggregation from metric_catalog (count, average, median, ratio, …): only plain event counts may be added across days, and even then distinct-ticket counts may not.",
+    },
+    { name: 'value', type: 'float', description: 'The value; null when the API returned none for the day.' },
+    { name: 'taken_at', type: 'timestamp', description: 'When the snapshot holding this value was taken.' },
+    { name: 'snapshot_id', type: 'string', description: 'The snapshot (joins report_snapshots).' },
+  ],
+  sql: (d) => {
+    const suffix = d.string(COMPARE_SUFFIX);
+    const isCompare = `(LENGTH(v.measure_key) > ${COMPARE_SUFFIX.length} AND SUBSTR(v.measure_key, LENGTH(v.measure_key) - ${COMPARE_SUFFIX.length - 1}) = ${suffix})`;
+    return `WITH daily AS (
+  SELECT s.query, s.timezone, s.taken_at, s.snapshot_id, SUBSTR(v.dimension_key, 1, 10) AS day,
+    v.dimension_key AS point_date, v.measure_key, v.measure_label,
+    v.format, v.value, ${isCompare} AS is_comparison,
+    ROW_NUMBER() OVER (PARTITION BY s.query, s.timezone, v.dimension_key, v.measure_key ORDER BY s.taken_at DESC) AS pick
+  FROM ${d.table('report_snapshots')} s
+  JOIN ${d.table('report_snapshot_values')} v ON v.snapshot_id = s.snapshot_id
+  WHERE s.kind = 'time-series' AND v.dimension_key IS NOT NULL AND ${d.hasDailyTimeseries('s.query')}
+),
+named AS (
+  SELECT daily.*,
+    CASE WHEN is_comparison THEN SUBSTR(measure_key, 1, LENGTH(measure_key) - ${COMPARE_SUFFIX.length}) ELSE measure_key END AS metric_id
+  FROM daily WHERE pick = 1
+)
+SELECT n.query, n.timezone, n.day, n.point_date, n.metric_id, n.is_comparison, n.measure_label AS series_label, n.format,
+  mc.aggregation, n.value, n.taken_at, n.snapshot_id
+FROM named n
+LEFT JOIN ${d.table('metric_catalog')} mc ON mc.id = n.metric_id AND mc.${d.ident('_deleted_at')} IS NULL`;
+  },
+};
+
+// --- sync_coverage --------------------------------------------------------------------------------------
+
+/** Passes whose windows are ranges of source time (reference snapshots and report snapshots are not). */
+export const COVERAGE_PASSES: readonly string[] = ['tickets', ...ExportPass.options];
+
+const syncCoverage: ViewSpec = {
+  name: 'sync_coverage',
+  description:
+    "What source time the sync has read: per pass (tickets, csat_surveys.sent, csat_surveys.submitted, agent_sessions), the covered intervals merged from the succeeded windows in _sync_runs (a gap between two rows of a pass was never read successfully), with the pass's high-water mark from _sync_state. Tickets windows are ranges of created_at that were paged; export windows are ranges of the export's date.",
+  columns: [
+    { name: 'pass', type: 'string', description: 'Pass (tickets or an export pass).' },
+    { name: 'covered_from', type: 'timestamp', description: 'Start of a covered interval (inclusive).' },
+    { name: 'covered_until', type: 'timestamp', description: 'End of the covered interval (exclusive).' },
+    { name: 'windows', type: 'integer', description: 'Succeeded windows merged into the interval.' },
+    {
+      name: 'last_succeeded_at',
+      type: 'timestamp',
+      description: 'When the latest of those windows finished.',
+    },
+    {
+      name: 'high_water_mark',
+      type: 'string',
+      description:
+        "The pass's high-water mark (_sync_state, scope hwm): incremental runs re-read from here minus the look-back.",
+    },
+  ],
+  sql: (d) => `WITH w AS (
+  SELECT ${d.firstPathSegment('workflow_id')} AS pass, window_start, window_end, finished_at
+  FROM ${d.table('_sync_runs')}
+  WHERE parent_run_id IS NOT NULL AND status = 'succeeded' AND window_start IS NOT NULL AND window_end IS NOT NULL
+),
+ordered AS (
+  SELECT w.*, MAX(window_end) OVER (PARTITION BY pass ORDER BY window_start, window_end
+    ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reach
+  FROM w WHERE pass IN (${COVERAGE_PASSES.map((p) => d.string(p)).join(', ')})
+),
+islands AS (
+  SELECT ordered.*, SUM(CASE WHEN reach IS NULL OR window_start > reach THEN 1 ELSE 0 END)
+    OVER (PARTITION BY pass ORDER BY window_start, window_end ROWS UNBOUNDED PRECEDING) AS island
+  FROM ordered
+)
+SELECT i.pass, MIN(i.window_start) AS covered_from, MAX(i.window_end) AS covered_until, COUNT(*) AS windows,
+  MAX(i.finished_at) AS last_succeeded_at, MAX(h.high_water_mark) AS high_water_mark
+FROM islands i
+LEFT JOIN ${d.table('_sync_state')} h ON h.stream = i.pass AND h.scope = 'hwm'
+GROUP BY i.pass, i.island`,
+};
+
+/** Every BI view, in creation order (none depends on another, so the order only fixes the docs). */
+export const WAREHOUSE_VIEWS: readonly ViewSpec[] = [
+  currentTickets,
+  currentMessages,
+  ticketFacts,
+  reportDailyValues,
+  syncCoverage,
+];
+
+export const VIEW_NAMES = WAREHOUSE_VIEWS.map((v) => v.name);
