@@ -34,6 +34,13 @@ const program = new Command()
   .option('--slow-ms <ms>', 'delay of a slow fault', int('slow'), 2000)
   .option('--now <iso>', 'start the companion clock at this instant (it then runs in real time)')
   .option('--no-message-bumps-updated-at', 'new messages leave ticket.updated_at alone')
+  .option(
+    '--live',
+    'the workspace lives: tickets, replies, status changes, surveys, sessions, deletions',
+    false,
+  )
+  .option('--live-interval-ms <ms>', 'time between two rounds of live changes', int('live interval'), 5000)
+  .option('--live-changes <n>', 'changes per round', int('live changes'), 3)
   .option('--log-level <level>', 'stderr log level', 'info');
 
 program.parse();
@@ -50,6 +57,9 @@ const o = program.opts<{
   slowMs: number;
   now?: string;
   messageBumpsUpdatedAt: boolean;
+  live: boolean;
+  liveIntervalMs: number;
+  liveChanges: number;
   logLevel: string;
 }>();
 
@@ -76,6 +86,7 @@ const handle = await startCompanion({
   messageBumpsTicketUpdatedAt: o.messageBumpsUpdatedAt,
   logLevel: o.logLevel,
   ...(now ? { now } : {}),
+  ...(o.live ? { live: { intervalMs: Math.max(1, o.liveIntervalMs), changesPerTick: o.liveChanges } } : {}),
 });
 process.stdout.write(`${JSON.stringify({ base_url: handle.baseUrl, keys: handle.keys })}\n`);
 const stop = () => {

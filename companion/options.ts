@@ -23,6 +23,21 @@ export interface CompanionOptions {
   logLevel?: string;
   /** Time a message send spends "processing" before it is recorded (default 25 ms; idempotency rule 4). */
   sendDelayMs?: number;
+  /**
+   * Live mode: every `intervalMs` the world changes as a real workspace does (`changesPerTick` changes, 3 by
+   * default; see world/live.ts). Off by default; `handle.live.tick()` applies changes on demand either way.
+   */
+  live?: {
+    intervalMs: number;
+    changesPerTick?: number;
+    /**
+     * The world lived since this instant: it is generated as of then and every round due since (one per
+     * `intervalMs`) is applied at its own time before the server listens, so a companion restarted with the
+     * same seed serves the workspace it would have become had it run all along (the demo's warehouse stays
+     * comparable between starts). At most 20,000 rounds are caught up.
+     */
+    since?: Date;
+  };
 }
 
 /** Options that can be switched while running (`handle.setOptions`). */

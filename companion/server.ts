@@ -18,6 +18,7 @@ import { ticketRoutes } from './routes/tickets.js';
 import { viewRoutes } from './routes/views.js';
 import type { CompanionState } from './state.js';
 import { generateWorld, type KeyLabel, World } from './world/index.js';
+import { type LiveChanges, LiveWorld } from './world/live.js';
 
 export interface CompanionHandle {
   /** `http://host:port`, no trailing slash, without `/public/v1`. */
@@ -27,8 +28,20 @@ export interface CompanionHandle {
   readonly requestLog: ReadonlyArray<RequestLogEntry>;
   clearRequestLog(): void;
   setOptions(partial: Partial<RuntimeOptions>): void;
+  /** The living workspace (companion option `live`): changes on a timer, or on demand. */
+  live: {
+    /** Applies `changes` changes now (default: the configured changes per tick) and says what they were. */
+    tick(changes?: number): LiveChanges;
+    /** Starts (or restarts) the timer: a tick every `intervalMs`. */
+    start(intervalMs?: number): void;
+    stop(): void;
+    readonly running: boolean;
+  };
   stop(): Promise<void>;
 }
+
+/** Rounds of live changes a restarted companion catches up on at most (see CompanionOptions.live.since). */
+const MAX_CATCH_UP_ROUNDS = 20_000;
 
 export async function startCompanion(options: CompanionOptions = {}): Promise<CompanionHandle> {
   const seed = options.seed ?? 7;
@@ -45,7 +58,8 @@ export async function startCompanion(options: CompanionOptions = {}): Promise<Co
   };
   const log = pino({ level: options.logLevel ?? 'silent', base: { svc: 'companion' } }, destination(2));
   const t0 = performance.now();
-  const data = generateWorld(seed, options.tickets ?? 300, now());
+  const liveSince = options.live?.since?.getTime();
+  const data = generateWorld(seed, options.tickets ?? 300, liveSince ?? now());
   const world = new World(data, {
     now,
     realNow: Date.now,
@@ -106,7 +120,47 @@ export async function startCompanion(options: CompanionOptions = {}): Promise<Co
   state.baseUrl = `http://${host}:${port}`;
   log.info({ baseUrl: state.baseUrl }, 'listening');
   const keys = Object.fromEntries(world.keys.map((k) => [k.label, k.key])) as Record<KeyLabel, string>;
+  const evolver = new LiveWorld(world, seed);
+  const changesPerTick = options.live?.changesPerTick ?? 3;
+  let timer: NodeJS.Timeout | undefined;
+  let pendingStart: NodeJS.Timeout | undefined;
+  const live: CompanionHandle['live'] = {
+    tick(changes = changesPerTick) {
+      const changed = evolver.tick(changes);
+      log.info({ counts: changed.counts, tickets: changed.tickets }, 'live: the workspace changed');
+      return changed;
+    },
+    start(intervalMs = options.live?.intervalMs ?? 5000) {
+      live.stop();
+      timer = setInterval(() => live.tick(), intervalMs);
+      timer.unref(); // a living world never keeps the process alive on its own
+    },
+    stop() {
+      if (timer) clearInterval(timer);
+      if (pendingStart) clearTimeout(pendingStart);
+      timer = undefined;
+      pendingStart = undefined;
+    },
+    get running() {
+      return timer !== undefined;
+    },
+  };
+  if (options.live) {
+    const { intervalMs } = options.live;
+    if (liveSince !== undefined) {
+      // Catch up on the rounds due since `since`, each at its own time, then keep the same schedule.
+      const due = Math.min(Math.floor((now() - liveSince) / intervalMs), MAX_CATCH_UP_ROUNDS);
+      for (let k = 1; k <= due; k++) evolver.tick(changesPerTick, liveSince + k * intervalMs);
+      if (due > 0) log.info({ rounds: due }, 'live: caught up with the rounds since the world began');
+      const next = liveSince + (due + 1) * intervalMs;
+      pendingStart = setTimeout(() => live.start(intervalMs), Math.max(0, next - now()));
+      pendingStart.unref();
+    } else {
+      live.start(intervalMs);
+    }
+  }
   return {
+    live,
     baseUrl: state.baseUrl,
     keys,
     world,
@@ -122,6 +176,7 @@ export async function startCompanion(options: CompanionOptions = {}): Promise<Co
       state.viewCounts.clear();
     },
     stop() {
+      live.stop();
       return new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

@@ -148,6 +148,7 @@ export function generateWorld(seed: number, ticketCount: number, now: Millis): W
     firstTicketNumber: 900_001,
   });
   buildViewsAndKeys(ctx, a, b);
+  guaranteeCreditRules(data, a, seed, now);
   // The world keeps surveys in (sentAt, id) order; exports binary-search it.
   data.surveys.sort((x, y) => x.sentAt - y.sentAt || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
   return data;
@@ -644,6 +645,64 @@ function maybeSurvey(ctx: Ctx, t: TicketRecord, resolvedAt: Millis, deleted: Age
     replicaShadow: null,
   };
   data.surveys.push(survey);
+}
+
+/**
+ * Every world, whatever its seed, exercises the credit rules of spec 2.7 within the last 90 days — the
+ * range a short sync reads — not only somewhere in its history: three resolved tickets get a survey each,
+ * resolved by the eligible AI agent (rule 6: credited), by the legacy `AI` marker (rule 4: no credit) and by
+ * the AI agent excluded from analytics (rule 4: no credit). Their own random stream, so the rest of the
+ * world is what the seed always gave.
+ */
+function guaranteeCreditRules(data: WorldData, built: BuiltOrg, seed: number, now: Millis) {
+  const rng = new Prng(seed, 0x27);
+  const eligibleAi = built.ai.find((x) => !x.excludedFromAnalytics);
+  const excludedAi = built.ai.find((x) => x.excludedFromAnalytics);
+  if (!eligibleAi || !excludedAi) return;
+  const surveyed = new Set(data.surveys.map((x) => x.ticketIdx));
+  const candidates = data.tickets.filter(
+    (t) =>
+      t.orgId === built.org.id &&
+      t.status === 'resolved' &&
+      t.resolvedAt !== null &&
+      t.resolvedAt > now - 80 * DAY &&
+      t.resolvedAt < now - 2 * DAY &&
+      t.ticketType === 'regular' &&
+      !t.imported &&
+      !t.isSpam &&
+      t.deletedAt === null &&
+      !surveyed.has(t.idx),
+  );
+  const cases: { resolvedBy: string; actor: string; credit: string | null; answered: boolean }[] = [
+    { resolvedBy: eligibleAi.id, actor: eligibleAi.id, credit: eligibleAi.id, answered: true },
+    { resolvedBy: 'AI', actor: excludedAi.id, credit: null, answered: true },
+    { resolvedBy: excludedAi.id, actor: excludedAi.id, credit: null, answered: false },
+  ];
+  for (const c of cases) {
+    if (candidates.length === 0) return;
+    const t = candidates.splice(rng.int(0, candidates.length - 1), 1)[0] as TicketRecord;
+    t.resolvedBy = c.resolvedBy;
+    const resolved = data.events.filter(
+      (e) => e.ticketIdx === t.idx && e.type === 'status_changed' && e.to === 'resolved',
+    );
+    const last = resolved.at(-1);
+    if (last) last.actorAgentId = c.actor;
+    const sentAt = (t.resolvedAt as Millis) + HOUR + rng.int(0, 10 * MINUTE);
+    const submittedAt = c.answered ? sentAt + rng.int(HOUR, 2 * DAY) : null;
+    data.surveys.push({
+      id: rng.uuid(),
+      orgId: t.orgId,
+      ticketIdx: t.idx,
+      creditedAgentId: c.credit,
+      score: c.answered ? rng.int(3, 5) : null,
+      comment: null,
+      sentAt: sentAt * 1000 + rng.int(0, 999),
+      submittedAt: submittedAt === null || submittedAt >= now ? null : submittedAt * 1000 + rng.int(0, 999),
+      token: rng.hex(16),
+      visibleAt: 0,
+      replicaShadow: null,
+    });
+  }
 }
 
 function generateSessions(ctx: Ctx, built: BuiltOrg) {

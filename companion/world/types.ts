@@ -185,7 +185,9 @@ export type TicketEventType =
   | 'assignee_changed'
   | 'team_changed'
   | 'priority_changed'
-  | 'deleted';
+  | 'deleted'
+  /** Restored from the trash (our choice: the spec has no restore; a real inbox has one). */
+  | 'restored';
 
 /**
  * Ticket lifecycle events, appended in time order per ticket. A reopen is a `status_changed` event from

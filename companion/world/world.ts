@@ -495,6 +495,26 @@ export class World {
     return t;
   }
 
+  /**
+   * Restores a deleted ticket (a real inbox's "restore from trash"; not in the spec — see companion/README.md):
+   * it is listed and readable again, and its surveys are exported again (spec 2.7 rule 7 no longer excludes
+   * them). `updated_at` is left alone, as the restore does not change the ticket itself.
+   */
+  restoreTicket(ticketNumber: number, orgId?: string, at?: Millis): TicketRecord {
+    const t = this.#mustTicket(ticketNumber, orgId);
+    if (t.deletedAt === null) return t;
+    t.deletedAt = null;
+    this.events.push({
+      ticketIdx: t.idx,
+      type: 'restored',
+      at: at ?? this.settings.now(),
+      from: null,
+      to: null,
+      actorAgentId: null,
+    });
+    return t;
+  }
+
   recordAutomationRun(run: Omit<AutomationRun, 'id'>): AutomationRun {
     const r: AutomationRun = { id: this.#rng.uuid(), ...run };
     this.automationRuns.push(r);
