@@ -19,7 +19,7 @@ import {
   listQueuedThreads,
   markThreadFailed,
   queueThreadsToReverify,
-  requeueFailedThreads,
+  requeueUnsettledThreads,
   syncThreadPage,
 } from './threads.js';
 import { beginSweep, finishSweep, finishTickets, syncTicketsPage } from './tickets.js';
@@ -51,7 +51,7 @@ export function createActivities(deps: ActivityDeps) {
     listQueuedThreads: listQueuedThreads(deps),
     markThreadFailed: markThreadFailed(deps),
     queueThreadsToReverify: queueThreadsToReverify(deps),
-    requeueFailedThreads: requeueFailedThreads(deps),
+    requeueUnsettledThreads: requeueUnsettledThreads(deps),
     finishThreads: finishThreads(deps),
     syncExportPage: syncExportPage(deps),
     syncReportSnapshot: syncReportSnapshot(deps),

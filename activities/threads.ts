@@ -120,14 +120,36 @@ export function queueThreadsToReverify(deps: ActivityDeps) {
   };
 }
 
-/** Threads that failed in an earlier run go back to the queue (at the start of a run). */
-export function requeueFailedThreads(deps: ActivityDeps) {
+/**
+ * At the start of a run, threads go back to the queue whose stored state is known to be unsettled:
+ *  - those that failed in an earlier run;
+ *  - those with a message still in transit (`queued` or `sent`): its delivery status moves on without the
+ *    ticket's `updated_at` moving, so the thread is read again until every message has settled — as open
+ *    agent sessions are re-read until they close.
+ */
+export function requeueUnsettledThreads(deps: ActivityDeps) {
   return async () => {
-    const failed = await deps.destination.listCheckpoints(THREAD_QUEUE_STREAM, { status: 'failed' });
-    await deps.destination.writeCheckpoints(failed.map((cp) => ({ ...cp, status: 'running' as const })));
-    return { requeued: failed.length };
+    const { destination } = deps;
+    const failed = await destination.listCheckpoints(THREAD_QUEUE_STREAM, { status: 'failed' });
+    const inTransit = await destination.select(
+      (d) =>
+        `SELECT DISTINCT CAST(${d.ident('ticket_number')} AS ${d.type('string')}) AS scope FROM ${d.table('ticket_messages')} ` +
+        `WHERE ${d.ident('status')} IN (${TRANSIT_STATUSES.map((x) => d.string(x)).join(', ')}) AND ${d.ident('_deleted_at')} IS NULL`,
+    );
+    const failedScopes = new Set(failed.map((cp) => cp.scope));
+    await destination.writeCheckpoints([
+      ...failed.map((cp) => ({ ...cp, status: 'running' as const })),
+      ...inTransit
+        .map((row) => String(row['scope']))
+        .filter((scope) => !failedScopes.has(scope))
+        .map((scope) => restartedCheckpoint(THREAD_QUEUE_STREAM, scope)),
+    ]);
+    return { requeued: failed.length, inTransit: inTransit.length };
   };
 }
+
+/** Message delivery states that still move on (spec 3: `queued`, `sent`; `delivered` and `failed` are final). */
+const TRANSIT_STATUSES = ['queued', 'sent'] as const;
 
 /**
  * After a full refresh drained the thread queue (every thread re-read since `fullRefreshSince`): messages

@@ -30,8 +30,11 @@ export interface CompanionHandle {
   setOptions(partial: Partial<RuntimeOptions>): void;
   /** The living workspace (companion option `live`): changes on a timer, or on demand. */
   live: {
-    /** Applies `changes` changes now (default: the configured changes per tick) and says what they were. */
-    tick(changes?: number): LiveChanges;
+    /**
+     * Applies `changes` changes (default: the configured changes per tick), stamped `at` (default: now),
+     * and says what they were.
+     */
+    tick(changes?: number, at?: Date): LiveChanges;
     /** Starts (or restarts) the timer: a tick every `intervalMs`. */
     start(intervalMs?: number): void;
     stop(): void;
@@ -125,8 +128,8 @@ export async function startCompanion(options: CompanionOptions = {}): Promise<Co
   let timer: NodeJS.Timeout | undefined;
   let pendingStart: NodeJS.Timeout | undefined;
   const live: CompanionHandle['live'] = {
-    tick(changes = changesPerTick) {
-      const changed = evolver.tick(changes);
+    tick(changes = changesPerTick, at) {
+      const changed = evolver.tick(changes, at?.getTime());
       log.info({ counts: changed.counts, tickets: changed.tickets }, 'live: the workspace changed');
       return changed;
     },

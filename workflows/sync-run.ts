@@ -108,7 +108,7 @@ export async function syncRunWorkflow(input: SyncRunInput): Promise<Record<strin
     ...(input.range ? { range: input.range } : {}),
   };
   const plan = await bookkeeping.planRun(planInput);
-  if (input.streams.includes('ticket_messages')) await bookkeeping.requeueFailedThreads();
+  if (input.streams.includes('ticket_messages')) await bookkeeping.requeueUnsettledThreads();
 
   const childOptions = (workflowId: string, stream: StreamName, windowStart: string, windowEnd: string) => ({
     workflowId,
