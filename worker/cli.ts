@@ -8,6 +8,7 @@ import { ALL_STREAMS, StreamName } from '../schemas/sync.js';
 import { exitWith } from './commands/exit.js';
 import { replayCommand } from './commands/replay.js';
 import { scheduleCommand } from './commands/schedule.js';
+import { setupCommand } from './commands/setup.js';
 import { startCommand } from './commands/start.js';
 import { statusCommand } from './commands/status.js';
 import { backfillCommand, syncCommand } from './commands/sync.js';
@@ -111,6 +112,14 @@ program
   )
   .addOption(configOption)
   .action(async (opts) => exitWith(await workerCommand(opts)));
+
+program
+  .command('setup')
+  .description(
+    'Register what the sync needs on a Temporal cluster it did not start (the search attributes); idempotent',
+  )
+  .addOption(configOption)
+  .action(async (opts) => exitWith(await setupCommand(opts)));
 
 program
   .command('status')

@@ -24,8 +24,12 @@ export async function buildDependencies(config: Config, logger: Logger): Promise
     // Long waits go back to Temporal as a retry at Retry-After instead of holding an activity slot.
     rateLimitMode: 'throw',
     maxRateWaitMs: 5000,
-    // Temporal owns retries (with backoff, and across worker restarts): one attempt per activity call.
-    retry: { maxAttempts: 1 },
+    // A transient error (reset, timeout, 5xx, an HTML error page) on an idempotent read is retried here,
+    // after a short jittered delay, each try through the rate governor (it spends the same budget): it
+    // costs one request, not an activity retry with Temporal's backoff. What outlasts these tries — a real
+    // outage — goes to Temporal, which backs off for SYNC_SOURCE_PATIENCE. Writes are retried only with an
+    // Idempotency-Key (client.send).
+    retry: { maxAttempts: 4, baseDelayMs: 200, maxDelayMs: 2000 },
   });
   const destination = await destinationFromConfig(config);
   const activities = createActivities({ client, destination, logger });

@@ -1,5 +1,10 @@
 import { buildDependencies } from '../compose.js';
 import { temporalFor } from '../embedded.js';
+import {
+  isPermissionDenied,
+  registerSearchAttributes,
+  SETUP_PERMISSION_HINT,
+} from '../search-attributes-setup.js';
 import { startLocalWorkers } from '../workers.js';
 import { withConfig } from './context.js';
 
@@ -12,6 +17,17 @@ export function workerCommand(opts: { config?: string }): Promise<number> {
     const temporal = await temporalFor(config, logger, { embedIfUnset: false });
     const deps = await buildDependencies(config, logger);
     try {
+      // A cluster the project did not start lacks the window workflows' search attributes: add them when
+      // allowed, else say what to grant (the sync itself fails on a window start without them).
+      try {
+        const setup = await registerSearchAttributes(temporal.client, config.TEMPORAL_NAMESPACE);
+        if (setup.added.length > 0) logger.info({ added: setup.added }, 'search attributes registered');
+      } catch (err) {
+        if (!isPermissionDenied(err)) throw err;
+        logger.warn(
+          `cannot register the search attributes; ask the cluster operator for ${SETUP_PERMISSION_HINT}`,
+        );
+      }
       const workers = await startLocalWorkers(temporal, config, deps.activities);
       logger.info({ address: temporal.address, taskQueue: config.TEMPORAL_TASK_QUEUE }, 'worker running');
       await workers.done;
