@@ -5,17 +5,25 @@ import { Context } from '@temporalio/activity';
  * timeout instead of the start-to-close timeout, and a cancelled activity learns it at the next beat.
  * Outside an activity context (unit tests) it just runs `work`.
  */
-export async function withHeartbeat<R>(work: () => Promise<R>, everyMs = 3000): Promise<R> {
+export async function withHeartbeat<R>(
+  work: () => Promise<R>,
+  everyMs = 3000,
+  details?: () => unknown,
+): Promise<R> {
   let context: Context | undefined;
   try {
     context = Context.current();
   } catch {
     return work();
   }
-  context.heartbeat();
-  const timer = setInterval(() => context?.heartbeat(), everyMs);
+  const beat = () => context?.heartbeat(details?.());
+  beat();
+  const timer = setInterval(beat, everyMs);
   try {
     return await work();
+  } catch (err) {
+    beat(); // the details (requests sent) reach the next attempt
+    throw err;
   } finally {
     clearInterval(timer);
   }

@@ -1,3 +1,5 @@
+import { Context } from '@temporalio/activity';
+import { countRequests } from '../connectors/support-api/index.js';
 import {
   advanceHighWaterMark,
   beginScope,
@@ -62,16 +64,52 @@ export function createActivities(deps: ActivityDeps) {
       name,
       heartbeating(mapFailures(fn as (...a: unknown[]) => Promise<unknown>)),
     ]),
-  ) as typeof activities;
+  ) as Counted<typeof activities>;
 }
+
+/** Each activity's object result also says how many HTTP requests it cost (see `heartbeating`). */
+type Counted<T> = {
+  [K in keyof T]: T[K] extends (...args: infer A) => Promise<infer R>
+    ? (
+        ...args: A
+      ) => Promise<R extends readonly unknown[] ? R : R extends object ? R & { requests: number } : R>
+    : T[K];
+};
 
 export type Activities = ReturnType<typeof createActivities>;
 
 /**
  * Every activity heartbeats while it runs: the proxies set a heartbeat timeout so that a killed worker's
  * activities are retried soon, and an activity that never heartbeats would time out after it even when its
- * worker is alive (a page waiting for the rate governor, a slow transaction).
+ * worker is alive (a page waiting for the rate governor, a slow transaction). The heartbeat also carries the
+ * HTTP requests sent so far, so that a retried attempt starts from its earlier attempts' count: an
+ * activity's result says how many requests it really cost (`requests`, retries included) for the ledger.
  */
 function heartbeating<A extends unknown[], R>(fn: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
-  return (...args: A) => withHeartbeat(() => fn(...args));
+  return async (...args: A) => {
+    const counter = { requests: earlierAttemptsRequests() };
+    const { result } = await countRequests(
+      () =>
+        withHeartbeat(
+          () => fn(...args),
+          3000,
+          () => ({ requests: counter.requests }),
+        ),
+      counter,
+    );
+    if (result !== null && typeof result === 'object' && !Array.isArray(result)) {
+      return { ...result, requests: counter.requests } as R;
+    }
+    return result;
+  };
+}
+
+/** Requests sent by the failed attempts before this one (their last heartbeat), outside an activity 0. */
+function earlierAttemptsRequests(): number {
+  try {
+    const details = Context.current().info.heartbeatDetails as { requests?: unknown } | undefined;
+    return typeof details?.requests === 'number' ? details.requests : 0;
+  } catch {
+    return 0;
+  }
 }

@@ -124,6 +124,8 @@ export type SyncRunInput = z.infer<typeof SyncRunInput>;
 export const CarriedCounts = z.object({
   pages: z.number().int().nonnegative(),
   rows: z.number().int().nonnegative(),
+  /** HTTP requests sent (retries included). */
+  requests: z.number().int().nonnegative().optional(),
 });
 export type CarriedCounts = z.infer<typeof CarriedCounts>;
 
@@ -274,6 +276,8 @@ export const StreamCounts = z.object({
   pages: z.number().int().nonnegative(),
   rows: z.number().int().nonnegative(),
   windows: z.number().int().nonnegative(),
+  /** HTTP requests sent (retries included), for `_sync_runs.requests`. */
+  requests: z.number().int().nonnegative().optional(),
 });
 export type StreamCounts = z.infer<typeof StreamCounts>;
 
@@ -283,6 +287,8 @@ export const StreamProgress = z.object({
   windowsDone: z.number().int().nonnegative(),
   pages: z.number().int().nonnegative(),
   rows: z.number().int().nonnegative(),
+  /** HTTP requests sent by the stream's windows (retries included); absent in older runs. */
+  requests: z.number().int().nonnegative().optional(),
   current: z.string().nullable(),
   error: z.string().nullable(),
 });
@@ -322,7 +328,12 @@ export const RunProgress = z.object({
 export type RunProgress = z.infer<typeof RunProgress>;
 
 /** Live counts of one child workflow (its `progress` query). */
-export const ChildProgress = z.object({ pages: z.number(), rows: z.number(), detail: z.string().nullable() });
+export const ChildProgress = z.object({
+  pages: z.number(),
+  rows: z.number(),
+  requests: z.number(),
+  detail: z.string().nullable(),
+});
 export type ChildProgress = z.infer<typeof ChildProgress>;
 
 /**

@@ -1129,7 +1129,8 @@ export const SYSTEM_TABLES: {
         finished_at: 'When the run ended; null while running.',
         pages: 'Pages fetched.',
         rows_written: 'Rows written.',
-        requests: 'API requests made.',
+        requests:
+          'HTTP requests sent to the API, retries included (each activity counts its own attempts; a window of a stream is one route class; a run adds its windows and its reconciliation).',
         error: 'Failure summary (API code, request id, stream/window); never secrets.',
       },
     }),

@@ -129,6 +129,7 @@ export async function followRun(
       pages: entry.pages,
       rows: entry.rows,
       windows: entry.windowsDone,
+      ...(entry.requests !== undefined ? { requests: entry.requests } : {}),
     };
   }
   for (const [name, c] of Object.entries(counts))

@@ -7,12 +7,12 @@ import { continueAsNew, workflowInfo } from '@temporalio/workflow';
  */
 export async function continueAsNewIfSuggested<I extends object>(
   input: I,
-  progress: { pages: number; rows: number },
+  progress: { pages: number; rows: number; requests: number },
 ): Promise<void> {
   if (workflowInfo().continueAsNewSuggested) {
     await continueAsNew<(input: I) => Promise<unknown>>({
       ...input,
-      carried: { pages: progress.pages, rows: progress.rows },
+      carried: { pages: progress.pages, rows: progress.rows, requests: progress.requests },
     });
   }
 }

@@ -24,11 +24,12 @@ export async function exportWindowWorkflow(input: WindowInput): Promise<StreamCo
     });
     progress.pages += 1;
     progress.rows += page.rows;
+    progress.requests += page.requests;
     if (page.done) break;
     await continueAsNewIfSuggested(input, progress);
   }
   if (input.advanceHighWaterMark) {
     await bookkeeping.advanceHighWaterMark({ stream: input.pass, value: input.windowEnd });
   }
-  return { pages: progress.pages, rows: progress.rows, windows: 1 };
+  return { pages: progress.pages, rows: progress.rows, requests: progress.requests, windows: 1 };
 }

@@ -10,9 +10,14 @@ export const runProgressQuery = defineQuery<RunProgress>('progress');
 /** A mutable progress record with its query handler installed. */
 export function trackChildProgress(
   detail: string | null = null,
-  carried: { pages: number; rows: number } = { pages: 0, rows: 0 },
+  carried: { pages: number; rows: number; requests?: number | undefined } = { pages: 0, rows: 0 },
 ): ChildProgress {
-  const progress: ChildProgress = { pages: carried.pages, rows: carried.rows, detail };
+  const progress: ChildProgress = {
+    pages: carried.pages,
+    rows: carried.rows,
+    requests: carried.requests ?? 0,
+    detail,
+  };
   setHandler(childProgressQuery, () => progress);
   return progress;
 }

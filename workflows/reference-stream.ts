@@ -22,6 +22,7 @@ export async function referenceStreamWorkflow(input: ReferenceInput): Promise<St
     });
     progress.pages += 1;
     progress.rows += page.rows;
+    progress.requests += page.requests;
     if (page.done) break;
     await continueAsNewIfSuggested(input, progress);
   }
@@ -29,5 +30,5 @@ export async function referenceStreamWorkflow(input: ReferenceInput): Promise<St
   if (input.deletionSince) {
     await bookkeeping.markUnseenDeleted({ table: input.stream, since: input.deletionSince });
   }
-  return { pages: progress.pages, rows: progress.rows, windows: 1 };
+  return { pages: progress.pages, rows: progress.rows, requests: progress.requests, windows: 1 };
 }

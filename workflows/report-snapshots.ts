@@ -16,6 +16,7 @@ export async function reportSnapshotsWorkflow(input: ReportSnapshotsInput): Prom
     const taken = await analytics.syncReportSnapshot({ query, takenAt: input.takenAt });
     progress.pages += taken.skipped ? 0 : 1;
     progress.rows += taken.rows + taken.values;
+    progress.requests += taken.requests;
   }
-  return { pages: progress.pages, rows: progress.rows, windows: 1 };
+  return { pages: progress.pages, rows: progress.rows, requests: progress.requests, windows: 1 };
 }

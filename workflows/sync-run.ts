@@ -150,13 +150,14 @@ export async function syncRunWorkflow(input: SyncRunInput): Promise<Record<strin
       entry.windowsDone += 1;
       entry.pages += counts.pages;
       entry.rows += counts.rows;
+      entry.requests = (entry.requests ?? 0) + (counts.requests ?? counts.pages);
       await bookkeeping.recordRun({
         ...windowRun,
         status: 'succeeded',
         finished_at: new Date().toISOString(),
         pages: counts.pages,
         rows_written: counts.rows,
-        requests: counts.pages,
+        requests: counts.requests ?? counts.pages,
         error: null,
       });
       return counts;
@@ -463,7 +464,12 @@ export async function syncRunWorkflow(input: SyncRunInput): Promise<Record<strin
   const failures = results.flatMap((r) => (r.status === 'rejected' ? [messageOf(r.reason)] : []));
   const counts: Record<string, StreamCounts> = {};
   for (const [name, entry] of Object.entries(progress.streams)) {
-    counts[name] = { pages: entry.pages, rows: entry.rows, windows: entry.windowsDone };
+    counts[name] = {
+      pages: entry.pages,
+      rows: entry.rows,
+      windows: entry.windowsDone,
+      ...(entry.requests !== undefined ? { requests: entry.requests } : {}),
+    };
   }
   const totals = Object.values(counts).reduce(
     (a, c) => ({ pages: a.pages + c.pages, rows: a.rows + c.rows }),
@@ -472,17 +478,22 @@ export async function syncRunWorkflow(input: SyncRunInput): Promise<Record<strin
       rows: 0,
     },
   );
+  let reconcileRequests = 0;
   // Reconciliation (activities/reconcile.ts): the source's own numbers against the warehouse, after every
   // stream, when this run synced tickets. Mismatches and a failing check are warnings, never a failed run.
   // patched: histories of runs that ended before this step existed replay without it.
   if (progress.streams['tickets']?.status === 'succeeded' && patched('reconcile-after-run')) {
     try {
-      progress.reconciliation = await reconcileActivities(settings.analyticsTaskQueue).reconcile({
+      const { requests, ...reconciliation } = await reconcileActivities(
+        settings.analyticsTaskQueue,
+      ).reconcile({
         runId,
         before,
         days: RECONCILE_DAYS,
         views: progress.streams['views']?.status === 'succeeded',
       });
+      progress.reconciliation = reconciliation;
+      reconcileRequests = requests;
     } catch (err) {
       log.warn('reconciliation failed (the run is not affected)', { error: messageOf(err) });
       progress.reconciliation = { equal: 0, mismatch: 0, skipped: 0, mismatches: [], error: messageOf(err) };
@@ -496,7 +507,7 @@ export async function syncRunWorkflow(input: SyncRunInput): Promise<Record<strin
     finished_at: new Date().toISOString(),
     pages: totals.pages,
     rows_written: totals.rows,
-    requests: totals.pages,
+    requests: Object.values(progress.streams).reduce((n, e) => n + (e.requests ?? 0), reconcileRequests),
     error: failures.length ? failures.join('; ') : null,
   });
   if (failures.length) {

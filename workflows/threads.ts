@@ -56,6 +56,7 @@ export async function threadsWorkflow(input: ThreadsInput): Promise<StreamCounts
         const page = await activities.syncThreadPage({ scope });
         progress.pages += page.pages;
         progress.rows += page.rows;
+        progress.requests += page.requests;
         consecutiveFailures = 0;
         if (page.done) return true;
       } catch (err) {
@@ -141,7 +142,7 @@ export async function threadsWorkflow(input: ThreadsInput): Promise<StreamCounts
           ...input,
           awaitTickets: !ticketsListed,
           reverified,
-          carried: { pages: progress.pages, rows: progress.rows },
+          carried: { pages: progress.pages, rows: progress.rows, requests: progress.requests },
         });
       }
       if (unavailableSince === null) return;
@@ -170,7 +171,7 @@ export async function threadsWorkflow(input: ThreadsInput): Promise<StreamCounts
   if (input.fullRefreshSince) {
     await bookkeeping.finishThreads({ fullRefreshSince: input.fullRefreshSince });
   }
-  return { pages: progress.pages, rows: progress.rows, windows: 1 };
+  return { pages: progress.pages, rows: progress.rows, requests: progress.requests, windows: 1 };
 }
 
 /** The innermost cause's message: the API's code and request id for an API error. */

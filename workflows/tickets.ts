@@ -41,6 +41,7 @@ export async function ticketsWorkflow(
     seen.listPages += 1;
     progress.pages += 1;
     progress.rows += result.changed;
+    progress.requests += result.requests;
     if (result.newest && (!seen.newest || Date.parse(result.newest) > Date.parse(seen.newest)))
       seen.newest = result.newest;
     if (fromTop && result.oldest) seen.coveredDownTo = result.oldest;
@@ -80,5 +81,11 @@ export async function ticketsWorkflow(
     seen.coveredDownTo !== null &&
     (input.headFloor === null || Date.parse(seen.coveredDownTo) <= Date.parse(input.headFloor));
   await bookkeeping.finishTickets({ newest: reachedFloor ? seen.newest : null });
-  return { pages: progress.pages, rows: progress.rows, windows: 1, sweepComplete };
+  return {
+    pages: progress.pages,
+    rows: progress.rows,
+    requests: progress.requests,
+    windows: 1,
+    sweepComplete,
+  };
 }

@@ -44,6 +44,7 @@ import {
   type RateGovernor,
   sharedGovernors,
 } from './rate-governor.js';
+import { noteRequestSent } from './request-count.js';
 import { type RouteClass, routeClassFor } from './route-classes.js';
 
 export const API_PREFIX = '/public/v1';
@@ -249,6 +250,7 @@ export class SupportApiClient {
       ...(req.signal ? { signal: req.signal } : {}),
     });
     let raw: RawResponse;
+    noteRequestSent();
     try {
       raw = await this.#http(req, endpoint);
     } catch (err) {

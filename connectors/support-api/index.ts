@@ -66,5 +66,6 @@ export {
   type RateGovernorOptions,
   sharedGovernors,
 } from './rate-governor.js';
+export { countRequests } from './request-count.js';
 export { ROUTE_CLASSES, type RouteClass, routeClassFor, SPEC_LIMITS } from './route-classes.js';
 export { type PlanOptions, planWindows, type Window, windowLengthMs } from './windows.js';

@@ -52,6 +52,11 @@ describe('429s under compressed rate-limit windows, with injected 5xx and connec
         `${rateLimited.length} 429s (${rateLimited.map((r) => r.routeClass).join(', ')}); per class ${JSON.stringify(perClass)}`,
     );
     expect(faults.length).toBeGreaterThan(0);
+    // The ledger records HTTP requests, retries included: exactly what the source received.
+    const ledger = await p.db.query('SELECT requests FROM support._sync_runs WHERE run_id = $1', [
+      summary.run_id,
+    ]);
+    expect(Number(ledger.rows[0].requests)).toBe(log.length);
     expect(over, 'route class windows over the limit').toEqual([]);
 
     // A request is repeated only after that same request failed (an injected fault or a 429): no page is
