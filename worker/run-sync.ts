@@ -8,6 +8,7 @@ import {
   SyncRunInput,
 } from '../schemas/sync.js';
 import { SyncRunIdKey } from '../workflows/search-attributes.js';
+import { annotateFailingSource } from './source-health.js';
 
 /** The JSON summary a run ends with (the last stdout line of `sync --once`). */
 export interface RunSummary {
@@ -85,10 +86,14 @@ export async function followRun(
   const workflowId = handle.workflowId;
   let last: RunProgress | undefined;
   let polling = true;
+  let polls = 0;
   const poll = (async () => {
     while (polling) {
       try {
         last = await handle.query<RunProgress>('progress');
+        // Every few seconds, whether a window's page keeps failing (shown as "source failing since …").
+        polls += 1;
+        if (onProgress && polls % 5 === 0) last = await annotateFailingSource(handle.client, last);
         onProgress?.(last);
       } catch {
         // The first workflow task may not have run yet; try again.
