@@ -224,7 +224,10 @@ export class SupportApiClient {
         const retryable = err instanceof SupportClientError && err.retryable;
         if (!retryable || !safe || attempt >= this.#retry.maxAttempts) {
           if (err instanceof SupportClientError) {
-            this.logger.warn({ endpoint, err: err.toJSON(), attempt }, 'request failed');
+            // Transient failures that outlasted the retries are worth a warning; a permanent answer (a 404
+            // for a ticket deleted meanwhile, a 401) is the caller's to report, with its context.
+            const level = retryable ? 'warn' : 'debug';
+            this.logger[level]({ endpoint, err: err.toJSON(), attempt }, 'request failed');
           }
           throw err;
         }
