@@ -119,6 +119,10 @@ export const ConfigFromEnv = z.object({
   TEMPORAL_ADDRESS: z.string().min(1).default('localhost:7233').describe('Temporal frontend host:port'),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default').describe('Temporal namespace'),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('support-sync').describe('Task queue of the sync workflows'),
+  TEMPORAL_UI_URL: z
+    .url()
+    .default('http://localhost:8233')
+    .describe('Base URL of the Temporal web UI (links printed by status --failed and replay)'),
   SYNC_START_DATE: z.iso
     .datetime({ offset: true })
     .or(z.iso.date())

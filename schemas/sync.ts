@@ -129,6 +129,10 @@ export const CarriedCounts = z.object({
 });
 export type CarriedCounts = z.infer<typeof CarriedCounts>;
 
+/** The execution of a window workflow that began an attempt (its ledger row), carried over continue-as-new. */
+export const WindowAttempt = z.object({ id: z.string().min(1), startedAt: Instant });
+export type WindowAttempt = z.infer<typeof WindowAttempt>;
+
 export const WindowInput = z.object({
   runId: z.string().min(1),
   pass: ExportPass,
@@ -142,6 +146,10 @@ export const WindowInput = z.object({
   carried: CarriedCounts.optional(),
   /** How long a page may keep failing (an outage) before its window fails (SYNC_SOURCE_PATIENCE). */
   patienceMs: z.number().int().positive().optional(),
+  /** The ledger row of this attempt (see workflows/window-ledger.ts); set by the workflow itself. */
+  attempt: WindowAttempt.optional(),
+  /** The run's mode, for the ledger (older inputs: incremental). */
+  mode: SyncMode.optional(),
 });
 export type WindowInput = z.infer<typeof WindowInput>;
 
@@ -182,6 +190,8 @@ export const TicketsInput = z.object({
   carried: CarriedCounts.optional(),
   /** How long a page may keep failing (an outage) before its window fails (SYNC_SOURCE_PATIENCE). */
   patienceMs: z.number().int().positive().optional(),
+  /** The ledger row of this attempt (see workflows/window-ledger.ts); set by the workflow itself. */
+  attempt: WindowAttempt.optional(),
 });
 export type TicketsInput = z.infer<typeof TicketsInput>;
 
@@ -229,6 +239,10 @@ export const ReportSnapshotsInput = z.object({
   analyticsTaskQueue: z.string().min(1),
   /** How long a page may keep failing (an outage) before its window fails (SYNC_SOURCE_PATIENCE). */
   patienceMs: z.number().int().positive().optional(),
+  /** The ledger row of this attempt (see workflows/window-ledger.ts); set by the workflow itself. */
+  attempt: WindowAttempt.optional(),
+  /** The run's mode, for the ledger (older inputs: incremental). */
+  mode: SyncMode.optional(),
 });
 export type ReportSnapshotsInput = z.infer<typeof ReportSnapshotsInput>;
 
@@ -244,6 +258,10 @@ export const ReferenceInput = z.object({
   carried: CarriedCounts.optional(),
   /** How long a page may keep failing (an outage) before its window fails (SYNC_SOURCE_PATIENCE). */
   patienceMs: z.number().int().positive().optional(),
+  /** The ledger row of this attempt (see workflows/window-ledger.ts); set by the workflow itself. */
+  attempt: WindowAttempt.optional(),
+  /** The run's mode, for the ledger (older inputs: incremental). */
+  mode: SyncMode.optional(),
 });
 export type ReferenceInput = z.infer<typeof ReferenceInput>;
 
@@ -268,6 +286,10 @@ export const ThreadsInput = z.object({
   carried: CarriedCounts.optional(),
   /** How long a page may keep failing (an outage) before its window fails (SYNC_SOURCE_PATIENCE). */
   patienceMs: z.number().int().positive().optional(),
+  /** The ledger row of this attempt (see workflows/window-ledger.ts); set by the workflow itself. */
+  attempt: WindowAttempt.optional(),
+  /** The run's mode, for the ledger (older inputs: incremental). */
+  mode: SyncMode.optional(),
 });
 export type ThreadsInput = z.infer<typeof ThreadsInput>;
 

@@ -100,7 +100,10 @@ program
   .description(
     'Re-run one window workflow (e.g. csat_surveys.sent/2026-01-01T00:00:00.000Z/2026-01-31T00:00:00.000Z) with its original input',
   )
-  .argument('<workflow-id>', 'the window workflow id, as shown in the Temporal UI or `status`')
+  .argument('[workflow-id]', 'the window workflow id, as shown in the Temporal UI or `status --failed`')
+  .option('--stream <pass>', 'the export pass (csat_surveys.sent, csat_surveys.submitted, agent_sessions)')
+  .option('--window <from/before>', 'the window, FROM/BEFORE (ISO instants), with --stream')
+  .option('--wait', 'print progress and wait for the result (always with a local worker)')
   .option('--no-local-worker', 'do not run a worker in this process')
   .addOption(configOption)
   .action(async (workflowId, opts) => exitWith(await replayCommand(workflowId, opts)));
@@ -125,6 +128,10 @@ program
   .command('status')
   .description('Last runs, windows, checkpoints and lag per stream, read from the destination')
   .option('--json', 'print JSON instead of tables')
+  .option(
+    '--failed',
+    'only the failed windows not covered since, with code, request id, UI link and replay command (exit 1 if any)',
+  )
   .option('--runs <n>', 'how many runs to show', (v) => Number.parseInt(v, 10), 10)
   .addOption(configOption)
   .action(async (opts) => exitWith(await statusCommand(opts)));

@@ -1,7 +1,8 @@
-import type { StreamCounts, WindowInput } from '../schemas/sync.js';
+import { type StreamCounts, streamOfPass, type WindowInput } from '../schemas/sync.js';
 import { analyticsActivities, bookkeeping } from './activity-proxies.js';
 import { continueAsNewIfSuggested } from './continue-as-new.js';
 import { trackChildProgress } from './progress.js';
+import { recordedWindow } from './window-ledger.js';
 
 /**
  * One export window `[windowStart, windowEnd)` of one pass (CSAT by sent date, CSAT by submitted date,
@@ -9,7 +10,7 @@ import { trackChildProgress } from './progress.js';
  * Temporal UI. A re-run of a completed window re-reads it from the start (upserts make that harmless); a
  * run after a crash resumes from the page checkpoint.
  */
-export async function exportWindowWorkflow(input: WindowInput): Promise<StreamCounts> {
+async function exportWindowWorkflowBody(input: WindowInput): Promise<StreamCounts> {
   const progress = trackChildProgress(`${input.windowStart} → ${input.windowEnd}`, input.carried);
   const scope = `${input.windowStart}/${input.windowEnd}`;
   await bookkeeping.beginScope({ stream: input.pass, scope });
@@ -32,4 +33,18 @@ export async function exportWindowWorkflow(input: WindowInput): Promise<StreamCo
     await bookkeeping.advanceHighWaterMark({ stream: input.pass, value: input.windowEnd });
   }
   return { pages: progress.pages, rows: progress.rows, requests: progress.requests, windows: 1 };
+}
+
+/** The window, with its own attempts in the ledger (workflows/window-ledger.ts). */
+export async function exportWindowWorkflow(input: WindowInput): Promise<StreamCounts> {
+  return recordedWindow(
+    {
+      stream: streamOfPass(input.pass),
+      windowStart: input.windowStart,
+      windowEnd: input.windowEnd,
+      mode: input.mode ?? (input.advanceHighWaterMark ? 'incremental' : 'replay'),
+    },
+    input,
+    exportWindowWorkflowBody,
+  );
 }

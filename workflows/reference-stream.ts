@@ -2,13 +2,14 @@ import type { ReferenceInput, StreamCounts } from '../schemas/sync.js';
 import { bookkeeping, classActivities } from './activity-proxies.js';
 import { continueAsNewIfSuggested } from './continue-as-new.js';
 import { trackChildProgress } from './progress.js';
+import { recordedWindow } from './window-ledger.js';
 
 /**
  * A reference stream (views with counts, tags, teams, agents, metric catalog): a full snapshot each run,
  * one page per activity, the cursor checkpointed with each page under this workflow's scope; afterwards
  * the rows the snapshot did not contain get `_deleted_at`.
  */
-export async function referenceStreamWorkflow(input: ReferenceInput): Promise<StreamCounts> {
+async function referenceStreamWorkflowBody(input: ReferenceInput): Promise<StreamCounts> {
   const progress = trackChildProgress(input.stream, input.carried);
   const scope = `run:${input.runId}`;
   // Views and the metric catalog are list-class routes; tags, teams and agents the directory class.
@@ -31,4 +32,13 @@ export async function referenceStreamWorkflow(input: ReferenceInput): Promise<St
     await bookkeeping.markUnseenDeleted({ table: input.stream, since: input.deletionSince });
   }
   return { pages: progress.pages, rows: progress.rows, requests: progress.requests, windows: 1 };
+}
+
+/** The window, with its own attempts in the ledger (workflows/window-ledger.ts). */
+export async function referenceStreamWorkflow(input: ReferenceInput): Promise<StreamCounts> {
+  return recordedWindow(
+    { stream: input.stream, windowStart: null, windowEnd: null, mode: input.mode ?? 'incremental' },
+    input,
+    referenceStreamWorkflowBody,
+  );
 }

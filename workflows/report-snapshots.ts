@@ -1,6 +1,7 @@
 import type { ReportSnapshotsInput, StreamCounts } from '../schemas/sync.js';
 import { analyticsActivities } from './activity-proxies.js';
 import { trackChildProgress } from './progress.js';
+import { recordedWindow } from './window-ledger.js';
 
 /**
  * The report snapshots of one run: every saved query (REPORT_QUERIES) is run once, taken at `takenAt`,
@@ -8,7 +9,7 @@ import { trackChildProgress } from './progress.js';
  * snapshot is written with its values and the query's checkpoint in one transaction. Queries run one
  * after the other; the first one the API rejects fails the stream (the others already taken stay).
  */
-export async function reportSnapshotsWorkflow(input: ReportSnapshotsInput): Promise<StreamCounts> {
+async function reportSnapshotsWorkflowBody(input: ReportSnapshotsInput): Promise<StreamCounts> {
   const progress = trackChildProgress(`${input.queries.length} queries at ${input.takenAt}`);
   const analytics = analyticsActivities(input.analyticsTaskQueue, { patienceMs: input.patienceMs });
   for (const query of input.queries) {
@@ -19,4 +20,18 @@ export async function reportSnapshotsWorkflow(input: ReportSnapshotsInput): Prom
     progress.requests += taken.requests;
   }
   return { pages: progress.pages, rows: progress.rows, requests: progress.requests, windows: 1 };
+}
+
+/** The window, with its own attempts in the ledger (workflows/window-ledger.ts). */
+export async function reportSnapshotsWorkflow(input: ReportSnapshotsInput) {
+  return recordedWindow(
+    {
+      stream: 'report_snapshots',
+      windowStart: null,
+      windowEnd: input.takenAt,
+      mode: input.mode ?? 'incremental',
+    },
+    input,
+    reportSnapshotsWorkflowBody,
+  );
 }

@@ -126,6 +126,10 @@ export async function syncRunWorkflow(input: SyncRunInput): Promise<Record<strin
   });
 
   /** Runs one child, keeps the stream's progress, and records the window in _sync_runs. */
+  /**
+   * Runs one window (a child workflow), keeping the stream's progress. The window records its own attempts
+   * in `_sync_runs` (workflows/window-ledger.ts), so one re-run from the UI or `replay` keeps them true.
+   */
   async function child(
     entry: StreamProgress,
     stream: StreamName,
@@ -135,44 +139,15 @@ export async function syncRunWorkflow(input: SyncRunInput): Promise<Record<strin
     start: (options: ReturnType<typeof childOptions>) => Promise<StreamCounts>,
   ): Promise<StreamCounts> {
     entry.current = workflowId;
-    const windowRun = {
-      run_id: `${runId}:${workflowId}`,
-      parent_run_id: runId,
-      workflow_id: workflowId,
-      stream,
-      window_start: windowStart,
-      window_end: windowEnd,
-      mode,
-      started_at: new Date().toISOString(),
-    };
     try {
       const counts = await start(childOptions(workflowId, stream, windowStart, windowEnd));
       entry.windowsDone += 1;
       entry.pages += counts.pages;
       entry.rows += counts.rows;
       entry.requests = (entry.requests ?? 0) + (counts.requests ?? counts.pages);
-      await bookkeeping.recordRun({
-        ...windowRun,
-        status: 'succeeded',
-        finished_at: new Date().toISOString(),
-        pages: counts.pages,
-        rows_written: counts.rows,
-        requests: counts.requests ?? counts.pages,
-        error: null,
-      });
       return counts;
     } catch (err) {
-      const message = describeFailure(workflowId, err);
-      await bookkeeping.recordRun({
-        ...windowRun,
-        status: 'failed',
-        finished_at: new Date().toISOString(),
-        pages: 0,
-        rows_written: 0,
-        requests: 0,
-        error: message,
-      });
-      throw ApplicationFailure.nonRetryable(message, 'StreamFailed');
+      throw ApplicationFailure.nonRetryable(describeFailure(workflowId, err), 'StreamFailed');
     } finally {
       entry.current = null;
     }
@@ -219,6 +194,7 @@ export async function syncRunWorkflow(input: SyncRunInput): Promise<Record<strin
               concurrency: settings.threadConcurrency,
               fullRefreshSince: options.fullRefreshSince,
               awaitTickets: options.awaitTickets,
+              mode,
               patienceMs,
               // The rolling re-read belongs to the runs that keep the warehouse current, not to backfills.
               reverify:
@@ -251,7 +227,7 @@ export async function syncRunWorkflow(input: SyncRunInput): Promise<Record<strin
         await child(entry, stream, `${stream}/${startedAt}/${before}`, startedAt, before, (options) =>
           executeChild(referenceStreamWorkflow, {
             ...options,
-            args: [{ runId, stream, pageSize: settings.pageSize, deletionSince, patienceMs }],
+            args: [{ runId, mode, stream, pageSize: settings.pageSize, deletionSince, patienceMs }],
           }),
         );
       }),
@@ -371,32 +347,43 @@ export async function syncRunWorkflow(input: SyncRunInput): Promise<Record<strin
         }
         // Oldest first and one at a time: the analytics budget is small, and the high-water mark must only
         // move over windows that are complete.
+        // A window that fails does not stop the later ones (on-call replays just that one and the coverage
+        // has no gap); the high-water mark only moves over the contiguous run of complete windows before it.
+        const failures: unknown[] = [];
         for (const window of passPlan.windows) {
-          await child(
-            entry,
-            streamOfPassName(passPlan.pass),
-            windowWorkflowId(passPlan.pass, window.windowStart, window.windowEnd),
-            window.windowStart,
-            window.windowEnd,
-            (options) =>
-              executeChild(exportWindowWorkflow, {
-                ...options,
-                args: [
-                  {
-                    runId,
-                    pass: passPlan.pass,
-                    windowStart: window.windowStart,
-                    windowEnd: window.windowEnd,
-                    pageSize: settings.pageSize,
-                    analyticsTaskQueue: settings.analyticsTaskQueue,
-                    includeComments: settings.csatIncludeComments,
-                    advanceHighWaterMark: passPlan.advanceHighWaterMark,
-                    patienceMs,
-                  },
-                ],
-              }),
-          );
+          try {
+            await child(
+              entry,
+              streamOfPassName(passPlan.pass),
+              windowWorkflowId(passPlan.pass, window.windowStart, window.windowEnd),
+              window.windowStart,
+              window.windowEnd,
+              (options) =>
+                executeChild(exportWindowWorkflow, {
+                  ...options,
+                  args: [
+                    {
+                      runId,
+                      pass: passPlan.pass,
+                      windowStart: window.windowStart,
+                      windowEnd: window.windowEnd,
+                      pageSize: settings.pageSize,
+                      analyticsTaskQueue: settings.analyticsTaskQueue,
+                      includeComments: settings.csatIncludeComments,
+                      advanceHighWaterMark: passPlan.advanceHighWaterMark && failures.length === 0,
+                      mode,
+                      patienceMs,
+                    },
+                  ],
+                }),
+            );
+          } catch (err) {
+            failures.push(err);
+          }
         }
+        if (failures.length === 1) throw failures[0];
+        if (failures.length > 1)
+          throw ApplicationFailure.nonRetryable(failures.map(messageOf).join('; '), 'StreamFailed');
         // A full refresh re-read every survey sent since the start date: those it did not receive (their
         // ticket was deleted, spec 2.7 rule 7) are gone. Only that range: older rows were not re-read.
         if (fullRefresh && passPlan.pass === 'csat_surveys.sent' && passPlan.windows.length > 0) {
@@ -432,6 +419,7 @@ export async function syncRunWorkflow(input: SyncRunInput): Promise<Record<strin
                   takenAt: before,
                   queries: reportQueries,
                   analyticsTaskQueue: settings.analyticsTaskQueue,
+                  mode,
                   patienceMs,
                 },
               ],

@@ -10,6 +10,7 @@ import {
 import type { StreamCounts, ThreadsInput } from '../schemas/sync.js';
 import { bookkeeping, classActivities, impatientDetailActivities } from './activity-proxies.js';
 import { trackChildProgress } from './progress.js';
+import { recordedWindow } from './window-ledger.js';
 
 /** The tickets stream finished listing: once the queue is empty, no more changed threads will come. */
 export const ticketsListedSignal = defineSignal('ticketsListed');
@@ -31,7 +32,7 @@ const OUTAGE_AFTER_CONSECUTIVE_FAILURES = 5;
  * next run, shown by `status`) and the others go on. When every thread fails (an outage), the lanes stop
  * and one thread is retried patiently (up to SYNC_SOURCE_PATIENCE) until the source answers again.
  */
-export async function threadsWorkflow(input: ThreadsInput): Promise<StreamCounts> {
+async function threadsWorkflowBody(input: ThreadsInput): Promise<StreamCounts> {
   const progress = trackChildProgress('queued threads', input.carried);
   const patient = classActivities('detail', { patienceMs: input.patienceMs });
   const impatient = impatientDetailActivities();
@@ -179,4 +180,13 @@ function describe(err: unknown): string {
   let cause: unknown = err;
   while (cause instanceof Error && cause.cause) cause = cause.cause;
   return cause instanceof Error ? cause.message : String(cause);
+}
+
+/** The window, with its own attempts in the ledger (workflows/window-ledger.ts). */
+export async function threadsWorkflow(input: ThreadsInput) {
+  return recordedWindow(
+    { stream: 'ticket_messages', windowStart: null, windowEnd: null, mode: input.mode ?? 'incremental' },
+    input,
+    threadsWorkflowBody,
+  );
 }

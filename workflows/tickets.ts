@@ -2,6 +2,7 @@ import { type StreamCounts, TICKETS_SCOPES, type TicketsInput } from '../schemas
 import { bookkeeping, classActivities } from './activity-proxies.js';
 import { continueAsNewIfSuggested } from './continue-as-new.js';
 import { trackChildProgress } from './progress.js';
+import { recordedWindow } from './window-ledger.js';
 
 /**
  * The tickets stream of one run (architecture decision 4). `GET /tickets` has no change filter and lists
@@ -16,9 +17,7 @@ import { trackChildProgress } from './progress.js';
  *     surveys follow their ticket's deletion.
  * The result's `sweepComplete` tells the parent that the history start is known (the first sweep finds it).
  */
-export async function ticketsWorkflow(
-  input: TicketsInput,
-): Promise<StreamCounts & { sweepComplete: boolean }> {
+async function ticketsWorkflowBody(input: TicketsInput): Promise<StreamCounts & { sweepComplete: boolean }> {
   const progress = trackChildProgress(null, input.carried);
   const list = classActivities('list', { patienceMs: input.patienceMs });
   const seen = input.seen ?? { newest: null, coveredDownTo: null, headDone: false, listPages: 0 };
@@ -88,4 +87,18 @@ export async function ticketsWorkflow(
     windows: 1,
     sweepComplete,
   };
+}
+
+/** The window, with its own attempts in the ledger (workflows/window-ledger.ts). */
+export async function ticketsWorkflow(input: TicketsInput) {
+  return recordedWindow(
+    {
+      stream: 'tickets',
+      windowStart: input.head?.since ?? input.headFloor,
+      windowEnd: input.before,
+      mode: input.mode,
+    },
+    input,
+    ticketsWorkflowBody,
+  );
 }

@@ -179,6 +179,17 @@ export class App {
       surface.decorate ? surface.decorate(reply, route) : reply;
 
     if (surface.faults) {
+      const rejected = this.state.options.faults?.reject?.find(
+        (r) =>
+          url.pathname === `${surface.prefix}${r.path}` &&
+          Object.entries(r.query ?? {}).every(([k, v]) => url.searchParams.get(k) === v),
+      );
+      if (rejected) {
+        send(
+          errorReply(new ApiError(rejected.status, rejected.code, rejected.message ?? 'injected rejection')),
+        );
+        return;
+      }
       const fault = this.faults.next(this.state.options.faults);
       if (fault === 'reset') {
         log.status = 0;

@@ -1,3 +1,4 @@
+import type { ErrorCode } from '../../schemas/api/index.js';
 import { Prng } from '../world/prng.js';
 
 export type FaultKind = '5xx' | 'reset' | 'slow' | 'html';
@@ -5,6 +6,17 @@ export interface FaultOptions {
   rate: number;
   kinds: FaultKind[];
   slowMs?: number;
+  /**
+   * Permanent errors for chosen requests (tests of the on-call path: one window that fails): a request whose
+   * path under /public/v1 equals `path` and whose query has every `query` entry gets this error envelope.
+   */
+  reject?: {
+    path: string;
+    query?: Record<string, string>;
+    status: number;
+    code: ErrorCode;
+    message?: string;
+  }[];
 }
 
 /**

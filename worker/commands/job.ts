@@ -4,6 +4,7 @@ import type { RunProgress, StreamName, SyncMode, SyncRunInput } from '../../sche
 import { buildDependencies } from '../compose.js';
 import { settingsFromConfig } from '../config.js';
 import type { TemporalTarget } from '../embedded.js';
+import { failedWindowLines, uncoveredFailures } from '../failed-windows.js';
 import { createProgressRenderer, summaryTable } from '../progress-display.js';
 import { findRunningRun, followRun, newRunId, type RunSummary, runSync } from '../run-sync.js';
 import { asStep, type StepStarter } from '../step-progress.js';
@@ -79,6 +80,13 @@ export async function runJob(options: JobOptions): Promise<RunSummary> {
           ]),
       );
       if (options.display) process.stderr.write(`${summaryTable(summary)}\n`);
+      if (summary.status === 'failed') {
+        // What on-call needs for each failed window: code, request id, the UI link, the replay command.
+        const failures = uncoveredFailures(await deps.destination.listRuns(10_000), config).filter((f) =>
+          summary.error?.includes(f.workflow_id),
+        );
+        if (failures.length > 0) process.stderr.write(`${failedWindowLines(failures).join('\n')}\n`);
+      }
       return summary;
     } finally {
       await workers?.shutdown();

@@ -1,5 +1,6 @@
-import { WorkflowIdReusePolicy } from '@temporalio/client';
-import { ExportPass, type WindowInput } from '../../schemas/sync.js';
+import { type Client, WorkflowIdReusePolicy } from '@temporalio/client';
+import type { Config } from '../../schemas/config.js';
+import { ExportPass, RUN_PRIORITY, streamOfPass, type WindowInput } from '../../schemas/sync.js';
 import {
   SyncRunIdKey,
   SyncStreamKey,
@@ -24,17 +25,22 @@ export function parseWindowId(id: string): { pass: ExportPass; from: string; bef
 }
 
 /**
- * `replay <workflow-id>`: runs an export window again under the same workflow id (a new run of it), from
- * its start, without moving the high-water mark. Upserts by id make it idempotent.
+ * `replay <workflow-id>` or `replay --stream <pass> --window <from>/<before>`: runs an export window again
+ * under its workflow id (a new run of it), from its start, without moving the live high-water mark; upserts
+ * by id make it idempotent, and the window records the new attempt in the ledger itself. A window that is
+ * running is refused (wait for it, or cancel it in the UI). With `--wait` (always with a local worker) it
+ * prints progress and the result; otherwise it prints where to follow the window and returns.
  */
 export function replayCommand(
-  workflowId: string,
-  opts: { config?: string; localWorker: boolean },
+  workflowIdArg: string | undefined,
+  opts: { config?: string; localWorker: boolean; stream?: string; window?: string; wait?: boolean },
 ): Promise<number> {
-  const window = parseWindowId(workflowId);
-  if (!window) {
+  const workflowId =
+    workflowIdArg ?? (opts.stream && opts.window ? `${opts.stream}/${opts.window}` : undefined);
+  const window = workflowId ? parseWindowId(workflowId) : null;
+  if (!workflowId || !window) {
     process.stderr.write(
-      `usage error: "${workflowId}" is not an export window id (<pass>/<from>/<before>, pass one of ${ExportPass.options.join(', ')})\n`,
+      `usage error: ${workflowId ? `"${workflowId}" is not an export window id` : 'name a window'}: replay <pass>/<from>/<before>, or --stream <pass> --window <from>/<before> (pass one of ${ExportPass.options.join(', ')})\n`,
     );
     return Promise.resolve(2);
   }
@@ -43,11 +49,18 @@ export function replayCommand(
     const deps = await buildDependencies(config, logger);
     const workers = opts.localWorker ? await startLocalWorkers(temporal, config, deps.activities) : undefined;
     const runId = `replay-${new Date().toISOString()}`;
-    const startedAt = new Date().toISOString();
     try {
+      const running = await runningExecution(temporal.client, workflowId);
+      if (running) {
+        process.stderr.write(
+          `${workflowId} is running (run ${running}): wait for it to finish, or cancel it in the Temporal UI (${windowLink(config, workflowId)}), then replay it\n`,
+        );
+        return 1;
+      }
       await deps.destination.prepare();
       const input: WindowInput = {
         runId,
+        mode: 'replay',
         pass: window.pass,
         windowStart: window.from,
         windowEnd: window.before,
@@ -56,53 +69,44 @@ export function replayCommand(
         includeComments: config.SYNC_CSAT_COMMENTS,
         advanceHighWaterMark: false,
       };
-      const record = {
-        run_id: runId,
-        parent_run_id: null,
-        workflow_id: workflowId,
-        stream: window.pass === 'agent_sessions' ? 'agent_sessions' : 'csat_surveys',
-        window_start: window.from,
-        window_end: window.before,
-        mode: 'replay' as const,
-        started_at: startedAt,
-      };
+      const handle = await temporal.client.workflow.start('exportWindowWorkflow', {
+        taskQueue: config.TEMPORAL_TASK_QUEUE,
+        workflowId,
+        args: [input],
+        workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+        priority: { priorityKey: RUN_PRIORITY.replay },
+        typedSearchAttributes: [
+          { key: SyncStreamKey, value: streamOfPass(window.pass) },
+          { key: WindowStartKey, value: new Date(window.from) },
+          { key: WindowEndKey, value: new Date(window.before) },
+          { key: SyncRunIdKey, value: runId },
+        ],
+      });
+      process.stderr.write(
+        `replaying ${workflowId} (run ${handle.firstExecutionRunId}): ${windowLink(config, workflowId)}\n`,
+      );
+      if (!opts.wait && !workers) {
+        process.stdout.write(
+          `${JSON.stringify({ status: 'started', workflow_id: workflowId, run_id: handle.firstExecutionRunId })}\n`,
+        );
+        return 0;
+      }
+      const timer = setInterval(async () => {
+        try {
+          const p = await handle.query<{ pages: number; rows: number }>('progress');
+          process.stderr.write(`  ${workflowId}: ${p.pages} pages, ${p.rows} rows\n`);
+        } catch {
+          // not started yet
+        }
+      }, 2000);
       try {
-        const counts = await temporal.client.workflow.execute('exportWindowWorkflow', {
-          taskQueue: config.TEMPORAL_TASK_QUEUE,
-          workflowId,
-          args: [input],
-          workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
-          typedSearchAttributes: [
-            { key: SyncStreamKey, value: record.stream },
-            { key: WindowStartKey, value: new Date(window.from) },
-            { key: WindowEndKey, value: new Date(window.before) },
-            { key: SyncRunIdKey, value: runId },
-          ],
-        });
-        const c = counts as { pages: number; rows: number };
-        await deps.destination.recordRun({
-          ...record,
-          status: 'succeeded',
-          finished_at: new Date().toISOString(),
-          pages: c.pages,
-          rows_written: c.rows,
-          requests: c.pages,
-          error: null,
-        });
+        const c = (await handle.result()) as { pages: number; rows: number; requests?: number };
         process.stdout.write(`${JSON.stringify({ status: 'succeeded', workflow_id: workflowId, ...c })}\n`);
         return 0;
       } catch (err) {
-        const message = failureMessage(err);
-        await deps.destination.recordRun({
-          ...record,
-          status: 'failed',
-          finished_at: new Date().toISOString(),
-          pages: 0,
-          rows_written: 0,
-          requests: 0,
-          error: message,
-        });
-        return reportFailure(new Error(`${workflowId}: ${message}`));
+        return reportFailure(new Error(`${workflowId}: ${failureMessage(err)}`));
+      } finally {
+        clearInterval(timer);
       }
     } finally {
       await workers?.shutdown();
@@ -110,4 +114,19 @@ export function replayCommand(
       await temporal.close();
     }
   });
+}
+
+/** The run id of the window's execution if one is running. */
+async function runningExecution(client: Client, workflowId: string): Promise<string | null> {
+  try {
+    const d = await client.workflow.getHandle(workflowId).describe();
+    return d.status.name === 'RUNNING' ? d.runId : null;
+  } catch {
+    return null; // never ran
+  }
+}
+
+/** The window's page in the Temporal UI. */
+export function windowLink(config: Config, workflowId: string): string {
+  return `${config.TEMPORAL_UI_URL.replace(/\/+$/, '')}/namespaces/${encodeURIComponent(config.TEMPORAL_NAMESPACE)}/workflows/${encodeURIComponent(workflowId)}`;
 }

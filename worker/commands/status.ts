@@ -5,6 +5,7 @@ import type { Checkpoint, Freshness, ReconciliationRecord } from '../../schemas/
 import { destinationFromConfig } from '../compose.js';
 import type { EmbeddedPostgres } from '../embedded/postgres.js';
 import { DATA_DIR, embeddedWarehouse } from '../embedded.js';
+import { failedWindowLines, uncoveredFailures } from '../failed-windows.js';
 import { createLogger } from '../logger.js';
 import { reportFailure, withConfig } from './context.js';
 
@@ -77,6 +78,7 @@ function reconciliationLines(rows: ReconciliationRecord[]): string[] {
 export async function statusCommand(opts: {
   config?: string;
   json?: boolean;
+  failed?: boolean;
   runs: number;
 }): Promise<number> {
   // Status reads only the warehouse: the source settings may be absent. Without DESTINATION_URL it reads the
@@ -97,7 +99,7 @@ export async function statusCommand(opts: {
 }
 
 function statusOf(
-  opts: { config?: string; json?: boolean; runs: number },
+  opts: { config?: string; json?: boolean; failed?: boolean; runs: number },
   overrides: Record<string, string>,
 ): Promise<number> {
   return withConfig(
@@ -106,6 +108,15 @@ function statusOf(
       const destination = await destinationFromConfig(config);
       try {
         await destination.prepare();
+        if (opts.failed) {
+          const failures = uncoveredFailures(await destination.listRuns(10_000), config);
+          process.stdout.write(
+            opts.json
+              ? `${JSON.stringify({ failed_windows: failures })}\n`
+              : `${failedWindowLines(failures).join('\n')}\n`,
+          );
+          return failures.length > 0 ? 1 : 0;
+        }
         const runs = await destination.listRuns(opts.runs * 20);
         const checkpoints = await destination.listCheckpoints();
         const now = Date.now();

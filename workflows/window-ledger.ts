@@ -1,0 +1,69 @@
+import { ContinueAsNew, workflowInfo } from '@temporalio/workflow';
+import type { StreamCounts, StreamName, SyncMode, WindowAttempt } from '../schemas/sync.js';
+import { bookkeeping } from './activity-proxies.js';
+
+export interface WindowMeta {
+  stream: StreamName;
+  windowStart: string | null;
+  windowEnd: string | null;
+  mode: SyncMode;
+}
+
+/**
+ * A window records its own attempts in `_sync_runs` — one row per execution of its workflow id, keyed
+ * `<parent run>:<workflow id>:<attempt>` — so a window re-run by itself (the UI's Reset or "start workflow
+ * like this one", the `replay` command) leaves the ledger true: a `running` row at start, then `succeeded`
+ * with its counts or `failed` with the API's code and request id. The attempt (the Temporal run that began
+ * it) is carried over a continue-as-new, so one attempt stays one row.
+ */
+export async function recordedWindow<
+  I extends { runId: string; attempt?: WindowAttempt | undefined },
+  C extends StreamCounts,
+>(meta: WindowMeta, input: I, body: (input: I) => Promise<C>): Promise<C> {
+  const info = workflowInfo();
+  const attempt = input.attempt ?? { id: info.runId, startedAt: new Date().toISOString() };
+  const record = {
+    run_id: `${input.runId}:${info.workflowId}:${attempt.id}`,
+    parent_run_id: input.runId,
+    workflow_id: info.workflowId,
+    stream: meta.stream,
+    window_start: meta.windowStart,
+    window_end: meta.windowEnd,
+    mode: meta.mode,
+    started_at: attempt.startedAt,
+  };
+  const zero = { pages: 0, rows_written: 0, requests: 0 };
+  if (!input.attempt) {
+    await bookkeeping.recordRun({ ...record, ...zero, status: 'running', finished_at: null, error: null });
+  }
+  try {
+    const counts = await body({ ...input, attempt });
+    await bookkeeping.recordRun({
+      ...record,
+      status: 'succeeded',
+      finished_at: new Date().toISOString(),
+      pages: counts.pages,
+      rows_written: counts.rows,
+      requests: counts.requests ?? counts.pages,
+      error: null,
+    });
+    return counts;
+  } catch (err) {
+    if (err instanceof ContinueAsNew) throw err;
+    await bookkeeping.recordRun({
+      ...record,
+      ...zero,
+      status: 'failed',
+      finished_at: new Date().toISOString(),
+      error: `${info.workflowId}: ${innermostMessage(err)}`,
+    });
+    throw err;
+  }
+}
+
+/** The innermost cause's message: the API's code and request id for an API error. */
+export function innermostMessage(err: unknown): string {
+  let cause: unknown = err;
+  while (cause instanceof Error && cause.cause) cause = cause.cause;
+  return cause instanceof Error ? cause.message : String(cause);
+}
