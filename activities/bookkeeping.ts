@@ -211,6 +211,19 @@ export function markUnseenDeleted(deps: ActivityDeps) {
   };
 }
 
+/** Of these window workflow ids, those with a succeeded attempt in `_sync_runs` (a backfill skips them). */
+export function succeededWindows(deps: ActivityDeps) {
+  return async (input: { workflowIds: string[] }): Promise<string[]> => {
+    if (input.workflowIds.length === 0) return [];
+    const rows = await deps.destination.select(
+      (d) =>
+        `SELECT DISTINCT ${d.ident('workflow_id')} AS workflow_id FROM ${d.table('_sync_runs')} ` +
+        `WHERE ${d.ident('status')} = ${d.string('succeeded')} AND ${d.ident('workflow_id')} IN (${input.workflowIds.map((id) => d.string(id)).join(', ')})`,
+    );
+    return rows.map((r) => String(r['workflow_id']));
+  };
+}
+
 /** Upserts a run or window row in `_sync_runs`. */
 export function recordRun(deps: ActivityDeps) {
   return async (run: SyncRunRecord) => {

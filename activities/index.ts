@@ -8,6 +8,7 @@ import {
   planRun,
   prepareDestination,
   recordRun,
+  succeededWindows,
 } from './bookkeeping.js';
 import type { ActivityDeps } from './deps.js';
 import { syncExportPage } from './exports.js';
@@ -40,6 +41,7 @@ export function createActivities(deps: ActivityDeps) {
     prepareDestination: prepareDestination(deps),
     planRun: planRun(deps),
     recordRun: recordRun(deps),
+    succeededWindows: succeededWindows(deps),
     beginScope: beginScope(deps),
     advanceHighWaterMark: advanceHighWaterMark(deps),
     deletionCutoff: deletionCutoff(deps),

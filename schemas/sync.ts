@@ -117,6 +117,11 @@ export const SyncRunInput = z.object({
   settings: SyncSettings,
   /** Backfill: the range to (re-)read for export streams and how far down to page tickets. */
   range: z.object({ from: Instant, before: Instant }).optional(),
+  /**
+   * Backfill: also re-read the windows that already succeeded (by default they are skipped, so the same
+   * backfill command run again — after Ctrl-C, say — continues where it was).
+   */
+  force: z.boolean().optional(),
 });
 export type SyncRunInput = z.infer<typeof SyncRunInput>;
 

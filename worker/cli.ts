@@ -90,6 +90,7 @@ program
   )
   .requiredOption('--from <date>', 'inclusive start (YYYY-MM-DD or ISO instant)', parseInstant)
   .requiredOption('--to <date>', 'exclusive end (YYYY-MM-DD or ISO instant)', parseInstant)
+  .option('--force', 'also re-read the windows an earlier backfill of the range completed')
   .option('--no-local-worker', 'do not run a worker in this process')
   .addOption(configOption)
   .addOption(streamsOption)

@@ -350,7 +350,21 @@ export async function syncRunWorkflow(input: SyncRunInput): Promise<Record<strin
         // A window that fails does not stop the later ones (on-call replays just that one and the coverage
         // has no gap); the high-water mark only moves over the contiguous run of complete windows before it.
         const failures: unknown[] = [];
+        // A backfill skips the windows an earlier one completed (the same command run again continues).
+        const skip = new Set(
+          mode === 'backfill' && !input.force
+            ? await bookkeeping.succeededWindows({
+                workflowIds: passPlan.windows.map((w) =>
+                  windowWorkflowId(passPlan.pass, w.windowStart, w.windowEnd),
+                ),
+              })
+            : [],
+        );
         for (const window of passPlan.windows) {
+          if (skip.has(windowWorkflowId(passPlan.pass, window.windowStart, window.windowEnd))) {
+            entry.windowsDone += 1;
+            continue;
+          }
           try {
             await child(
               entry,

@@ -2,6 +2,8 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { settingsFromConfig } from '../../worker/config.js';
+import { newRunId, runSync } from '../../worker/run-sync.js';
 import { DAY_MS, type Pipeline, startPipeline } from './harness.js';
 import { sourceSnapshot } from './source-snapshot.js';
 import { expectWarehouseEqualsSource } from './warehouse-compare.js';
@@ -153,6 +155,30 @@ describe('on-call: a failed window found, understood and replayed', () => {
       await sourceSnapshot(p.deps.client, new Date(Date.now() - 500 * DAY_MS).toISOString()),
     );
     expect(await gaps('agent_sessions')).toBe(1);
+  });
+
+  it('a backfill run again skips the windows it completed, unless forced', async () => {
+    const range = {
+      from: new Date(Date.now() - 180 * DAY_MS).toISOString(),
+      before: new Date(Date.now() - 30 * DAY_MS).toISOString(),
+    };
+    const backfill = async (force: boolean) => {
+      p.companion.clearRequestLog();
+      const now = new Date();
+      const summary = await runSync(p.env.client, p.taskQueue, {
+        runId: newRunId(now),
+        mode: 'backfill',
+        streams: ['csat_surveys', 'agent_sessions'],
+        settings: settingsFromConfig(p.config, now),
+        range,
+        ...(force ? { force } : {}),
+      });
+      expect(summary.status).toBe('succeeded');
+      return p.companion.requestLog.filter((r) => /csat-surveys|agent-sessions/.test(r.path)).length;
+    };
+    expect(await backfill(false)).toBeGreaterThan(0);
+    expect(await backfill(false)).toBe(0); // the same command again: every window is done
+    expect(await backfill(true)).toBeGreaterThan(0);
   });
 
   it('replay refuses a window that is running, and a name that is not a window', async () => {

@@ -18,6 +18,8 @@ export interface JobOptions {
   mode: SyncMode;
   streams: StreamName[];
   range?: { from: string; before: string };
+  /** A backfill re-reads windows an earlier backfill completed, too. */
+  force?: boolean;
   /** Run a worker in this process (default); false when a worker fleet serves the task queue. */
   localWorker: boolean;
   /** Live progress on stderr. */
@@ -53,6 +55,7 @@ export async function runJob(options: JobOptions): Promise<RunSummary> {
         streams: options.streams,
         settings: settingsFromConfig(config, now),
         ...(options.range ? { range: options.range } : {}),
+        ...(options.force ? { force: true } : {}),
       };
       const render = createProgressRenderer();
       const onProgress = (progress: RunProgress) => {

@@ -20,18 +20,21 @@ export function syncCommand(opts: SyncOptions): Promise<number> {
   return runOnce(opts, opts.fullRefresh ? 'full_refresh' : 'incremental');
 }
 
-export function backfillCommand(opts: SyncOptions & { from: string; to: string }): Promise<number> {
+export function backfillCommand(
+  opts: SyncOptions & { from: string; to: string; force?: boolean },
+): Promise<number> {
   if (Date.parse(opts.from) >= Date.parse(opts.to)) {
     process.stderr.write('usage error: --from must be before --to\n');
     return Promise.resolve(2);
   }
-  return runOnce(opts, 'backfill', { from: opts.from, before: opts.to });
+  return runOnce(opts, 'backfill', { from: opts.from, before: opts.to }, opts.force === true);
 }
 
 function runOnce(
   opts: SyncOptions,
   mode: SyncMode,
   range?: { from: string; before: string },
+  force = false,
 ): Promise<number> {
   return withConfig(opts, async (config, logger) => {
     const temporal = await temporalFor(config, logger, { embedIfUnset: true });
@@ -43,6 +46,7 @@ function runOnce(
         mode,
         streams: opts.streams ?? [...ALL_STREAMS],
         ...(range ? { range } : {}),
+        ...(force ? { force } : {}),
         localWorker: opts.localWorker,
         display: true,
       });
