@@ -277,6 +277,8 @@ export const ThreadsInput = z.object({
    * signals `ticketsListed` when it is done. False: the queue is complete already.
    */
   awaitTickets: z.boolean().default(false),
+  /** The parent signalled `runIdle` already (carried over a continue-as-new, which loses signals' state). */
+  runIdle: z.boolean().default(false),
   /** Rolling re-read: threads of unchanged tickets read before `runStartedAt` (see SyncSettings). */
   reverify: z.object({ min: z.number().int().nonnegative(), runStartedAt: Instant }).nullable().default(null),
   /** Threads re-read so far by this run, carried over a continue-as-new. */

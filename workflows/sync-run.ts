@@ -194,6 +194,7 @@ export async function syncRunWorkflow(input: SyncRunInput): Promise<Record<strin
               concurrency: settings.threadConcurrency,
               fullRefreshSince: options.fullRefreshSince,
               awaitTickets: options.awaitTickets,
+              runIdle: othersSettled,
               mode,
               patienceMs,
               // The rolling re-read belongs to the runs that keep the warehouse current, not to backfills.

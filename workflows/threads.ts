@@ -37,7 +37,7 @@ async function threadsWorkflowBody(input: ThreadsInput): Promise<StreamCounts> {
   const patient = classActivities('detail', { patienceMs: input.patienceMs });
   const impatient = impatientDetailActivities();
   let ticketsListed = !input.awaitTickets;
-  let runIdle = false;
+  let runIdle = input.runIdle;
   setHandler(ticketsListedSignal, () => {
     ticketsListed = true;
   });
@@ -142,6 +142,7 @@ async function threadsWorkflowBody(input: ThreadsInput): Promise<StreamCounts> {
         await continueAsNew<typeof threadsWorkflow>({
           ...input,
           awaitTickets: !ticketsListed,
+          runIdle,
           reverified,
           carried: { pages: progress.pages, rows: progress.rows, requests: progress.requests },
         });
