@@ -107,10 +107,9 @@ describe('report snapshots: saved queries (REPORT_QUERIES) snapshotted by the pi
       ['syncReportSnapshot', `${p.taskQueue}-analytics`],
       ['syncReportSnapshot', `${p.taskQueue}-analytics`],
     ]);
-    expect(scheduled.filter((a) => a.activityType?.name === 'recordRun').map((a) => a.taskQueue?.name)).toEqual([
-      p.taskQueue,
-      p.taskQueue,
-    ]);
+    expect(
+      scheduled.filter((a) => a.activityType?.name === 'recordRun').map((a) => a.taskQueue?.name),
+    ).toEqual([p.taskQueue, p.taskQueue]);
   });
 
   it('a second run adds new snapshots (history), it does not overwrite the first', async () => {
