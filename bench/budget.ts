@@ -6,8 +6,8 @@
  * The companion enforces the spec's limits (list 60, detail 120, analytics 10, directory 60 requests) per
  * `--window-ms` instead of per minute — the spec's limits compressed in time — and the worker processes'
  * task queues are paced to match (SUPPORT_API_RATE_WINDOW). The default window is 30 s, not a few seconds:
- * the task queues leave room for Temporal's rate-limiter burst (about one second of rate, see
- * worker/workers.ts dispatchRate), which is 2.5 % of a detail budget over 30 s but a quarter over 3 s, so
+ * the task queues leave room for Temporal's rate-limiter burst and dispatch jitter (1.25 s of rate, see
+ * worker/workers.ts dispatchRate), which is 4 % of a detail budget over 30 s but 30 % over 3 s, so
  * short windows measure that allowance rather than the pipeline. The rolling thread re-read is off
  * (SYNC_THREAD_REVERIFY_PER_RUN=0): by design it fills the detail budget while other streams run.
  * For each fleet size (worker processes on one key, each `npm run worker`):

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { type Activities, createActivities } from '../activities/index.js';
 import type { Destination } from '../connectors/destination.js';
 import { createDestination } from '../connectors/index.js';
-import { SupportApiClient } from '../connectors/support-api/index.js';
+import { GovernorRegistry, SupportApiClient } from '../connectors/support-api/index.js';
 import type { Config } from '../schemas/config.js';
 
 export interface Dependencies {
@@ -13,6 +13,15 @@ export interface Dependencies {
 }
 
 /**
+ * The governors of this process's workers. Several worker processes share each key's budget (the class task
+ * queues pace them together, worker/workers.ts), but Temporal's limiter is approximate — a straggler or a
+ * recycled token can put one request more into an API window — so no process spends a window's last
+ * request: one of ten at a 10-per-window limit, one of 120 at the spec's detail limit.
+ */
+export const FLEET_RESERVE = 1;
+const fleetGovernors = new GovernorRegistry({ reserve: FLEET_RESERVE });
+
+/**
  * The composition root: the API client (one keep-alive pool, one rate governor per key and class), the
  * destination (one pool) and the activities bound to them — built once per process.
  */
@@ -20,6 +29,7 @@ export async function buildDependencies(config: Config, logger: Logger): Promise
   const client = new SupportApiClient({
     baseUrl: config.SUPPORT_API_URL,
     apiKey: config.SUPPORT_API_KEY,
+    governor: fleetGovernors.for(config.SUPPORT_API_KEY),
     logger,
     // Long waits go back to Temporal as a retry at Retry-After instead of holding an activity slot.
     rateLimitMode: 'throw',

@@ -93,21 +93,32 @@ export async function startWorkers(options: WorkersOptions): Promise<RunningWork
 }
 
 /**
+ * Temporal's task-queue limiter (server 1.29, service/matching matcher_data.go `simpleLimiter`) is a GCRA
+ * with a fixed burst duration of one second: in any interval of length T it dispatches at most
+ * `floor((T + 1 s) × rate) + 1` tasks — after an idle spell, a second's worth of rate at once.
+ */
+const TEMPORAL_BURST_S = 1;
+/**
+ * The API counts a request when it arrives, not when Temporal dispatched its activity: the time in between
+ * (delivery of the task, the activity's checkpoint read, the rate governor) varies by a few hundred ms on a
+ * loaded worker (measured: p90 0.16 s, max 0.5 s with three processes on two cores). Requests arriving in
+ * one API window were therefore dispatched within `window + JITTER_S`. What is left over — a late straggler,
+ * a token the matcher hands back when a match fails — is caught by the governor's fleet reserve
+ * (`FLEET_RESERVE`, compose.ts): no process sends the last request of a window.
+ */
+const DISPATCH_JITTER_S = 0.25;
+
+/**
  * Dispatch rates per class from the configuration: at most `limit` requests in any window of the API's,
- * for the whole fleet. Temporal's task-queue rate limiter is a token bucket whose burst, after the queue
- * idled, is about one second of its rate plus one task (measured on the dev server 1.29: one extra task
- * below 1/s, `ceil(rate) + 1` above), so the first window after an idle spell can carry that many more
- * than `rate × window`. The rate leaves room for that burst — `rate × window + burst ≤ limit` — and for
- * `SUPPORT_API_RATE_SHARE` of headroom. At the spec's one-minute windows that is 58 list, 117 detail and 9
- * analytics requests a minute; in windows compressed to a few seconds the burst costs far more.
+ * for the whole fleet: `rate × (window + burst + jitter) + 1 ≤ limit × share`. At the spec's one-minute
+ * windows that is 58 list, 116 detail and 9 analytics requests a minute; in windows compressed to a few
+ * seconds the second of burst costs far more (tests and demos).
  */
 export function dispatchRate(limit: number, windowMs: number, share: number): number {
-  const windowS = windowMs / 1000;
-  const burst = (rate: number) => (rate < 1 ? 1 : Math.ceil(rate) + 1);
-  let rate = (limit * share) / windowS;
-  for (let i = 0; i < 20; i++) rate = Math.max(0, Math.min(limit * share, limit - burst(rate)) / windowS);
+  const span = windowMs / 1000 + TEMPORAL_BURST_S + DISPATCH_JITTER_S;
+  const rate = (limit * share - 1) / span;
   // A limit too small for any burst still gets a trickle rather than nothing.
-  return rate > 0 ? rate : limit / windowS / 2;
+  return rate > 0 ? rate : limit / (windowMs / 1000) / 4;
 }
 
 /** The dispatch rate of each route class's task queue (activities per second), or null when off. */

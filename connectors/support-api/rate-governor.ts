@@ -15,6 +15,8 @@
  *   for servers whose reset timestamp is coarser than their window).
  * - Classes are independent; callers of one class are served first come, first served, and requests in
  *   flight count against the budget until their response is observed (or released).
+ * - Optionally keeps the last request(s) of every window back (`reserve`), for a fleet of processes on one
+ *   key whose counts reach each of them late.
  * - One governor per API key and process: `GovernorRegistry.for(key)` keys by a fingerprint (a hash
  *   prefix) of the key, never by the key itself.
  */
@@ -64,6 +66,13 @@ export interface RateGovernorOptions {
   resetMarginMs?: number;
   /** Fraction of the server's limit to spend (default 1). Lower it to leave room for other processes. */
   utilization?: number;
+  /**
+   * Requests of each server window this process leaves unspent (default 0). When several processes share
+   * a key, each sees the server's `X-RateLimit-Remaining` only in its own responses, a moment late: keeping
+   * the window's last request(s) back means a straggler of another process cannot make it a 429. Never
+   * more than the limit less one.
+   */
+  reserve?: number;
 }
 
 export interface AcquireOptions {
@@ -144,11 +153,13 @@ export class RateGovernor {
   readonly #states = new Map<RouteClass, ClassState>();
   readonly #baseMarginMs: number;
   readonly #utilization: number;
+  readonly #reserve: number;
 
   constructor(options: RateGovernorOptions = {}) {
     this.#clock = options.clock ?? systemClock;
     this.#baseMarginMs = options.resetMarginMs ?? 20;
     this.#utilization = Math.min(1, Math.max(0.01, options.utilization ?? 1));
+    this.#reserve = Math.max(0, Math.floor(options.reserve ?? 0));
     for (const routeClass of ROUTE_CLASSES) {
       const start = options.initialLimits?.[routeClass] ?? SPEC_LIMITS[routeClass];
       this.#states.set(routeClass, {
@@ -201,7 +212,8 @@ export class RateGovernor {
     }
     if (s.unenforced) return { waitMs: 0, reason: 'ok' };
     const budget = Math.floor(s.limit * this.#utilization) - (s.limit - s.remaining);
-    const available = Math.min(s.remaining, budget) - s.inFlight;
+    const reserve = Math.min(this.#reserve, s.limit - 1);
+    const available = Math.min(s.remaining - reserve, budget) - s.inFlight;
     if (available <= 0)
       return { waitMs: Math.max(1, s.resetAt + s.marginMs - now), reason: 'window_exhausted' };
     const span = s.resetAt - s.lastGrantAt;

@@ -85,6 +85,28 @@ describe('rate governor (fake clock)', () => {
     expect(gov.decide('detail').waitMs).toBe(0);
   });
 
+  it('with a fleet reserve, never spends the last request of a window another process may be taking', async () => {
+    const clock = new FakeClock();
+    const gov = new RateGovernor({ clock, reserve: 1 });
+    const resetAt = clock.now() + 2000;
+    await gov.acquire('detail');
+    // The server counted other processes' requests too: one left in this window.
+    gov.observe('detail', { status: 200, headers: headers(10, 1, resetAt) });
+    expect(gov.decide('detail')).toEqual({ waitMs: 2000 + 20, reason: 'window_exhausted' });
+    // Two left: this process may take one of them.
+    const other = new RateGovernor({ clock, reserve: 1 });
+    await other.acquire('detail');
+    other.observe('detail', { status: 200, headers: headers(10, 2, resetAt) });
+    expect(other.decide('detail').reason).not.toBe('window_exhausted');
+    // A reserve never takes a whole window: at a limit of 2, one request per window still goes.
+    const tiny = new RateGovernor({ clock, reserve: 3 });
+    await tiny.acquire('analytics');
+    tiny.observe('analytics', { status: 200, headers: headers(2, 1, resetAt) });
+    expect(tiny.decide('analytics').reason).toBe('window_exhausted');
+    clock.advance(2100);
+    expect(tiny.decide('analytics')).toEqual({ waitMs: 0, reason: 'ok' });
+  });
+
   it('pauses a class on 429 until Retry-After; other classes are independent', async () => {
     const clock = new FakeClock();
     const gov = new RateGovernor({ clock });
