@@ -31,7 +31,11 @@ export const SETUP_PERMISSION_HINT =
  * SyncRunId) on the namespace, idempotently: those already there are left alone, a clash of type is an
  * error naming it. A cluster the project did not start (no dev server registering them) needs this once.
  */
-export async function registerSearchAttributes(client: Client, namespace: string): Promise<SetupResult> {
+export async function registerSearchAttributes(
+  client: Client,
+  namespace: string,
+  raced = false,
+): Promise<SetupResult> {
   const operator = client.connection.operatorService;
   const listed = await operator.listSearchAttributes({ namespace });
   const existing = new Map<string, number>([
@@ -52,9 +56,21 @@ export async function registerSearchAttributes(client: Client, namespace: string
     else present.push(key.name);
   }
   if (Object.keys(missing).length > 0) {
-    await operator.addSearchAttributes({ namespace, searchAttributes: missing });
+    try {
+      await operator.addSearchAttributes({ namespace, searchAttributes: missing });
+    } catch (err) {
+      // Workers of a fleet starting together race to add them: the one that loses finds them there (and
+      // checks their types) instead of failing its start.
+      if (!isAlreadyExists(err) || raced) throw err;
+      return registerSearchAttributes(client, namespace, true);
+    }
   }
   return { namespace, added: Object.keys(missing), present };
+}
+
+/** True for the gRPC status ALREADY_EXISTS (6). */
+function isAlreadyExists(err: unknown): boolean {
+  return (err as { code?: number }).code === 6;
 }
 
 /** True for the gRPC status of a caller without the rights (PERMISSION_DENIED = 7, UNAUTHENTICATED = 16). */
