@@ -51,7 +51,7 @@ printf '#!/bin/sh\\nexit 0\\n' > "$GOBIN/temporal"
     });
     const lines = text.trimEnd().split('\n');
     expect(lines[0]).toMatch(
-      /^building the Temporal CLI… \(first start on this machine, about 3 minutes: go install github\.com\/temporalio\/cli\/cmd\/temporal@v1\.5\.1, about \d+ packages\)$/,
+      /^building the Temporal CLI… \(first start on this machine, about 4 minutes: go install github\.com\/temporalio\/cli\/cmd\/temporal@v1\.5\.1, about \d+ packages\)$/,
     );
     expect(lines.some((l) => /2 modules downloaded/.test(l))).toBe(true);
     expect(lines.some((l) => /5 of ~\d+ packages compiled/.test(l))).toBe(true);

@@ -121,7 +121,7 @@ async function buildWithGo(go: string, log: (line: string) => void, step: StepSt
     let packages = 0;
     const progress = step(
       'building the Temporal CLI',
-      `(first start on this machine, about 3 minutes: go install ${pkg}, about ${EXPECTED_PACKAGES} packages)`,
+      `(first start on this machine, about 4 minutes: go install ${pkg}, about ${EXPECTED_PACKAGES} packages)`,
     );
     try {
       await new Promise<void>((resolve, reject) => {
