@@ -102,7 +102,7 @@ const TEMPORAL_BURST_S = 1;
  * The API counts a request when it arrives, not when Temporal dispatched its activity: the time in between
  * (delivery of the task, the activity's checkpoint read, the rate governor) varies by a few hundred ms on a
  * loaded worker (measured: p90 0.16 s, max 0.5 s with three processes on two cores). Requests arriving in
- * one API window were therefore dispatched within `window + JITTER_S`. What is left over — a late straggler,
+ * one API window were therefore dispatched within `window + DISPATCH_JITTER_S`. What is left over — a late straggler,
  * a token the matcher hands back when a match fails — is caught by the governor's fleet reserve
  * (`FLEET_RESERVE`, compose.ts): no process sends the last request of a window.
  */
@@ -117,7 +117,8 @@ const DISPATCH_JITTER_S = 0.25;
 export function dispatchRate(limit: number, windowMs: number, share: number): number {
   const span = windowMs / 1000 + TEMPORAL_BURST_S + DISPATCH_JITTER_S;
   const rate = (limit * share - 1) / span;
-  // A limit too small for any burst still gets a trickle rather than nothing.
+  // A limit too small for any burst (one request a window) still gets a trickle: a quarter of it, so that
+  // the burst on top stays within the window.
   return rate > 0 ? rate : limit / (windowMs / 1000) / 4;
 }
 
