@@ -64,10 +64,17 @@ export function planRun(deps: ActivityDeps) {
     settings: SyncSettings;
     now: string;
     range?: { from: string; before: string };
+    /**
+     * The ticket sweep could not complete, so the history start is unknown: plan the exports from a
+     * provisional start instead of not at all (a ticket problem must not cost surveys and sessions).
+     */
+    historyFallback?: boolean;
   }): Promise<RunPlan> => {
     const { destination } = deps;
     const { settings, mode } = input;
-    const historyStart = await findHistoryStart(deps, settings);
+    const known = await findHistoryStart(deps, settings);
+    const provisional = known === null && input.historyFallback === true;
+    const historyStart = provisional ? await provisionalHistoryStart(deps, input.now) : known;
     const lowerBound = async (stream: string): Promise<string | null> => {
       if (input.range) return input.range.from;
       if (historyStart === null) return null;
@@ -123,18 +130,56 @@ export function planRun(deps: ActivityDeps) {
         const from = await lowerBound(pass);
         if (from === null) continue; // planned once the sweep has found the history's start
         const to = input.range?.before ?? input.now;
+        const planned =
+          Date.parse(from) < Date.parse(to) ? planWindows({ from, to, maxWindowMs: settings.windowMs }) : [];
+        // Scheduled runs also re-read the earlier windows that hold items set aside (`_rejected`), so an
+        // item the source fixes (or the connector learns to read) comes in without a manual replay.
+        const retried = input.range ? [] : await windowsWithRejected(deps, pass, from);
         passes.push({
           pass,
-          windows:
-            Date.parse(from) < Date.parse(to)
-              ? planWindows({ from, to, maxWindowMs: settings.windowMs })
-              : [],
-          advanceHighWaterMark: mode !== 'backfill' && mode !== 'replay',
+          windows: [...retried, ...planned],
+          // A provisional start may be too late: the mark stays, so the first run that knows the real start
+          // reads the whole history.
+          advanceHighWaterMark: mode !== 'backfill' && mode !== 'replay' && !provisional,
         });
       }
     }
     return { tickets, passes, historyStart };
   };
+}
+
+/**
+ * Earlier windows (`<from>/<before>` scopes starting before `from`, which the planned windows do not cover
+ * whole) of a pass with unresolved `_rejected` items.
+ */
+async function windowsWithRejected(
+  deps: ActivityDeps,
+  pass: string,
+  from: string,
+): Promise<{ windowStart: string; windowEnd: string }[]> {
+  const rows = await deps.destination.select(
+    (d) =>
+      `SELECT DISTINCT ${d.ident('scope')} AS scope FROM ${d.table('_rejected')} ` +
+      `WHERE ${d.ident('stream')} = ${d.string(pass)} AND ${d.ident('resolved_at')} IS NULL`,
+  );
+  return rows
+    .map((r) => String(r['scope']).split('/'))
+    .filter((parts): parts is [string, string] => parts.length === 2)
+    .map(([windowStart, windowEnd]) => ({ windowStart, windowEnd }))
+    .filter((w) => Number.isFinite(Date.parse(w.windowEnd)) && Date.parse(w.windowStart) < Date.parse(from))
+    .sort((a, b) => Date.parse(a.windowStart) - Date.parse(b.windowStart));
+}
+
+/**
+ * Where the exports start when no complete sweep has found the history's start yet: the oldest ticket the
+ * warehouse holds (the failed sweep got that far), else now, minus HISTORY_MARGIN_MS.
+ */
+async function provisionalHistoryStart(deps: ActivityDeps, now: string): Promise<string> {
+  const [row] = await deps.destination.select(
+    (d) => `SELECT MIN(${d.ident('created_at')}) AS oldest FROM ${d.table('tickets')}`,
+  );
+  const oldest = typeof row?.['oldest'] === 'string' ? Date.parse(row['oldest']) : Number.NaN;
+  return new Date((Number.isFinite(oldest) ? oldest : Date.parse(now)) - HISTORY_MARGIN_MS).toISOString();
 }
 
 /** SYNC_START_DATE, else the oldest ticket a complete sweep listed minus HISTORY_MARGIN_MS, else null. */

@@ -1,9 +1,8 @@
 import { fetchAgentSessionsPage, fetchCsatPage, type Page } from '../connectors/support-api/index.js';
 import { type ExportPass, streamOfPass } from '../schemas/sync.js';
 import { nextCheckpoint } from './checkpoints.js';
-import { fetchWithRestart } from './cursor-restart.js';
 import type { ActivityDeps } from './deps.js';
-import { rowsOf } from './rows.js';
+import { cursorTag, fetchPageStep, rejectedOf, rowsOf } from './page-step.js';
 
 export interface ExportPageInput {
   pass: ExportPass;
@@ -11,6 +10,9 @@ export interface ExportPageInput {
   windowEnd: string;
   pageSize: number;
   includeComments: boolean;
+  allowRestart?: boolean;
+  /** Full refresh: rows are rewritten at an equal version too (see WriteBatch.repair). */
+  repair?: boolean;
 }
 
 function fetcherFor(
@@ -35,21 +37,29 @@ function fetcherFor(
   }
 }
 
-/** One page of an export window (analytics class), written with the window's checkpoint. */
+/**
+ * One page of an export window (analytics class), written with the window's checkpoint; items that break
+ * the spec's strict rules are set aside in `_rejected` (a later run re-reads their window).
+ */
 export function syncExportPage(deps: ActivityDeps) {
   return async (input: ExportPageInput) => {
-    const { destination, logger } = deps;
+    const { destination } = deps;
     const scope = `${input.windowStart}/${input.windowEnd}`;
     const previous = await destination.readCheckpoint(input.pass, scope);
-    if (previous?.status === 'complete') return { rows: 0, done: true };
-    const { page, restarted } = await fetchWithRestart(
-      logger,
-      `${input.pass} ${scope}`,
-      previous?.cursor ?? null,
-      fetcherFor(deps, input),
-    );
+    if (previous?.status === 'complete')
+      return { rows: 0, rejected: 0, done: true, cursorTag: null, restarted: false };
+    const step = await fetchPageStep(deps, {
+      stream: input.pass,
+      scope,
+      cursor: previous?.cursor ?? null,
+      allowRestart: input.allowRestart ?? true,
+      fetch: fetcherFor(deps, input),
+    });
+    const { page, restarted } = step;
+    const table = streamOfPass(input.pass);
+    const rejected = rejectedOf(table, input.pass, scope, step);
     await destination.writeBatch({
-      table: streamOfPass(input.pass),
+      table,
       rows: rowsOf(page) as never,
       checkpoint: nextCheckpoint(restarted ? null : previous, {
         stream: input.pass,
@@ -58,7 +68,15 @@ export function syncExportPage(deps: ActivityDeps) {
         done: !page.hasMore,
         rows: page.items.length,
       }),
+      rejected,
+      repair: input.repair === true,
     });
-    return { rows: page.items.length, done: !page.hasMore };
+    return {
+      rows: page.items.length,
+      rejected: rejected.length,
+      done: !page.hasMore,
+      cursorTag: page.hasMore ? cursorTag(page.nextCursor) : null,
+      restarted,
+    };
   };
 }

@@ -14,6 +14,7 @@ import type { ActivityDeps } from './deps.js';
 import { syncExportPage } from './exports.js';
 import { mapFailures } from './failures.js';
 import { withHeartbeat } from './heartbeat.js';
+import { missingData } from './missing-data.js';
 import { reconcile } from './reconcile.js';
 import { syncReferencePage } from './reference.js';
 import { syncReportSnapshot } from './report-snapshots.js';
@@ -41,6 +42,7 @@ export function createActivities(deps: ActivityDeps) {
     prepareDestination: prepareDestination(deps),
     planRun: planRun(deps),
     recordRun: recordRun(deps),
+    missingData: missingData(deps),
     succeededWindows: succeededWindows(deps),
     beginScope: beginScope(deps),
     advanceHighWaterMark: advanceHighWaterMark(deps),

@@ -1,4 +1,5 @@
-import type { ViewFilter } from '../schemas/api/index.js';
+import { z } from 'zod';
+import { ViewFilter } from '../schemas/api/index.js';
 import type { ReconcileInput, ReconcileSummary } from '../schemas/sync.js';
 import type { ReconciliationRecord } from '../schemas/warehouse.js';
 import type { SqlDialect } from '../schemas/warehouse-views.js';
@@ -97,8 +98,15 @@ export function reconcile(deps: ActivityDeps) {
         const filters = parseFilters(v['filters']);
         const metric = `view_count:${String(v['name'])}`;
         const sourceValue = Number(v['n']);
-        const unsupported = filters.find((f) => !(f.condition in VIEW_CONDITION_COLUMNS));
-        if (unsupported) {
+        const unsupported =
+          filters === null
+            ? { reason: 'its filters are not of the structure the warehouse can compute' }
+            : filters
+                .filter((f) => !(f.condition in VIEW_CONDITION_COLUMNS))
+                .map((f) => ({
+                  reason: `filter condition "${f.condition}" is not a plain ticket column`,
+                }))[0];
+        if (filters === null || unsupported) {
           rows.push({
             run_id: input.runId,
             metric,
@@ -106,7 +114,7 @@ export function reconcile(deps: ActivityDeps) {
             source_value: sourceValue,
             warehouse_value: null,
             status: 'skipped',
-            note: `filter condition "${unsupported.condition}" is not a plain ticket column; its semantics are not in the spec (2.4), so the warehouse does not guess`,
+            note: `${unsupported?.reason}; the filter structure is not in the spec (2.4), so the warehouse does not guess`,
             checked_at: checkedAt,
           });
           continue;
@@ -143,9 +151,11 @@ function utcYmd(iso: string): [number, number, number] {
   return [d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()];
 }
 
-function parseFilters(value: unknown): ViewFilter[] {
+/** The view's filters when they have the structure the companion serves (spec 2.4: not shown), else null. */
+function parseFilters(value: unknown): ViewFilter[] | null {
   const parsed = typeof value === 'string' ? JSON.parse(value) : value;
-  return Array.isArray(parsed) ? (parsed as ViewFilter[]) : [];
+  const filters = z.array(ViewFilter).safeParse(parsed ?? []);
+  return filters.success ? filters.data : null;
 }
 
 /** All filters must hold (the view's saved filters combine with AND). */

@@ -1,10 +1,8 @@
-import { fetchMessagesPage, type Page, SupportApiError } from '../connectors/support-api/index.js';
-import type { Message } from '../schemas/api/messages.js';
+import { fetchMessagesPage, SupportApiError } from '../connectors/support-api/index.js';
 import type { Checkpoint, CheckpointUpdate } from '../schemas/warehouse.js';
 import { nextCheckpoint, restartedCheckpoint } from './checkpoints.js';
-import { fetchWithRestart } from './cursor-restart.js';
 import type { ActivityDeps } from './deps.js';
-import { rowsOf } from './rows.js';
+import { cursorTag, fetchPageStep, type PageStep, rejectedOf, rowsOf } from './page-step.js';
 import { THREAD_QUEUE_STREAM } from './tickets.js';
 
 /**
@@ -14,27 +12,32 @@ import { THREAD_QUEUE_STREAM } from './tickets.js';
  * Temporal retries that page alone (a 429 at Retry-After), never a batch.
  */
 export function syncThreadPage(deps: ActivityDeps) {
-  return async (input: { scope: string }) => {
+  return async (input: { scope: string; allowRestart?: boolean; repair?: boolean }) => {
     const { destination, client, logger } = deps;
     const entry = await destination.readCheckpoint(THREAD_QUEUE_STREAM, input.scope);
+    const nothing = { done: true, rows: 0, rejected: 0, pages: 0, cursorTag: null, restarted: false };
     // Completed already (a retry of an attempt whose commit went through): nothing to read.
-    if (entry?.status !== 'running') return { done: true, rows: 0, pages: 0 };
+    if (entry?.status !== 'running') return nothing;
     const ticketNumber = Number(input.scope);
-    let fetched: Awaited<ReturnType<typeof fetchWithRestart<Page<Message>>>>;
+    let step: PageStep<Awaited<ReturnType<typeof fetchMessagesPage>>>;
     try {
-      fetched = await fetchWithRestart(logger, `thread ${ticketNumber}`, entry.cursor, (cursor) =>
-        fetchMessagesPage(client, { ticketNumber, cursor, limit: 100, order: 'asc' }),
-      );
+      step = await fetchPageStep(deps, {
+        stream: 'ticket_messages',
+        scope: input.scope,
+        cursor: entry.cursor,
+        allowRestart: input.allowRestart ?? true,
+        fetch: (cursor) => fetchMessagesPage(client, { ticketNumber, cursor, limit: 100, order: 'asc' }),
+      });
     } catch (err) {
       if (err instanceof SupportApiError && err.code === 'TICKET_NOT_FOUND') {
         // Deleted since it was queued: nothing to read; the sweep marks the ticket and its messages.
         logger.info({ ticketNumber, requestId: err.requestId }, 'queued ticket no longer exists');
         await destination.writeCheckpoints([done(entry, input.scope)]);
-        return { done: true, rows: 0, pages: 0 };
+        return nothing;
       }
       throw err;
     }
-    const { page, restarted } = fetched;
+    const { page, restarted } = step;
     const next = nextCheckpoint(restarted ? { ...entry, pages: 0, rows: 0 } : entry, {
       stream: THREAD_QUEUE_STREAM,
       scope: input.scope,
@@ -42,8 +45,22 @@ export function syncThreadPage(deps: ActivityDeps) {
       done: !page.hasMore,
       rows: page.items.length,
     });
-    await destination.writeBatch({ table: 'ticket_messages', rows: rowsOf(page), checkpoint: next });
-    return { done: !page.hasMore, rows: page.items.length, pages: 1 };
+    const rejected = rejectedOf('ticket_messages', 'ticket_messages', input.scope, step);
+    await destination.writeBatch({
+      table: 'ticket_messages',
+      rows: rowsOf(page),
+      checkpoint: next,
+      rejected,
+      repair: input.repair === true,
+    });
+    return {
+      done: !page.hasMore,
+      rows: page.items.length,
+      rejected: rejected.length,
+      pages: 1,
+      cursorTag: page.hasMore ? cursorTag(page.nextCursor) : null,
+      restarted,
+    };
   };
 }
 
@@ -122,7 +139,7 @@ export function queueThreadsToReverify(deps: ActivityDeps) {
 
 /**
  * At the start of a run, threads go back to the queue whose stored state is known to be unsettled:
- *  - those that failed in an earlier run;
+ *  - those that failed in an earlier run, and those with a message set aside in `_rejected`;
  *  - those with a message still in transit (`queued` or `sent`): its delivery status moves on without the
  *    ticket's `updated_at` moving, so the thread is read again until every message has settled — as open
  *    agent sessions are re-read until they close.
@@ -136,15 +153,21 @@ export function requeueUnsettledThreads(deps: ActivityDeps) {
         `SELECT DISTINCT CAST(${d.ident('ticket_number')} AS ${d.type('string')}) AS scope FROM ${d.table('ticket_messages')} ` +
         `WHERE ${d.ident('status')} IN (${TRANSIT_STATUSES.map((x) => d.string(x)).join(', ')}) AND ${d.ident('_deleted_at')} IS NULL`,
     );
+    // Threads with a message set aside (`_rejected`): read again until it can be stored.
+    const withRejected = await destination.select(
+      (d) =>
+        `SELECT DISTINCT ${d.ident('scope')} AS scope FROM ${d.table('_rejected')} ` +
+        `WHERE ${d.ident('table_name')} = ${d.string('ticket_messages')} AND ${d.ident('resolved_at')} IS NULL`,
+    );
     const failedScopes = new Set(failed.map((cp) => cp.scope));
+    const again = [...new Set([...inTransit, ...withRejected].map((row) => String(row['scope'])))];
     await destination.writeCheckpoints([
       ...failed.map((cp) => ({ ...cp, status: 'running' as const })),
-      ...inTransit
-        .map((row) => String(row['scope']))
+      ...again
         .filter((scope) => !failedScopes.has(scope))
         .map((scope) => restartedCheckpoint(THREAD_QUEUE_STREAM, scope)),
     ]);
-    return { requeued: failed.length, inTransit: inTransit.length };
+    return { requeued: failed.length, inTransit: inTransit.length, withRejected: withRejected.length };
   };
 }
 
@@ -167,10 +190,15 @@ export function finishThreads(deps: ActivityDeps) {
       });
     }
     const now = deps.now?.() ?? new Date();
+    // Only messages of threads read to their end are candidates: a thread that failed this run keeps its
+    // messages (its queue entry is not complete), it was not read, so nothing can be said about them.
     const deleted = await deps.destination.markDeletedNotSeenSince(
       'ticket_messages',
       new Date(input.fullRefreshSince),
       now,
+      undefined,
+      undefined,
+      { column: 'ticket_number', stream: THREAD_QUEUE_STREAM },
     );
     return { deleted };
   };

@@ -1,10 +1,9 @@
 import { fetchTicketsPage } from '../connectors/support-api/index.js';
 import { TICKETS_SCOPES } from '../schemas/sync.js';
-import { type CheckpointUpdate, THREAD_QUEUE_STREAM } from '../schemas/warehouse.js';
+import { type CheckpointUpdate, contentHashOf, THREAD_QUEUE_STREAM } from '../schemas/warehouse.js';
 import { laterInstant, nextCheckpoint, restartedCheckpoint } from './checkpoints.js';
-import { fetchWithRestart } from './cursor-restart.js';
 import type { ActivityDeps } from './deps.js';
-import { rowsOf } from './rows.js';
+import { cursorTag, fetchPageStep, rejectedOf, rowsOf } from './page-step.js';
 
 export { THREAD_QUEUE_STREAM };
 
@@ -18,11 +17,15 @@ const earlierInstant = (a: string | null | undefined, b: string | null | undefin
 
 /**
  * One page of the ticket list (newest first, with custom fields), in one destination transaction:
- *  - rows of new or changed tickets (stored `updated_at` differs, or the stored row is marked deleted: it came
- *    back) are rewritten; the others are only recorded as seen (`_synced_at`), so a complete sweep can tell
- *    which tickets the source stopped serving;
- *  - the thread of every new or changed ticket is queued, and of every ticket created since `threadCutoff`
- *    (the spec does not promise that a new message moves `updated_at`), or of every ticket (`queueAll`);
+ *  - rows of new or changed tickets are rewritten — changed by version (`updated_at` differs, or the stored
+ *    row is marked deleted: it came back) or by content (equal version, different content hash: a change the
+ *    source did not stamp, e.g. a tag or the contact, or a column the warehouse did not have yet); the
+ *    others are only recorded as seen (`_synced_at`), so a complete sweep can tell which tickets the source
+ *    stopped serving;
+ *  - the thread of every new ticket or one whose version moved is queued, and of every ticket created since
+ *    `threadCutoff` (the spec does not promise that a new message moves `updated_at`), or of every ticket
+ *    (`queueAll`); a content-only change does not cost a thread read;
+ *  - items that break the spec's strict rules are set aside in `_rejected` (every sweep reads them again);
  *  - the scope's checkpoint moves; on the sweep's last page the workspace's oldest `created_at` is kept.
  * Done when the API has no more pages, or (a head pass) the page reaches below `stopBelow`.
  */
@@ -33,29 +36,53 @@ export function syncTicketsPage(deps: ActivityDeps) {
     pageSize: number;
     threadCutoff: string | null;
     queueAll: boolean;
+    allowRestart?: boolean;
+    /** Full refresh: every row is rewritten at an equal version too, repairing whatever differs. */
+    repair?: boolean;
   }) => {
-    const { destination, client, logger } = deps;
+    const { destination, client } = deps;
     const previous = await destination.readCheckpoint('tickets', input.scope);
     if (previous?.status === 'complete') {
-      return { listed: 0, changed: 0, threadsQueued: 0, done: true, newest: null, oldest: null };
+      return {
+        listed: 0,
+        changed: 0,
+        threadsQueued: 0,
+        rejected: 0,
+        done: true,
+        newest: null,
+        oldest: null,
+        cursorTag: null,
+        restarted: false,
+      };
     }
-    const { page, restarted } = await fetchWithRestart(
-      logger,
-      `tickets ${input.scope}`,
-      previous?.cursor ?? null,
-      (cursor) => fetchTicketsPage(client, { cursor, limit: input.pageSize, includeTicketFields: true }),
-    );
+    const step = await fetchPageStep(deps, {
+      stream: 'tickets',
+      scope: input.scope,
+      cursor: previous?.cursor ?? null,
+      allowRestart: input.allowRestart ?? true,
+      fetch: (cursor) =>
+        fetchTicketsPage(client, { cursor, limit: input.pageSize, includeTicketFields: true }),
+    });
+    const { page, restarted } = step;
     const base = restarted ? (previous ? { ...previous, pages: 0, rows: 0 } : null) : previous;
     const stored = await destination.storedVersions(
       'tickets',
       page.items.map((t) => t.id),
     );
-    const changed = new Set(
-      page.items.filter((t) => !sameInstant(stored.get(t.id), t.updated_at)).map((t) => t.id),
+    const rows = rowsOf(page);
+    const versionMoved = new Set(
+      page.items.filter((t) => !sameInstant(stored.get(t.id)?.version, t.updated_at)).map((t) => t.id),
     );
+    const changedRows = rows.filter(
+      (r) =>
+        input.repair === true ||
+        versionMoved.has(r.item.id) ||
+        stored.get(r.item.id)?.contentHash !== contentHashOf('tickets', r),
+    );
+    const changed = new Set(changedRows.map((r) => r.item.id));
     const cutoff = input.threadCutoff === null ? Number.POSITIVE_INFINITY : Date.parse(input.threadCutoff);
     const toQueue = page.items.filter(
-      (t) => input.queueAll || changed.has(t.id) || Date.parse(t.created_at) >= cutoff,
+      (t) => input.queueAll || versionMoved.has(t.id) || Date.parse(t.created_at) >= cutoff,
     );
     const newest = page.items[0]?.created_at ?? null;
     const oldest = page.items.at(-1)?.created_at ?? null;
@@ -85,20 +112,25 @@ export function syncTicketsPage(deps: ActivityDeps) {
           rows: 0,
         });
     }
-    const rows = rowsOf(page).filter((r) => changed.has(r.item.id));
+    const rejected = rejectedOf('tickets', 'tickets', input.scope, step);
     await destination.writeBatch({
       table: 'tickets',
-      rows,
+      rows: changedRows,
       seen: page.items.filter((t) => !changed.has(t.id)).map((t) => t.id),
       checkpoint: checkpoints,
+      rejected,
+      repair: input.repair === true,
     });
     return {
       listed: page.items.length,
       changed: changed.size,
       threadsQueued: toQueue.length,
+      rejected: rejected.length,
       done,
       newest,
       oldest,
+      cursorTag: done ? null : cursorTag(page.nextCursor),
+      restarted,
     };
   };
 }

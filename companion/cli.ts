@@ -41,6 +41,12 @@ const program = new Command()
   )
   .option('--live-interval-ms <ms>', 'time between two rounds of live changes', int('live interval'), 5000)
   .option('--live-changes <n>', 'changes per round', int('live changes'), 3)
+  .option(
+    '--variant <n>',
+    'serve a variant world: shapes the spec leaves open take another reading (0 = the default world)',
+    int('variant'),
+    0,
+  )
   .option('--log-level <level>', 'stderr log level', 'info');
 
 program.parse();
@@ -60,6 +66,7 @@ const o = program.opts<{
   live: boolean;
   liveIntervalMs: number;
   liveChanges: number;
+  variant: number;
   logLevel: string;
 }>();
 
@@ -85,6 +92,7 @@ const handle = await startCompanion({
   ...(o.faultRate > 0 ? { faults: { rate: o.faultRate, kinds, slowMs: o.slowMs } } : {}),
   messageBumpsTicketUpdatedAt: o.messageBumpsUpdatedAt,
   logLevel: o.logLevel,
+  variant: o.variant,
   ...(now ? { now } : {}),
   ...(o.live ? { live: { intervalMs: Math.max(1, o.liveIntervalMs), changesPerTick: o.liveChanges } } : {}),
 });

@@ -21,6 +21,12 @@ export interface CompanionOptions {
   messageBumpsTicketUpdatedAt?: boolean;
   /** pino level for stderr logs (default `silent` for the handle, `info` for the CLI). */
   logLevel?: string;
+  /**
+   * Variant world: every shape the spec leaves open ("not shown", "for example", "possibly others", "can contain
+   * more") takes another reading on a deterministic share of items (companion/variant.ts, README "Variant
+   * worlds"). 0 or undefined = the default world, byte for byte. Fixed for the companion's life.
+   */
+  variant?: number;
   /** Time a message send spends "processing" before it is recorded (default 25 ms; idempotency rule 4). */
   sendDelayMs?: number;
   /**

@@ -1,6 +1,7 @@
 import type { AgentSession, CsatSurvey, Message, Ticket, TicketFieldValue } from '../schemas/api/index.js';
 import { iso, isoMicros } from './http/instants.js';
 import type { CompanionState } from './state.js';
+import { type Presented, varyMessage, varySession, varySurvey, varyTicket } from './variant.js';
 import {
   type MessageRecord,
   messageText,
@@ -19,7 +20,7 @@ export function presentTicket(
   t: TicketRecord,
   includeFields: boolean,
   replica = true,
-): Ticket {
+): Ticket | Presented {
   const st = replica ? s.world.ticketReplicaState(t) : t;
   const contact = t.contactId ? s.world.contact(t.contactId) : undefined;
   const out: Ticket = {
@@ -60,7 +61,7 @@ export function presentTicket(
       }),
     );
   }
-  return out;
+  return varyTicket(s.variant, out);
 }
 
 /** Delivery state advances with age for queued sends (moves after `queued`: not shown; our choice). */
@@ -75,9 +76,9 @@ export function presentMessage(
   m: MessageRecord,
   t: TicketRecord,
   atWrite = false,
-): Message {
+): Message | Presented {
   const text = messageText(m);
-  return {
+  const out: Message = {
     id: m.id,
     ticket_id: t.id,
     ticket_number: t.number,
@@ -103,6 +104,7 @@ export function presentMessage(
         : [];
     }),
   };
+  return varyMessage(s.variant, out);
 }
 
 export function publicUrl(s: CompanionState, id: string, fileName: string): string {
@@ -115,7 +117,11 @@ export function surveyState(s: CompanionState, r: SurveyRecord) {
   return sh !== null && s.world.settings.realNow() < sh.until ? sh : r;
 }
 
-export function presentSurvey(s: CompanionState, r: SurveyRecord, withComment: boolean): CsatSurvey {
+export function presentSurvey(
+  s: CompanionState,
+  r: SurveyRecord,
+  withComment: boolean,
+): CsatSurvey | Presented {
   const st = surveyState(s, r);
   const ticket = s.world.tickets[r.ticketIdx];
   const agent = r.creditedAgentId === null ? undefined : s.world.agent(r.creditedAgentId);
@@ -131,7 +137,7 @@ export function presentSurvey(s: CompanionState, r: SurveyRecord, withComment: b
     submitted_at: st.submittedAt === null ? null : isoMicros(st.submittedAt),
   };
   if (withComment) out.comment = st.comment;
-  return out;
+  return varySurvey(s.variant, out);
 }
 
 export function sessionState(s: CompanionState, r: SessionRecord) {
@@ -139,9 +145,9 @@ export function sessionState(s: CompanionState, r: SessionRecord) {
   return sh !== null && s.world.settings.realNow() < sh.until ? sh : r;
 }
 
-export function presentSession(s: CompanionState, r: SessionRecord): AgentSession {
+export function presentSession(s: CompanionState, r: SessionRecord): AgentSession | Presented {
   const st = sessionState(s, r);
-  return {
+  const out: AgentSession = {
     id: r.id,
     agent_id: r.agentId,
     session_start: iso(r.start),
@@ -149,4 +155,5 @@ export function presentSession(s: CompanionState, r: SessionRecord): AgentSessio
     last_activity: iso(st.lastActivity),
     updated_at: iso(st.updatedAt),
   };
+  return varySession(s.variant, out);
 }

@@ -3,6 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { destination, pino } from 'pino';
 import { App, type RequestLogEntry, type Surface } from './http/app.js';
+import type { Route } from './http/context.js';
 import { CursorCodec } from './http/cursor.js';
 import { FaultInjector } from './http/faults.js';
 import { DEFAULT_LIMITS, RateLimiter, type RouteClass } from './http/rate-limit.js';
@@ -17,6 +18,7 @@ import { reportRoutes } from './routes/reports.js';
 import { ticketRoutes } from './routes/tickets.js';
 import { viewRoutes } from './routes/views.js';
 import type { CompanionState } from './state.js';
+import { varyEnvelope } from './variant.js';
 import { generateWorld, type KeyLabel, World } from './world/index.js';
 import { type LiveChanges, LiveWorld } from './world/live.js';
 
@@ -43,11 +45,33 @@ export interface CompanionHandle {
   stop(): Promise<void>;
 }
 
+/**
+ * Variant worlds: unknown envelope fields on the success bodies of reads (every GET) and of report queries.
+ * Writes keep theirs, so that an idempotent replay stays identical to the first response (spec 4.6 rule 2).
+ */
+function withVariantEnvelope(variant: number, route: Route): Route {
+  if (route.method !== 'GET' && route.path !== '/reports/query') return route;
+  return {
+    ...route,
+    handler: async (ctx) => {
+      const reply = await route.handler(ctx);
+      if (reply.raw || reply.status < 200 || reply.status >= 300) return reply;
+      const path = new URL(ctx.req.url ?? '/', 'http://companion.local').pathname;
+      return {
+        ...reply,
+        body: varyEnvelope(variant, reply.body, { requestId: ctx.requestId, path, query: ctx.query }),
+      };
+    },
+  };
+}
+
 /** Rounds of live changes a restarted companion catches up on at most (see CompanionOptions.live.since). */
 const MAX_CATCH_UP_ROUNDS = 20_000;
 
 export async function startCompanion(options: CompanionOptions = {}): Promise<CompanionHandle> {
   const seed = options.seed ?? 7;
+  const variant = options.variant ?? 0;
+  if (!Number.isInteger(variant) || variant < 0) throw new Error('variant must be a non-negative integer');
   const clock = options.now ?? (() => new Date());
   const now = () => clock().getTime();
   const runtime: RuntimeOptions = {
@@ -86,6 +110,7 @@ export async function startCompanion(options: CompanionOptions = {}): Promise<Co
     viewCounts: new Map(),
     log,
     now,
+    variant,
   };
   const v1: Surface = {
     prefix: '/public/v1',
@@ -99,7 +124,7 @@ export async function startCompanion(options: CompanionOptions = {}): Promise<Co
       ...directoryRoutes(state),
       ...reportRoutes(state),
       ...exportRoutes(state),
-    ],
+    ].map((r) => (variant === 0 ? r : withVariantEnvelope(variant, r))),
   };
   const surfaces: Surface[] = [
     v1,

@@ -37,4 +37,6 @@ export interface CompanionState {
   log: Logger;
   /** Companion clock in ms. */
   now: () => number;
+  /** Variant world (option `variant`, companion/variant.ts); 0 = the default world. */
+  variant: number;
 }

@@ -5,15 +5,20 @@ import type {
   Freshness,
   ReconciliationRecord,
   RowInputs,
+  StoredVersion,
   SyncRunRecord,
   TableName,
+  TableSpec,
 } from '../schemas/warehouse.js';
+import { RejectedItem, storableJson, storableString } from '../schemas/warehouse.js';
 import type { SqlDialect } from '../schemas/warehouse-views.js';
 
 export type {
   Checkpoint,
   CheckpointUpdate,
   ReconciliationRecord,
+  RejectedItem,
+  StoredVersion,
   SyncRunRecord,
   TableName,
   WarehouseRowInput,
@@ -58,6 +63,19 @@ export interface WriteBatch<T extends TableName = TableName> {
    * needs to mark the rows it did not see, without rewriting the rows it did.
    */
   readonly seen?: readonly string[];
+  /**
+   * Items of the page set aside instead of stored, upserted into `_rejected` in the same transaction as the
+   * rows and checkpoints (so the checkpoint can move past them and nothing is lost). In that transaction,
+   * too, every unresolved `_rejected` entry of this table whose item id is a row of `rows` is resolved: the
+   * item was stored after all. A batch may hold only rejected items and a checkpoint.
+   */
+  readonly rejected?: readonly RejectedItem[];
+  /**
+   * Full refresh: a row at an equal version replaces the stored one even when the stored content hash is
+   * equal (the stored columns may have been edited in place), so a refresh repairs whatever differs. Never
+   * an older version over a newer one.
+   */
+  readonly repair?: boolean;
 }
 
 /** A child table whose rows follow their parent's deletion (messages and surveys of a deleted ticket). */
@@ -77,6 +95,30 @@ export interface DeletionCascade {
 export interface DeletionRange {
   readonly column: string;
   readonly from: Date;
+}
+
+/**
+ * What a full refresh did not read, so must not flag: rows whose `column` (as text) is the scope of a
+ * `_sync_state` checkpoint of `stream` that is not `complete` — e.g. the messages of a thread whose read
+ * failed or is still queued this run (`{ column: 'ticket_number', stream: THREAD_QUEUE_STREAM }`).
+ */
+export interface UnreadGuard {
+  readonly column: string;
+  readonly stream: string;
+}
+
+/** Checks that an unread guard names a string or integer column (one whose text can be a scope). */
+export function unreadColumn(
+  spec: { name: string; columns: readonly { name: string; type: string }[] },
+  guard: UnreadGuard,
+): string {
+  const column = spec.columns.find((c) => c.name === guard.column);
+  if (!column || (column.type !== 'string' && column.type !== 'integer')) {
+    throw new DestinationError(
+      `${spec.name}.${guard.column} is not a string or integer column; cannot match it to checkpoint scopes`,
+    );
+  }
+  return column.name;
 }
 
 /** Checks that a deletion range names a timestamp column of the table; returns the column name. */
@@ -157,10 +199,11 @@ export interface Destination {
   readCheckpoint(stream: string, scope: string): Promise<Checkpoint | null>;
   listCheckpoints(stream?: string, filter?: CheckpointFilter): Promise<Checkpoint[]>;
   /**
-   * id → stored version (canonical ISO string, see canonicalTimestamp), null for content-rule tables. Rows
-   * marked deleted are left out: a row that comes back counts as new.
+   * id → what is stored: the version (canonical ISO string, see canonicalTimestamp; null for content-rule
+   * tables) and `_content_hash` (null on rows written before hashes). Rows marked deleted are left out: a
+   * row that comes back counts as new.
    */
-  storedVersions(table: TableName, ids: readonly string[]): Promise<Map<string, string | null>>;
+  storedVersions(table: TableName, ids: readonly string[]): Promise<Map<string, StoredVersion>>;
   /** Marks rows deleted (only rows not yet deleted); returns how many were marked. */
   markDeleted(
     table: TableName,
@@ -170,7 +213,8 @@ export interface Destination {
   ): Promise<number>;
   /**
    * Full refresh: marks deleted every row not received since `since` (`_synced_at < since`), optionally only
-   * rows inside the range the refresh re-read (`within`: rows whose `column` is at or after `from`).
+   * rows inside the range the refresh re-read (`within`: rows whose `column` is at or after `from`), and
+   * never rows the refresh did not manage to read (`unlessUnread`, see UnreadGuard).
    */
   markDeletedNotSeenSince(
     table: TableName,
@@ -178,6 +222,7 @@ export interface Destination {
     deletedAt: Date,
     checkpoint?: CheckpointUpdate,
     within?: DeletionRange,
+    unlessUnread?: UnreadGuard,
   ): Promise<number>;
   /**
    * Rows of `child` whose parent is deleted get `deletedAt` (when not yet deleted); with `revive`, deleted
@@ -216,6 +261,47 @@ export interface DestinationOptions {
    */
   readonly clock?: () => Date;
   readonly hooks?: DestinationHooks;
+  /**
+   * Table specs used instead of the model's, by table name (tests: an older version of a spec, to write
+   * rows as an older sync did and then migrate them). Default: schemas/warehouse.ts.
+   */
+  readonly tables?: TableSpecOverrides;
+}
+
+/** Replacement specs by table name (see DestinationOptions.tables). */
+export type TableSpecOverrides = { readonly [T in TableName]?: TableSpec<RowInputs[T]> };
+
+/**
+ * The rejected items of a batch, validated and made storable (like rows: no U+0000, no lone surrogates),
+ * deduplicated on the key `_rejected` is merged on (the last sighting wins: one statement cannot upsert a key
+ * twice) and sorted, so concurrent writers lock entries in one order. An invalid item throws a
+ * DestinationError naming its position and field, never its content (raw items may hold anything).
+ */
+export function rejectedList(items: readonly RejectedItem[] | undefined): RejectedItem[] {
+  const byKey = new Map<string, RejectedItem>();
+  (items ?? []).forEach((item, i) => {
+    const parsed = RejectedItem.safeParse(item);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      throw new DestinationError(
+        `rejected item ${i}: field ${issue.path.join('.') || '(item)'}: ${issue.message}`,
+      );
+    }
+    const r = parsed.data;
+    const text = (v: string | null) => (v === null ? null : storableString(v));
+    const storable: RejectedItem = {
+      table: r.table,
+      itemKey: storableString(r.itemKey),
+      itemId: text(r.itemId),
+      stream: storableString(r.stream),
+      scope: storableString(r.scope),
+      pageCursor: text(r.pageCursor),
+      reason: storableString(r.reason),
+      raw: storableJson(r.raw) ?? null,
+    };
+    byKey.set(`${storable.table}\u0000${storable.itemKey}`, storable);
+  });
+  return [...byKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, item]) => item);
 }
 
 /** An error from a destination. The message never contains credentials. */

@@ -346,10 +346,25 @@ export const ReconcileSummary = z.object({
 });
 export type ReconcileSummary = z.infer<typeof ReconcileSummary>;
 
+/**
+ * What the warehouse is known to be missing after a run (activities/missing-data.ts): items set aside in
+ * `_rejected` and not stored since, per table, and threads whose last read failed. Any of it makes the run
+ * `incomplete`: it never says "succeeded" while data is missing.
+ */
+export const MissingData = z.object({
+  rejected: z.record(z.string(), z.number().int().nonnegative()),
+  failedThreads: z.number().int().nonnegative(),
+  /** One line: what is missing and how it comes back. Null when nothing is. */
+  summary: z.string().nullable(),
+});
+export type MissingData = z.infer<typeof MissingData>;
+
 export const RunProgress = z.object({
   runId: z.string(),
   mode: SyncMode,
-  status: z.enum(['running', 'succeeded', 'failed']),
+  /** `incomplete`: every stream ran, but items were set aside or threads failed (see `missing`). */
+  status: z.enum(['running', 'succeeded', 'incomplete', 'failed']),
+  missing: MissingData.optional(),
   streams: z.record(z.string(), StreamProgress),
   /** The reconciliation after the streams, when the run synced tickets. */
   reconciliation: ReconcileSummary.optional(),

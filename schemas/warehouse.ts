@@ -34,7 +34,10 @@ export interface ColumnSpec {
   readonly type: ColumnType;
   readonly nullable: boolean;
   readonly description: string;
-  /** Path of the value inside the API item (for derived columns), e.g. ['contact', 'email']. */
+  /**
+   * Path of the value inside the item that `_raw` holds (derived columns), e.g. ['contact', 'email']. A
+   * migration that adds the column fills existing rows from `_raw` along it; computed columns have none.
+   */
   readonly path?: readonly string[];
   /** Allowed values when the source field is an enum (documentation only; the column stays a string). */
   readonly enumValues?: readonly string[];
@@ -230,11 +233,14 @@ function column(
 // ---------------------------------------------------------------------------------------------------------
 
 /**
- * How a table decides whether an incoming row replaces the stored one.
- *  - `version`: the incoming row wins only if its version column is strictly greater (equal = no-op,
- *    older never overwrites newer);
- *  - `content`: no source version exists; the latest write wins when any typed column or `_raw`
- *    differs (identical content = no-op).
+ * How a table decides whether an incoming row replaces the stored one. Content is compared through
+ * `_content_hash` (see rowContentHash), so a change the source makes without moving its version — a field
+ * only `_raw` has, a value fixed in place — still reaches the warehouse.
+ *  - `version`: the incoming row wins when its version column is strictly greater, or equal with a
+ *    different content hash (a stored NULL hash — a row from before hashes — counts as different); an older
+ *    version never overwrites a newer one;
+ *  - `content`: no source version exists; the incoming row wins when its content hash differs (identical
+ *    content = no-op).
  */
 export type MergeRule = { readonly kind: 'version'; readonly column: string } | { readonly kind: 'content' };
 
@@ -247,13 +253,19 @@ export interface TableSpec<Input = unknown> {
   readonly versionColumn: string | null;
   /** Whether the table has `_deleted_at` (rows can be marked deleted, never hard-deleted). */
   readonly tracksDeletion: boolean;
-  /** All columns in table order: typed columns, then `_raw`, `_synced_at`, `_deleted_at` (if tracked). */
+  /**
+   * All columns in table order: typed columns, then `_raw`, `_synced_at`, `_deleted_at` (if tracked),
+   * `_content_hash` (last, where an additive migration puts it in tables created before it existed).
+   */
   readonly columns: readonly ColumnSpec[];
-  /** Zod schema of one warehouse row (all columns but `_synced_at`/`_deleted_at`, which the destination sets). */
+  /**
+   * Zod schema of one warehouse row (all columns but `_synced_at`/`_deleted_at`, which the destination sets;
+   * `_content_hash` included).
+   */
   readonly rowSchema: z.ZodObject;
   /** Zod schema of the input accepted by `toRow`. */
   readonly inputSchema: z.ZodType<Input>;
-  /** Maps an input to a row (not validated; `validateRows` does that). */
+  /** Maps an input to a row, `_content_hash` included (not validated; `toValidatedRows` does that). */
   toRow(input: Input): WarehouseRow;
   /** Secondary indexes BI queries need (PostgreSQL); each an ordered list of columns. */
   readonly indexes: readonly (readonly string[])[];
@@ -291,6 +303,38 @@ const DELETED_AT = column(
   true,
   'When the sync found the row gone from the source (null while it exists). Rows are never hard-deleted.',
 );
+const CONTENT_HASH = column(
+  '_content_hash',
+  'string',
+  true,
+  "SHA-256 (hex) of the row's content: its typed columns and _raw as canonical JSON (keys sorted). The merge compares it to see a change the version does not show; null on rows written before the column existed (they count as changed).",
+);
+
+/** Columns that are bookkeeping, not content: left out of the content hash. */
+const NOT_CONTENT = new Set(['_synced_at', '_deleted_at', '_content_hash']);
+
+/**
+ * JSON with object keys sorted at every depth, so equal content gives equal text whatever order the source
+ * (or a JSON round-trip) put the keys in. Undefined object members are dropped, as JSON.stringify does.
+ */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v ?? null)).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  if (typeof value === 'bigint') return JSON.stringify(value.toString());
+  return JSON.stringify(value ?? null);
+}
+
+/** `_content_hash` of a row: SHA-256 hex of the canonical JSON of its data columns and `_raw`. */
+export function rowContentHash(row: WarehouseRow): string {
+  const content: WarehouseRow = {};
+  for (const [k, v] of Object.entries(row)) if (!NOT_CONTENT.has(k)) content[k] = v;
+  return createHash('sha256').update(canonicalJson(content)).digest('hex');
+}
 
 function valueAt(item: unknown, path: readonly string[]): unknown {
   let v: unknown = item;
@@ -363,8 +407,14 @@ function tableSpec<Input>(
   dataColumns: readonly ColumnSpec[],
   rowOf: (input: Input) => WarehouseRow,
 ): TableSpec<Input> {
-  const columns = [...dataColumns, RAW, SYNCED_AT, ...(base.tracksDeletion ? [DELETED_AT] : [])];
-  const rowColumns = [...dataColumns, RAW];
+  const columns = [
+    ...dataColumns,
+    RAW,
+    SYNCED_AT,
+    ...(base.tracksDeletion ? [DELETED_AT] : []),
+    CONTENT_HASH,
+  ];
+  const rowColumns = [...dataColumns, RAW, CONTENT_HASH];
   const rowSchema = z.object(Object.fromEntries(rowColumns.map((c) => [c.name, zodForColumn(c)])));
   const names = new Set(columns.map((c) => c.name));
   for (const k of [...base.primaryKey, ...base.clusterBy, ...base.indexes.flat()])
@@ -376,7 +426,12 @@ function tableSpec<Input>(
     columns,
     rowSchema,
     versionColumn: base.merge.kind === 'version' ? base.merge.column : null,
-    toRow: rowOf,
+    // Hashed here, once for every table, so no table can forget it and writers compare like with like.
+    toRow: (input) => {
+      const row = rowOf(input);
+      row['_content_hash'] = rowContentHash(row);
+      return row;
+    },
   };
 }
 
@@ -684,6 +739,8 @@ export function reportSnapshotId(s: Pick<ReportSnapshotInput, 'query' | 'timezon
 
 const reportSnapshotColumns: ColumnSpec[] = [
   column('snapshot_id', 'string', false, 'Hash of (query, timezone, taken_at). Primary key.'),
+  // No paths: this table's `_raw` is the result, not the input these columns come from, so a migration
+  // has nothing to fill them from.
   ...deriveColumns('report_snapshots', ReportSnapshotInput, {
     omit: ['result'],
     descriptions: {
@@ -691,7 +748,7 @@ const reportSnapshotColumns: ColumnSpec[] = [
       timezone: 'IANA time zone the report was computed in.',
       taken_at: 'When the snapshot was taken.',
     },
-  }),
+  }).map(({ path: _path, ...c }) => c),
   column('kind', 'string', false, 'Result shape: kpi, time-series, category or data_table.', {
     enumValues: ReportResult.options.map((o) => o.shape.kind.value),
   }),
@@ -875,8 +932,8 @@ export const STREAM_TABLE_NAMES = TABLE_NAMES.filter(
 );
 export type TableName = z.infer<typeof TableName>;
 
-/** Bookkeeping tables, written through the destination's checkpoint and run methods. */
-export const SYSTEM_TABLE_NAMES = ['_sync_state', '_sync_runs', '_reconciliation'] as const;
+/** Bookkeeping tables, written through the destination's checkpoint, run and batch methods. */
+export const SYSTEM_TABLE_NAMES = ['_sync_state', '_sync_runs', '_reconciliation', '_rejected'] as const;
 export type SystemTableName = (typeof SYSTEM_TABLE_NAMES)[number];
 
 /** The input type `writeBatch` accepts for each table. */
@@ -929,14 +986,15 @@ export class WarehouseRowError extends Error {
 }
 
 /**
- * Maps inputs to rows and validates each against the table's row schema. Throws WarehouseRowError on the
- * first bad row (the whole batch is rejected before anything is written).
+ * Maps inputs to rows and validates each against the table's row schema (the model's, or `spec` when a
+ * destination was given another). Throws WarehouseRowError on the first bad row (the whole batch is
+ * rejected before anything is written).
  */
 export function toValidatedRows<T extends TableName>(
   table: T,
   inputs: readonly RowInputs[T][],
+  spec: TableSpec<RowInputs[T]> | TableSpec<unknown> = tableSpecOf(table),
 ): WarehouseRow[] {
-  const spec = tableSpecOf(table);
   const rows: WarehouseRow[] = [];
   for (const input of inputs) {
     let row: WarehouseRow;
@@ -954,6 +1012,25 @@ export function toValidatedRows<T extends TableName>(
     rows.push(row);
   }
   return rows;
+}
+
+/**
+ * What a warehouse holds for one row, as `storedVersions` returns it: the version (canonical ISO string;
+ * null for content-rule tables) and the content hash (null for rows written before hashes existed). A
+ * writer compares both with the incoming item to decide what to rewrite.
+ */
+export const StoredVersion = z.object({
+  version: z.string().nullable(),
+  contentHash: z.string().nullable(),
+});
+export type StoredVersion = z.infer<typeof StoredVersion>;
+
+/**
+ * The `_content_hash` an input would be stored with — the same computation `writeBatch` does, so a writer
+ * can tell a content-only change from an unchanged item before writing (compare with `StoredVersion`).
+ */
+export function contentHashOf<T extends TableName>(table: T, input: RowInputs[T]): string {
+  return tableSpecOf(table).toRow(input)['_content_hash'] as string;
 }
 
 function guessId(input: unknown): string {
@@ -1040,7 +1117,7 @@ export const Freshness = z.object({
 export type Freshness = z.infer<typeof Freshness>;
 
 export const SyncMode = z.enum(['incremental', 'full_refresh', 'backfill', 'replay']);
-export const SyncRunStatus = z.enum(['running', 'succeeded', 'failed']);
+export const SyncRunStatus = z.enum(['running', 'succeeded', 'incomplete', 'failed']);
 
 /** A row of `_sync_runs`: one run or one window. `error` never contains secrets. */
 export const SyncRunRecord = z.object({
@@ -1081,6 +1158,52 @@ export const ReconciliationRecord = z.object({
   checked_at: Timestamp,
 });
 export type ReconciliationRecord = z.infer<typeof ReconciliationRecord>;
+
+/**
+ * An item the sync set aside instead of storing — what a writer sends in `WriteBatch.rejected`. The page it
+ * came from is still written and its checkpoint moves, so one bad item cannot stop a sync; the item waits in
+ * `_rejected` until a later batch stores a row with its id.
+ */
+export const RejectedItem = z.object({
+  /** Table the item was meant for. */
+  table: TableName,
+  /** Identity of the entry: the item id when it has one, else a hash of the raw item (see rejectedItemKey). */
+  itemKey: z.string().min(1),
+  itemId: z.string().min(1).nullable(),
+  stream: z.string().min(1),
+  /** The window or scope being read (a checkpoint scope). */
+  scope: z.string().min(1),
+  /** The cursor the page was fetched with (null: the first page). */
+  pageCursor: z.string().nullable(),
+  /** Why it was set aside; never secrets. */
+  reason: z.string().min(1),
+  /** The item exactly as received. */
+  raw: z.unknown(),
+});
+export type RejectedItem = z.infer<typeof RejectedItem>;
+
+/** `itemKey` of a rejected item: its id when it has one, else `sha256:<hex>` of its canonical JSON. */
+export function rejectedItemKey(itemId: string | null | undefined, raw: unknown): string {
+  if (itemId) return itemId;
+  return `sha256:${createHash('sha256').update(canonicalJson(raw)).digest('hex')}`;
+}
+
+/** A row of `_rejected`: one set-aside item, upserted by (table_name, item_key) each time it is seen. */
+export const RejectedRecord = z.object({
+  table_name: z.string().min(1),
+  item_key: z.string().min(1),
+  item_id: z.string().nullable(),
+  stream: z.string().min(1),
+  scope: z.string().min(1),
+  page_cursor: z.string().nullable(),
+  reason: z.string(),
+  raw: z.unknown(),
+  first_seen_at: Timestamp,
+  last_seen_at: Timestamp,
+  times_seen: z.number().int().positive(),
+  resolved_at: Timestamp.nullable(),
+});
+export type RejectedRecord = z.infer<typeof RejectedRecord>;
 
 /** Columns of the bookkeeping tables, for DDL and docs (derived from the zod schemas above). */
 export const SYSTEM_TABLES: {
@@ -1150,6 +1273,30 @@ export const SYSTEM_TABLES: {
         status: 'equal, mismatch (a warning, see note) or skipped (not comparable honestly, see note).',
         note: 'Context: what the numbers mean and why they can differ.',
         checked_at: 'When the comparison was made.',
+      },
+    }),
+  },
+  _rejected: {
+    name: '_rejected',
+    description:
+      "Items the sync set aside instead of storing (e.g. an item that breaks its table's schema): one row per (table_name, item_key), written in the same transaction as the page it came from, whose rows and checkpoint still commit. Seen again: last_seen_at moves and times_seen grows. Resolved (resolved_at set) when a later batch of the table stores a row with its id. Unresolved entries: `WHERE resolved_at IS NULL` (status and the run summary count them).",
+    primaryKey: ['table_name', 'item_key'],
+    columns: deriveColumns('_rejected', RejectedRecord, {
+      descriptions: {
+        table_name: 'Table the item was meant for. Primary key with item_key.',
+        item_key:
+          'The item id when it has one, else sha256:<hex> of the raw item. Primary key with table_name.',
+        item_id: 'The item id; null when the item has none (or none could be read).',
+        stream: 'Stream that read the item.',
+        scope: 'Window or scope being read (the checkpoint scope).',
+        page_cursor: 'Cursor the page was fetched with; null for a first page.',
+        reason: 'Why the item was set aside (the failed field and rule); never secrets.',
+        raw: 'The item exactly as received (its last sighting).',
+        first_seen_at: 'When the sync first set the item aside.',
+        last_seen_at: 'When the sync last set it aside (the batch stamp).',
+        times_seen: 'How many batches set it aside.',
+        resolved_at:
+          'When a later batch stored a row with its id; null while unresolved (a new rejection resets it).',
       },
     }),
   },

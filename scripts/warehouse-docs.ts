@@ -22,21 +22,42 @@ received, so a field the API adds later is in \`_raw\` before it gets a column.
 ## Conventions
 
 - **Primary keys.** Rows are merged by primary key; the sync never creates duplicates.
-- **Versions.** A table either has a *version* column — an incoming row replaces the stored one only if its
-  version is strictly greater (an older or equal version is a no-op, so re-reads and out-of-order pages are
-  harmless) — or, when the source has no version, the *content* rule: the latest sync wins when any column
-  differs, identical content is a no-op. \`storedVersions\` returns versions as canonical strings
-  (\`YYYY-MM-DDTHH:MM:SS.ffffffZ\`, UTC, microseconds).
+- **Changes are seen by content.** Every data table has \`_content_hash\`: the SHA-256 (hex) of the row's
+  typed columns and \`_raw\` as canonical JSON (object keys sorted at every depth; \`_synced_at\`,
+  \`_deleted_at\` and the hash itself left out), computed by the table spec when the row is built. A change
+  the source makes without moving its version — a field only \`_raw\` has, a value fixed in place — still
+  reaches the warehouse.
+- **Merge rules.** A table either has a *version* column — an incoming row replaces the stored one when its
+  version is strictly greater, or equal with a different \`_content_hash\`; an older version never replaces a
+  newer one, and an equal version with identical content is a no-op, so re-reads and out-of-order pages are
+  harmless — or, when the source has no version, the *content* rule: the incoming row wins when its
+  \`_content_hash\` differs, identical content is a no-op. A stored \`_content_hash\` that is null (a row
+  written before the column existed) counts as different, so the next read rewrites such rows. A row marked
+  deleted that comes back always wins. \`storedVersions\` returns, per id, the version as a canonical string
+  (\`YYYY-MM-DDTHH:MM:SS.ffffffZ\`, UTC, microseconds; null for content tables) and the stored
+  \`_content_hash\`: the ticket sweep rewrites a ticket whose version or content changed, and queues its
+  thread only when the version moved (or the ticket is new).
 - **\`_synced_at\`** is when a sync last received the row from the source, refreshed even when the content did
   not change (the ticket sweep records every ticket a list page served); a complete ticket sweep (and a full
-  refresh, for the other tables) marks rows with \`_synced_at\` before its start as deleted.
+  refresh, for the other tables) marks rows with \`_synced_at\` before its start as deleted — never rows it did
+  not manage to read: with a guard (\`unlessUnread\`), rows whose column (as text) is the scope of a
+  \`_sync_state\` checkpoint of the given stream that is not \`complete\` are kept (the messages of a thread
+  whose read failed or is still queued: \`ticket_messages.ticket_number\` against the thread queue).
 - **\`_deleted_at\`** (tables that track deletion) is set when the row disappeared from the source; rows are
   never hard-deleted. A row that comes back is revived (\`_deleted_at\` reset to null).
 - **Text.** U+0000 (which PostgreSQL cannot store) and lone UTF-16 surrogates are replaced by U+FFFD, in
   every destination alike; everything else is stored as received, with no length limit in PostgreSQL
   (BigQuery: 10 MB per value).
 - **Migrations.** When a column is added to a table spec, \`prepare()\` adds it (nullable) to the existing
-  table; existing rows get a value when they are next synced.
+  table and fills it on the existing rows from \`_raw\` in SQL (no re-fetch), along the column's path in the
+  item (e.g. \`contact.email\`), converted to its type (timestamps, integers, floats, booleans, strings, JSON),
+  only where the column is null and \`_raw\` has a value there; a value that does not fit the type stays
+  null. Computed columns (no path in the item, e.g. \`_version\`, \`_content_hash\`) stay null until the next
+  read: their rows' content hashes differ from what the sync computes, so it rewrites them.
+- **Rows set aside.** An item the sync cannot store (e.g. one that breaks its table's rules) does not stop the
+  page: it goes to \`_rejected\` (one row per table and item key) in the same transaction as the page's rows
+  and checkpoint. When a later batch of that table stores a row with the item's id, the entry gets
+  \`resolved_at\`; unresolved entries are those with \`resolved_at\` null.
 - **Atomicity.** A page's rows and its checkpoint rows in \`_sync_state\` commit together: one PostgreSQL
   transaction (COPY into a temporary staging table, then \`INSERT … ON CONFLICT\`), or one BigQuery
   multi-statement transaction (load job into a staging table, then \`MERGE\`).
@@ -168,8 +189,8 @@ export function renderWarehouseDocs(): string {
   for (const t of Object.values(TABLES)) {
     const rule =
       t.merge.kind === 'version'
-        ? `version column \`${t.merge.column}\` (newer wins, equal is a no-op)`
-        : 'content (latest sync wins when any column differs)';
+        ? `version column \`${t.merge.column}\` (newer wins; equal wins when \`_content_hash\` differs; older never)`
+        : 'content (the incoming row wins when `_content_hash` differs)';
     parts.push(
       `### \`${t.name}\`\n\n${t.description}\n\n` +
         `- Primary key: ${t.primaryKey.map((k) => `\`${k}\``).join(', ')}\n` +

@@ -16,6 +16,7 @@ export function progressLines(progress: RunProgress, rates: readonly RateClassSt
       `  ${pad(name, 24)}${pad(s.status, 11)}${padStart(`${s.windowsDone}/${s.windowsTotal}`, 9)}${padStart(s.pages, 8)}${padStart(s.rows, 9)}  ${s.error ?? s.current ?? ''}`,
     );
   }
+  if (progress.missing?.summary) lines.push(`  INCOMPLETE: ${progress.missing.summary}`);
   const used = rates.filter((r) => r.requests > 0);
   if (used.length) {
     lines.push(
@@ -108,7 +109,7 @@ export function summaryTable(summary: RunSummary): string {
     ),
     `${pad('total', 35)}${padStart('', 8)}${padStart(summary.totals.pages, 8)}${padStart(summary.totals.rows, 9)}`,
   ];
-  const head = `sync ${summary.status} in ${(summary.duration_ms / 1000).toFixed(1)}s (run ${summary.run_id})`;
+  const head = `sync ${summary.status} in ${(summary.duration_ms / 1000).toFixed(1)}s (run ${summary.run_id})${summary.missing?.summary ? ` — missing: ${summary.missing.summary}` : ''}`;
   return [head, ...rows.map((r) => `  ${r}`), ...(summary.error ? [`  error: ${summary.error}`] : [])].join(
     '\n',
   );

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Client, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import {
+  type MissingData,
   type ReconcileSummary,
   RUN_PRIORITY,
   type RunProgress,
@@ -15,14 +16,25 @@ export interface RunSummary {
   run_id: string;
   workflow_id: string;
   mode: SyncRunInput['mode'];
-  status: 'succeeded' | 'failed';
+  /**
+   * `incomplete`: every stream ran, but the warehouse is known to miss data (items set aside in `_rejected`,
+   * failed threads; see `missing`). Never `succeeded` while data is missing.
+   */
+  status: 'succeeded' | 'incomplete' | 'failed';
   duration_ms: number;
   streams: Record<string, StreamCounts & { status: string }>;
   totals: { pages: number; rows: number };
   requests?: Record<string, { requests: number; rate_limited: number; waits: number; wait_ms: number }>;
   /** The source-vs-warehouse check after the streams (a run that synced tickets); mismatches are warnings. */
   reconciliation?: ReconcileSummary;
+  /** What the warehouse misses after the run and how it comes back (set when anything is missing). */
+  missing?: MissingData;
   error?: string;
+}
+
+/** The process exit code of a run: 0 succeeded, 1 failed, 3 incomplete (ran, but data is missing). */
+export function exitCodeOf(summary: Pick<RunSummary, 'status'>): number {
+  return summary.status === 'succeeded' ? 0 : summary.status === 'incomplete' ? 3 : 1;
 }
 
 export function newRunId(now: Date): string {
@@ -150,11 +162,12 @@ export async function followRun(
     run_id: input.runId,
     workflow_id: workflowId,
     mode: input.mode,
-    status: error ? 'failed' : 'succeeded',
+    status: error ? 'failed' : last?.status === 'incomplete' ? 'incomplete' : 'succeeded',
     duration_ms: Date.now() - started,
     streams,
     totals,
     ...(last?.reconciliation ? { reconciliation: last.reconciliation } : {}),
+    ...(last?.missing?.summary ? { missing: last.missing } : {}),
     ...(error ? { error } : {}),
   };
 }

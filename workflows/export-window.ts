@@ -1,6 +1,7 @@
 import { type StreamCounts, streamOfPass, type WindowInput } from '../schemas/sync.js';
 import { analyticsActivities, bookkeeping } from './activity-proxies.js';
 import { continueAsNewIfSuggested } from './continue-as-new.js';
+import { pageGuard } from './page-guard.js';
 import { trackChildProgress } from './progress.js';
 import { recordedWindow } from './window-ledger.js';
 
@@ -15,6 +16,7 @@ async function exportWindowWorkflowBody(input: WindowInput): Promise<StreamCount
   const scope = `${input.windowStart}/${input.windowEnd}`;
   await bookkeeping.beginScope({ stream: input.pass, scope });
   const analytics = analyticsActivities(input.analyticsTaskQueue, { patienceMs: input.patienceMs });
+  const guard = pageGuard(input.pass);
   for (;;) {
     const page = await analytics.syncExportPage({
       pass: input.pass,
@@ -22,7 +24,10 @@ async function exportWindowWorkflowBody(input: WindowInput): Promise<StreamCount
       windowEnd: input.windowEnd,
       pageSize: input.pageSize,
       includeComments: input.includeComments,
+      allowRestart: guard.allowRestart(scope),
+      repair: input.mode === 'full_refresh',
     });
+    guard.observe(scope, page);
     progress.pages += 1;
     progress.rows += page.rows;
     progress.requests += page.requests;

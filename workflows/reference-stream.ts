@@ -1,6 +1,7 @@
 import type { ReferenceInput, StreamCounts } from '../schemas/sync.js';
 import { bookkeeping, classActivities } from './activity-proxies.js';
 import { continueAsNewIfSuggested } from './continue-as-new.js';
+import { pageGuard } from './page-guard.js';
 import { trackChildProgress } from './progress.js';
 import { recordedWindow } from './window-ledger.js';
 
@@ -15,12 +16,16 @@ async function referenceStreamWorkflowBody(input: ReferenceInput): Promise<Strea
   // Views and the metric catalog are list-class routes; tags, teams and agents the directory class.
   const routeClass = input.stream === 'views' || input.stream === 'metric_catalog' ? 'list' : 'directory';
   const pages = classActivities(routeClass, { patienceMs: input.patienceMs });
+  const guard = pageGuard(input.stream);
   for (;;) {
     const page = await pages.syncReferencePage({
       stream: input.stream,
       scope,
       pageSize: input.pageSize,
+      allowRestart: guard.allowRestart(scope),
+      repair: input.mode === 'full_refresh',
     });
+    guard.observe(scope, page);
     progress.pages += 1;
     progress.rows += page.rows;
     progress.requests += page.requests;

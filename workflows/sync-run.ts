@@ -125,7 +125,6 @@ export async function syncRunWorkflow(input: SyncRunInput): Promise<Record<strin
     ],
   });
 
-  /** Runs one child, keeps the stream's progress, and records the window in _sync_runs. */
   /**
    * Runs one window (a child workflow), keeping the stream's progress. The window records its own attempts
    * in `_sync_runs` (workflows/window-ledger.ts), so one re-run from the UI or `replay` keeps them true.
@@ -334,10 +333,13 @@ export async function syncRunWorkflow(input: SyncRunInput): Promise<Record<strin
           entry.current = 'waiting for the first ticket sweep (it finds where the history starts)';
           const sweepComplete = await ticketsListed;
           entry.current = null;
-          const replanned = (await bookkeeping.planRun(planInput)).passes.find(
-            (p) => p.pass === initial.pass,
-          );
-          if (!sweepComplete || !replanned) {
+          // A sweep that failed leaves the start unknown: the exports then plan from a provisional start
+          // (streams do not take each other down). patched: older histories replan without the fallback.
+          const fallback = !sweepComplete && patched('history-fallback');
+          const replanned = (
+            await bookkeeping.planRun(fallback ? { ...planInput, historyFallback: true } : planInput)
+          ).passes.find((p) => p.pass === initial.pass);
+          if ((!sweepComplete && !fallback) || !replanned) {
             throw ApplicationFailure.nonRetryable(
               `${initial.pass}: the history start is unknown — set SYNC_START_DATE, or sync tickets (its first complete sweep finds the oldest ticket)`,
               'HistoryStartUnknown',
@@ -503,7 +505,13 @@ export async function syncRunWorkflow(input: SyncRunInput): Promise<Record<strin
     }
   }
 
-  progress.status = failures.length ? 'failed' : 'succeeded';
+  // A run that lost data never says "succeeded": items set aside and failed threads make it incomplete.
+  // patched: histories of runs that ended before this step existed replay without it.
+  if (patched('missing-data-report')) {
+    progress.missing = await bookkeeping.missingData();
+  }
+  const missing = progress.missing?.summary ?? null;
+  progress.status = failures.length ? 'failed' : missing ? 'incomplete' : 'succeeded';
   await bookkeeping.recordRun({
     ...run,
     status: progress.status,
@@ -511,7 +519,7 @@ export async function syncRunWorkflow(input: SyncRunInput): Promise<Record<strin
     pages: totals.pages,
     rows_written: totals.rows,
     requests: Object.values(progress.streams).reduce((n, e) => n + (e.requests ?? 0), reconcileRequests),
-    error: failures.length ? failures.join('; ') : null,
+    error: failures.length || missing ? [...failures, ...(missing ? [missing] : [])].join('; ') : null,
   });
   if (failures.length) {
     throw ApplicationFailure.nonRetryable(

@@ -9,6 +9,7 @@ import {
 } from '@temporalio/workflow';
 import type { StreamCounts, ThreadsInput } from '../schemas/sync.js';
 import { bookkeeping, classActivities, impatientDetailActivities } from './activity-proxies.js';
+import { pageGuard } from './page-guard.js';
 import { trackChildProgress } from './progress.js';
 import { recordedWindow } from './window-ledger.js';
 
@@ -49,18 +50,29 @@ async function threadsWorkflowBody(input: ThreadsInput): Promise<StreamCounts> {
   let unavailableSince: string | null = null;
   let stopping = false;
   const inFlight = new Set<string>();
+  const guard = pageGuard('ticket_messages');
 
   /** Reads one thread to its end; false if it was set aside. */
   async function readThread(scope: string, activities: typeof patient): Promise<boolean> {
     for (;;) {
       try {
-        const page = await activities.syncThreadPage({ scope });
+        const page = await activities.syncThreadPage({
+          scope,
+          allowRestart: guard.allowRestart(scope),
+          repair: input.fullRefreshSince !== null,
+        });
+        guard.observe(scope, page);
         progress.pages += page.pages;
         progress.rows += page.rows;
         progress.requests += page.requests;
         consecutiveFailures = 0;
         if (page.done) return true;
       } catch (err) {
+        if (err instanceof ApplicationFailure && err.type === 'CursorLoop') {
+          // One thread whose cursor loops fails alone, like a thread the API refuses.
+          await bookkeeping.markThreadFailed({ scope, error: err.message, runId: input.runId });
+          return false;
+        }
         if (!(err instanceof ActivityFailure)) throw err;
         consecutiveFailures += 1;
         if (unavailableSince === null && consecutiveFailures >= OUTAGE_AFTER_CONSECUTIVE_FAILURES) {

@@ -1,6 +1,7 @@
 import { type StreamCounts, TICKETS_SCOPES, type TicketsInput } from '../schemas/sync.js';
 import { bookkeeping, classActivities } from './activity-proxies.js';
 import { continueAsNewIfSuggested } from './continue-as-new.js';
+import { pageGuard } from './page-guard.js';
 import { trackChildProgress } from './progress.js';
 import { recordedWindow } from './window-ledger.js';
 
@@ -28,6 +29,8 @@ async function ticketsWorkflowBody(input: TicketsInput): Promise<StreamCounts & 
   const budgetLeft = () =>
     input.sweep?.maxPages == null ? Number.POSITIVE_INFINITY : input.sweep.maxPages - seen.listPages;
 
+  const guard = pageGuard('tickets');
+
   /** One page of `scope`; returns whether the scope is done. */
   async function page(scope: string, stopBelow: string | null, fromTop: boolean): Promise<boolean> {
     const result = await list.syncTicketsPage({
@@ -36,7 +39,10 @@ async function ticketsWorkflowBody(input: TicketsInput): Promise<StreamCounts & 
       pageSize: input.pageSize,
       threadCutoff,
       queueAll: input.queueAllThreads,
+      allowRestart: guard.allowRestart(scope),
+      repair: input.mode === 'full_refresh',
     });
+    guard.observe(scope, result);
     seen.listPages += 1;
     progress.pages += 1;
     progress.rows += result.changed;

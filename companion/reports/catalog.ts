@@ -1,4 +1,4 @@
-import type { MetricCatalogEntry } from '../../schemas/api/reports.js';
+import type { ServedMetricCatalogEntry } from '../../schemas/api/reports.js';
 
 /**
  * The static metric catalog of spec 2.9/2.11: 50 entries. The 11 metrics of the definitions table and the 13
@@ -9,7 +9,7 @@ import type { MetricCatalogEntry } from '../../schemas/api/reports.js';
 /** Which family a metric belongs to; drives the support rules of spec 4.12 (rules 4–6). */
 export type MetricFamily = 'ticket' | 'csat' | 'automation' | 'presence' | 'commerce';
 
-export interface MetricDef extends MetricCatalogEntry {
+export interface MetricDef extends ServedMetricCatalogEntry {
   family: MetricFamily;
   /** True for the 26 metrics whose definitions are our own choice. */
   ours: boolean;
@@ -615,6 +615,6 @@ export const METRICS: readonly MetricDef[] = [
 export const METRIC_BY_ID: ReadonlyMap<string, MetricDef> = new Map(METRICS.map((m) => [m.id, m]));
 
 /** The catalog as the API serves it (spec 4.11): the entry fields of 2.9 only. */
-export function catalogEntries(): MetricCatalogEntry[] {
+export function catalogEntries(): ServedMetricCatalogEntry[] {
   return METRICS.map(({ family: _f, ours: _o, ...entry }) => entry);
 }

@@ -3,6 +3,7 @@ import { mustKey, parseBody, parseQuery, type RequestContext, type Route } from 
 import { iso } from '../http/instants.js';
 import { binding, cmpKey, decodeKeyset, pageReply } from '../rules/paging.js';
 import type { CompanionState } from '../state.js';
+import { varyAgent, varyTag, varyTeam } from '../variant.js';
 import type { Scope } from '../world/index.js';
 
 function pageOf<T extends { id: string; createdAt: number }>(
@@ -40,11 +41,7 @@ export function directoryRoutes(s: CompanionState): Route[] {
         ctx,
         'tags',
         s.world.tags.filter((t) => t.orgId === mustKey(ctx).orgId),
-        (t) => ({
-          id: t.id,
-          name: t.name,
-          created_at: iso(t.createdAt),
-        }),
+        (t) => varyTag(s.variant, { id: t.id, name: t.name, created_at: iso(t.createdAt) }),
       ),
     ),
     r('POST', '/tags', 'tags:write', (ctx) => {
@@ -54,7 +51,10 @@ export function directoryRoutes(s: CompanionState): Route[] {
       const tag = existing ?? s.world.createTag(key.orgId, body.name);
       return {
         status: existing ? 200 : 201,
-        body: { success: true, data: { id: tag.id, name: tag.name, created_at: iso(tag.createdAt) } },
+        body: {
+          success: true,
+          data: varyTag(s.variant, { id: tag.id, name: tag.name, created_at: iso(tag.createdAt) }),
+        },
       };
     }),
     r('GET', '/teams', 'teams:read', (ctx) =>
@@ -63,14 +63,15 @@ export function directoryRoutes(s: CompanionState): Route[] {
         ctx,
         'teams',
         s.world.teams.filter((t) => t.orgId === mustKey(ctx).orgId),
-        (t) => ({
-          id: t.id,
-          name: t.name,
-          agent_ids: s.world.agents
-            .filter((a) => a.deletedAt === null && a.teamIds.includes(t.id))
-            .map((a) => a.id),
-          created_at: iso(t.createdAt),
-        }),
+        (t) =>
+          varyTeam(s.variant, {
+            id: t.id,
+            name: t.name,
+            agent_ids: s.world.agents
+              .filter((a) => a.deletedAt === null && a.teamIds.includes(t.id))
+              .map((a) => a.id),
+            created_at: iso(t.createdAt),
+          }),
       ),
     ),
     r('GET', '/agents', 'agents:read', (ctx) =>
@@ -79,15 +80,16 @@ export function directoryRoutes(s: CompanionState): Route[] {
         ctx,
         'agents',
         s.world.agents.filter((a) => a.orgId === mustKey(ctx).orgId && a.deletedAt === null),
-        (a) => ({
-          id: a.id,
-          name: a.name,
-          email: a.email,
-          kind: a.kind,
-          active: a.active,
-          team_ids: a.teamIds,
-          created_at: iso(a.createdAt),
-        }),
+        (a) =>
+          varyAgent(s.variant, {
+            id: a.id,
+            name: a.name,
+            email: a.email,
+            kind: a.kind,
+            active: a.active,
+            team_ids: a.teamIds,
+            created_at: iso(a.createdAt),
+          }),
       ),
     ),
   ];

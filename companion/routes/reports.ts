@@ -5,6 +5,7 @@ import { catalogEntries } from '../reports/catalog.js';
 import { ReportForbiddenError, ReportInputError, runReport } from '../reports/engine.js';
 import { QueryError } from '../reports/parser.js';
 import type { CompanionState } from '../state.js';
+import { varyMetric } from '../variant.js';
 import type { AgentRecord } from '../world/index.js';
 
 /**
@@ -30,7 +31,9 @@ export function reportRoutes(s: CompanionState): Route[] {
         linkedAgent(ctx);
         if (Object.keys(ctx.query).length > 0)
           throw validation(`unknown parameter(s): ${Object.keys(ctx.query).join(', ')}`);
-        return { status: 200, body: { success: true, data: catalogEntries() } };
+        const entries = catalogEntries();
+        const data = s.variant === 0 ? entries : entries.map((e) => varyMetric(s.variant, e));
+        return { status: 200, body: { success: true, data } };
       },
     },
     {

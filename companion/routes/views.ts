@@ -3,6 +3,7 @@ import { mustKey, parseQuery, type Route } from '../http/context.js';
 import { binding, cmpKey, decodeKeyset, pageReply } from '../rules/paging.js';
 import { readable, viewMatches, viewVisible } from '../rules/views.js';
 import type { CompanionState } from '../state.js';
+import { varyView } from '../variant.js';
 import type { TicketRecord, ViewRecord } from '../world/index.js';
 
 /** A view's count from the replica; with replica lag the count is refreshed at most once per lag period. */
@@ -41,13 +42,15 @@ export function viewRoutes(s: CompanionState): Route[] {
         return pageReply(
           s,
           b,
-          page.map((v) => ({
-            id: v.id,
-            name: v.name,
-            count: viewCount(s, v),
-            filters: v.filters,
-            shared: v.shared,
-          })),
+          page.map((v) =>
+            varyView(s.variant, {
+              id: v.id,
+              name: v.name,
+              count: viewCount(s, v),
+              filters: v.filters,
+              shared: v.shared,
+            }),
+          ),
           visible.length > limit,
           last ? [last.createdAt, last.id] : null,
         );

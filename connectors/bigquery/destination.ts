@@ -15,9 +15,10 @@ import {
   dedupeRows,
   Freshness,
   ReconciliationRecord,
+  type StoredVersion,
   SYSTEM_TABLES,
   SyncRunRecord,
-  TABLES,
+  TABLE_NAMES,
   type TableName,
   type TableSpec,
   THREAD_QUEUE_STREAM,
@@ -37,6 +38,10 @@ import {
   DestinationError,
   type DestinationOptions,
   rangeColumn,
+  rejectedList,
+  type TableSpecOverrides,
+  type UnreadGuard,
+  unreadColumn,
   type WriteBatch,
   type WriteResult,
 } from '../destination.js';
@@ -46,11 +51,12 @@ import {
   bqIdent,
   checkpointMergeSql,
   fieldOf,
+  fillFromRawSql,
   mergeScript,
   multiMergeScript,
   ndjsonLine,
+  rowlessScript,
   type SyncedAt,
-  seenScript,
   stagedColumns,
   stringLiteral,
   timestampLiteral,
@@ -123,6 +129,7 @@ export class BigQueryDestination implements Destination {
   readonly #serverClock: boolean;
   readonly #hooks: NonNullable<DestinationOptions['hooks']>;
   readonly #maxRetries: number;
+  readonly #tables: TableSpecOverrides;
 
   constructor(options: BigQueryDestinationOptions) {
     bqIdent(options.datasetId);
@@ -132,6 +139,7 @@ export class BigQueryDestination implements Destination {
     this.#serverClock = options.clock === undefined;
     this.#hooks = options.hooks ?? {};
     this.#maxRetries = options.maxConflictRetries ?? 8;
+    this.#tables = options.tables ?? {};
     this.#bq = new BigQuery({
       projectId: options.projectId,
       location: this.#location,
@@ -151,15 +159,24 @@ export class BigQueryDestination implements Destination {
     return `${bqIdent(this.#dataset)}.${bqIdent(name)}`;
   }
 
-  /** Runs a query or script as a job and returns the rows of its last statement; job errors throw. */
+  /** The spec of a table: the model's, unless the options replaced it. */
+  #spec(name: TableName): TableSpec<unknown> {
+    return (this.#tables[name] ?? tableSpecOf(name)) as TableSpec<unknown>;
+  }
+
+  /**
+   * Runs a query or script as a job and returns the rows of its last statement; job errors throw. With
+   * `parseJSON`, JSON columns come back parsed (as PostgreSQL's jsonb does), not as text.
+   */
   async #run<R = Record<string, unknown>>(
     query: string,
     params: Record<string, unknown> = {},
     types: Record<string, string> = {},
+    results: { parseJSON?: boolean } = {},
   ): Promise<R[]> {
     const options = { query, location: this.#location, params, types } as Query;
     const [job] = (await this.#bq.createQueryJob(options)) as [Job, unknown];
-    const [rows] = await job.getQueryResults();
+    const [rows] = await job.getQueryResults({ parseJSON: results.parseJSON ?? false });
     const [meta] = await job.getMetadata();
     const error = meta?.status?.errorResult;
     if (error) throw new Error(`${error.reason ?? 'error'}: ${error.message ?? ''}`);
@@ -176,7 +193,7 @@ export class BigQueryDestination implements Destination {
         });
       }
       const layouts = [
-        ...Object.values(TABLES).map((t) => ({
+        ...TABLE_NAMES.map((name) => this.#spec(name)).map((t) => ({
           name: t.name as string,
           columns: t.columns,
           description: t.description,
@@ -208,8 +225,15 @@ export class BigQueryDestination implements Destination {
         }
         // Additive migration: append missing columns as NULLABLE (tables.patch keeps existing data).
         const [meta] = await table.getMetadata();
-        const fields = (meta.schema?.fields ?? []) as { name: string }[];
+        const fields = (meta.schema?.fields ?? []) as { name: string; mode?: string }[];
         const have = new Set(fields.map((f) => f.name));
+        // Fields the reader now treats as open (they may be missing) become NULLABLE (a relaxation BigQuery
+        // allows on a table with data).
+        const relaxed = t.columns.filter(
+          (c) => c.nullable && fields.some((f) => f.name === c.name && f.mode === 'REQUIRED'),
+        );
+        for (const c of relaxed)
+          await this.#run(`ALTER TABLE ${this.#table(t.name)} ALTER COLUMN ${bqIdent(c.name)} DROP NOT NULL`);
         const missing = t.columns.filter((c) => !have.has(c.name));
         if (missing.length === 0) continue;
         // Added with DDL (the documented path), nullable; then the schema is re-read, and patched through
@@ -225,6 +249,12 @@ export class BigQueryDestination implements Destination {
           await table.setMetadata({
             schema: { fields: [...afterFields, ...stillMissing.map((c) => fieldOf(c, false))] },
           });
+        // Then the new columns are filled from `_raw` where it has them (no re-fetch: the item is there).
+        if (have.has('_raw'))
+          for (const c of missing) {
+            const fill = fillFromRawSql(this.#dataset, t.name, c);
+            if (fill) await this.#retryConflicts(() => this.#run(fill));
+          }
       }
       // The BI views (schemas/warehouse-views.ts), after the tables so they see every migrated column.
       const dialect = bigQueryDialect(this.#dataset);
@@ -291,25 +321,26 @@ WHEN NOT MATCHED THEN INSERT (${names.map(bqIdent).join(', ')}) VALUES (${names.
 
   async select(build: (dialect: SqlDialect) => string): Promise<Record<string, unknown>[]> {
     try {
-      return (await this.#run(build(bigQueryDialect(this.#dataset)))).map(normalize);
+      const rows = await this.#run(build(bigQueryDialect(this.#dataset)), {}, {}, { parseJSON: true });
+      return rows.map(normalize);
     } catch (err) {
       this.#fail('select', err);
     }
   }
 
   async writeBatch<T extends TableName>(batch: WriteBatch<T>): Promise<WriteResult> {
-    const spec = tableSpecOf(batch.table) as TableSpec<unknown>;
-    const rows = dedupeRows(spec, toValidatedRows(batch.table, batch.rows));
+    const spec = this.#spec(batch.table);
+    const rows = dedupeRows(spec, toValidatedRows(batch.table, batch.rows, spec));
+    const rejected = rejectedList(batch.rejected);
     const received = batch.rows.length;
     const syncedAt = this.#syncedAt();
     const checkpoints = checkpointList(batch.checkpoint);
     const seen = batch.seen ?? [];
     if (rows.length === 0) {
-      if (seen.length > 0) {
+      if (seen.length > 0 || rejected.length > 0) {
         try {
-          await this.#retryConflicts(() =>
-            this.#run(seenScript(this.#dataset, spec, seen, syncedAt, checkpoints)),
-          );
+          const script = rowlessScript(this.#dataset, { spec, ids: seen }, rejected, syncedAt, checkpoints);
+          await this.#retryConflicts(() => this.#run(script));
         } catch (err) {
           this.#fail(`writeBatch ${batch.table}`, err);
         }
@@ -328,7 +359,16 @@ WHEN NOT MATCHED THEN INSERT (${names.map(bqIdent).join(', ')}) VALUES (${names.
       });
       await this.#load(stage, cols, rows);
       await this.#hooks.beforeMerge?.(batch.table);
-      const script = mergeScript(this.#dataset, spec, stage, syncedAt, checkpoints, seen);
+      const script = mergeScript(
+        this.#dataset,
+        spec,
+        stage,
+        syncedAt,
+        checkpoints,
+        seen,
+        rejected,
+        batch.repair === true,
+      );
       const [counts] = await this.#retryConflicts(() =>
         this.#run<{ inserted: number; updated: number }>(script),
       );
@@ -347,14 +387,20 @@ WHEN NOT MATCHED THEN INSERT (${names.map(bqIdent).join(', ')}) VALUES (${names.
     checkpoint?: CheckpointUpdate | readonly CheckpointUpdate[],
   ): Promise<WriteResult[]> {
     const prepared = batches.map((batch) => {
-      const spec = tableSpecOf(batch.table) as TableSpec<unknown>;
-      return { batch, spec, rows: dedupeRows(spec, toValidatedRows(batch.table, batch.rows)) };
+      const spec = this.#spec(batch.table);
+      return { batch, spec, rows: dedupeRows(spec, toValidatedRows(batch.table, batch.rows, spec)) };
     });
+    const rejected = rejectedList(batches.flatMap((b) => b.rejected ?? []));
     const syncedAt = this.#syncedAt();
     const checkpoints = checkpointList(checkpoint);
     const loaded = prepared.filter((p) => p.rows.length > 0);
     if (loaded.length === 0) {
-      await this.#checkpointOnly(checkpoints, syncedAt.checkpointTime);
+      if (rejected.length > 0) {
+        const script = rowlessScript(this.#dataset, null, rejected, syncedAt, checkpoints);
+        await this.#retryConflicts(() => this.#run(script)).catch((err) =>
+          this.#fail(`writeTables ${batches.map((b) => b.table).join(', ')}`, err),
+        );
+      } else await this.#checkpointOnly(checkpoints, syncedAt.checkpointTime);
       return prepared.map((p) => ({
         received: p.batch.rows.length,
         inserted: 0,
@@ -380,7 +426,7 @@ WHEN NOT MATCHED THEN INSERT (${names.map(bqIdent).join(', ')}) VALUES (${names.
         await this.#load(s.stage, cols, s.rows);
         await this.#hooks.beforeMerge?.(s.batch.table);
       }
-      const script = multiMergeScript(this.#dataset, stages, syncedAt, checkpoints);
+      const script = multiMergeScript(this.#dataset, stages, syncedAt, checkpoints, rejected);
       const [counts] = await this.#retryConflicts(() => this.#run<Record<string, unknown>>(script));
       return prepared.map((p) => {
         const received = p.batch.rows.length;
@@ -506,22 +552,26 @@ WHEN NOT MATCHED THEN INSERT (${names.map(bqIdent).join(', ')}) VALUES (${names.
     }
   }
 
-  async storedVersions(table: TableName, ids: readonly string[]): Promise<Map<string, string | null>> {
-    const spec = tableSpecOf(table) as TableSpec<unknown>;
+  async storedVersions(table: TableName, ids: readonly string[]): Promise<Map<string, StoredVersion>> {
+    const spec = this.#spec(table);
     if (spec.primaryKey.length !== 1)
       throw new DestinationError(`storedVersions: ${table} has a composite key`);
     if (ids.length === 0) return new Map();
     const pk = bqIdent(spec.primaryKey[0]!);
     const version = spec.versionColumn ? bqIdent(spec.versionColumn) : 'CAST(NULL AS TIMESTAMP)';
     try {
-      const rows = await this.#run<{ id: string; version: unknown }>(
-        `SELECT ${pk} AS id, ${version} AS version FROM ${this.#table(table)} WHERE ${pk} IN UNNEST(@ids)${
-          spec.tracksDeletion ? ' AND _deleted_at IS NULL' : ''
-        }`,
+      const rows = await this.#run<{ id: string; version: unknown; hash: string | null }>(
+        `SELECT ${pk} AS id, ${version} AS version, \`_content_hash\` AS hash FROM ${this.#table(table)}
+         WHERE ${pk} IN UNNEST(@ids)${spec.tracksDeletion ? ' AND _deleted_at IS NULL' : ''}`,
         { ids: [...ids] },
         { ids: ['STRING'] } as unknown as Record<string, string>,
       );
-      return new Map(rows.map((r) => [r.id, r.version === null ? null : timestampText(r.version)]));
+      return new Map(
+        rows.map((r) => [
+          r.id,
+          { version: r.version === null ? null : timestampText(r.version), contentHash: r.hash ?? null },
+        ]),
+      );
     } catch (err) {
       this.#fail('storedVersions', err);
     }
@@ -539,7 +589,7 @@ WHEN NOT MATCHED THEN INSERT (${names.map(bqIdent).join(', ')}) VALUES (${names.
     const list = `[${ids.map((id) => stringLiteral(id)).join(', ')}]`;
     return this.#markDeleted(
       table,
-      `${pk} IN UNNEST(${list}) AND _deleted_at IS NULL`,
+      `t.${pk} IN UNNEST(${list}) AND t._deleted_at IS NULL`,
       deletedAt,
       checkpoint,
     );
@@ -551,17 +601,19 @@ WHEN NOT MATCHED THEN INSERT (${names.map(bqIdent).join(', ')}) VALUES (${names.
     deletedAt: Date,
     checkpoint?: CheckpointUpdate,
     within?: DeletionRange,
+    unlessUnread?: UnreadGuard,
   ): Promise<number> {
     const spec = this.#deletable(table);
-    const range = within ? rangeColumn(spec, within) : undefined;
-    return this.#markDeleted(
-      table,
-      `_synced_at < ${timestampLiteral(since)} AND _deleted_at IS NULL${
-        range ? ` AND \`${range}\` >= ${timestampLiteral(within!.from)}` : ''
-      }`,
-      deletedAt,
-      checkpoint,
-    );
+    const conditions = [`t._synced_at < ${timestampLiteral(since)}`, 't._deleted_at IS NULL'];
+    if (within)
+      conditions.push(`t.${bqIdent(rangeColumn(spec, within))} >= ${timestampLiteral(within.from)}`);
+    if (unlessUnread) {
+      // Not read is not gone: a row of a scope whose read is queued, running or failed keeps living.
+      const column = bqIdent(unreadColumn(spec, unlessUnread));
+      conditions.push(`NOT EXISTS (SELECT 1 FROM ${this.#table('_sync_state')} s
+        WHERE s.stream = ${stringLiteral(unlessUnread.stream)} AND s.status != 'complete' AND s.scope = CAST(t.${column} AS STRING))`);
+    }
+    return this.#markDeleted(table, conditions.join(' AND '), deletedAt, checkpoint);
   }
 
   async #markDeleted(
@@ -571,11 +623,12 @@ WHEN NOT MATCHED THEN INSERT (${names.map(bqIdent).join(', ')}) VALUES (${names.
     checkpoint: CheckpointUpdate | undefined,
   ): Promise<number> {
     const checkpoints = checkpointList(checkpoint);
-    // The count is taken inside the transaction, on the snapshot the UPDATE works on.
+    // The count is taken inside the transaction, on the snapshot the UPDATE works on. `where` names the
+    // table `t` (a guard's subquery must not mistake its own columns for the table's).
     const script = `DECLARE n INT64 DEFAULT 0;
 BEGIN TRANSACTION;
-SET n = (SELECT COUNT(*) FROM ${this.#table(table)} WHERE ${where});
-UPDATE ${this.#table(table)} SET _deleted_at = ${timestampLiteral(deletedAt)} WHERE ${where};
+SET n = (SELECT COUNT(*) FROM ${this.#table(table)} t WHERE ${where});
+UPDATE ${this.#table(table)} t SET _deleted_at = ${timestampLiteral(deletedAt)} WHERE ${where};
 ${checkpoints.length > 0 ? `${checkpointMergeSql(this.#dataset, checkpoints, this.#clock())};\n` : ''}COMMIT TRANSACTION;
 SELECT n;`;
     try {
@@ -662,7 +715,7 @@ SELECT marked, revived;`;
   }
 
   #deletable(table: TableName): TableSpec<unknown> {
-    const spec = tableSpecOf(table) as TableSpec<unknown>;
+    const spec = this.#spec(table);
     if (!spec.tracksDeletion) throw new DestinationError(`${table} does not track deletions`);
     return spec;
   }

@@ -3,6 +3,7 @@ import type {
   CheckpointUpdate,
   ColumnSpec,
   ColumnType,
+  RejectedItem,
   TableSpec,
   WarehouseRow,
 } from '../../schemas/warehouse.js';
@@ -46,18 +47,17 @@ export function ndjsonLine(columns: readonly ColumnSpec[], row: WarehouseRow): s
   return `${JSON.stringify(out)}\n`;
 }
 
-/** An expression comparable with IS DISTINCT FROM (JSON values are compared by their serialization). */
-const comparable = (c: ColumnSpec, alias: string) =>
-  c.type === 'json' ? `TO_JSON_STRING(${alias}.${bqIdent(c.name)})` : `${alias}.${bqIdent(c.name)}`;
-
-/** Condition under which the staged row S replaces the target row T. */
-export function winsSql(spec: TableSpec<unknown>): string {
-  if (spec.merge.kind === 'version') {
-    const v = bqIdent(spec.merge.column);
-    return `T.${v} < S.${v}`;
-  }
-  const nonKey = stagedColumns(spec).filter((c) => !spec.primaryKey.includes(c.name));
-  return `(${nonKey.map((c) => `${comparable(c, 'T')} IS DISTINCT FROM ${comparable(c, 'S')}`).join(' OR ')})`;
+/**
+ * Condition under which the staged row S replaces the target row T, by the table's merge rule: a strictly
+ * newer version, or an equal one with different content; for content tables, different content. Content is
+ * `_content_hash`; IS DISTINCT FROM makes a stored NULL (a row from before hashes) count as different.
+ */
+export function winsSql(spec: TableSpec<unknown>, repair = false): string {
+  // A repair (full refresh) rewrites at an equal version whatever the stored hash says (see PostgreSQL's).
+  const hashDiffers = repair ? 'TRUE' : 'T.`_content_hash` IS DISTINCT FROM S.`_content_hash`';
+  if (spec.merge.kind === 'content') return hashDiffers;
+  const v = bqIdent(spec.merge.column);
+  return `(T.${v} < S.${v} OR (T.${v} = S.${v} AND ${hashDiffers}))`;
 }
 
 /**
@@ -80,12 +80,14 @@ export function mergeScript(
   syncedAt: SyncedAt,
   checkpoints: readonly CheckpointUpdate[],
   seen: readonly string[] = [],
+  rejected: readonly RejectedItem[] = [],
+  repair = false,
 ): string {
   return `DECLARE inserted INT64 DEFAULT 0;
 DECLARE updated INT64 DEFAULT 0;
 BEGIN TRANSACTION;
-${mergeStatements(dataset, spec, stage, syncedAt.sql, 'inserted', 'updated')}
-${seen.length > 0 ? `${seenSql(dataset, spec, seen, syncedAt.sql)};\n` : ''}${checkpoints.length > 0 ? `${checkpointMergeSql(dataset, checkpoints, syncedAt.checkpointTime)};\n` : ''}COMMIT TRANSACTION;
+${mergeStatements(dataset, spec, stage, syncedAt.sql, 'inserted', 'updated', repair)}
+${seen.length > 0 ? `${seenSql(dataset, spec, seen, syncedAt.sql)};\n` : ''}${rejectedStatements(dataset, [{ spec, stage }], rejected, syncedAt.sql)}${checkpoints.length > 0 ? `${checkpointMergeSql(dataset, checkpoints, syncedAt.checkpointTime)};\n` : ''}COMMIT TRANSACTION;
 SELECT inserted, updated;`;
 }
 
@@ -97,17 +99,21 @@ export function seenSql(dataset: string, spec: TableSpec<unknown>, ids: readonly
 WHERE ${bqIdent(spec.primaryKey[0]!)} IN UNNEST([${ids.map((id) => stringLiteral(id)).join(', ')}]) AND \`_synced_at\` < ${syncedAt}${live}`;
 }
 
-/** Only seen ids (no changed rows) and the checkpoints, in one transaction. */
-export function seenScript(
+/**
+ * A batch without changed rows: the ids it saw, its rejected items and the checkpoints, in one transaction
+ * (a page whose every item was unchanged, or set aside, still records what it saw and moves on).
+ */
+export function rowlessScript(
   dataset: string,
-  spec: TableSpec<unknown>,
-  ids: readonly string[],
+  seen: { readonly spec: TableSpec<unknown>; readonly ids: readonly string[] } | null,
+  rejected: readonly RejectedItem[],
   syncedAt: SyncedAt,
   checkpoints: readonly CheckpointUpdate[],
 ): string {
+  const seenStatement =
+    seen && seen.ids.length > 0 ? `${seenSql(dataset, seen.spec, seen.ids, syncedAt.sql)};\n` : '';
   return `BEGIN TRANSACTION;
-${seenSql(dataset, spec, ids, syncedAt.sql)};
-${checkpoints.length > 0 ? `${checkpointMergeSql(dataset, checkpoints, syncedAt.checkpointTime)};\n` : ''}COMMIT TRANSACTION;`;
+${seenStatement}${rejectedStatements(dataset, [], rejected, syncedAt.sql)}${checkpoints.length > 0 ? `${checkpointMergeSql(dataset, checkpoints, syncedAt.checkpointTime)};\n` : ''}COMMIT TRANSACTION;`;
 }
 
 /**
@@ -119,6 +125,7 @@ export function multiMergeScript(
   parts: readonly { spec: TableSpec<unknown>; stage: string }[],
   syncedAt: SyncedAt,
   checkpoints: readonly CheckpointUpdate[],
+  rejected: readonly RejectedItem[] = [],
 ): string {
   const declare = parts
     .map((_, i) => `DECLARE inserted_${i} INT64 DEFAULT 0;\nDECLARE updated_${i} INT64 DEFAULT 0;`)
@@ -130,7 +137,7 @@ export function multiMergeScript(
   return `${declare}
 BEGIN TRANSACTION;
 ${merges}
-${checkpoints.length > 0 ? `${checkpointMergeSql(dataset, checkpoints, syncedAt.checkpointTime)};\n` : ''}COMMIT TRANSACTION;
+${rejectedStatements(dataset, parts, rejected, syncedAt.sql)}${checkpoints.length > 0 ? `${checkpointMergeSql(dataset, checkpoints, syncedAt.checkpointTime)};\n` : ''}COMMIT TRANSACTION;
 SELECT ${select || '0 AS none'};`;
 }
 
@@ -142,13 +149,14 @@ function mergeStatements(
   syncedAt: string,
   insertedVar: string,
   updatedVar: string,
+  repair = false,
 ): string {
   const target = `${bqIdent(dataset)}.${bqIdent(spec.name)}`;
   const staged = `${bqIdent(dataset)}.${bqIdent(stage)}`;
   const cols = stagedColumns(spec);
   const on = spec.primaryKey.map((k) => `T.${bqIdent(k)} = S.${bqIdent(k)}`).join(' AND ');
   const firstKey = `T.${bqIdent(spec.primaryKey[0]!)}`;
-  const wins = winsSql(spec);
+  const wins = winsSql(spec, repair);
   const revived = spec.tracksDeletion ? ' OR T.`_deleted_at` IS NOT NULL' : '';
   const nonKey = cols.filter((c) => !spec.primaryKey.includes(c.name));
   const sets = [
@@ -172,6 +180,101 @@ MERGE ${target} T USING ${staged} S ON ${on}
 WHEN MATCHED AND (${wins}${revived}) THEN UPDATE SET ${sets.join(', ')}
 WHEN MATCHED AND T.\`_synced_at\` < ${syncedAt} THEN UPDATE SET \`_synced_at\` = ${syncedAt}
 WHEN NOT MATCHED THEN INSERT (${insertCols.join(', ')}) VALUES (${insertVals.join(', ')});`;
+}
+
+// --- _rejected --------------------------------------------------------------------------------------------
+
+/**
+ * The `_rejected` statements of a script, after its merges: open entries of each table whose item the
+ * staged batch stores are resolved, then the batch's own rejections are upserted (so an item a batch both
+ * stores and rejects stays open). Empty when there is nothing to resolve or record.
+ */
+export function rejectedStatements(
+  dataset: string,
+  stored: readonly { spec: TableSpec<unknown>; stage: string }[],
+  rejected: readonly RejectedItem[],
+  syncedAt: string,
+): string {
+  const resolves = stored
+    .filter((p) => p.spec.primaryKey.length === 1)
+    .map((p) => `${resolveRejectedSql(dataset, p.spec, p.stage, syncedAt)};\n`);
+  const upsert = rejected.length > 0 ? `${rejectedMergeSql(dataset, rejected, syncedAt)};\n` : '';
+  return resolves.join('') + upsert;
+}
+
+/**
+ * Resolves the open `_rejected` entries of a table whose item id is a row of the staged batch. Guarded by
+ * IF EXISTS so that a batch with nothing to resolve does not mutate `_rejected`: BigQuery aborts one of two
+ * transactions mutating the same table, and every batch of every table would otherwise touch this one.
+ */
+export function resolveRejectedSql(
+  dataset: string,
+  spec: TableSpec<unknown>,
+  stage: string,
+  syncedAt: string,
+): string {
+  const id = bqIdent(spec.primaryKey[0]!);
+  const open = `table_name = ${stringLiteral(spec.name)} AND resolved_at IS NULL
+  AND item_id IN (SELECT CAST(s.${id} AS STRING) FROM ${bqIdent(dataset)}.${bqIdent(stage)} s)`;
+  const target = `${bqIdent(dataset)}.\`_rejected\``;
+  return `IF EXISTS (SELECT 1 FROM ${target} WHERE ${open}) THEN
+  UPDATE ${target} SET resolved_at = ${syncedAt} WHERE ${open};
+END IF`;
+}
+
+/**
+ * Upserts rejected items: a new entry is first seen now; a known one keeps first_seen_at, is seen once
+ * more and, if it had been resolved, is open again. The source is a UNION ALL of literal rows (the emulator
+ * we test against mis-binds some struct-array literals; both forms are equally valid on the service).
+ */
+export function rejectedMergeSql(dataset: string, items: readonly RejectedItem[], syncedAt: string): string {
+  const source = items
+    .map(
+      (r) =>
+        `SELECT ${stringLiteral(r.table)} AS table_name, ${stringLiteral(r.itemKey)} AS item_key, ` +
+        `${stringLiteral(r.itemId)} AS item_id, ${stringLiteral(r.stream)} AS stream, ${stringLiteral(r.scope)} AS scope, ` +
+        `${stringLiteral(r.pageCursor)} AS page_cursor, ${stringLiteral(r.reason)} AS reason, ` +
+        `PARSE_JSON(${stringLiteral(JSON.stringify(r.raw ?? null))}) AS raw`,
+    )
+    .join('\nUNION ALL ');
+  const cols = ['table_name', 'item_key', 'item_id', 'stream', 'scope', 'page_cursor', 'reason', 'raw'];
+  return `MERGE ${bqIdent(dataset)}.\`_rejected\` T
+USING (${source}) S ON T.table_name = S.table_name AND T.item_key = S.item_key
+WHEN MATCHED THEN UPDATE SET ${cols
+    .slice(2)
+    .map((c) => `${c} = S.${c}`)
+    .join(', ')},
+  last_seen_at = ${syncedAt}, times_seen = T.times_seen + 1, resolved_at = CAST(NULL AS TIMESTAMP)
+WHEN NOT MATCHED THEN INSERT (${cols.join(', ')}, first_seen_at, last_seen_at, times_seen, resolved_at)
+  VALUES (${cols.map((c) => `S.${c}`).join(', ')}, ${syncedAt}, ${syncedAt}, 1, CAST(NULL AS TIMESTAMP))`;
+}
+
+// --- migrations -----------------------------------------------------------------------------------------
+
+/**
+ * The value of `column` read from `_raw` along its path, converted to its type (SAFE_CAST: a value that
+ * does not fit stays NULL instead of failing the migration). JSON nulls are SQL NULLs, as `toRow` has them.
+ */
+export function rawValueSql(column: ColumnSpec): string {
+  // Path keys are zod field names; anything but a plain name would need JSONPath quoting rules we avoid.
+  const path = `$${column.path!.map((k) => `.${bqIdent(k).slice(1, -1)}`).join('')}`;
+  const p = stringLiteral(path);
+  if (column.type === 'json')
+    return `IF(JSON_TYPE(JSON_QUERY(\`_raw\`, ${p})) = 'null', NULL, JSON_QUERY(\`_raw\`, ${p}))`;
+  const text = `JSON_VALUE(\`_raw\`, ${p})`;
+  return column.type === 'string' ? text : `SAFE_CAST(${text} AS ${BQ_TYPES[column.type]})`;
+}
+
+/**
+ * Fills a column a migration just added, on the rows that have a value for it in `_raw` (no re-fetch: the
+ * item is there). Only NULL cells are written. Null when the column has no path (computed columns stay NULL;
+ * their rows' hashes differ, so the next read rewrites them).
+ */
+export function fillFromRawSql(dataset: string, table: string, column: ColumnSpec): string | null {
+  if (!column.path || column.path.length === 0) return null;
+  const c = bqIdent(column.name);
+  const value = rawValueSql(column);
+  return `UPDATE ${bqIdent(dataset)}.${bqIdent(table)} SET ${c} = ${value} WHERE ${c} IS NULL AND ${value} IS NOT NULL`;
 }
 
 // --- literals -------------------------------------------------------------------------------------------

@@ -11,8 +11,9 @@ import {
   Freshness,
   ReconciliationRecord,
   rowKey,
+  type StoredVersion,
   SyncRunRecord,
-  TABLES,
+  TABLE_NAMES,
   type TableName,
   type TableSpec,
   THREAD_QUEUE_STREAM,
@@ -31,7 +32,12 @@ import {
   type DestinationCapabilities,
   DestinationError,
   type DestinationOptions,
+  type RejectedItem,
   rangeColumn,
+  rejectedList,
+  type TableSpecOverrides,
+  type UnreadGuard,
+  unreadColumn,
   type WriteBatch,
   type WriteResult,
 } from '../destination.js';
@@ -39,12 +45,16 @@ import {
   columnDdl,
   copyLine,
   createTableSql,
+  fillFromRawSql,
+  hasOpenRejectedSql,
   ident,
   indexSql,
   isoText,
   mergeSql,
   PG_TYPES,
   postgresDialect,
+  rejectedUpsertSql,
+  resolveRejectedSql,
   seenSql,
   stagedColumns,
   systemTables,
@@ -90,6 +100,7 @@ export class PostgresDestination implements Destination {
   /** No test clock: `_synced_at` comes from the server's `now()` (transaction start). */
   readonly #serverClock: boolean;
   readonly #hooks: NonNullable<DestinationOptions['hooks']>;
+  readonly #tables: TableSpecOverrides;
 
   constructor(connectionString: string, options: PostgresDestinationOptions = {}) {
     this.schema = options.schema ?? 'support';
@@ -104,6 +115,7 @@ export class PostgresDestination implements Destination {
     this.#clock = options.clock ?? (() => new Date());
     this.#serverClock = options.clock === undefined;
     this.#hooks = options.hooks ?? {};
+    this.#tables = options.tables ?? {};
     this.#pool = new pg.Pool({
       connectionString,
       max: options.poolSize ?? 8,
@@ -125,6 +137,11 @@ export class PostgresDestination implements Destination {
 
   #table(name: string) {
     return `${ident(this.schema)}.${ident(name)}`;
+  }
+
+  /** The spec of a table: the model's, unless the options replaced it. */
+  #spec(name: TableName): TableSpec<unknown> {
+    return (this.#tables[name] ?? tableSpecOf(name)) as TableSpec<unknown>;
   }
 
   async #tx<T>(context: string, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
@@ -162,17 +179,19 @@ export class PostgresDestination implements Destination {
         `${this.schema}:ddl`,
       ]);
       await client.query(`CREATE SCHEMA IF NOT EXISTS ${ident(this.schema)}`);
-      const existing = await client.query<{ table_name: string; column_name: string }>(
-        'SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = $1',
+      const existing = await client.query<{ table_name: string; column_name: string; is_nullable: string }>(
+        'SELECT table_name, column_name, is_nullable FROM information_schema.columns WHERE table_schema = $1',
         [this.schema],
       );
       const have = new Map<string, Set<string>>();
+      const notNull = new Set<string>();
       for (const r of existing.rows) {
         if (!have.has(r.table_name)) have.set(r.table_name, new Set());
         have.get(r.table_name)!.add(r.column_name);
+        if (r.is_nullable === 'NO') notNull.add(`${r.table_name}.${r.column_name}`);
       }
       const all = [
-        ...Object.values(TABLES).map((t) => ({
+        ...TABLE_NAMES.map((name) => this.#spec(name)).map((t) => ({
           name: t.name as string,
           primaryKey: t.primaryKey,
           columns: t.columns,
@@ -182,7 +201,13 @@ export class PostgresDestination implements Destination {
           name: t.name as string,
           primaryKey: t.primaryKey,
           columns: t.columns,
-          indexes: t.name === '_sync_runs' ? [['started_at']] : [],
+          // _rejected: each batch looks up the open entries of its table by item id.
+          indexes:
+            t.name === '_sync_runs'
+              ? [['started_at']]
+              : t.name === '_rejected'
+                ? [['table_name', 'item_id']]
+                : [],
         })),
       ];
       for (const t of all) {
@@ -190,12 +215,20 @@ export class PostgresDestination implements Destination {
         if (!cols) {
           await client.query(createTableSql(this.schema, t.name, t.columns, t.primaryKey));
         } else {
-          // Additive migration: new columns are added nullable (existing rows have no value until re-synced).
+          // Additive migration: new columns are added nullable, then filled from `_raw` where it has them.
           for (const c of t.columns)
-            if (!cols.has(c.name))
+            if (!cols.has(c.name)) {
               await client.query(
                 `ALTER TABLE ${this.#table(t.name)} ADD COLUMN IF NOT EXISTS ${columnDdl(c, false)}`,
               );
+              const fill = cols.has('_raw') ? fillFromRawSql(this.schema, t.name, c) : null;
+              if (fill) await client.query(fill);
+            } else if (c.nullable && notNull.has(`${t.name}.${c.name}`)) {
+              // A field the reader now treats as open (it may be missing): the column accepts null.
+              await client.query(
+                `ALTER TABLE ${this.#table(t.name)} ALTER COLUMN ${ident(c.name)} DROP NOT NULL`,
+              );
+            }
         }
         for (const index of t.indexes) await client.query(indexSql(this.schema, t.name, index));
       }
@@ -306,8 +339,8 @@ export class PostgresDestination implements Destination {
     checkpoint: WriteBatch['checkpoint'],
   ): Promise<WriteResult[]> {
     const prepared = batches.map((batch) => {
-      const spec = tableSpecOf(batch.table) as TableSpec<unknown>;
-      const rows = dedupeRows(spec, toValidatedRows(batch.table, batch.rows));
+      const spec = this.#spec(batch.table);
+      const rows = dedupeRows(spec, toValidatedRows(batch.table, batch.rows, spec));
       rows.sort((a, b) => {
         const ka = rowKey(spec, a);
         const kb = rowKey(spec, b);
@@ -315,6 +348,7 @@ export class PostgresDestination implements Destination {
       });
       return { batch, spec, rows };
     });
+    const rejected = rejectedList(batches.flatMap((b) => b.rejected ?? []));
     const order = prepared
       .map((p, i) => ({ p, i }))
       .sort((a, b) => (a.p.spec.name < b.p.spec.name ? -1 : a.p.spec.name > b.p.spec.name ? 1 : 0));
@@ -326,7 +360,7 @@ export class PostgresDestination implements Destination {
         let inserted = 0;
         let updated = 0;
         if (rows.length > 0) {
-          const stage = `_stage_${spec.name}`;
+          const stage = stageOf(spec);
           const cols = stagedColumns(spec);
           await client.query(
             `CREATE TEMP TABLE ${ident(stage)} (${cols.map((c) => `${ident(c.name)} ${PG_TYPES[c.type]}`).join(', ')}) ON COMMIT DROP`,
@@ -340,7 +374,7 @@ export class PostgresDestination implements Destination {
           await this.#hooks.beforeMerge?.(batch.table);
           await this.#lockTable(client, spec.name);
           const merged = await client.query<{ inserted: number; updated: number }>(
-            mergeSql(this.schema, spec, stage),
+            mergeSql(this.schema, spec, stage, batch.repair === true),
             [syncedAt],
           );
           inserted = merged.rows[0]?.inserted ?? 0;
@@ -354,9 +388,49 @@ export class PostgresDestination implements Destination {
         const received = batch.rows.length;
         results[i] = { received, inserted, updated, unchanged: received - inserted - updated };
       }
+      const stored = prepared.filter((p) => p.rows.length > 0).map((p) => p.spec);
+      await this.#writeRejected(client, stored, rejected, syncedAt);
       await this.#upsertCheckpoints(client, checkpointList(checkpoint), syncedAt);
       return results;
     });
+  }
+
+  /**
+   * The `_rejected` side of a write, in its transaction, after every table's merge: open entries of a table
+   * whose item the batch stored (its staging table) are resolved, then the batch's own rejections are
+   * recorded (so an item a batch both stores and rejects stays open). `_rejected` is locked — last, after
+   * the data tables, as every writer does — only when there is something to write, so writers of batches
+   * without rejections never wait for each other here.
+   */
+  async #writeRejected(
+    client: pg.PoolClient,
+    stored: readonly TableSpec<unknown>[],
+    rejected: readonly RejectedItem[],
+    syncedAt: Date,
+  ): Promise<void> {
+    const toResolve: TableSpec<unknown>[] = [];
+    for (const spec of stored.filter((s) => s.primaryKey.length === 1)) {
+      const r = await client.query<{ open: boolean }>(hasOpenRejectedSql(this.schema, spec, stageOf(spec)), [
+        spec.name,
+      ]);
+      if (r.rows[0]?.open) toResolve.push(spec);
+    }
+    if (toResolve.length === 0 && rejected.length === 0) return;
+    await this.#lockTable(client, '_rejected');
+    for (const spec of toResolve)
+      await client.query(resolveRejectedSql(this.schema, spec, stageOf(spec)), [spec.name, syncedAt]);
+    if (rejected.length === 0) return;
+    const records = rejected.map((r) => ({
+      table_name: r.table,
+      item_key: r.itemKey,
+      item_id: r.itemId,
+      stream: r.stream,
+      scope: r.scope,
+      page_cursor: r.pageCursor,
+      reason: r.reason,
+      raw: r.raw,
+    }));
+    await client.query(rejectedUpsertSql(this.schema), [syncedAt, JSON.stringify(records)]);
   }
 
   async currentTime(): Promise<Date> {
@@ -453,19 +527,20 @@ export class PostgresDestination implements Destination {
     }
   }
 
-  async storedVersions(table: TableName, ids: readonly string[]): Promise<Map<string, string | null>> {
-    const spec = tableSpecOf(table) as TableSpec<unknown>;
+  async storedVersions(table: TableName, ids: readonly string[]): Promise<Map<string, StoredVersion>> {
+    const spec = this.#spec(table);
     if (spec.primaryKey.length !== 1)
       throw new DestinationError(`storedVersions: ${table} has a composite key`);
     const pk = ident(spec.primaryKey[0]!);
     const version = spec.versionColumn ? isoText(`t.${ident(spec.versionColumn)}`) : 'NULL::text';
     const live = spec.tracksDeletion ? ' AND t."_deleted_at" IS NULL' : '';
     try {
-      const r = await this.#pool.query<{ id: string; version: string | null }>(
-        `SELECT t.${pk}::text AS id, ${version} AS version FROM ${this.#table(table)} t WHERE t.${pk} = ANY($1::text[])${live}`,
+      const r = await this.#pool.query<{ id: string; version: string | null; hash: string | null }>(
+        `SELECT t.${pk}::text AS id, ${version} AS version, t."_content_hash" AS hash
+         FROM ${this.#table(table)} t WHERE t.${pk} = ANY($1::text[])${live}`,
         [ids],
       );
-      return new Map(r.rows.map((row) => [row.id, row.version]));
+      return new Map(r.rows.map((row) => [row.id, { version: row.version, contentHash: row.hash }]));
     } catch (err) {
       this.#fail('storedVersions', err);
     }
@@ -495,16 +570,23 @@ export class PostgresDestination implements Destination {
     deletedAt: Date,
     checkpoint?: CheckpointUpdate,
     within?: DeletionRange,
+    unlessUnread?: UnreadGuard,
   ): Promise<number> {
     const spec = this.#deletable(table);
-    const range = within ? rangeColumn(spec, within) : undefined;
+    const params: unknown[] = [deletedAt, since];
+    const conditions = ['t."_synced_at" < $2', 't."_deleted_at" IS NULL'];
+    if (within) conditions.push(`t.${ident(rangeColumn(spec, within))} >= $${params.push(within.from)}`);
+    if (unlessUnread) {
+      // Not read is not gone: a row of a scope whose read is queued, running or failed keeps living.
+      const column = ident(unreadColumn(spec, unlessUnread));
+      conditions.push(`NOT EXISTS (SELECT 1 FROM ${this.#table('_sync_state')} s
+        WHERE s.stream = $${params.push(unlessUnread.stream)} AND s.status <> 'complete' AND s.scope = t.${column}::text)`);
+    }
     return this.#tx(`markDeletedNotSeenSince ${table}`, async (client) => {
       await this.#lockTable(client, table);
       const r = await client.query(
-        `UPDATE ${this.#table(table)} SET "_deleted_at" = $1 WHERE "_synced_at" < $2 AND "_deleted_at" IS NULL${
-          range ? ` AND ${ident(range)} >= $3` : ''
-        }`,
-        range ? [deletedAt, since, within!.from] : [deletedAt, since],
+        `UPDATE ${this.#table(table)} AS t SET "_deleted_at" = $1 WHERE ${conditions.join(' AND ')}`,
+        params,
       );
       if (checkpoint) await this.#upsertCheckpoint(client, checkpoint, this.#clock());
       return r.rowCount ?? 0;
@@ -577,7 +659,7 @@ export class PostgresDestination implements Destination {
   }
 
   #deletable(table: TableName): TableSpec<unknown> {
-    const spec = tableSpecOf(table) as TableSpec<unknown>;
+    const spec = this.#spec(table);
     if (!spec.tracksDeletion) throw new DestinationError(`${table} does not track deletions`);
     return spec;
   }
@@ -632,6 +714,9 @@ export class PostgresDestination implements Destination {
     await this.#pool.end();
   }
 }
+
+/** The temporary staging table of a table's batch (dropped at commit). */
+const stageOf = (spec: TableSpec<unknown>) => `_stage_${spec.name}`;
 
 function* copyChunks(cols: ReturnType<typeof stagedColumns>, rows: readonly Record<string, unknown>[]) {
   for (let i = 0; i < rows.length; i += COPY_CHUNK_ROWS) {

@@ -30,11 +30,14 @@ import {
 } from './errors.js';
 import {
   decodeJson,
+  type InvalidItem,
+  type ParsedItems,
   type ParsedPage,
   parseArray,
   parsePage,
   parseSingle,
   type RawResponse,
+  scrubRejected,
   scrubViolation,
   throwIfError,
 } from './parse.js';
@@ -355,17 +358,27 @@ export class SupportApiClient {
   }
 
   /** An unpaginated list in `data` (the metric catalog). */
-  async getArray<S extends z.ZodType>(
-    path: string,
-    item: S,
-  ): Promise<{ items: z.infer<S>[]; rawItems: Record<string, unknown>[] }> {
+  async getArray<S extends z.ZodType>(path: string, item: S): Promise<ParsedItems<z.infer<S>>> {
     const res = await this.send({ method: 'GET', path });
     return this.#parsed(() => parseArray(res.endpoint, res.status, res.json, item));
   }
 
+  /** Parses, with the key scrubbed from every reported problem (a broken server could echo it). */
   #parsed<T>(parse: () => T): T {
     try {
-      return parse();
+      const parsed = parse();
+      const rejected = (parsed as Partial<ParsedItems<unknown>> | null)?.rejected;
+      if (Array.isArray(rejected) && rejected.length > 0) {
+        const clean = rejected.map((r: InvalidItem) => scrubRejected(r, this.#key));
+        for (const r of clean) {
+          this.logger.warn(
+            { itemIndex: r.index, itemId: r.itemId, reason: r.reason },
+            'list item breaks what the spec defines: set aside',
+          );
+        }
+        return { ...parsed, rejected: clean };
+      }
+      return parsed;
     } catch (err) {
       if (err instanceof SchemaViolationError) {
         const clean = scrubViolation(err, this.#key);

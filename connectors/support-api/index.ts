@@ -54,6 +54,7 @@ export {
   paginate,
   type TicketsPageRequest,
 } from './paginate.js';
+export type { InvalidItem } from './parse.js';
 export {
   type AcquireOptions,
   GovernorRegistry,

@@ -16,11 +16,16 @@ import { Ticket } from '../../schemas/api/tickets.js';
 import { View } from '../../schemas/api/views.js';
 import type { SupportApiClient } from './client.js';
 import { CursorLoopError, CursorRejectedError } from './errors.js';
+import type { InvalidItem } from './parse.js';
 
-/** One page as fetched. `rawItems[i]` is the JSON object `items[i]` was parsed from. */
+/**
+ * One page as fetched. `rawItems[i]` is the JSON object `items[i]` was parsed from; `rejected` are the
+ * items that broke what the spec defines (the caller sets them aside and stores the rest).
+ */
 export interface Page<T, M = undefined> {
   items: T[];
   rawItems: Record<string, unknown>[];
+  rejected: InvalidItem[];
   /** The cursor sent to get this page (null for the first page). */
   cursor: string | null;
   nextCursor: string | null;
@@ -66,6 +71,7 @@ async function fetchPage<S extends z.ZodType, M extends z.ZodType | undefined = 
   const out: Page<z.infer<S>, M extends z.ZodType ? z.infer<M> : undefined> = {
     items: page.items,
     rawItems: page.rawItems,
+    rejected: page.rejected,
     cursor,
     nextCursor: page.hasMore ? page.nextCursor : null,
     hasMore: page.hasMore,
@@ -140,8 +146,8 @@ export function fetchAgentsPage(client: SupportApiClient, req: PageRequest = {})
 
 /** `GET /reports/metrics` (spec 4.11): the whole catalog, unpaginated. */
 export async function fetchMetricCatalog(client: SupportApiClient): Promise<Page<MetricCatalogEntry>> {
-  const { items, rawItems } = await client.getArray('/reports/metrics', MetricCatalogEntry);
-  return { items, rawItems, cursor: null, nextCursor: null, hasMore: false };
+  const { items, rawItems, rejected } = await client.getArray('/reports/metrics', MetricCatalogEntry);
+  return { items, rawItems, rejected, cursor: null, nextCursor: null, hasMore: false };
 }
 
 export interface CsatPageRequest extends PageRequest {

@@ -5,13 +5,7 @@
 import { z } from 'zod';
 import { ErrorEnvelope, Pagination } from '../../schemas/api/envelope.js';
 import type { Secret } from '../../schemas/secret.js';
-import {
-  type Endpoint,
-  ResponseFormatError,
-  type SchemaIssue,
-  SchemaViolationError,
-  SupportApiError,
-} from './errors.js';
+import { type Endpoint, ResponseFormatError, SchemaViolationError, SupportApiError } from './errors.js';
 import { parseRetryAfter } from './rate-governor.js';
 
 export interface RawResponse {
@@ -107,6 +101,17 @@ export function scrubViolation(err: SchemaViolationError, key: Secret): SchemaVi
   );
 }
 
+/** Removes the key from a rejected item's reason, id and raw JSON. */
+export function scrubRejected(r: InvalidItem, key: Secret): InvalidItem {
+  const raw = key.scrub(JSON.stringify(r.raw ?? null));
+  return {
+    index: r.index,
+    itemId: r.itemId === undefined ? undefined : key.scrub(r.itemId),
+    raw: JSON.parse(raw) as unknown,
+    reason: key.scrub(r.reason),
+  };
+}
+
 function itemIdOf(raw: unknown): string | undefined {
   if (typeof raw !== 'object' || raw === null) return undefined;
   const id = (raw as { id?: unknown }).id;
@@ -134,36 +139,52 @@ export function parseArray<S extends z.ZodType>(
   status: number,
   json: unknown,
   item: S,
-): { items: z.infer<S>[]; rawItems: Record<string, unknown>[] } {
+): ParsedItems<z.infer<S>> {
   const env = z.object({ success: z.literal(true), data: z.array(z.unknown()) }).safeParse(json);
   if (!env.success) throw violation(endpoint, status, env.error.issues, undefined, undefined, []);
-  return parseItems(endpoint, status, env.data.data, item);
+  return parseItems(env.data.data, item);
 }
 
-function parseItems<S extends z.ZodType>(
-  endpoint: Endpoint,
-  status: number,
-  raw: unknown[],
-  item: S,
-): { items: z.infer<S>[]; rawItems: Record<string, unknown>[] } {
+/**
+ * An item of a list that breaks what the spec defines strictly (schemas/api/open.ts): it cannot be stored
+ * faithfully, so the caller sets it aside (`_rejected`) and stores the rest of its page.
+ */
+export interface InvalidItem {
+  /** Index in `data`. */
+  index: number;
+  /** The item's `id` if it had one (string or number), as text. */
+  itemId: string | undefined;
+  /** The item as received. */
+  raw: unknown;
+  /** Which fields broke which rule, e.g. `score: Too big: expected number to be <=5`. */
+  reason: string;
+}
+
+export interface ParsedItems<T> {
+  items: T[];
+  /** `rawItems[i]` is the JSON object `items[i]` was parsed from. */
+  rawItems: Record<string, unknown>[];
+  rejected: InvalidItem[];
+}
+
+/** Validates each item on its own: one bad item never costs the others (they are returned, it is rejected). */
+function parseItems<S extends z.ZodType>(raw: unknown[], item: S): ParsedItems<z.infer<S>> {
   const items: z.infer<S>[] = [];
-  const issues: SchemaIssue[] = [];
+  const rawItems: Record<string, unknown>[] = [];
+  const rejected: InvalidItem[] = [];
   raw.forEach((r, index) => {
     const parsed = item.safeParse(r);
-    if (parsed.success) items.push(parsed.data);
-    else {
-      for (const i of parsed.error.issues) {
-        issues.push({ itemIndex: index, itemId: itemIdOf(r), path: formatPath(i.path), message: i.message });
-      }
+    if (parsed.success) {
+      items.push(parsed.data);
+      rawItems.push(r as Record<string, unknown>);
+    } else {
+      rejected.push({ index, itemId: itemIdOf(r), raw: r, reason: formatIssues(parsed.error.issues) });
     }
   });
-  if (issues.length > 0) throw new SchemaViolationError(endpoint, status, issues);
-  return { items, rawItems: raw as Record<string, unknown>[] };
+  return { items, rawItems, rejected };
 }
 
-export interface ParsedPage<T, M> {
-  items: T[];
-  rawItems: Record<string, unknown>[];
+export interface ParsedPage<T, M> extends ParsedItems<T> {
   hasMore: boolean;
   nextCursor: string | null;
   meta: M | undefined;
@@ -185,11 +206,12 @@ export function parsePage<S extends z.ZodType, M extends z.ZodType | undefined>(
   });
   const env = envSchema.safeParse(json);
   if (!env.success) throw violation(endpoint, status, env.error.issues, undefined, undefined, []);
-  const { items, rawItems } = parseItems(endpoint, status, env.data.data, item);
+  const { items, rawItems, rejected } = parseItems(env.data.data, item);
   const value = env.data as { pagination: { has_more: boolean; next_cursor: string | null }; meta?: unknown };
   return {
     items,
     rawItems,
+    rejected,
     hasMore: value.pagination.has_more,
     nextCursor: value.pagination.next_cursor,
     meta: value.meta as M extends z.ZodType ? z.infer<M> : undefined,

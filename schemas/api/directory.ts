@@ -1,37 +1,40 @@
 import { z } from 'zod';
-import { Timestamp } from './common.js';
+import { openBool, openEnum, openIdList, openText, openTimestamp, requiredId } from './open.js';
 
-// Fields and payloads of tags, teams and agents: not shown (spec 2.6, 4.8). Our choices, documented in
-// companion/README.md. Ids are opaque strings (spec 2.8 calls agent ids "opaque").
+// Fields and payloads of tags, teams and agents: not shown (spec 2.6, 4.8), so every field is OPEN
+// (schemas/api/open.ts). The companion's choices are documented in companion/README.md. Ids are opaque
+// (spec 2.8 calls agent ids "opaque"); a number is read as its decimal text. An entry needs an id to be
+// stored (its primary key); without one it is set aside in `_rejected`.
 
-export const Tag = z.object({
-  id: z.string().min(1),
-  name: z.string().min(1).max(100),
-  created_at: Timestamp,
+export const Tag = z.looseObject({
+  id: requiredId(),
+  name: openText(),
+  created_at: openTimestamp(),
 });
 export type Tag = z.infer<typeof Tag>;
 
 export const CreateTagBody = z.strictObject({ name: z.string().trim().min(1).max(100) });
 export type CreateTagBody = z.infer<typeof CreateTagBody>;
 
-export const Team = z.object({
-  id: z.string().min(1),
-  name: z.string(),
-  agent_ids: z.array(z.string()),
-  created_at: Timestamp,
+export const Team = z.looseObject({
+  id: requiredId(),
+  name: openText(),
+  agent_ids: openIdList(),
+  created_at: openTimestamp(),
 });
 export type Team = z.infer<typeof Team>;
 
+/** Agent kinds the companion serves; the connector reads any value. */
 export const AgentKind = z.enum(['human', 'ai']);
-export const Agent = z.object({
-  id: z.string().min(1),
-  name: z.string(),
+export const Agent = z.looseObject({
+  id: requiredId(),
+  name: openText(),
   /** Null for AI agents. */
-  email: z.string().nullable(),
-  kind: AgentKind,
-  active: z.boolean(),
-  team_ids: z.array(z.string()),
-  created_at: Timestamp,
+  email: openText(),
+  kind: openEnum(),
+  active: openBool(),
+  team_ids: openIdList(),
+  created_at: openTimestamp(),
 });
 export type Agent = z.infer<typeof Agent>;
 

@@ -1,29 +1,36 @@
 import { z } from 'zod';
 import { Timestamp, Uuid } from './common.js';
+import { openBool, openId, openText, requiredId } from './open.js';
 
 /** The longest export window: 90 × 24 hours (spec 4.13, 4.14, 8). */
 export const MAX_EXPORT_WINDOW_MS = 90 * 24 * 60 * 60 * 1000;
 export const EXPORT_PAGE_LIMIT = { default: 50, max: 100 } as const;
 
-/** A CSAT survey export item (spec 2.7). `comment` is present only with `include_comments=true`. */
-export const CsatSurvey = z.object({
+/**
+ * A CSAT survey export item (spec 2.7). `comment` is present only with `include_comments=true`.
+ * STRICT: `id`/`ticket_id` (UUID), `ticket_number`, `attribution_source` (its two values), `score` (1–5 or
+ * null), `sent_at`/`submitted_at`. OPEN: `credited_agent_id` (opaque), `credited_agent_name`, `comment`
+ * (plain strings); unknown fields kept in `_raw`.
+ */
+export const CsatSurvey = z.looseObject({
   id: Uuid,
   ticket_id: Uuid,
   ticket_number: z.number().int().positive().nullable(),
-  credited_agent_id: z.string().nullable(),
-  credited_agent_name: z.string().nullable(),
+  credited_agent_id: openId(),
+  credited_agent_name: openText(),
   attribution_source: z.enum(['survey_agent_id', 'unattributed']),
   score: z.number().int().min(1).max(5).nullable(),
   sent_at: Timestamp,
   submitted_at: Timestamp.nullable(),
-  comment: z.string().nullable().optional(),
+  comment: openText().optional(),
 });
 export type CsatSurvey = z.infer<typeof CsatSurvey>;
 
-export const CsatMeta = z.object({
-  attribution: z.string(),
-  comments_included: z.boolean(),
-  privacy: z.string(),
+/** Response `meta` of the CSAT export (spec 2.7): informational, so read loosely (never fails a page). */
+export const CsatMeta = z.looseObject({
+  attribution: openText(),
+  comments_included: openBool(),
+  privacy: openText(),
 });
 export type CsatMeta = z.infer<typeof CsatMeta>;
 
@@ -41,10 +48,13 @@ export const CsatQuery = z.strictObject({
 });
 export type CsatQuery = z.infer<typeof CsatQuery>;
 
-/** An agent login session export item (spec 2.8). */
-export const AgentSession = z.object({
+/**
+ * An agent login session export item (spec 2.8): every field is defined, so STRICT, except `agent_id`, an
+ * "opaque string" (a number is read as its text). Unknown fields kept in `_raw`.
+ */
+export const AgentSession = z.looseObject({
   id: Uuid,
-  agent_id: z.string().min(1),
+  agent_id: requiredId(),
   session_start: Timestamp,
   session_end: Timestamp.nullable(),
   last_activity: Timestamp,
@@ -52,13 +62,17 @@ export const AgentSession = z.object({
 });
 export type AgentSession = z.infer<typeof AgentSession>;
 
-export const AgentSessionMeta = z.object({
-  date_filter: z.literal('recorded_interval_overlap'),
-  order_by: z.literal('session_start,id'),
-  stale_open_records_included: z.boolean(),
-  mutable: z.boolean(),
-  break_history_stored: z.literal(false),
-  description: z.string(),
+/**
+ * Response `meta` of the session export (spec 2.8). Informational: read loosely so that a server that words
+ * it differently never fails a page.
+ */
+export const AgentSessionMeta = z.looseObject({
+  date_filter: openText(),
+  order_by: openText(),
+  stale_open_records_included: openBool(),
+  mutable: openBool(),
+  break_history_stored: openBool(),
+  description: openText(),
 });
 export type AgentSessionMeta = z.infer<typeof AgentSessionMeta>;
 

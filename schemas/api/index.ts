@@ -5,6 +5,7 @@ export * from './envelope.js';
 export * from './exports.js';
 export * from './health.js';
 export * from './messages.js';
+export * from './open.js';
 export * from './reports.js';
 export * from './tickets.js';
 export * from './views.js';

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { Channel, Metadata, Timestamp, Uuid } from './common.js';
+import { openEnum, openJson, openText } from './open.js';
 
-/** Attachment on a message. Item shape: not shown (spec 2.3); our choice. */
+/** Attachment on a message as the COMPANION serves it (item shape not shown, spec 2.3; its choice). */
 export const MessageAttachment = z.object({
   id: Uuid,
   file_name: z.string(),
@@ -11,29 +12,34 @@ export const MessageAttachment = z.object({
 });
 export type MessageAttachment = z.infer<typeof MessageAttachment>;
 
-/** Roles seen in reads. The spec gives `agent` as an example; we add `customer` and `ai` (our choice). */
+/** Roles the companion serves. The spec gives `agent` only "for example": the connector reads any role. */
 export const MessageRole = z.enum(['customer', 'agent', 'ai']);
 export type MessageRole = z.infer<typeof MessageRole>;
 
 /**
  * Delivery states: `queued`, `sent`, `delivered`, `failed` "and possibly others" (spec 2.3/3), so the
- * reading side accepts any non-empty string; these are the ones the companion emits.
+ * reading side accepts any value; these are the ones the companion emits.
  */
 export const KNOWN_MESSAGE_STATUSES = ['queued', 'sent', 'delivered', 'failed'] as const;
 
-/** A thread item (spec 2.3). */
-export const Message = z.object({
+/**
+ * A thread item (spec 2.3).
+ * STRICT: `id`, `ticket_id` (UUID), `ticket_number` (integer), `channel` (the channel values), `created_at`.
+ * OPEN: `role` and `direction` ("for example"), `status` ("possibly others"), `text` and `author_name`
+ * (plain strings), `attachments` (item shape not shown: kept whole as JSON); unknown fields kept in `_raw`.
+ */
+export const Message = z.looseObject({
   id: Uuid,
   ticket_id: Uuid,
   ticket_number: z.number().int().positive(),
-  role: MessageRole,
-  direction: z.enum(['inbound', 'outbound']),
-  text: z.string().max(10_000),
+  role: openEnum(),
+  direction: openEnum(),
+  text: openText(),
   channel: Channel,
-  author_name: z.string(),
-  status: z.string().min(1),
+  author_name: openText(),
+  status: openEnum(),
   created_at: Timestamp,
-  attachments: z.array(MessageAttachment),
+  attachments: openJson(),
 });
 export type Message = z.infer<typeof Message>;
 

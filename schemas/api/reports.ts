@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { openEnum, openText } from './open.js';
 
 export const MetricFormat = z.enum(['count', 'duration-seconds', 'percent', 'decimal', 'currency-eur']);
 export type MetricFormat = z.infer<typeof MetricFormat>;
@@ -19,8 +20,8 @@ export const MetricAttribution = z.enum([
 ]);
 export type MetricAttribution = z.infer<typeof MetricAttribution>;
 
-/** A metric catalog entry (spec 2.9). `group` and `dataType` values: not shown; ours are open strings. */
-export const MetricCatalogEntry = z.object({
+/** A metric catalog entry as the COMPANION serves it (its choice for `group` and `dataType`). */
+export const ServedMetricCatalogEntry = z.object({
   id: z.string().regex(/^[a-z][a-z0-9_]*$/),
   label: z.string().min(1),
   description: z.string().min(1),
@@ -30,6 +31,27 @@ export const MetricCatalogEntry = z.object({
   aggregation: MetricAggregation,
   attribution: MetricAttribution,
   denominator: z.string().optional(),
+  snapshot: z.boolean(),
+  higherIsBetter: z.boolean(),
+});
+export type ServedMetricCatalogEntry = z.infer<typeof ServedMetricCatalogEntry>;
+
+/**
+ * A metric catalog entry (spec 2.9). STRICT: `id` (used in queries), `format`, `aggregation` and
+ * `attribution` (the sets spec 2.9/2.11 list), `snapshot` and `higherIsBetter` (booleans). OPEN: `label`,
+ * `description`, `denominator` (text), `group` and `dataType` (values not given: the companion serves
+ * `integer`/`number`); unknown fields kept in `_raw`.
+ */
+export const MetricCatalogEntry = z.looseObject({
+  id: z.string().min(1),
+  label: openText(),
+  description: openText(),
+  group: openEnum(),
+  dataType: openEnum(),
+  format: MetricFormat,
+  aggregation: MetricAggregation,
+  attribution: MetricAttribution,
+  denominator: openText().optional(),
   snapshot: z.boolean(),
   higherIsBetter: z.boolean(),
 });

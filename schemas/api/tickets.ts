@@ -1,26 +1,30 @@
 import { z } from 'zod';
 import { Channel, Metadata, Priority, TicketStatus, TicketType, Timestamp, Uuid } from './common.js';
+import { openBool, openEnum, openId, openJson, openObject, openText, openTimestamp } from './open.js';
 
 /**
- * Contact object on a ticket. Shape: not shown (spec 2.2). Our choice mirrors the creation input
- * (`email`, `first_name`, `last_name`, `phone`) plus the contact's id.
+ * Contact object on a ticket. Shape: not shown (spec 2.2), so OPEN (schemas/api/open.ts): the companion
+ * serves `{id, email, first_name, last_name, phone}` (mirroring the creation input); a real workspace may
+ * send a numeric or non-UUID id, nested name objects, more keys or fewer. The typed columns read these five
+ * keys where they fit; everything else stays in `_raw`.
  */
-export const Contact = z.object({
-  id: Uuid,
-  email: z.string().nullable(),
-  first_name: z.string().nullable(),
-  last_name: z.string().nullable(),
-  phone: z.string().nullable(),
+export const Contact = openObject({
+  id: openId(),
+  email: openText(),
+  first_name: openText(),
+  last_name: openText(),
+  phone: openText(),
 });
 export type Contact = z.infer<typeof Contact>;
 
-/** Type of a custom ticket field. Not shown (spec 2.2); our choice. */
+/** Type of a custom ticket field as the companion serves it (not shown, spec 2.2; the companion's choice). */
 export const TicketFieldType = z.enum(['text', 'number', 'boolean', 'dropdown', 'multi_select', 'date']);
 export type TicketFieldType = z.infer<typeof TicketFieldType>;
 
 /**
- * A custom ticket field value, present with `include=ticket_fields`. Shape: not shown (spec 2.2); our choice:
- * the field's definition id, its label and type, and a value whose JSON type follows the field type.
+ * A custom ticket field value as the COMPANION serves it, with `include=ticket_fields` (shape not shown,
+ * spec 2.2): the field's definition id, its label and type, and a value whose JSON type follows the type.
+ * The connector does not require this shape (see `Ticket.ticket_fields`).
  */
 export const TicketFieldValue = z.object({
   field_id: z.string().min(1),
@@ -31,30 +35,34 @@ export const TicketFieldValue = z.object({
 export type TicketFieldValue = z.infer<typeof TicketFieldValue>;
 
 /**
- * A ticket as read from `GET /tickets` and `GET /tickets/:ticketNumber` (spec 2.2). Fields beyond the
- * table ("further ticket fields: not shown") are our choice and marked below.
+ * A ticket as read from `GET /tickets` and `GET /tickets/:ticketNumber` (spec 2.2).
+ * STRICT (the spec's table): `id` UUID, `ticket_number` integer, `status`/`priority`/`channel` (closed
+ * sets of spec 2.2/3), `created_at`/`updated_at` timestamps, `tags` string[].
+ * OPEN: `subject` (a string, nullable in practice), the contact, custom-field values, and every further
+ * field ("further ticket fields: not shown") — the companion's extras below are read when present and null
+ * when missing; unknown fields are kept in `_raw`.
  */
-export const Ticket = z.object({
+export const Ticket = z.looseObject({
   id: Uuid,
   ticket_number: z.number().int().positive(),
-  subject: z.string().nullable(),
+  subject: openText(),
   status: TicketStatus,
   priority: Priority,
   channel: Channel,
   created_at: Timestamp,
   updated_at: Timestamp,
   tags: z.array(z.string()),
-  contact: Contact.nullable(),
-  // --- not shown in the spec; our choice (see companion/README.md) ---
-  ticket_type: TicketType,
-  parent_ticket_id: Uuid.nullable(),
-  assignee_id: z.string().nullable(),
-  team_id: z.string().nullable(),
-  language: z.string().nullable(),
-  is_spam: z.boolean(),
-  resolved_at: Timestamp.nullable(),
-  /** Only with `include=ticket_fields`. */
-  ticket_fields: z.array(TicketFieldValue).optional(),
+  contact: Contact,
+  // --- further ticket fields: not shown (spec 2.2); read when present (see companion/README.md) ---
+  ticket_type: openEnum(),
+  parent_ticket_id: openId(),
+  assignee_id: openId(),
+  team_id: openId(),
+  language: openText(),
+  is_spam: openBool(),
+  resolved_at: openTimestamp(),
+  /** Only with `include=ticket_fields`; value shape not shown: kept whole as JSON. */
+  ticket_fields: openJson().optional(),
 });
 export type Ticket = z.infer<typeof Ticket>;
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Uuid } from './common.js';
+import { openBool, openJson, openText } from './open.js';
 
 /**
  * One saved-view filter. Structure: not shown (spec 2.4 says "a condition plus options"); our choice:
@@ -16,13 +17,17 @@ export type ViewFilter = z.infer<typeof ViewFilter>;
 /** Conditions the companion implements: `status`, `channel`, `priority`, `tag`, `team`, `assignee`. */
 export const KNOWN_VIEW_CONDITIONS = ['status', 'channel', 'priority', 'tag', 'team', 'assignee'] as const;
 
-/** A saved inbox view (spec 2.4). */
-export const View = z.object({
+/**
+ * A saved inbox view (spec 2.4). STRICT: `id` (UUID), `count` (a count). OPEN: `name`, `shared`, and
+ * `filters` (structure of the entries: not shown — kept whole as JSON; `ViewFilter` above is the
+ * companion's reading, which reconciliation understands and skips otherwise).
+ */
+export const View = z.looseObject({
   id: Uuid,
-  name: z.string(),
+  name: openText(),
   count: z.number().int().nonnegative(),
-  filters: z.array(ViewFilter),
-  shared: z.boolean(),
+  filters: openJson(),
+  shared: openBool(),
 });
 export type View = z.infer<typeof View>;
 

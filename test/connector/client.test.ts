@@ -192,14 +192,24 @@ describe('client transport and envelope', () => {
     expect(isRetryable(err)).toBe(true);
   });
 
-  it('a schema violation names the item index, its id and the field; not retried', async () => {
+  it('an item that breaks a strict rule is set aside with its index, id and field; the rest of the page is returned; not retried', async () => {
     const bad = { ...ticket(2), status: 'weird' };
     const { stub, client } = await setup((_req, res) => json(res, 200, page([ticket(1), bad], null)));
+    const result = await fetchTicketsPage(client);
+    expect(result.items.map((t) => t.id)).toEqual([ticket(1).id]);
+    expect(result.rejected).toHaveLength(1);
+    expect(result.rejected[0]).toMatchObject({ index: 1, itemId: bad.id, raw: bad });
+    expect(result.rejected[0]!.reason).toMatch(/^status: /);
+    expect(stub.requests).toHaveLength(1);
+  });
+
+  it('a broken envelope is still a schema violation: not retried', async () => {
+    const { stub, client } = await setup((_req, res) =>
+      json(res, 200, { success: true, data: [ticket(1)], pagination: { has_more: 'yes' } }),
+    );
     const err = await fetchTicketsPage(client).catch((e) => e);
     expect(err).toBeInstanceOf(SchemaViolationError);
-    expect(err.issues[0]).toMatchObject({ itemIndex: 1, itemId: bad.id, path: 'status' });
-    expect(err.message).toContain(`item 1 (id ${bad.id}) field status`);
-    expect(err.itemId).toBe(bad.id);
+    expect(err.message).toContain('pagination.has_more');
     expect(isRetryable(err)).toBe(false);
     expect(stub.requests).toHaveLength(1);
   });
@@ -292,7 +302,7 @@ describe('client transport and envelope', () => {
           json(res, 200, {
             success: true,
             data: [{ id: KEY }],
-            pagination: { has_more: false, next_cursor: null },
+            pagination: { has_more: KEY, next_cursor: null },
           });
       },
       { retry: { maxAttempts: 1 } },
@@ -306,6 +316,17 @@ describe('client transport and envelope', () => {
     expect(errors[1]).toBeInstanceOf(ResponseFormatError);
     expect(errors[2]).toBeInstanceOf(SchemaViolationError);
     for (const e of errors) expectNoKey(e, e.message, e.stack);
+    // An item set aside carries the key only scrubbed (a broken server echoing it in an id).
+    const echoed = await setup((_req, res) =>
+      json(res, 200, {
+        success: true,
+        data: [{ id: KEY }],
+        pagination: { has_more: false, next_cursor: null },
+      }),
+    );
+    const setAside = await fetchTicketsPage(echoed.client);
+    expect(setAside.rejected).toHaveLength(1);
+    expectNoKey(setAside.rejected, ...echoed.lines);
     expectNoKey(client, ...lines);
     expect(lines.length).toBeGreaterThan(0);
   });

@@ -154,7 +154,7 @@ describe('BigQuery destination specifics', () => {
     expect(meta.clustering.fields).toEqual([...TABLES.tickets.clusterBy]);
   });
 
-  it('merges with the version rule and the checkpoint in one transaction script', () => {
+  it('merges with the version and content-hash rule, _rejected and the checkpoint in one transaction script', () => {
     const sql = mergeScript(
       'ds',
       TABLES.tickets as never,
@@ -173,7 +173,7 @@ describe('BigQuery destination specifics', () => {
       ],
     );
     expect(sql).toMatch(
-      /BEGIN TRANSACTION;[\s\S]*MERGE `ds`.`tickets`[\s\S]*T.`updated_at` < S.`updated_at`[\s\S]*MERGE `ds`.`_sync_state`[\s\S]*COMMIT TRANSACTION;/,
+      /BEGIN TRANSACTION;[\s\S]*MERGE `ds`.`tickets`[\s\S]*\(T.`updated_at` < S.`updated_at` OR \(T.`updated_at` = S.`updated_at` AND T.`_content_hash` IS DISTINCT FROM S.`_content_hash`\)\)[\s\S]*UPDATE `ds`.`_rejected` SET resolved_at[\s\S]*MERGE `ds`.`_sync_state`[\s\S]*COMMIT TRANSACTION;/,
     );
     const content = mergeScript(
       'ds',
@@ -181,8 +181,24 @@ describe('BigQuery destination specifics', () => {
       '_stage_y',
       { sql: 'CURRENT_TIMESTAMP()', checkpointTime: new Date(0) },
       [],
+      [],
+      [
+        {
+          table: 'ticket_messages',
+          itemKey: 'm1',
+          itemId: 'm1',
+          stream: 'ticket_messages',
+          scope: '42',
+          pageCursor: null,
+          reason: "field role: it's not a role",
+          raw: { id: 'm1' },
+        },
+      ],
     );
-    expect(content).toContain('TO_JSON_STRING(T.`_raw`) IS DISTINCT FROM TO_JSON_STRING(S.`_raw`)');
+    expect(content).toContain('WHEN MATCHED AND (T.`_content_hash` IS DISTINCT FROM S.`_content_hash`');
+    expect(content).not.toContain('TO_JSON_STRING');
+    // The batch's rejections are upserted after the resolution, inside the same transaction.
+    expect(content).toMatch(/UPDATE `ds`.`_rejected`[\s\S]*MERGE `ds`.`_rejected`[\s\S]*COMMIT TRANSACTION;/);
     expect(content).not.toContain('_sync_state');
   });
 });

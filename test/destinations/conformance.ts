@@ -1,14 +1,23 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Destination, DestinationHooks } from '../../connectors/destination.js';
+import type {
+  Destination,
+  DestinationHooks,
+  RejectedItem,
+  TableSpecOverrides,
+} from '../../connectors/destination.js';
 import {
   canonicalTimestamp,
+  contentHashOf,
   type ReportSnapshotInput,
   reportSnapshotId,
   reportSnapshotValues,
+  TABLES,
   type TableName,
+  THREAD_QUEUE_STREAM,
   WarehouseRowError,
 } from '../../schemas/warehouse.js';
-import { at, input, message, survey, ticket } from './fixtures.js';
+import { agent, at, input, message, olderSpec, survey, ticket, view } from './fixtures.js';
 
 /**
  * What a destination test file provides to the conformance suite: fresh storage, destinations on it, and
@@ -16,7 +25,11 @@ import { at, input, message, survey, ticket } from './fixtures.js';
  */
 export interface ConformanceHarness {
   /** A destination on the suite's storage (prepare() not yet called). */
-  create(options?: { hooks?: DestinationHooks; clock?: () => Date }): Promise<Destination>;
+  create(options?: {
+    hooks?: DestinationHooks;
+    clock?: () => Date;
+    tables?: TableSpecOverrides;
+  }): Promise<Destination>;
   /** All rows of a table, timestamps as canonical strings, JSON parsed, ordered by primary key. */
   readRows(table: TableName): Promise<Record<string, unknown>[]>;
   /** Column names of a table as the warehouse has them. */
@@ -34,6 +47,48 @@ const typed = (row: Record<string, unknown> | undefined) => {
   if (!row) return row;
   const { _synced_at: _s, ...rest } = row;
   return rest;
+};
+
+/** The spec's content hash, computed here independently: SHA-256 of JSON with keys sorted at every depth. */
+function expectedHash(row: Record<string, unknown>): string {
+  const sorted = (v: unknown): unknown =>
+    Array.isArray(v)
+      ? v.map(sorted)
+      : v !== null && typeof v === 'object'
+        ? Object.fromEntries(
+            Object.keys(v)
+              .sort()
+              .map((k) => [k, sorted((v as Record<string, unknown>)[k])]),
+          )
+        : v;
+  const { _synced_at: _s, _deleted_at: _d, _content_hash: _h, ...content } = row;
+  return createHash('sha256')
+    .update(JSON.stringify(sorted(content)))
+    .digest('hex');
+}
+
+/** The `_rejected` rows of some item keys, as `select` returns them (how status and summaries read them). */
+async function rejectedRows(dest: Destination, keys: readonly string[]) {
+  const rows = await dest.select(
+    (d) =>
+      `SELECT * FROM ${d.table('_rejected')} WHERE item_key IN (${keys.map((k) => d.string(k)).join(', ')}) ORDER BY table_name, item_key`,
+  );
+  return rows;
+}
+
+const rejection = (overrides: Partial<RejectedItem> = {}): RejectedItem => {
+  const itemId = overrides.itemId === undefined ? crypto.randomUUID() : overrides.itemId;
+  return {
+    table: 'tickets',
+    itemKey: itemId ?? `sha256:${crypto.randomUUID()}`,
+    itemId,
+    stream: 'tickets',
+    scope: 'sweep',
+    pageCursor: 'cur_1',
+    reason: 'field status: invalid option "escalated"',
+    raw: { id: itemId, status: 'escalated', nested: { keys: ['b', 'a'] } },
+    ...overrides,
+  };
 };
 
 /** The destination conformance suite (CloudQuery's writer suite, dlt's per-destination merge tests). */
@@ -115,18 +170,28 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       expect(await dest.writeBatch({ table: 'ticket_messages', rows: msgs })).toMatchObject({ unchanged: 2 });
     });
 
-    it('out-of-order versions: older never overwrites newer, equal is a no-op', async () => {
+    it('out-of-order versions: older never overwrites newer; equal wins only when the content differs', async () => {
       const id = crypto.randomUUID();
       const v2 = ticket({ id, ticket_number: 10, status: 'resolved', updated_at: at(20) });
       const v1 = ticket({ id, ticket_number: 10, status: 'open', updated_at: at(10) });
       await dest.writeBatch({ table: 'tickets', rows: [input(v2)] });
       expect(await dest.writeBatch({ table: 'tickets', rows: [input(v1)] })).toMatchObject({ unchanged: 1 });
-      const equalButDifferent = ticket({ id, ticket_number: 10, status: 'closed', updated_at: at(20) });
+      // Same version, different content: the source changed the ticket without stamping it.
+      const equalButDifferent = ticket({
+        id,
+        ticket_number: 10,
+        status: 'need_more_info',
+        updated_at: at(20),
+      });
+      expect(await dest.writeBatch({ table: 'tickets', rows: [input(equalButDifferent)] })).toMatchObject({
+        updated: 1,
+      });
+      // Same version, same content: nothing to do.
       expect(await dest.writeBatch({ table: 'tickets', rows: [input(equalButDifferent)] })).toMatchObject({
         unchanged: 1,
       });
       let row = (await h.readRows('tickets')).find((r) => r['id'] === id)!;
-      expect(row['status']).toBe('resolved');
+      expect(row['status']).toBe('need_more_info');
       // One batch holding both versions (any order) keeps the newest.
       const v3 = ticket({ id, ticket_number: 10, status: 'closed', updated_at: at(30) });
       expect(await dest.writeBatch({ table: 'tickets', rows: [input(v3), input(v1)] })).toMatchObject({
@@ -135,9 +200,10 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       });
       row = (await h.readRows('tickets')).find((r) => r['id'] === id)!;
       expect(row['status']).toBe('closed');
-      expect((await dest.storedVersions('tickets', [id, 'missing'])).get(id)).toBe(
-        canonicalTimestamp(at(30)),
-      );
+      expect((await dest.storedVersions('tickets', [id, 'missing'])).get(id)).toEqual({
+        version: canonicalTimestamp(at(30)),
+        contentHash: contentHashOf('tickets', input(v3)),
+      });
       expect((await dest.storedVersions('tickets', [id, crypto.randomUUID()])).size).toBe(1);
     });
 
@@ -157,7 +223,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         submitted_at: '2025-03-05T08:00:00.654321Z',
         _version: '2025-03-05T08:00:00.654321Z',
       });
-      expect((await dest.storedVersions('csat_surveys', [sent.id])).get(sent.id)).toBe(
+      expect((await dest.storedVersions('csat_surveys', [sent.id])).get(sent.id)?.version).toBe(
         '2025-03-05T08:00:00.654321Z',
       );
     });
@@ -170,7 +236,66 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       ).toMatchObject({ updated: 1 });
       const row = (await h.readRows('ticket_messages')).find((r) => r['id'] === m.id)!;
       expect(row['status']).toBe('delivered');
-      expect((await dest.storedVersions('ticket_messages', [m.id])).get(m.id)).toBeNull();
+      expect((await dest.storedVersions('ticket_messages', [m.id])).get(m.id)).toEqual({
+        version: null,
+        contentHash: contentHashOf('ticket_messages', input({ ...m, status: 'delivered' })),
+      });
+    });
+
+    it('changes seen by content: _content_hash is the hash of the row; a change only _raw shows is written', async () => {
+      const t = ticket({ ticket_number: 11, updated_at: at(40) });
+      await dest.writeBatch({ table: 'tickets', rows: [input(t)] });
+      let row = (await h.readRows('tickets')).find((r) => r['id'] === t.id)!;
+      expect(row['_content_hash']).toMatch(/^[0-9a-f]{64}$/);
+      expect(row['_content_hash']).toBe(expectedHash(row));
+      expect(row['_content_hash']).toBe(contentHashOf('tickets', input(t)));
+      // Key order does not matter (canonical JSON)...
+      const raw = input(t).raw as Record<string, unknown>;
+      const reordered = { item: t, raw: Object.fromEntries(Object.entries(raw).reverse()) };
+      expect(await dest.writeBatch({ table: 'tickets', rows: [reordered] })).toMatchObject({ unchanged: 1 });
+      // ...but a field only _raw has does, at the same version.
+      const extended = { item: t, raw: { ...raw, sla_policy: { name: 'gold' } } };
+      expect(await dest.writeBatch({ table: 'tickets', rows: [extended] })).toMatchObject({ updated: 1 });
+      row = (await h.readRows('tickets')).find((r) => r['id'] === t.id)!;
+      expect((row['_raw'] as Record<string, unknown>)['sla_policy']).toEqual({ name: 'gold' });
+      expect(row['_content_hash']).toBe(contentHashOf('tickets', extended));
+      expect(await dest.writeBatch({ table: 'tickets', rows: [extended] })).toMatchObject({ unchanged: 1 });
+      // An older version never wins, whatever its content.
+      const older = ticket({ ...t, subject: 'older', updated_at: at(39) });
+      expect(await dest.writeBatch({ table: 'tickets', rows: [input(older)] })).toMatchObject({
+        unchanged: 1,
+      });
+      expect((await h.readRows('tickets')).find((r) => r['id'] === t.id)!['subject']).toBe(t.subject);
+    });
+
+    it('a stored row without a content hash (written before hashes) counts as changed, on both rules', async () => {
+      const hashless = await h.create({
+        tables: {
+          tickets: olderSpec(TABLES.tickets, [], { hashless: true }),
+          ticket_messages: olderSpec(TABLES.ticket_messages, [], { hashless: true }),
+        },
+      });
+      const t = ticket({ ticket_number: 12 });
+      const m = message();
+      await hashless.writeBatch({ table: 'tickets', rows: [input(t)] });
+      await hashless.writeBatch({ table: 'ticket_messages', rows: [input(m)] });
+      await hashless.close();
+      expect((await dest.storedVersions('tickets', [t.id])).get(t.id)).toEqual({
+        version: canonicalTimestamp(t.updated_at),
+        contentHash: null,
+      });
+      // The same item again, same version and content: rewritten once, to store its hash.
+      for (const [table, item] of [
+        ['tickets', t],
+        ['ticket_messages', m],
+      ] as const) {
+        expect(await dest.writeBatch({ table, rows: [input(item as never)] })).toMatchObject({ updated: 1 });
+        expect(await dest.writeBatch({ table, rows: [input(item as never)] })).toMatchObject({
+          unchanged: 1,
+        });
+        const row = (await h.readRows(table)).find((r) => r['id'] === item.id)!;
+        expect(row['_content_hash']).toBe(expectedHash(row));
+      }
     });
 
     it('a crash between staging and merge leaves nothing visible and the checkpoint unchanged', async () => {
@@ -326,13 +451,83 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       await fresh.prepare();
       expect(await h.columns('tickets')).toContain('language');
       const before = (await h.readRows('tickets')).find((r) => r['id'] === t.id)!;
-      expect(before['language']).toBeNull();
+      expect(before['language']).toBe('en'); // filled from _raw by the migration
       expect(before['subject']).toBe(t.subject);
       await fresh.writeBatch({
         table: 'tickets',
         rows: [input({ ...t, language: 'fr', updated_at: at(90) })],
       });
       expect((await h.readRows('tickets')).find((r) => r['id'] === t.id)!['language']).toBe('fr');
+      await fresh.close();
+    });
+
+    it('migration: a column added to a table with rows is filled from _raw, typed; computed columns stay null', async () => {
+      // Tables as an older model had them: agents without four columns (nor content hashes), views without
+      // `count`, report values without `value`; rows written by that older sync.
+      const dropped = {
+        agents: ['email', 'active', 'team_ids', 'created_at'],
+        views: ['count'],
+        report_snapshot_values: ['value'],
+      } as const;
+      for (const [table, columns] of Object.entries(dropped))
+        for (const c of columns) await h.dropColumn(table as TableName, c);
+      const old = await h.create({
+        tables: {
+          agents: olderSpec(TABLES.agents, dropped.agents),
+          views: olderSpec(TABLES.views, dropped.views),
+          report_snapshot_values: olderSpec(TABLES.report_snapshot_values, dropped.report_snapshot_values),
+        },
+      });
+      const a = agent({ created_at: '2024-05-01T10:30:00.250+02:00' });
+      const noEmail = agent({ email: null, active: false, team_ids: [] });
+      const badTime = agent();
+      const v = view({ count: 12 });
+      const snap: ReportSnapshotInput = {
+        query: 'migration test kpi',
+        timezone: 'UTC',
+        taken_at: '2025-04-01T00:00:00Z',
+        result: { kind: 'kpi', format: 'percent', value: 0.8125, previousValue: null },
+      };
+      const values = reportSnapshotValues(snap);
+      await old.writeBatch({
+        table: 'agents',
+        rows: [
+          input(a),
+          input(noEmail),
+          // `_raw` is what the migration reads: a value that does not fit the type stays null.
+          { item: badTime, raw: { ...(input(badTime).raw as object), created_at: 'last tuesday' } },
+        ],
+      });
+      await old.writeBatch({ table: 'views', rows: [input(v)] });
+      await old.writeBatch({ table: 'report_snapshot_values', rows: values });
+      await old.close();
+      await h.dropColumn('agents', '_content_hash');
+
+      const fresh = await h.create();
+      await fresh.prepare();
+      const agents = new Map((await h.readRows('agents')).map((r) => [r['id'], r]));
+      expect(agents.get(a.id)).toMatchObject({
+        email: a.email,
+        active: true,
+        team_ids: a.team_ids,
+        created_at: '2024-05-01T08:30:00.250000Z',
+        _content_hash: null, // computed: no path in the item, nothing to fill it from
+      });
+      expect(agents.get(noEmail.id)).toMatchObject({ email: null, active: false, team_ids: [] });
+      expect(agents.get(badTime.id)).toMatchObject({ created_at: null, email: badTime.email });
+      const viewRow = (await h.readRows('views')).find((r) => r['id'] === v.id)!;
+      expect(viewRow['count']).toBe(12);
+      const valueRows = (await h.readRows('report_snapshot_values')).filter(
+        (r) => r['snapshot_id'] === values[0]!.snapshot_id,
+      );
+      expect(valueRows.map((r) => r['value'])).toEqual([0.8125, null]);
+      // The next read rewrites migrated rows once (their hashes were computed without these columns, or
+      // not at all), then they are stable again.
+      expect(await fresh.writeBatch({ table: 'agents', rows: [input(a)] })).toMatchObject({ updated: 1 });
+      expect(await fresh.writeBatch({ table: 'views', rows: [input(v)] })).toMatchObject({ updated: 1 });
+      expect(await fresh.writeBatch({ table: 'views', rows: [input(v)] })).toMatchObject({ unchanged: 1 });
+      const rewritten = (await h.readRows('agents')).find((r) => r['id'] === a.id)!;
+      expect(rewritten['_content_hash']).toBe(contentHashOf('agents', input(a)));
       await fresh.close();
     });
 
@@ -530,6 +725,211 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         }),
       ).rejects.toThrow(/not a timestamp column/);
       await d.close();
+    });
+
+    it('a full refresh never flags rows of a scope it did not read (unlessUnread)', async () => {
+      let now = new Date('2034-01-01T00:00:00Z');
+      const d = await h.create({ clock: () => now });
+      const [read, failed, queued] = [93001, 93002, 93003];
+      const msgs = [read, failed, queued].map((n) => message({ ticket_number: n }));
+      await d.writeBatch({ table: 'ticket_messages', rows: msgs.map(input) });
+      now = new Date('2034-01-02T00:00:00Z');
+      const refreshStart = now;
+      const queue = (n: number, status: 'running' | 'complete' | 'failed') => ({
+        stream: THREAD_QUEUE_STREAM,
+        scope: String(n),
+        cursor: null,
+        high_water_mark: null,
+        status,
+        pages: 0,
+        rows: 0,
+      });
+      // This refresh read thread 93001 (its message is gone from it); 93002 failed, 93003 is still queued.
+      await d.writeCheckpoints([queue(read, 'complete'), queue(failed, 'failed'), queue(queued, 'running')]);
+      const deletedAt = new Date('2034-01-02T01:00:00Z');
+      const guard = { column: 'ticket_number', stream: THREAD_QUEUE_STREAM };
+      await d.markDeletedNotSeenSince(
+        'ticket_messages',
+        refreshStart,
+        deletedAt,
+        undefined,
+        undefined,
+        guard,
+      );
+      const deleted = async () =>
+        new Map(
+          (await h.readRows('ticket_messages'))
+            .filter((r) => msgs.some((m) => m.id === r['id']))
+            .map((r) => [r['ticket_number'], r['_deleted_at']]),
+        );
+      expect(await deleted()).toEqual(
+        new Map([
+          [read, canonicalTimestamp(deletedAt)],
+          [failed, null],
+          [queued, null],
+        ]),
+      );
+      // Once the failed thread is read (its message still not served), the next refresh flags it.
+      await d.writeCheckpoints([queue(failed, 'complete')]);
+      await d.markDeletedNotSeenSince(
+        'ticket_messages',
+        refreshStart,
+        deletedAt,
+        undefined,
+        undefined,
+        guard,
+      );
+      expect((await deleted()).get(failed)).toBe(canonicalTimestamp(deletedAt));
+      expect((await deleted()).get(queued)).toBeNull();
+      await expect(
+        d.markDeletedNotSeenSince('ticket_messages', refreshStart, deletedAt, undefined, undefined, {
+          column: 'attachments',
+          stream: THREAD_QUEUE_STREAM,
+        }),
+      ).rejects.toThrow(/not a string or integer column/);
+      await d.close();
+    });
+
+    it('_rejected: items set aside commit with the page, are counted when seen again, resolved when stored', async () => {
+      let now = new Date('2035-01-01T00:00:00Z');
+      const d = await h.create({ clock: () => now });
+      const stamp = () => canonicalTimestamp(now);
+      const stored = ticket({ ticket_number: 94001 });
+      const later = rejection({ itemId: crypto.randomUUID() }); // stored by a later batch
+      const keyless = rejection({ itemId: null, reason: 'no id', raw: { subject: 'no id', n: 1 } });
+      const other = rejection({ table: 'ticket_messages', stream: 'ticket_messages', itemId: later.itemId });
+      const cp = {
+        stream: 'tickets',
+        scope: 'rejects',
+        cursor: 'cur_2',
+        high_water_mark: null,
+        status: 'running' as const,
+        pages: 1,
+        rows: 1,
+      };
+      await d.writeBatch({
+        table: 'tickets',
+        rows: [input(stored)],
+        rejected: [later, keyless],
+        checkpoint: cp,
+      });
+      await d.writeBatch({ table: 'ticket_messages', rows: [], rejected: [other] });
+      const keys = [later.itemKey, keyless.itemKey];
+      let rows = await rejectedRows(d, keys);
+      expect(rows).toHaveLength(3);
+      const ticketEntry = rows.find((r) => r['table_name'] === 'tickets' && r['item_key'] === later.itemKey);
+      expect(ticketEntry).toEqual({
+        table_name: 'tickets',
+        item_key: later.itemKey,
+        item_id: later.itemId,
+        stream: 'tickets',
+        scope: 'sweep',
+        page_cursor: 'cur_1',
+        reason: later.reason,
+        raw: later.raw,
+        first_seen_at: stamp(),
+        last_seen_at: stamp(),
+        times_seen: 1,
+        resolved_at: null,
+      });
+      expect(rows.find((r) => r['item_key'] === keyless.itemKey)).toMatchObject({
+        item_id: null,
+        raw: keyless.raw,
+      });
+      expect(await d.readCheckpoint('tickets', 'rejects')).toMatchObject({ cursor: 'cur_2' });
+
+      // Seen again, on a batch that holds only rejections and a checkpoint: counted, details updated.
+      const first = stamp();
+      now = new Date('2035-01-02T00:00:00Z');
+      const again = {
+        ...later,
+        reason: 'field status: still "escalated"',
+        scope: 'head/x',
+        pageCursor: null,
+      };
+      await d.writeBatch({
+        table: 'tickets',
+        rows: [],
+        rejected: [again],
+        checkpoint: { ...cp, cursor: 'cur_3' },
+      });
+      rows = await rejectedRows(d, [later.itemKey]);
+      expect(rows.find((r) => r['table_name'] === 'tickets')).toMatchObject({
+        reason: again.reason,
+        scope: 'head/x',
+        page_cursor: null,
+        first_seen_at: first,
+        last_seen_at: stamp(),
+        times_seen: 2,
+        resolved_at: null,
+      });
+      expect(await d.readCheckpoint('tickets', 'rejects')).toMatchObject({ cursor: 'cur_3' });
+
+      // The item is stored after all (the source fixed it): the tickets entry is resolved, in that batch;
+      // the entry of another table with the same id is not.
+      now = new Date('2035-01-03T00:00:00Z');
+      const fixed = ticket({ id: later.itemId!, ticket_number: 94002 });
+      await d.writeBatch({ table: 'tickets', rows: [input(fixed)] });
+      rows = await rejectedRows(d, [later.itemKey]);
+      expect(rows.find((r) => r['table_name'] === 'tickets')!['resolved_at']).toBe(stamp());
+      expect(rows.find((r) => r['table_name'] === 'ticket_messages')!['resolved_at']).toBeNull();
+      const open = await d.select(
+        (q) =>
+          `SELECT COUNT(*) AS n FROM ${q.table('_rejected')} WHERE resolved_at IS NULL AND item_key IN (${keys.map((k) => q.string(k)).join(', ')})`,
+      );
+      expect(open[0]!['n']).toBe(2); // keyless (tickets) and the ticket_messages entry
+
+      // Rejected once more: open again.
+      now = new Date('2035-01-04T00:00:00Z');
+      await d.writeBatch({ table: 'tickets', rows: [], rejected: [later] });
+      rows = await rejectedRows(d, [later.itemKey]);
+      expect(rows.find((r) => r['table_name'] === 'tickets')).toMatchObject({
+        times_seen: 3,
+        resolved_at: null,
+      });
+      await d.close();
+    });
+
+    it('_rejected is written with its batch or not at all; a bad rejected item fails without its content', async () => {
+      const cp = {
+        stream: 'tickets',
+        scope: 'rejects-crash',
+        cursor: 'before',
+        high_water_mark: null,
+        status: 'running' as const,
+        pages: 1,
+        rows: 0,
+      };
+      await dest.writeBatch({ table: 'tickets', rows: [], checkpoint: cp });
+      const crashing = await h.create({
+        hooks: {
+          beforeMerge: () => {
+            throw new Error('injected crash after staging');
+          },
+        },
+      });
+      const lost = rejection();
+      await expect(
+        crashing.writeBatch({
+          table: 'tickets',
+          rows: [input(ticket({ ticket_number: 95001 }))],
+          rejected: [lost],
+          checkpoint: { ...cp, cursor: 'after' },
+        }),
+      ).rejects.toThrow(/injected crash/);
+      await crashing.close();
+      expect(await rejectedRows(dest, [lost.itemKey])).toEqual([]);
+      expect(await dest.readCheckpoint('tickets', 'rejects-crash')).toMatchObject({ cursor: 'before' });
+      const secret = 'raw-content-must-not-leak';
+      const bad = { ...rejection({ raw: { secret } }), stream: '' };
+      const err = (await dest
+        .writeBatch({ table: 'tickets', rows: [], rejected: [bad], checkpoint: { ...cp, cursor: 'bad' } })
+        .catch((e: unknown) => e)) as Error;
+      expect(err).toBeInstanceOf(Error);
+      expect(err.message).toMatch(/rejected item 0: field stream/);
+      expect(`${err.message} ${err.stack}`).not.toContain(secret);
+      expect(await rejectedRows(dest, [bad.itemKey])).toEqual([]);
+      expect(await dest.readCheckpoint('tickets', 'rejects-crash')).toMatchObject({ cursor: 'before' });
     });
 
     it('report snapshots: one row per snapshot and one value row per number', async () => {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { CsatSurvey, Message, Ticket } from '../../schemas/api/index.js';
-import type { ApiRowInput } from '../../schemas/warehouse.js';
+import type { Agent, CsatSurvey, Message, Ticket, View } from '../../schemas/api/index.js';
+import { type ApiRowInput, rowContentHash, type TableSpec } from '../../schemas/warehouse.js';
 
 /** A valid ticket with ticket-sized content; override any field. */
 export function ticket(overrides: Partial<Ticket> = {}): Ticket {
@@ -75,3 +75,54 @@ export function survey(overrides: Partial<CsatSurvey> = {}): CsatSurvey {
 
 /** ISO instant `minutes` after 2025-03-01T10:00Z (helps build ordered versions). */
 export const at = (minutes: number) => new Date(Date.UTC(2025, 2, 1, 10, minutes)).toISOString();
+
+/**
+ * A table spec as an older version of the model had it: without `dropped` columns (its rows then hash
+ * without them too), and — `hashless` — writing no `_content_hash` at all, as the sync did before hashes.
+ * Destinations take it through their `tables` option, to write rows the way an older sync did.
+ */
+export function olderSpec<I>(
+  spec: TableSpec<I>,
+  dropped: readonly string[],
+  options: { hashless?: boolean } = {},
+): TableSpec<I> {
+  const keep = (name: string) => !dropped.includes(name);
+  const mask = Object.fromEntries(dropped.map((c) => [c, true as const]));
+  return {
+    ...spec,
+    columns: spec.columns.filter((c) => keep(c.name)),
+    rowSchema: spec.rowSchema.omit(mask as never),
+    indexes: spec.indexes.filter((i) => i.every(keep)),
+    clusterBy: spec.clusterBy.filter(keep),
+    toRow(input: I) {
+      const row = spec.toRow(input);
+      for (const c of dropped) delete row[c];
+      row['_content_hash'] = options.hashless ? null : rowContentHash(row);
+      return row;
+    },
+  };
+}
+
+export function agent(overrides: Partial<Agent> = {}): Agent {
+  return {
+    id: `agent_${randomUUID().slice(0, 8)}`,
+    name: 'Sam Rivers',
+    email: 'sam.rivers@example.com',
+    kind: 'human',
+    active: true,
+    team_ids: ['team_3', 'team_7'],
+    created_at: '2024-05-01T08:30:00.250Z',
+    ...overrides,
+  };
+}
+
+export function view(overrides: Partial<View> = {}): View {
+  return {
+    id: randomUUID(),
+    name: 'Urgent e-mail',
+    count: 7,
+    filters: [{ condition: 'priority', operator: 'is', options: ['urgent'] }],
+    shared: true,
+    ...overrides,
+  };
+}

@@ -18,7 +18,8 @@ type Raw = Record<string, unknown>;
 
 async function rawItems(pages: AsyncIterable<Page<unknown, unknown>>): Promise<Raw[]> {
   const out: Raw[] = [];
-  for await (const page of pages) out.push(...page.rawItems);
+  // Everything served, items the connector sets aside included: a warehouse equal to this misses nothing.
+  for await (const page of pages) out.push(...page.rawItems, ...page.rejected.map((r) => r.raw as Raw));
   return out;
 }
 

@@ -93,7 +93,7 @@ describe('2.2 ticket', () => {
       ...ticket,
       ticket_fields: [{ field_id: 'f1', name: 'Order id', type: 'text', value: 'A-1' }],
     });
-    expect(parsed.ticket_fields?.[0]?.value).toBe('A-1');
+    expect(parsed.ticket_fields).toEqual([{ field_id: 'f1', name: 'Order id', type: 'text', value: 'A-1' }]);
   });
 });
 
@@ -114,8 +114,8 @@ describe('2.3 message', () => {
   it('accepts an unknown delivery status ("and possibly others")', () => {
     expect(Message.parse({ ...message, status: 'bounced' }).status).toBe('bounced');
   });
-  it('rejects text over 10,000 characters', () => {
-    expect(Message.safeParse({ ...message, text: 'x'.repeat(10_001) }).success).toBe(false);
+  it("keeps text over 10,000 characters whole (the limit is the server's promise, not a reason to lose a message)", () => {
+    expect(Message.parse({ ...message, text: 'x'.repeat(10_001) }).text).toHaveLength(10_001);
   });
 });
 
@@ -185,7 +185,7 @@ describe('2.8 agent session export', () => {
         break_history_stored: true,
         description: 'x',
       }).success,
-    ).toBe(false);
+    ).toBe(true); // meta is informational: read loosely, never a failed page
   });
 });
 

@@ -4,6 +4,7 @@ import { biSummaryLines, EXAMPLE_REPORT_QUERIES } from '../bi-summary.js';
 import type { EmbeddedPostgres } from '../embedded/postgres.js';
 import { embeddedSource, embeddedWarehouse, temporalFor } from '../embedded.js';
 import { createLogger } from '../logger.js';
+import { exitCodeOf } from '../run-sync.js';
 import { asStep, createStepReporter } from '../step-progress.js';
 import { reportFailure, withConfig } from './context.js';
 import { runJob } from './job.js';
@@ -106,7 +107,7 @@ export async function startCommand(opts: StartOptions): Promise<number> {
           step,
         });
         say(biSummaryLines(config, summary).join('\n'));
-        if (opts.once || interrupted) return summary.status === 'succeeded' ? 0 : 1;
+        if (opts.once || interrupted) return exitCodeOf(summary);
         say(
           `\nThe Temporal UI stays up${temporal.uiUrl ? ` at ${temporal.uiUrl}` : ''}; query the warehouse with ` +
             `psql "${warehouse?.url ?? 'DESTINATION_URL'}" -c 'select count(*) from support.tickets'. Ctrl-C to stop.`,
@@ -119,7 +120,7 @@ export async function startCommand(opts: StartOptions): Promise<number> {
             }
           }, 200);
         });
-        return summary.status === 'succeeded' ? 0 : 1;
+        return exitCodeOf(summary);
       },
       overrides,
     );

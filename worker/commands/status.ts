@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Destination } from '../../connectors/destination.js';
 import { TICKETS_SCOPES } from '../../schemas/sync.js';
 import type { Checkpoint, Freshness, ReconciliationRecord } from '../../schemas/warehouse.js';
 import { destinationFromConfig } from '../compose.js';
@@ -139,11 +140,12 @@ function statusOf(
             .map((c) => c.scope),
         );
         const reconciliation = await destination.listReconciliation();
+        const rejected = await rejectedItems(destination);
         const parents = runs.filter((r) => r.parent_run_id === null).slice(0, opts.runs);
         const windows = runs.filter((r) => r.parent_run_id !== null).slice(0, opts.runs * 3);
         if (opts.json) {
           process.stdout.write(
-            `${JSON.stringify({ runs: parents, windows, high_water_marks: marks.map((m) => ({ stream: m.stream, high_water_mark: m.high_water_mark, lag: lag(m.high_water_mark, now) })), open_scopes: open, queued_threads: queuedThreads, reconciliation, freshness: freshness.json, failed_threads: failedThreads.filter((r) => failedEntries.has(r.run_id.slice('thread:'.length))) })}\n`,
+            `${JSON.stringify({ runs: parents, windows, high_water_marks: marks.map((m) => ({ stream: m.stream, high_water_mark: m.high_water_mark, lag: lag(m.high_water_mark, now) })), open_scopes: open, queued_threads: queuedThreads, reconciliation, freshness: freshness.json, rejected, failed_threads: failedThreads.filter((r) => failedEntries.has(r.run_id.slice('thread:'.length))) })}\n`,
           );
           return 0;
         }
@@ -171,6 +173,7 @@ function statusOf(
           out.push('', `Threads that failed (queued again by the next run): ${stillFailed.length}`);
           for (const r of stillFailed.slice(0, 20)) out.push(`  ${r.finished_at}  ${r.error}`);
         }
+        out.push('', ...rejectedLines(rejected));
         out.push('', ...reconciliationLines(reconciliation));
         process.stdout.write(`${out.join('\n')}\n`);
         return 0;
@@ -182,4 +185,30 @@ function statusOf(
     },
     overrides,
   );
+}
+
+/** Items set aside in `_rejected` and not stored since: per table the count, and the newest few. */
+async function rejectedItems(destination: Destination) {
+  const rows = await destination.select(
+    (d) =>
+      `SELECT ${d.ident('table_name')} AS table_name, ${d.ident('item_key')} AS item_key, ${d.ident('stream')} AS stream, ` +
+      `${d.ident('scope')} AS scope, ${d.ident('reason')} AS reason, ${d.ident('times_seen')} AS times_seen, ` +
+      `${d.ident('last_seen_at')} AS last_seen_at FROM ${d.table('_rejected')} WHERE ${d.ident('resolved_at')} IS NULL ` +
+      `ORDER BY ${d.ident('last_seen_at')} DESC`,
+  );
+  const byTable: Record<string, number> = {};
+  for (const r of rows) byTable[String(r['table_name'])] = (byTable[String(r['table_name'])] ?? 0) + 1;
+  return { by_table: byTable, items: rows.slice(0, 20) };
+}
+
+function rejectedLines(rejected: Awaited<ReturnType<typeof rejectedItems>>): string[] {
+  const tables = Object.entries(rejected.by_table);
+  if (tables.length === 0) return ['Items set aside (_rejected): none'];
+  return [
+    `Items set aside (_rejected; read again by every run until they can be stored): ${tables.map(([t, n]) => `${t} ${n}`).join(', ')}`,
+    ...rejected.items.map(
+      (r) =>
+        `  ${pad(String(r['table_name']), 18)}${pad(String(r['item_key']), 40)}${pad(`${r['stream']} ${r['scope']}`, 70)}${r['reason']}`,
+    ),
+  ];
 }

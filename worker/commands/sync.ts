@@ -1,6 +1,7 @@
 import type { SyncMode } from '../../schemas/sync.js';
 import { ALL_STREAMS, type StreamName } from '../../schemas/sync.js';
 import { temporalFor } from '../embedded.js';
+import { exitCodeOf } from '../run-sync.js';
 import { reportFailure, withConfig } from './context.js';
 import { runJob } from './job.js';
 import { PreflightError } from './preflight.js';
@@ -51,7 +52,7 @@ function runOnce(
         display: true,
       });
       process.stdout.write(`${JSON.stringify(summary)}\n`);
-      return summary.status === 'succeeded' ? 0 : 1;
+      return exitCodeOf(summary);
     } catch (err) {
       if (err instanceof PreflightError) {
         process.stdout.write(`${JSON.stringify({ status: 'failed', error: err.message })}\n`);

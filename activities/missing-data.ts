@@ -1,0 +1,41 @@
+import type { MissingData } from '../schemas/sync.js';
+import { THREAD_QUEUE_STREAM } from '../schemas/warehouse.js';
+import type { ActivityDeps } from './deps.js';
+
+/**
+ * What the warehouse is known to be missing, read from the warehouse itself so it holds across runs and
+ * workers: items set aside (`_rejected`, not stored since) per table, and threads whose last read failed
+ * (thread-queue entries left `failed`). Both come back by themselves: every run re-reads the ticket list
+ * and the reference streams, re-queues failed threads and threads with rejected messages, and re-reads the
+ * export windows holding rejected items.
+ */
+export function missingData(deps: ActivityDeps) {
+  return async (): Promise<MissingData> => {
+    const { destination } = deps;
+    const rejectedRows = await destination.select(
+      (d) =>
+        `SELECT ${d.ident('table_name')} AS t, COUNT(*) AS n FROM ${d.table('_rejected')} ` +
+        `WHERE ${d.ident('resolved_at')} IS NULL GROUP BY ${d.ident('table_name')} ORDER BY ${d.ident('table_name')}`,
+    );
+    const failed = await destination.listCheckpoints(THREAD_QUEUE_STREAM, { status: 'failed' });
+    const rejected = Object.fromEntries(rejectedRows.map((r) => [String(r['t']), Number(r['n'])]));
+    const parts = [
+      ...Object.entries(rejected).map(
+        ([table, n]) => `${n} ${table} item${n === 1 ? '' : 's'} set aside in _rejected`,
+      ),
+      ...(failed.length > 0
+        ? [
+            `${failed.length} thread${failed.length === 1 ? '' : 's'} failed (their messages may be stale or missing)`,
+          ]
+        : []),
+    ];
+    return {
+      rejected,
+      failedThreads: failed.length,
+      summary:
+        parts.length === 0
+          ? null
+          : `${parts.join('; ')} — see \`status\`; the next run reads them again (a fix on the source side, or in the connector for a rule it should not enforce, brings them in)`,
+    };
+  };
+}

@@ -1,0 +1,119 @@
+import { createHash } from 'node:crypto';
+import {
+  CursorLoopError,
+  CursorRejectedError,
+  type InvalidItem,
+  type Page,
+} from '../connectors/support-api/index.js';
+import { type RejectedItem, rejectedItemKey, type TableName } from '../schemas/warehouse.js';
+import type { ActivityDeps } from './deps.js';
+
+/**
+ * The one page path of every stream: fetch the page after `cursor` (restarting the scope once per run when
+ * the API rejects the cursor), guard against a source that repeats a cursor, and split the page into what
+ * is stored and what is set aside. The callers (tickets, threads, exports, reference streams) write the
+ * result with their checkpoint in one destination transaction.
+ */
+export interface PageStepInput<P> {
+  /** Stream or pass (`tickets`, `csat_surveys.sent`, …) and scope (window, run, ticket number). */
+  readonly stream: string;
+  readonly scope: string;
+  readonly cursor: string | null;
+  /**
+   * Whether a rejected cursor may restart the scope from its start. The workflow allows it once per scope
+   * and run (`workflows/page-guard.ts`): a source that keeps rejecting must fail the window, not spin.
+   */
+  readonly allowRestart: boolean;
+  readonly fetch: (cursor: string | null) => Promise<P>;
+}
+
+export interface PageStep<P> {
+  readonly page: P;
+  /** The scope was restarted from its first page (the cursor was rejected). */
+  readonly restarted: boolean;
+  /** The cursor this page was fetched with (null for the first page). */
+  readonly cursor: string | null;
+}
+
+export async function fetchPageStep<P extends Page<unknown, unknown>>(
+  deps: ActivityDeps,
+  input: PageStepInput<P>,
+): Promise<PageStep<P>> {
+  const where = `${input.stream} ${input.scope}`;
+  let step: PageStep<P>;
+  try {
+    step = { page: await input.fetch(input.cursor), restarted: false, cursor: input.cursor };
+  } catch (err) {
+    if (!(err instanceof CursorRejectedError) || input.cursor === null) throw err;
+    if (!input.allowRestart) {
+      throw Object.assign(
+        new Error(
+          `${where}: the API rejected the cursor again after the scope was restarted in this run (${err.apiError.code}, request_id ${err.apiError.requestId}); the window stops instead of restarting forever`,
+        ),
+        { nonRetryable: true },
+      );
+    }
+    deps.logger.warn(
+      { where, requestId: err.apiError.requestId },
+      'cursor rejected by the API: restarting the scope from its start',
+    );
+    step = { page: await input.fetch(null), restarted: true, cursor: null };
+  }
+  const { page } = step;
+  // Loop guard (style rule 7): a next cursor equal to the one that produced the page would read it forever.
+  if (page.hasMore && page.nextCursor !== null && page.nextCursor === step.cursor) {
+    throw new CursorLoopError(where, page.nextCursor);
+  }
+  assertMostlyStorable(where, page);
+  return step;
+}
+
+/** A short, stable tag of a cursor, for the workflow's loop guard (cursors themselves stay out of history). */
+export function cursorTag(cursor: string | null): string | null {
+  return cursor === null ? null : createHash('sha256').update(cursor).digest('hex').slice(0, 16);
+}
+
+/**
+ * A page on which most items break what the spec defines is not a few odd items but a reader that does not
+ * understand the source (or a source gone wrong): the window fails, loudly, instead of looking like success.
+ * At least `MIN_REJECTED_TO_FAIL` items, so a small page with one poison item is set aside, not failed.
+ */
+const MIN_REJECTED_TO_FAIL = 3;
+
+function assertMostlyStorable(where: string, page: Page<unknown, unknown>): void {
+  const rejected = page.rejected.length;
+  const total = rejected + page.items.length;
+  if (rejected >= MIN_REJECTED_TO_FAIL && rejected * 2 > total) {
+    const first = page.rejected[0]!;
+    throw Object.assign(
+      new Error(
+        `${where}: ${rejected} of ${total} items on the page break the spec's rules, e.g. item ${first.index}${first.itemId === undefined ? '' : ` (id ${first.itemId})`}: ${first.reason}; the window fails rather than set most of a page aside`,
+      ),
+      { nonRetryable: true },
+    );
+  }
+}
+
+/** The page's invalid items as `_rejected` rows of `table`, with where they were read. */
+export function rejectedOf(
+  table: TableName,
+  stream: string,
+  scope: string,
+  step: PageStep<Page<unknown, unknown>>,
+): RejectedItem[] {
+  return step.page.rejected.map((r: InvalidItem) => ({
+    table,
+    itemKey: rejectedItemKey(r.itemId ?? null, r.raw),
+    itemId: r.itemId ?? null,
+    stream,
+    scope,
+    pageCursor: step.cursor,
+    reason: r.reason,
+    raw: r.raw,
+  }));
+}
+
+/** Pairs each stored item with the JSON object it came from (the warehouse keeps both). */
+export function rowsOf<T, M>(page: Page<T, M>): { item: T; raw: Record<string, unknown> }[] {
+  return page.items.map((item, index) => ({ item, raw: page.rawItems[index] ?? {} }));
+}

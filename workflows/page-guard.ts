@@ -1,0 +1,41 @@
+import { ApplicationFailure } from '@temporalio/workflow';
+
+/** What a page activity reports about its cursor (see activities/page-step.ts). */
+export interface PageCursorReport {
+  /** A short hash of the next cursor (null when the scope is done). */
+  readonly cursorTag: string | null;
+  /** The scope was restarted from its first page because the API rejected the cursor. */
+  readonly restarted: boolean;
+}
+
+/**
+ * The workflow half of the page path's guards, per scope, within one workflow execution:
+ *  - loop guard (style rule 7): a source that hands out a cursor this scope was already given would be read
+ *    forever (the activity catches the same cursor twice in a row; this catches longer cycles);
+ *  - a rejected cursor restarts a scope at most once per run: after that the activity fails the window.
+ */
+export function pageGuard(stream: string) {
+  const seen = new Map<string, Set<string>>();
+  const restarted = new Set<string>();
+  return {
+    /** Whether the next page of `scope` may restart the scope on a rejected cursor. */
+    allowRestart: (scope: string): boolean => !restarted.has(scope),
+    /** Records a page's cursor; throws (failing the window) when the cursor came round again. */
+    observe(scope: string, page: PageCursorReport): void {
+      if (page.restarted) {
+        restarted.add(scope);
+        seen.delete(scope);
+      }
+      if (page.cursorTag === null) return;
+      const tags = seen.get(scope) ?? new Set<string>();
+      if (tags.has(page.cursorTag)) {
+        throw ApplicationFailure.nonRetryable(
+          `${stream} ${scope}: the API returned a cursor it had already returned for this scope (cursor #${page.cursorTag}, after ${tags.size} pages); the window stops instead of reading the same pages forever`,
+          'CursorLoop',
+        );
+      }
+      tags.add(page.cursorTag);
+      seen.set(scope, tags);
+    },
+  };
+}
