@@ -56,6 +56,9 @@ describe('repairs and guards on the production page path', () => {
     // Mutated in place: `updated_at` does not move (the spec does not promise it would).
     tagged.tags = [...tagged.tags, 'quietly-added'];
     world.contact(contacted.contactId!)!.email = 'changed.quietly@example.com';
+    // A message edited in place (its ticket's `updated_at` stays): the rolling re-read finds it.
+    const edited = world.messagesOf(tickets[6]!).find((m) => m.visibility === 'public')!;
+    edited.text = 'edited without a stamp';
 
     const summary = await p.run('incremental');
     expect(summary.error).toBeUndefined();
@@ -63,6 +66,8 @@ describe('repairs and guards on the production page path', () => {
     expect(after.tags).toContain('quietly-added');
     expect(after.updated_at).toEqual(stampBefore);
     expect((await readTicket(contacted.id)).rows[0].contact_email).toBe('changed.quietly@example.com');
+    const message = await p.db.query('SELECT text FROM support.ticket_messages WHERE id = $1', [edited.id]);
+    expect(message.rows[0].text).toBe('edited without a stamp');
   });
 
   it('a full refresh repairs a row that differs at an equal version, and keeps the messages of a thread it could not read', async () => {
