@@ -2,7 +2,7 @@ import { fetchAgentSessionsPage, fetchCsatPage, type Page } from '../connectors/
 import { type ExportPass, streamOfPass } from '../schemas/sync.js';
 import { nextCheckpoint } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
-import { cursorTag, fetchPageStep, rejectedOf, rowsOf } from './page-step.js';
+import { fetchPageStep, rejectedOf, rowsOf } from './page-step.js';
 
 export interface ExportPageInput {
   pass: ExportPass;
@@ -75,7 +75,7 @@ export function syncExportPage(deps: ActivityDeps) {
       rows: page.items.length,
       rejected: rejected.length,
       done: !page.hasMore,
-      cursorTag: page.hasMore ? cursorTag(page.nextCursor) : null,
+      cursorTag: step.nextCursorTag,
       restarted,
     };
   };

@@ -33,6 +33,8 @@ export interface PageStep<P> {
   readonly restarted: boolean;
   /** The cursor this page was fetched with (null for the first page). */
   readonly cursor: string | null;
+  /** A short hash of the next cursor for the workflow's loop guard (null when the scope is done). */
+  readonly nextCursorTag: string | null;
 }
 
 export async function fetchPageStep<P extends Page<unknown, unknown>>(
@@ -42,7 +44,8 @@ export async function fetchPageStep<P extends Page<unknown, unknown>>(
   const where = `${input.stream} ${input.scope}`;
   let step: PageStep<P>;
   try {
-    step = { page: await input.fetch(input.cursor), restarted: false, cursor: input.cursor };
+    const page = await input.fetch(input.cursor);
+    step = { page, restarted: false, cursor: input.cursor, nextCursorTag: nextTag(page) };
   } catch (err) {
     if (!(err instanceof CursorRejectedError) || input.cursor === null) throw err;
     if (!input.allowRestart) {
@@ -57,7 +60,8 @@ export async function fetchPageStep<P extends Page<unknown, unknown>>(
       { where, requestId: err.apiError.requestId },
       'cursor rejected by the API: restarting the scope from its start',
     );
-    step = { page: await input.fetch(null), restarted: true, cursor: null };
+    const page = await input.fetch(null);
+    step = { page, restarted: true, cursor: null, nextCursorTag: nextTag(page) };
   }
   const { page } = step;
   // Loop guard (style rule 7): a next cursor equal to the one that produced the page would read it forever.
@@ -68,9 +72,11 @@ export async function fetchPageStep<P extends Page<unknown, unknown>>(
   return step;
 }
 
-/** A short, stable tag of a cursor, for the workflow's loop guard (cursors themselves stay out of history). */
-export function cursorTag(cursor: string | null): string | null {
-  return cursor === null ? null : createHash('sha256').update(cursor).digest('hex').slice(0, 16);
+/** A short, stable tag of the next cursor, for the workflow's loop guard (cursors stay out of history). */
+function nextTag(page: Page<unknown, unknown>): string | null {
+  return page.hasMore && page.nextCursor !== null
+    ? createHash('sha256').update(page.nextCursor).digest('hex').slice(0, 16)
+    : null;
 }
 
 /**

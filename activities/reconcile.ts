@@ -98,15 +98,11 @@ export function reconcile(deps: ActivityDeps) {
         const filters = parseFilters(v['filters']);
         const metric = `view_count:${String(v['name'])}`;
         const sourceValue = Number(v['n']);
-        const unsupported =
-          filters === null
-            ? { reason: 'its filters are not of the structure the warehouse can compute' }
-            : filters
-                .filter((f) => !(f.condition in VIEW_CONDITION_COLUMNS))
-                .map((f) => ({
-                  reason: `filter condition "${f.condition}" is not a plain ticket column`,
-                }))[0];
+        const unsupported = filters?.find((f) => !(f.condition in VIEW_CONDITION_COLUMNS));
         if (filters === null || unsupported) {
+          const reason = unsupported
+            ? `filter condition "${unsupported.condition}" is not a plain ticket column`
+            : 'its filters are not of the structure the warehouse can compute';
           rows.push({
             run_id: input.runId,
             metric,
@@ -114,7 +110,7 @@ export function reconcile(deps: ActivityDeps) {
             source_value: sourceValue,
             warehouse_value: null,
             status: 'skipped',
-            note: `${unsupported?.reason}; the filter structure is not in the spec (2.4), so the warehouse does not guess`,
+            note: `${reason}; the filter structure is not in the spec (2.4), so the warehouse does not guess`,
             checked_at: checkedAt,
           });
           continue;

@@ -9,7 +9,7 @@ import {
 import type { ReferenceStream } from '../schemas/sync.js';
 import { nextCheckpoint } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
-import { cursorTag, fetchPageStep, rejectedOf, rowsOf } from './page-step.js';
+import { fetchPageStep, rejectedOf, rowsOf } from './page-step.js';
 
 type AnyPage = Page<unknown, unknown>;
 
@@ -65,7 +65,7 @@ export function syncReferencePage(deps: ActivityDeps) {
       rows: result.received,
       rejected: rejected.length,
       done: !page.hasMore,
-      cursorTag: page.hasMore ? cursorTag(page.nextCursor) : null,
+      cursorTag: step.nextCursorTag,
       restarted,
     };
   };

@@ -2,7 +2,7 @@ import { fetchMessagesPage, SupportApiError } from '../connectors/support-api/in
 import type { Checkpoint, CheckpointUpdate } from '../schemas/warehouse.js';
 import { nextCheckpoint, restartedCheckpoint } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
-import { cursorTag, fetchPageStep, type PageStep, rejectedOf, rowsOf } from './page-step.js';
+import { fetchPageStep, type PageStep, rejectedOf, rowsOf } from './page-step.js';
 import { THREAD_QUEUE_STREAM } from './tickets.js';
 
 /**
@@ -58,7 +58,7 @@ export function syncThreadPage(deps: ActivityDeps) {
       rows: page.items.length,
       rejected: rejected.length,
       pages: 1,
-      cursorTag: page.hasMore ? cursorTag(page.nextCursor) : null,
+      cursorTag: step.nextCursorTag,
       restarted,
     };
   };

@@ -3,7 +3,7 @@ import { TICKETS_SCOPES } from '../schemas/sync.js';
 import { type CheckpointUpdate, contentHashOf, THREAD_QUEUE_STREAM } from '../schemas/warehouse.js';
 import { laterInstant, nextCheckpoint, restartedCheckpoint } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
-import { cursorTag, fetchPageStep, rejectedOf, rowsOf } from './page-step.js';
+import { fetchPageStep, rejectedOf, rowsOf } from './page-step.js';
 
 export { THREAD_QUEUE_STREAM };
 
@@ -129,7 +129,7 @@ export function syncTicketsPage(deps: ActivityDeps) {
       done,
       newest,
       oldest,
-      cursorTag: done ? null : cursorTag(page.nextCursor),
+      cursorTag: step.nextCursorTag,
       restarted,
     };
   };

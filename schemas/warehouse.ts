@@ -1247,7 +1247,8 @@ export const SYSTEM_TABLES: {
         window_start: 'Window start (inclusive); null when not windowed.',
         window_end: 'Window end (exclusive); null when not windowed.',
         mode: 'incremental, full_refresh, backfill or replay.',
-        status: 'running, succeeded or failed.',
+        status:
+          'running, succeeded, incomplete (every stream ran but items were set aside or threads failed; see error) or failed.',
         started_at: 'When the run started.',
         finished_at: 'When the run ended; null while running.',
         pages: 'Pages fetched.',
