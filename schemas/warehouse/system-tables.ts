@@ -1,0 +1,245 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { Timestamp } from '../api/index.js';
+import { SyncMode } from '../sync.js';
+import { type ColumnSpec, deriveColumns } from './derive.js';
+import { type SystemTableName, TableName } from './table-names.js';
+import { canonicalJson } from './values.js';
+
+/**
+ * The bookkeeping tables — checkpoints (`_sync_state`), the run ledger (`_sync_runs`), reconciliation
+ * (`_reconciliation`) and items set aside (`_rejected`) — as zod schemas of their rows, with the columns
+ * derived from them for DDL and docs; and `Freshness`, what `status` reads from them.
+ */
+
+export const CheckpointStatus = z.enum(['running', 'complete', 'failed']);
+export type CheckpointStatus = z.infer<typeof CheckpointStatus>;
+
+/** A row of `_sync_state`: how far one stream got in one scope (window key, ticket id, or "all"). */
+export const Checkpoint = z.object({
+  stream: z.string().min(1),
+  scope: z.string().min(1),
+  cursor: z.string().nullable(),
+  high_water_mark: z.string().nullable(),
+  status: CheckpointStatus,
+  pages: z.number().int().nonnegative(),
+  rows: z.number().int().nonnegative(),
+  updated_at: Timestamp,
+});
+export type Checkpoint = z.infer<typeof Checkpoint>;
+
+/** What a writer sends: a checkpoint without `updated_at` (the destination sets it). */
+export const CheckpointUpdate = Checkpoint.omit({ updated_at: true });
+export type CheckpointUpdate = z.infer<typeof CheckpointUpdate>;
+
+/**
+ * `_sync_state` stream of the thread queue: one checkpoint per ticket (scope = ticket number), `running`
+ * while its thread is to be read, `complete` (with `updated_at` = when) once read.
+ */
+export const THREAD_QUEUE_STREAM = 'ticket_messages';
+
+/**
+ * How current the warehouse's tickets and threads are known to be (read by `status`). A ticket's state is
+ * verified when a list page served it (`_synced_at`, touched even when unchanged); a thread when its last
+ * read completed (the thread-queue checkpoint's `updated_at`).
+ */
+export const Freshness = z.object({
+  tickets: z.object({
+    live: z.number().int().nonnegative(),
+    /** Oldest `_synced_at` of a live ticket: no ticket state in the warehouse is older than this. */
+    oldestVerifiedAt: Timestamp.nullable(),
+  }),
+  threads: z.object({
+    live: z.number().int().nonnegative(),
+    /** Live tickets whose thread was never read completely (queued, or in flight). */
+    unread: z.number().int().nonnegative(),
+    /** Oldest completed thread read of a live ticket. */
+    oldestVerifiedAt: Timestamp.nullable(),
+  }),
+});
+export type Freshness = z.infer<typeof Freshness>;
+
+export const SyncRunStatus = z.enum(['running', 'succeeded', 'incomplete', 'failed']);
+
+/** A row of `_sync_runs`: one run or one window. `error` never contains secrets. */
+export const SyncRunRecord = z.object({
+  run_id: z.string().min(1),
+  parent_run_id: z.string().nullable(),
+  workflow_id: z.string().min(1),
+  stream: z.string().nullable(),
+  window_start: Timestamp.nullable(),
+  window_end: Timestamp.nullable(),
+  mode: SyncMode,
+  status: SyncRunStatus,
+  started_at: Timestamp,
+  finished_at: Timestamp.nullable(),
+  pages: z.number().int().nonnegative(),
+  rows_written: z.number().int().nonnegative(),
+  requests: z.number().int().nonnegative(),
+  error: z.string().nullable(),
+});
+export type SyncRunRecord = z.infer<typeof SyncRunRecord>;
+
+export const ReconciliationStatus = z.enum(['equal', 'mismatch', 'skipped']);
+export type ReconciliationStatus = z.infer<typeof ReconciliationStatus>;
+
+/**
+ * A row of `_reconciliation`: one number the source reports (e.g. `new_tickets` of one day from the report
+ * API, or a saved view's `count`) next to the same number computed from the warehouse. A mismatch is a
+ * warning, not a failure: report data can be incomplete or awaiting update (spec 2.11 rule 3), and a view's
+ * count can lag the inbox (spec 2.4). `skipped` says what could not be compared honestly, and why.
+ */
+export const ReconciliationRecord = z.object({
+  run_id: z.string().min(1),
+  metric: z.string().min(1),
+  period: z.string().min(1),
+  source_value: z.number().nullable(),
+  warehouse_value: z.number().nullable(),
+  status: ReconciliationStatus,
+  note: z.string().nullable(),
+  checked_at: Timestamp,
+});
+export type ReconciliationRecord = z.infer<typeof ReconciliationRecord>;
+
+/**
+ * An item the sync set aside instead of storing — what a writer sends in `WriteBatch.rejected`. The page it
+ * came from is still written and its checkpoint moves, so one bad item cannot stop a sync; the item waits in
+ * `_rejected` until a later batch stores a row with its id.
+ */
+export const RejectedItem = z.object({
+  /** Table the item was meant for. */
+  table: TableName,
+  /** Identity of the entry: the item id when it has one, else a hash of the raw item (see rejectedItemKey). */
+  itemKey: z.string().min(1),
+  itemId: z.string().min(1).nullable(),
+  stream: z.string().min(1),
+  /** The window or scope being read (a checkpoint scope). */
+  scope: z.string().min(1),
+  /** The cursor the page was fetched with (null: the first page). */
+  pageCursor: z.string().nullable(),
+  /** Why it was set aside; never secrets. */
+  reason: z.string().min(1),
+  /** The item exactly as received. */
+  raw: z.unknown(),
+});
+export type RejectedItem = z.infer<typeof RejectedItem>;
+
+/** `itemKey` of a rejected item: its id when it has one, else `sha256:<hex>` of its canonical JSON. */
+export function rejectedItemKey(itemId: string | null | undefined, raw: unknown): string {
+  if (itemId) return itemId;
+  return `sha256:${createHash('sha256').update(canonicalJson(raw)).digest('hex')}`;
+}
+
+/** A row of `_rejected`: one set-aside item, upserted by (table_name, item_key) each time it is seen. */
+export const RejectedRecord = z.object({
+  table_name: z.string().min(1),
+  item_key: z.string().min(1),
+  item_id: z.string().nullable(),
+  stream: z.string().min(1),
+  scope: z.string().min(1),
+  page_cursor: z.string().nullable(),
+  reason: z.string(),
+  raw: z.unknown(),
+  first_seen_at: Timestamp,
+  last_seen_at: Timestamp,
+  times_seen: z.number().int().positive(),
+  resolved_at: Timestamp.nullable(),
+});
+export type RejectedRecord = z.infer<typeof RejectedRecord>;
+
+/** A bookkeeping table as DDL and docs need it. */
+export interface SystemTableSpec<T extends SystemTableName = SystemTableName> {
+  readonly name: T;
+  readonly description: string;
+  readonly primaryKey: readonly string[];
+  readonly columns: readonly ColumnSpec[];
+}
+
+/** A bookkeeping table's spec, its columns derived from the zod schema of its rows (never restated). */
+function systemTable<T extends SystemTableName>(
+  name: T,
+  rowSchema: z.ZodObject,
+  def: Omit<SystemTableSpec<T>, 'name' | 'columns'> & { readonly descriptions: Record<string, string> },
+): SystemTableSpec<T> {
+  const { descriptions, ...rest } = def;
+  return { name, ...rest, columns: deriveColumns(name, rowSchema, { descriptions }) };
+}
+
+/** Columns of the bookkeeping tables, for DDL and docs (derived from the zod schemas above). */
+export const SYSTEM_TABLES: { readonly [T in SystemTableName]: SystemTableSpec<T> } = {
+  _sync_state: systemTable('_sync_state', Checkpoint, {
+    description:
+      'Checkpoints: one row per (stream, scope), written in the same transaction as the rows of the page it describes.',
+    primaryKey: ['stream', 'scope'],
+    descriptions: {
+      stream: 'Stream name (tickets, ticket_messages, csat_surveys, …).',
+      scope:
+        'What the checkpoint covers: a window key "<from>/<before>"; for tickets "sweep" (the sweep of the whole list; high_water_mark = when it began), "head/<before>" (a run\'s pass over the newest tickets), "hwm" (newest created_at synced), "oldest" (oldest created_at listed: where the history starts); for ticket_messages a ticket number (the thread queue: running = to read, complete = read at updated_at, failed = retried by the next run).',
+      cursor: 'API cursor of the next page to fetch; null when the scope is complete or not started.',
+      high_water_mark: 'Highest source timestamp seen in the scope (ISO 8601), if the stream has one.',
+      status: 'running, complete or failed.',
+      pages: 'Pages written in this scope so far.',
+      rows: 'Rows written in this scope so far.',
+      updated_at: 'When the checkpoint was last written.',
+    },
+  }),
+  _sync_runs: systemTable('_sync_runs', SyncRunRecord, {
+    description:
+      'One row per sync run or window workflow, upserted by run_id while it runs and when it ends.',
+    primaryKey: ['run_id'],
+    descriptions: {
+      run_id: 'Run id (Temporal run id or our own). Primary key.',
+      parent_run_id: 'The run this window belongs to; null for a top-level run.',
+      workflow_id: 'Temporal workflow id (e.g. tickets/<from>/<before>).',
+      stream: 'Stream of a window run; null for a top-level run.',
+      window_start: 'Window start (inclusive); null when not windowed.',
+      window_end: 'Window end (exclusive); null when not windowed.',
+      mode: 'incremental, full_refresh, backfill or replay.',
+      status:
+        'running, succeeded, incomplete (every stream ran but items were set aside or threads failed; see error) or failed.',
+      started_at: 'When the run started.',
+      finished_at: 'When the run ended; null while running.',
+      pages: 'Pages fetched.',
+      rows_written: 'Rows written.',
+      requests:
+        'HTTP requests sent to the API, retries included (each activity counts its own attempts; a window of a stream is one route class; a run adds its windows and its reconciliation).',
+      error: 'Failure summary (API code, request id, stream/window); never secrets.',
+    },
+  }),
+  _reconciliation: systemTable('_reconciliation', ReconciliationRecord, {
+    description:
+      "What the sync holds compared with the source's own numbers, after each run that synced tickets: the report API's new_tickets per day (UTC) against the warehouse's tickets by created_at day, and each saved view's count against the warehouse where its filters can be computed there. A mismatch is a warning with its context (report data can be incomplete or awaiting update, spec 2.11 rule 3), never a failed run; `status` lists mismatches.",
+    primaryKey: ['run_id', 'metric', 'period'],
+    descriptions: {
+      run_id: 'Run the check followed. Primary key with metric and period.',
+      metric: 'What was compared: new_tickets, or view_count:<view name>.',
+      period: 'Day (YYYY-MM-DD, UTC) for daily metrics; "now" for current counts.',
+      source_value: "The source's number (report API, view count).",
+      warehouse_value: 'The same number computed from the warehouse; null when skipped.',
+      status: 'equal, mismatch (a warning, see note) or skipped (not comparable honestly, see note).',
+      note: 'Context: what the numbers mean and why they can differ.',
+      checked_at: 'When the comparison was made.',
+    },
+  }),
+  _rejected: systemTable('_rejected', RejectedRecord, {
+    description:
+      "Items the sync set aside instead of storing (e.g. an item that breaks its table's schema): one row per (table_name, item_key), written in the same transaction as the page it came from, whose rows and checkpoint still commit. Seen again: last_seen_at moves and times_seen grows. Resolved (resolved_at set) when a later batch of the table stores a row with its id. Unresolved entries: `WHERE resolved_at IS NULL` (status and the run summary count them).",
+    primaryKey: ['table_name', 'item_key'],
+    descriptions: {
+      table_name: 'Table the item was meant for. Primary key with item_key.',
+      item_key:
+        'The item id when it has one, else sha256:<hex> of the raw item. Primary key with table_name.',
+      item_id: 'The item id; null when the item has none (or none could be read).',
+      stream: 'Stream that read the item.',
+      scope: 'Window or scope being read (the checkpoint scope).',
+      page_cursor: 'Cursor the page was fetched with; null for a first page.',
+      reason: 'Why the item was set aside (the failed field and rule); never secrets.',
+      raw: 'The item exactly as received (its last sighting).',
+      first_seen_at: 'When the sync first set the item aside.',
+      last_seen_at: 'When the sync last set it aside (the batch stamp).',
+      times_seen: 'How many batches set it aside.',
+      resolved_at:
+        'When a later batch stored a row with its id; null while unresolved (a new rejection resets it).',
+    },
+  }),
+};
