@@ -1,5 +1,7 @@
+import { z } from 'zod';
+import { Timestamp } from './api/index.js';
 import { ExportPass } from './sync.js';
-import { type ColumnSpec, type ColumnType, TABLES } from './warehouse.js';
+import { type ColumnSpec, type ColumnType, deriveColumns, TABLES } from './warehouse.js';
 
 /**
  * BI-ready views over the synced tables, defined once and rendered for each destination by a small SQL
@@ -54,6 +56,14 @@ const select = (d: SqlDialect, alias: string, cols: readonly { name: string }[])
 const asView = (cols: readonly ColumnSpec[]): ViewColumn[] =>
   cols.map((c) => ({ name: c.name, type: c.type, description: c.description }));
 
+/**
+ * A view's own columns, derived like a table's: a zod object giving each column's type, and a description
+ * per column. A view enforces nothing, so the types leave null out (the docs list every view column as
+ * nullable).
+ */
+const viewColumns = (view: string, types: z.ZodObject, descriptions: Readonly<Record<string, string>>) =>
+  asView(deriveColumns(view, types, { descriptions }));
+
 // --- current_tickets / current_messages -----------------------------------------------------------------
 
 const ticketColumns = columnsOf('tickets', ['_deleted_at']);
@@ -85,74 +95,61 @@ const currentMessages: ViewSpec = {
 
 // --- ticket_facts ---------------------------------------------------------------------------------------
 
-const ticketFactsColumns: ViewColumn[] = [
-  { name: 'ticket_id', type: 'string', description: 'Ticket id (joins current_tickets.id).' },
-  { name: 'ticket_number', type: 'integer', description: 'Ticket number.' },
-  { name: 'created_at', type: 'timestamp', description: 'When the ticket was created.' },
-  { name: 'status', type: 'string', description: 'Current status.' },
-  { name: 'channel', type: 'string', description: 'Channel of the ticket.' },
-  { name: 'priority', type: 'string', description: 'Current priority.' },
-  { name: 'assignee_id', type: 'string', description: 'Assigned agent id (joins agents.id).' },
-  { name: 'team_id', type: 'string', description: 'Assigned team id (joins teams.id).' },
+const ticketFactsColumns = viewColumns(
+  'ticket_facts',
+  z.object({
+    ticket_id: z.string(),
+    ticket_number: z.number().int(),
+    created_at: Timestamp,
+    status: z.string(),
+    channel: z.string(),
+    priority: z.string(),
+    assignee_id: z.string(),
+    team_id: z.string(),
+    first_customer_message_at: Timestamp,
+    first_reply_at: Timestamp,
+    first_response_seconds: z.number(),
+    first_human_reply_at: Timestamp,
+    first_human_response_seconds: z.number(),
+    resolved_at: Timestamp,
+    resolution_seconds: z.number(),
+    message_count: z.number().int(),
+    customer_message_count: z.number().int(),
+    reply_count: z.number().int(),
+    csat_score: z.number().int(),
+    csat_submitted_at: Timestamp,
+    reopen_count: z.number().int(),
+  }),
   {
-    name: 'first_customer_message_at',
-    type: 'timestamp',
-    description: "The customer's first public message; null when the thread has none.",
-  },
-  {
-    name: 'first_reply_at',
-    type: 'timestamp',
-    description:
+    ticket_id: 'Ticket id (joins current_tickets.id).',
+    ticket_number: 'Ticket number.',
+    created_at: 'When the ticket was created.',
+    status: 'Current status.',
+    channel: 'Channel of the ticket.',
+    priority: 'Current priority.',
+    assignee_id: 'Assigned agent id (joins agents.id).',
+    team_id: 'Assigned team id (joins teams.id).',
+    first_customer_message_at: "The customer's first public message; null when the thread has none.",
+    first_reply_at:
       'First public reply by an agent or AI (role not customer) at or after the first customer message — the definition of customer_first_response_time; null when none yet.',
-  },
-  {
-    name: 'first_response_seconds',
-    type: 'float',
-    description:
+    first_response_seconds:
       'Seconds from the first customer message to first_reply_at. A median over tickets is computed over these rows per period, never from daily medians.',
-  },
-  {
-    name: 'first_human_reply_at',
-    type: 'timestamp',
-    description: 'First public reply by a human agent (role agent) at or after the first customer message.',
-  },
-  {
-    name: 'first_human_response_seconds',
-    type: 'float',
-    description: 'Seconds from the first customer message to first_human_reply_at.',
-  },
-  {
-    name: 'resolved_at',
-    type: 'timestamp',
-    description:
+    first_human_reply_at:
+      'First public reply by a human agent (role agent) at or after the first customer message.',
+    first_human_response_seconds: 'Seconds from the first customer message to first_human_reply_at.',
+    resolved_at:
       'When the ticket was last resolved, while it is resolved or closed (the API clears it when a ticket reopens).',
-  },
-  {
-    name: 'resolution_seconds',
-    type: 'float',
-    description:
+    resolution_seconds:
       'Seconds from creation to the last resolution, for tickets resolved or closed now; null while open. The time to the *last* resolution (the API exposes no status history).',
-  },
-  {
-    name: 'message_count',
-    type: 'integer',
-    description: 'Public thread items (customer, agent and AI) on the ticket.',
-  },
-  { name: 'customer_message_count', type: 'integer', description: 'Public messages by the customer.' },
-  { name: 'reply_count', type: 'integer', description: 'Public replies by agents and AI.' },
-  {
-    name: 'csat_score',
-    type: 'integer',
-    description: 'Score (1–5) of the latest answered CSAT survey of the ticket; null when none was answered.',
-  },
-  { name: 'csat_submitted_at', type: 'timestamp', description: 'When that survey was answered.' },
-  {
-    name: 'reopen_count',
-    type: 'integer',
-    description:
+    message_count: 'Public thread items (customer, agent and AI) on the ticket.',
+    customer_message_count: 'Public messages by the customer.',
+    reply_count: 'Public replies by agents and AI.',
+    csat_score: 'Score (1–5) of the latest answered CSAT survey of the ticket; null when none was answered.',
+    csat_submitted_at: 'When that survey was answered.',
+    reopen_count:
       'Always null: not derivable from the synced data. The API has no status-history or events feed, and a reopen clears resolved_at, so reopens leave no trace in tickets or messages. Use the report metric reopened_tickets (a report snapshot) instead.',
   },
-];
+);
 
 const ticketFacts: ViewSpec = {
   name: 'ticket_facts',
@@ -214,43 +211,39 @@ const reportDailyValues: ViewSpec = {
   name: 'report_daily_values',
   description:
     'Daily report values in long form: one row per (query, time zone, day, series) of the saved report queries with `TIMESERIES day`, from the latest snapshot that has that day (creation-cohort values change as tickets develop, spec 2.11 rule 1). DO NOT add or average these rows to get a week or a month for percentages, medians, averages or distinct-ticket counts (spec 2.10 rule 5): snapshot a query for that period instead. A zero can mean "not yet updated" (spec 2.11 rule 3).',
-  columns: [
-    { name: 'query', type: 'string', description: 'The report query (report_snapshots.query).' },
-    { name: 'timezone', type: 'string', description: 'Time zone the days are calendar days of.' },
+  columns: viewColumns(
+    'report_daily_values',
+    z.object({
+      query: z.string(),
+      timezone: z.string(),
+      day: z.string(),
+      point_date: z.string(),
+      metric_id: z.string(),
+      is_comparison: z.boolean(),
+      series_label: z.string(),
+      format: z.string(),
+      aggregation: z.string(),
+      value: z.number(),
+      taken_at: Timestamp,
+      snapshot_id: z.string(),
+    }),
     {
-      name: 'day',
-      type: 'string',
-      description:
-        "The calendar day (YYYY-MM-DD) in the query's time zone: the date part of the point's date.",
-    },
-    {
-      name: 'point_date',
-      type: 'string',
-      description: "The point's date exactly as the API returned it (e.g. 2026-11-01T00:00:00+01:00).",
-    },
-    {
-      name: 'metric_id',
-      type: 'string',
-      description: 'Metric id of the series (the series key without its __compare suffix).',
-    },
-    {
-      name: 'is_comparison',
-      type: 'boolean',
-      description:
+      query: 'The report query (report_snapshots.query).',
+      timezone: 'Time zone the days are calendar days of.',
+      day: "The calendar day (YYYY-MM-DD) in the query's time zone: the date part of the point's date.",
+      point_date: "The point's date exactly as the API returned it (e.g. 2026-11-01T00:00:00+01:00).",
+      metric_id: 'Metric id of the series (the series key without its __compare suffix).',
+      is_comparison:
         'True for the COMPARE TO series (key ending in __compare): the value of the comparison period aligned to this day.',
-    },
-    { name: 'series_label', type: 'string', description: 'Display label of the series.' },
-    { name: 'format', type: 'string', description: 'Display format (count, percent, duration-seconds, …).' },
-    {
-      name: 'aggregation',
-      type: 'string',
-      description:
+      series_label: 'Display label of the series.',
+      format: 'Display format (count, percent, duration-seconds, …).',
+      aggregation:
         "The metric's aggregation from metric_catalog (count, average, median, ratio, …): only plain event counts may be added across days, and even then distinct-ticket counts may not.",
+      value: 'The value; null when the API returned none for the day.',
+      taken_at: 'When the snapshot holding this value was taken.',
+      snapshot_id: 'The snapshot (joins report_snapshots).',
     },
-    { name: 'value', type: 'float', description: 'The value; null when the API returned none for the day.' },
-    { name: 'taken_at', type: 'timestamp', description: 'When the snapshot holding this value was taken.' },
-    { name: 'snapshot_id', type: 'string', description: 'The snapshot (joins report_snapshots).' },
-  ],
+  ),
   sql: (d) => {
     const suffix = d.string(COMPARE_SUFFIX);
     const isCompare = `(LENGTH(v.measure_key) > ${COMPARE_SUFFIX.length} AND SUBSTR(v.measure_key, LENGTH(v.measure_key) - ${COMPARE_SUFFIX.length - 1}) = ${suffix})`;
@@ -284,23 +277,26 @@ const syncCoverage: ViewSpec = {
   name: 'sync_coverage',
   description:
     "What source time the sync has read: per pass (tickets, csat_surveys.sent, csat_surveys.submitted, agent_sessions), the covered intervals merged from the succeeded windows in _sync_runs (a gap between two rows of a pass was never read successfully), with the pass's high-water mark from _sync_state. Tickets windows are ranges of created_at that were paged; export windows are ranges of the export's date.",
-  columns: [
-    { name: 'pass', type: 'string', description: 'Pass (tickets or an export pass).' },
-    { name: 'covered_from', type: 'timestamp', description: 'Start of a covered interval (inclusive).' },
-    { name: 'covered_until', type: 'timestamp', description: 'End of the covered interval (exclusive).' },
-    { name: 'windows', type: 'integer', description: 'Succeeded windows merged into the interval.' },
+  columns: viewColumns(
+    'sync_coverage',
+    z.object({
+      pass: z.string(),
+      covered_from: Timestamp,
+      covered_until: Timestamp,
+      windows: z.number().int(),
+      last_succeeded_at: Timestamp,
+      high_water_mark: z.string(),
+    }),
     {
-      name: 'last_succeeded_at',
-      type: 'timestamp',
-      description: 'When the latest of those windows finished.',
-    },
-    {
-      name: 'high_water_mark',
-      type: 'string',
-      description:
+      pass: 'Pass (tickets or an export pass).',
+      covered_from: 'Start of a covered interval (inclusive).',
+      covered_until: 'End of the covered interval (exclusive).',
+      windows: 'Succeeded windows merged into the interval.',
+      last_succeeded_at: 'When the latest of those windows finished.',
+      high_water_mark:
         "The pass's high-water mark (_sync_state, scope hwm): incremental runs re-read from here minus the look-back.",
     },
-  ],
+  ),
   sql: (d) => `WITH w AS (
   SELECT ${d.firstPathSegment('workflow_id')} AS pass, window_start, window_end, finished_at
   FROM ${d.table('_sync_runs')}
