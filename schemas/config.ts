@@ -1,6 +1,4 @@
-import { readFileSync } from 'node:fs';
 import { Duration } from 'luxon';
-import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { MAX_EXPORT_WINDOW_MS } from './api/exports.js';
 import { SecretString } from './secret.js';
@@ -27,43 +25,38 @@ export const ReportQueriesFile = z.array(ReportQuery).superRefine((queries, ctx)
 });
 
 /**
- * REPORT_QUERIES: a path to a YAML file of saved report queries, read and validated at start-up. Each
- * problem names the file, the entry (position and name) and the field.
+ * REPORT_QUERIES once the worker has read the file it names (worker/config.ts does the reading, so this
+ * schema stays pure): the path with the parsed content, or the problem that kept the file from being read.
+ * Validated into `{ path, queries }`; each problem names the file, the entry (position and name) and the
+ * field.
  */
-export const ReportQueriesPath = z.string().transform((path, ctx) => {
-  let parsed: unknown;
-  try {
-    parsed = parseYaml(readFileSync(path, 'utf8'));
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    ctx.addIssue({
-      code: 'custom',
-      message: code
-        ? `${path}: cannot read the file (${code})`
-        : `${path}: not valid YAML (${(err as Error).message.split('\n')[0]})`,
-    });
-    return z.NEVER;
-  }
-  const result = ReportQueriesFile.safeParse(parsed ?? []);
-  if (!result.success) {
-    for (const issue of result.error.issues) {
-      const [index, ...field] = issue.path;
-      if (typeof index !== 'number') {
-        ctx.addIssue({
-          code: 'custom',
-          message: `${path}: expected a list of { name, query, timezone } (${issue.message})`,
-        });
-        continue;
-      }
-      const name = (parsed as { name?: unknown }[])[index]?.name;
-      const entry = `entry ${index + 1}${typeof name === 'string' ? ` ("${name}")` : ''}`;
-      const what = field.length > 0 ? `${field.join('.')}: ` : '';
-      ctx.addIssue({ code: 'custom', message: `${path}: ${entry}: ${what}${issue.message}` });
+export const ReportQueriesSource = z
+  .object({ path: z.string(), content: z.unknown().optional(), problem: z.string().optional() })
+  .transform(({ path, content, problem }, ctx) => {
+    if (problem !== undefined) {
+      ctx.addIssue({ code: 'custom', message: `${path}: ${problem}` });
+      return z.NEVER;
     }
-    return z.NEVER;
-  }
-  return { path, queries: result.data };
-});
+    const result = ReportQueriesFile.safeParse(content ?? []);
+    if (!result.success) {
+      for (const issue of result.error.issues) {
+        const [index, ...field] = issue.path;
+        if (typeof index !== 'number') {
+          ctx.addIssue({
+            code: 'custom',
+            message: `${path}: expected a list of { name, query, timezone } (${issue.message})`,
+          });
+          continue;
+        }
+        const name = (content as { name?: unknown }[])[index]?.name;
+        const entry = `entry ${index + 1}${typeof name === 'string' ? ` ("${name}")` : ''}`;
+        const what = field.length > 0 ? `${field.join('.')}: ` : '';
+        ctx.addIssue({ code: 'custom', message: `${path}: ${entry}: ${what}${issue.message}` });
+      }
+      return z.NEVER;
+    }
+    return { path, queries: result.data };
+  });
 
 /** The route classes whose budget the Temporal server enforces (one task queue each). */
 export const QUEUED_ROUTE_CLASSES = ['list', 'detail', 'analytics', 'directory'] as const;
@@ -104,7 +97,9 @@ export const DestinationUrl = z.string().refine((url) => /^(postgres|postgresql|
 
 /**
  * The configuration, one environment variable per field (names are a contract: docker-compose.yml and
- * external scripts set them). Parsed once at start-up; a bad value gets one clear message per problem.
+ * external scripts set them), exactly as the environment gives it: a file is named by its path (`Config`
+ * below holds what the files contain). Parsed once at start-up; a bad value gets one clear message per
+ * problem.
  */
 export const ConfigFromEnv = z.object({
   SUPPORT_API_URL: z.url().describe("The service's base URL; the client adds /public/v1"),
@@ -192,9 +187,15 @@ export const ConfigFromEnv = z.object({
     .describe(
       "Overrides the analytics class's rate (requests per minute) of SUPPORT_API_RATE_LIMITS (kept for older configurations)",
     ),
-  REPORT_QUERIES: ReportQueriesPath.optional().describe(
-    'Path to a YAML list of saved report queries ({ name, query, timezone }) snapshotted every run',
-  ),
+  REPORT_QUERIES: z
+    .string()
+    .optional()
+    .describe(
+      'Path to a YAML list of saved report queries ({ name, query, timezone }) snapshotted every run',
+    ),
   LOG_LEVEL: z.enum(['silent', 'fatal', 'error', 'warn', 'info', 'debug', 'trace']).default('info'),
 });
-export type Config = z.infer<typeof ConfigFromEnv>;
+
+/** The configuration as the sync uses it: the environment with the files it names read (REPORT_QUERIES). */
+export const Config = ConfigFromEnv.extend({ REPORT_QUERIES: ReportQueriesSource.optional() });
+export type Config = z.infer<typeof Config>;

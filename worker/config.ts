@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
-import { type Config, ConfigFromEnv } from '../schemas/config.js';
+import type { z } from 'zod';
+import { Config, ConfigFromEnv, type ReportQueriesSource } from '../schemas/config.js';
 import { classTaskQueue, type SyncSettings } from '../schemas/sync.js';
 
 /** A configuration that failed validation: one message per problem, printed by the CLI before exit 2. */
@@ -10,6 +11,29 @@ export class ConfigError extends Error {
     super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
     this.problems = problems;
   }
+}
+
+/**
+ * A YAML (or JSON) file, read and parsed, or the problem that kept it from being read (`format` names what
+ * the file should have been). The one place configuration touches the file system.
+ */
+function readYamlFile(path: string, format: string): { content: unknown } | { problem: string } {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    return { problem: `cannot read the file (${(err as NodeJS.ErrnoException).code ?? 'error'})` };
+  }
+  try {
+    return { content: parseYaml(text) };
+  } catch (err) {
+    return { problem: `not valid ${format} (${(err as Error).message.split('\n')[0]})` };
+  }
+}
+
+/** The REPORT_QUERIES file at `path`, read for the schema that validates it (`ReportQueriesSource`). */
+export function readReportQueries(path: string): z.input<typeof ReportQueriesSource> {
+  return { path, ...readYamlFile(path, 'YAML') };
 }
 
 /**
@@ -24,22 +48,9 @@ export function loadConfig(
 ): Config {
   const fromFile: Record<string, unknown> = {};
   if (file) {
-    let text: string;
-    try {
-      text = readFileSync(file, 'utf8');
-    } catch (err) {
-      throw new ConfigError([
-        `--config ${file}: cannot read the file (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
-      ]);
-    }
-    let parsed: unknown;
-    try {
-      parsed = parseYaml(text);
-    } catch (err) {
-      throw new ConfigError([
-        `--config ${file}: not valid YAML/JSON (${(err as Error).message.split('\n')[0]})`,
-      ]);
-    }
+    const read = readYamlFile(file, 'YAML/JSON');
+    if ('problem' in read) throw new ConfigError([`--config ${file}: ${read.problem}`]);
+    const parsed = read.content;
     if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
       throw new ConfigError([`--config ${file}: expected a mapping of VARIABLE: value`]);
     }
@@ -54,7 +65,9 @@ export function loadConfig(
     if (value !== undefined && value !== '') input[key] = value;
   }
   for (const key of Object.keys(input)) if (input[key] === '') delete input[key];
-  const result = ConfigFromEnv.safeParse(input);
+  const queriesPath = input['REPORT_QUERIES'];
+  if (typeof queriesPath === 'string') input['REPORT_QUERIES'] = readReportQueries(queriesPath);
+  const result = Config.safeParse(input);
   const problems = unknownInFile.map((k) => `${k} (in ${file}): unknown setting`);
   if (!result.success) {
     for (const issue of result.error.issues) {

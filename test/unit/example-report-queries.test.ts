@@ -2,7 +2,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CompanionHandle } from '../../companion/index.js';
 import { ReportResult } from '../../schemas/api/index.js';
-import { ReportQueriesPath } from '../../schemas/config.js';
+import { ReportQueriesSource } from '../../schemas/config.js';
+import { readReportQueries } from '../../worker/config.js';
 import { api, start } from '../companion/helpers.js';
 
 const EXAMPLES = fileURLToPath(new URL('../../examples/report-queries.yaml', import.meta.url));
@@ -17,7 +18,7 @@ describe('examples/report-queries.yaml', () => {
     await companion?.stop();
   });
 
-  const file = ReportQueriesPath.parse(EXAMPLES);
+  const file = ReportQueriesSource.parse(readReportQueries(EXAMPLES));
 
   it('validates as a REPORT_QUERIES file: a KPI with COMPARE TO, a daily series, a channel table, a snapshot metric', () => {
     expect(file.queries.map((q) => q.name)).toEqual([
