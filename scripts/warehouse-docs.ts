@@ -1,6 +1,7 @@
 /**
- * Writes docs/warehouse.md from the table specs in schemas/warehouse.ts, so the documentation of every
- * table and column cannot drift from what the destinations create. `npx tsx scripts/warehouse-docs.ts`;
+ * Writes docs/warehouse.md from the table specs (schemas/warehouse/, read through the schemas/warehouse.ts
+ * barrel) and the views, so the documentation of every table and column cannot drift from what the
+ * destinations create. `npx tsx scripts/warehouse-docs.ts`;
  * test/destinations/docs.test.ts fails when the file is stale.
  */
 import { writeFile } from 'node:fs/promises';
