@@ -12,7 +12,7 @@ describe('docker-compose.yml', () => {
   it('defines the Temporal dev server with UI, PostgreSQL and the worker built from the repo', () => {
     expect(Object.keys(compose.services).sort()).toEqual(['postgres', 'temporal', 'worker']);
     expect(compose.services.temporal.command).toContain('start-dev');
-    expect(compose.services.temporal.ports).toContain('8233:8233');
+    expect(compose.services.temporal.ports).toContain('127.0.0.1:8233:8233');
     expect(compose.services.worker.build).toBe('.');
   });
 
@@ -31,6 +31,19 @@ describe('docker-compose.yml', () => {
       a.startsWith('--search-attribute='),
     );
     expect(flags.map((f) => f.split('=')[1]).sort()).toEqual(SEARCH_ATTRIBUTES.map((k) => k.name).sort());
+  });
+
+  it('publishes every port on the loopback interface only', () => {
+    const ports = Object.values(compose.services as Record<string, { ports?: string[] }>).flatMap(
+      (service) => service.ports ?? [],
+    );
+    expect(ports.length).toBeGreaterThan(0);
+    expect(ports.filter((p) => !p.startsWith('127.0.0.1:'))).toEqual([]);
+  });
+
+  it('ships no password: PostgreSQL and the worker take it from the environment', () => {
+    expect(compose.services.postgres.environment.POSTGRES_PASSWORD).toMatch(/^\$\{POSTGRES_PASSWORD:\?/);
+    expect(compose.services.worker.environment.DESTINATION_URL).toContain(':${POSTGRES_PASSWORD:?');
   });
 
   it('points the worker at the compose PostgreSQL in schema support', () => {
