@@ -24,11 +24,11 @@
 import { parseArgs } from 'node:util';
 import { DEFAULT_LIMITS, type RequestLogEntry, startCompanion } from '../companion/index.js';
 import { routeClassFor } from '../connectors/support-api/index.js';
+import { startEmbeddedPostgres } from '../embedded/postgres.js';
+import { startTemporalDevServer } from '../embedded/temporal-server.js';
 import { QUEUED_ROUTE_CLASSES, type QueuedRouteClass } from '../schemas/config.js';
 import { ALL_STREAMS, type SyncMode, type SyncRunInput } from '../schemas/sync.js';
 import { loadConfig, settingsFromConfig } from '../worker/config.js';
-import { startEmbeddedPostgres } from '../worker/embedded/postgres.js';
-import { startTemporalDevServer } from '../worker/embedded/temporal-server.js';
 import { newRunId, type RunSummary, runSync } from '../worker/run-sync.js';
 import { startWorkerProcess, type WorkerProcess } from './support/worker-process.js';
 

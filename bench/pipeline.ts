@@ -20,7 +20,7 @@
  *      + Σ over views, tags, teams, agents of max(1, ceil(n / 100)) + 1 for the metric catalog
  *    over the same range the pipeline reads (SYNC_START_DATE → the run's start). The pipeline's second
  *    CSAT pass (by submitted date) is by design (late answers on incremental runs) and counts against it;
- *  - peak worker memory: the worker runs as a child process (`node --import tsx worker/cli.ts worker`, the
+ *  - peak worker memory: the worker runs as a child process (`node --import tsx cli/main.ts worker`, the
  *    process `npx tsx` would start) and its peak RSS is the kernel's VmHWM of that process, read just
  *    before it is stopped; RSS is also sampled every 250 ms for the peak during the full sync alone;
  *  - incremental runs with no changes: requests per endpoint class and wall time, with the default
@@ -47,13 +47,13 @@ import {
   planWindows,
   SupportApiClient,
 } from '../connectors/support-api/index.js';
+import { startEmbeddedPostgres } from '../embedded/postgres.js';
+import { startTemporalDevServer } from '../embedded/temporal-server.js';
 import { MAX_EXPORT_WINDOW_MS } from '../schemas/api/exports.js';
 import { Secret } from '../schemas/secret.js';
 import { ALL_STREAMS, type SyncSettings } from '../schemas/sync.js';
 import { STREAM_TABLE_NAMES } from '../schemas/warehouse.js';
 import { analyticsQueueOf, loadConfig, settingsFromConfig } from '../worker/config.js';
-import { startEmbeddedPostgres } from '../worker/embedded/postgres.js';
-import { startTemporalDevServer } from '../worker/embedded/temporal-server.js';
 import { newRunId, type RunSummary, runSync } from '../worker/run-sync.js';
 import { startWorkerProcess } from './support/worker-process.js';
 

@@ -40,12 +40,12 @@ import {
   routeClassFor,
   SupportApiClient,
 } from '../connectors/support-api/index.js';
+import { startEmbeddedPostgres } from '../embedded/postgres.js';
+import { startTemporalDevServer } from '../embedded/temporal-server.js';
 import { Secret } from '../schemas/secret.js';
 import { ALL_STREAMS, EXPORT_PASSES, type StreamName, type SyncSettings } from '../schemas/sync.js';
 import { buildDependencies } from '../worker/compose.js';
 import { analyticsQueueOf, loadConfig, settingsFromConfig } from '../worker/config.js';
-import { startEmbeddedPostgres } from '../worker/embedded/postgres.js';
-import { startTemporalDevServer } from '../worker/embedded/temporal-server.js';
 import { newRunId, runSync } from '../worker/run-sync.js';
 import { classRatesOf, startWorkers } from '../worker/workers.js';
 

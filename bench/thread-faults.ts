@@ -17,10 +17,10 @@ import pg from 'pg';
 import pino from 'pino';
 import { DEFAULT_LIMITS, startCompanion } from '../companion/index.js';
 import { routeClassFor } from '../connectors/support-api/index.js';
+import { startEmbeddedPostgres } from '../embedded/postgres.js';
+import { startTemporalDevServer } from '../embedded/temporal-server.js';
 import { buildDependencies } from '../worker/compose.js';
 import { loadConfig, settingsFromConfig } from '../worker/config.js';
-import { startEmbeddedPostgres } from '../worker/embedded/postgres.js';
-import { startTemporalDevServer } from '../worker/embedded/temporal-server.js';
 import { newRunId, runSync } from '../worker/run-sync.js';
 import { classRatesOf, startWorkers } from '../worker/workers.js';
 

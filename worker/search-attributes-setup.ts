@@ -68,13 +68,29 @@ export async function registerSearchAttributes(
   return { namespace, added: Object.keys(missing), present };
 }
 
+/**
+ * `registerSearchAttributes`, for a caller that goes on without them: a cluster that does not allow it
+ * answers `permission-denied` (the caller says what to grant, `SETUP_PERMISSION_HINT`) instead of an error.
+ */
+export async function registerSearchAttributesIfAllowed(
+  client: Client,
+  namespace: string,
+): Promise<SetupResult | 'permission-denied'> {
+  try {
+    return await registerSearchAttributes(client, namespace);
+  } catch (err) {
+    if (isPermissionDenied(err)) return 'permission-denied';
+    throw err;
+  }
+}
+
 /** True for the gRPC status ALREADY_EXISTS (6). */
 function isAlreadyExists(err: unknown): boolean {
   return (err as { code?: number }).code === 6;
 }
 
 /** True for the gRPC status of a caller without the rights (PERMISSION_DENIED = 7, UNAUTHENTICATED = 16). */
-export function isPermissionDenied(err: unknown): boolean {
+function isPermissionDenied(err: unknown): boolean {
   const code = (err as { code?: number }).code;
   return code === 7 || code === 16;
 }

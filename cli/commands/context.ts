@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
+import { type TemporalTarget, temporalFor } from '../../embedded/temporal.js';
 import type { Config } from '../../schemas/config.js';
-import { ConfigError, loadConfig } from '../config.js';
-import { createLogger, installTemporalRuntimeLogger } from '../logger.js';
+import { ConfigError, loadConfig } from '../../worker/config.js';
+import { createLogger, installTemporalRuntimeLogger } from '../../worker/logger.js';
 
 /**
  * Loads the configuration (one line per problem and exit code 2 when it is bad, before anything starts)
@@ -25,6 +26,24 @@ export async function withConfig(
   const logger = createLogger(config.LOG_LEVEL);
   installTemporalRuntimeLogger(logger);
   return run(config, logger);
+}
+
+/**
+ * Runs a command's work against its Temporal (see `temporalFor`: whether an unset TEMPORAL_ADDRESS means an
+ * embedded dev server) and closes the connection, or stops the server, whatever the work's outcome.
+ */
+export async function withTemporal<T>(
+  config: Config,
+  logger: Logger,
+  options: Parameters<typeof temporalFor>[2],
+  run: (temporal: TemporalTarget) => Promise<T>,
+): Promise<T> {
+  const temporal = await temporalFor(config, logger, options);
+  try {
+    return await run(temporal);
+  } finally {
+    await temporal.close();
+  }
 }
 
 /** Prints a failure without a stack (the messages are written for operators) and returns exit code 1. */

@@ -1,8 +1,7 @@
 import type { SyncMode } from '../../schemas/sync.js';
 import { ALL_STREAMS, type StreamName } from '../../schemas/sync.js';
-import { temporalFor } from '../embedded.js';
-import { exitCodeOf } from '../run-sync.js';
-import { reportFailure, withConfig } from './context.js';
+import { exitCodeOf } from '../../worker/run-sync.js';
+import { reportFailure, withConfig, withTemporal } from './context.js';
 import { runJob } from './job.js';
 import { PreflightError } from './preflight.js';
 
@@ -37,29 +36,28 @@ function runOnce(
   range?: { from: string; before: string },
   force = false,
 ): Promise<number> {
-  return withConfig(opts, async (config, logger) => {
-    const temporal = await temporalFor(config, logger, { embedIfUnset: true });
-    try {
-      const summary = await runJob({
-        config,
-        temporal,
-        logger,
-        mode,
-        streams: opts.streams ?? [...ALL_STREAMS],
-        ...(range ? { range } : {}),
-        ...(force ? { force } : {}),
-        localWorker: opts.localWorker,
-        display: true,
-      });
-      process.stdout.write(`${JSON.stringify(summary)}\n`);
-      return exitCodeOf(summary);
-    } catch (err) {
-      if (err instanceof PreflightError) {
-        process.stdout.write(`${JSON.stringify({ status: 'failed', error: err.message })}\n`);
+  return withConfig(opts, (config, logger) =>
+    withTemporal(config, logger, { embedIfUnset: true }, async (temporal) => {
+      try {
+        const summary = await runJob({
+          config,
+          temporal,
+          logger,
+          mode,
+          streams: opts.streams ?? [...ALL_STREAMS],
+          ...(range ? { range } : {}),
+          ...(force ? { force } : {}),
+          localWorker: opts.localWorker,
+          display: true,
+        });
+        process.stdout.write(`${JSON.stringify(summary)}\n`);
+        return exitCodeOf(summary);
+      } catch (err) {
+        if (err instanceof PreflightError) {
+          process.stdout.write(`${JSON.stringify({ status: 'failed', error: err.message })}\n`);
+        }
+        return reportFailure(err);
       }
-      return reportFailure(err);
-    } finally {
-      await temporal.close();
-    }
-  });
+    }),
+  );
 }
