@@ -29,21 +29,22 @@ export async function withConfig(
 }
 
 /**
- * Runs a command's work against its Temporal (see `temporalFor`: whether an unset TEMPORAL_ADDRESS means an
- * embedded dev server) and closes the connection, or stops the server, whatever the work's outcome.
+ * `withConfig`, then the command's Temporal (`temporalFor`: whether an unset TEMPORAL_ADDRESS means an
+ * embedded dev server), closed — connection or server — whatever the command's outcome.
  */
-export async function withTemporal<T>(
-  config: Config,
-  logger: Logger,
-  options: Parameters<typeof temporalFor>[2],
-  run: (temporal: TemporalTarget) => Promise<T>,
-): Promise<T> {
-  const temporal = await temporalFor(config, logger, options);
-  try {
-    return await run(temporal);
-  } finally {
-    await temporal.close();
-  }
+export function withTemporal(
+  opts: { config?: string },
+  temporalOptions: Parameters<typeof temporalFor>[2],
+  run: (context: { config: Config; logger: Logger; temporal: TemporalTarget }) => Promise<number>,
+): Promise<number> {
+  return withConfig(opts, async (config, logger) => {
+    const temporal = await temporalFor(config, logger, temporalOptions);
+    try {
+      return await run({ config, logger, temporal });
+    } finally {
+      await temporal.close();
+    }
+  });
 }
 
 /** Prints a failure without a stack (the messages are written for operators) and returns exit code 1. */

@@ -11,7 +11,7 @@ import {
   WindowStartKey,
 } from '../../workflows/search-attributes.js';
 import { windowLink } from '../display/failed-windows.js';
-import { reportFailure, withConfig, withTemporal } from './context.js';
+import { reportFailure, withTemporal } from './context.js';
 
 /** `<pass>/<from>/<before>` → its parts, or null when the id is not an export window's. */
 export function parseWindowId(id: string): { pass: ExportPass; from: string; before: string } | null {
@@ -43,78 +43,74 @@ export function replayCommand(
     );
     return Promise.resolve(2);
   }
-  return withConfig(opts, (config, logger) =>
-    withTemporal(config, logger, { embedIfUnset: true }, async (temporal) => {
-      const deps = await buildDependencies(config, logger);
-      const workers = opts.localWorker
-        ? await startLocalWorkers(temporal, config, deps.activities)
-        : undefined;
-      const runId = `replay-${new Date().toISOString()}`;
-      try {
-        const running = await runningExecution(temporal.client, workflowId);
-        if (running) {
-          process.stderr.write(
-            `${workflowId} is running (run ${running}): wait for it to finish, or cancel it in the Temporal UI (${windowLink(config, workflowId)}), then replay it\n`,
-          );
-          return 1;
-        }
-        await deps.destination.prepare();
-        const input: WindowInput = {
-          runId,
-          mode: 'replay',
-          pass: window.pass,
-          windowStart: window.from,
-          windowEnd: window.before,
-          pageSize: config.SYNC_PAGE_SIZE,
-          analyticsTaskQueue: analyticsQueueOf(config.TEMPORAL_TASK_QUEUE),
-          includeComments: config.SYNC_CSAT_COMMENTS,
-          advanceHighWaterMark: false,
-        };
-        const handle = await temporal.client.workflow.start('exportWindowWorkflow', {
-          taskQueue: config.TEMPORAL_TASK_QUEUE,
-          workflowId,
-          args: [input],
-          workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
-          priority: { priorityKey: RUN_PRIORITY.replay },
-          typedSearchAttributes: [
-            { key: SyncStreamKey, value: streamOfPass(window.pass) },
-            { key: WindowStartKey, value: new Date(window.from) },
-            { key: WindowEndKey, value: new Date(window.before) },
-            { key: SyncRunIdKey, value: runId },
-          ],
-        });
+  return withTemporal(opts, { embedIfUnset: true }, async ({ config, logger, temporal }) => {
+    const deps = await buildDependencies(config, logger);
+    const workers = opts.localWorker ? await startLocalWorkers(temporal, config, deps.activities) : undefined;
+    const runId = `replay-${new Date().toISOString()}`;
+    try {
+      const running = await runningExecution(temporal.client, workflowId);
+      if (running) {
         process.stderr.write(
-          `replaying ${workflowId} (run ${handle.firstExecutionRunId}): ${windowLink(config, workflowId)}\n`,
+          `${workflowId} is running (run ${running}): wait for it to finish, or cancel it in the Temporal UI (${windowLink(config, workflowId)}), then replay it\n`,
         );
-        if (!opts.wait && !workers) {
-          process.stdout.write(
-            `${JSON.stringify({ status: 'started', workflow_id: workflowId, run_id: handle.firstExecutionRunId })}\n`,
-          );
-          return 0;
-        }
-        const timer = setInterval(async () => {
-          try {
-            const p = await handle.query<{ pages: number; rows: number }>('progress');
-            process.stderr.write(`  ${workflowId}: ${p.pages} pages, ${p.rows} rows\n`);
-          } catch {
-            // not started yet
-          }
-        }, 2000);
-        try {
-          const c = (await handle.result()) as { pages: number; rows: number; requests?: number };
-          process.stdout.write(`${JSON.stringify({ status: 'succeeded', workflow_id: workflowId, ...c })}\n`);
-          return 0;
-        } catch (err) {
-          return reportFailure(new Error(`${workflowId}: ${failureMessage(err)}`));
-        } finally {
-          clearInterval(timer);
-        }
-      } finally {
-        await workers?.shutdown();
-        await deps.close();
+        return 1;
       }
-    }),
-  );
+      await deps.destination.prepare();
+      const input: WindowInput = {
+        runId,
+        mode: 'replay',
+        pass: window.pass,
+        windowStart: window.from,
+        windowEnd: window.before,
+        pageSize: config.SYNC_PAGE_SIZE,
+        analyticsTaskQueue: analyticsQueueOf(config.TEMPORAL_TASK_QUEUE),
+        includeComments: config.SYNC_CSAT_COMMENTS,
+        advanceHighWaterMark: false,
+      };
+      const handle = await temporal.client.workflow.start('exportWindowWorkflow', {
+        taskQueue: config.TEMPORAL_TASK_QUEUE,
+        workflowId,
+        args: [input],
+        workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+        priority: { priorityKey: RUN_PRIORITY.replay },
+        typedSearchAttributes: [
+          { key: SyncStreamKey, value: streamOfPass(window.pass) },
+          { key: WindowStartKey, value: new Date(window.from) },
+          { key: WindowEndKey, value: new Date(window.before) },
+          { key: SyncRunIdKey, value: runId },
+        ],
+      });
+      process.stderr.write(
+        `replaying ${workflowId} (run ${handle.firstExecutionRunId}): ${windowLink(config, workflowId)}\n`,
+      );
+      if (!opts.wait && !workers) {
+        process.stdout.write(
+          `${JSON.stringify({ status: 'started', workflow_id: workflowId, run_id: handle.firstExecutionRunId })}\n`,
+        );
+        return 0;
+      }
+      const timer = setInterval(async () => {
+        try {
+          const p = await handle.query<{ pages: number; rows: number }>('progress');
+          process.stderr.write(`  ${workflowId}: ${p.pages} pages, ${p.rows} rows\n`);
+        } catch {
+          // not started yet
+        }
+      }, 2000);
+      try {
+        const c = (await handle.result()) as { pages: number; rows: number; requests?: number };
+        process.stdout.write(`${JSON.stringify({ status: 'succeeded', workflow_id: workflowId, ...c })}\n`);
+        return 0;
+      } catch (err) {
+        return reportFailure(new Error(`${workflowId}: ${failureMessage(err)}`));
+      } finally {
+        clearInterval(timer);
+      }
+    } finally {
+      await workers?.shutdown();
+      await deps.close();
+    }
+  });
 }
 
 /** The run id of the window's execution if one is running. */

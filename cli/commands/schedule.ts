@@ -2,7 +2,7 @@ import { type Client, ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temp
 import { Duration } from 'luxon';
 import { ALL_STREAMS, type SyncRunInput } from '../../schemas/sync.js';
 import { settingsFromConfig } from '../../worker/config.js';
-import { reportFailure, withConfig, withTemporal } from './context.js';
+import { reportFailure, withTemporal } from './context.js';
 
 export const INCREMENTAL_SCHEDULE_ID = 'support-sync-incremental';
 export const FULL_REFRESH_SCHEDULE_ID = 'support-sync-full-refresh';
@@ -37,86 +37,84 @@ export function scheduleCommand(
     );
     return Promise.resolve(2);
   }
-  return withConfig(opts, (config, logger) =>
-    withTemporal(config, logger, { embedIfUnset: false }, async (temporal) => {
-      try {
-        for (const id of await existingScheduleIds(temporal.client)) {
-          try {
-            await temporal.client.schedule.getHandle(id).delete();
-          } catch (err) {
-            if (!(err instanceof ScheduleNotFoundError)) throw err;
-          }
+  return withTemporal(opts, { embedIfUnset: false }, async ({ config, temporal }) => {
+    try {
+      for (const id of await existingScheduleIds(temporal.client)) {
+        try {
+          await temporal.client.schedule.getHandle(id).delete();
+        } catch (err) {
+          if (!(err instanceof ScheduleNotFoundError)) throw err;
         }
-        if (action === 'delete') {
-          process.stderr.write('schedules deleted\n');
-          return 0;
-        }
-        const all = settingsFromConfig(config, new Date());
-        // Queries with their own schedule are taken by it alone, not by every sync run as well.
-        const ownSchedule = (all.reportQueries ?? []).filter((q) => q.schedule);
-        const settings = { ...all, reportQueries: (all.reportQueries ?? []).filter((q) => !q.schedule) };
-        // runId is left empty: each scheduled run takes its workflow id (unique per fire) as its run id.
-        const input = (mode: SyncRunInput['mode']): SyncRunInput => ({
-          runId: '',
-          mode,
-          streams: [...ALL_STREAMS],
-          settings,
-        });
-        const common = {
-          policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 hour', pauseOnFailure: false },
-        } as const;
-        await temporal.client.schedule.create({
-          scheduleId: INCREMENTAL_SCHEDULE_ID,
-          spec: { intervals: [{ every: every.as('milliseconds') }] },
-          action: {
-            type: 'startWorkflow',
-            workflowType: 'syncRunWorkflow',
-            taskQueue: config.TEMPORAL_TASK_QUEUE,
-            args: [input('incremental')],
-          },
-          ...common,
-        });
-        await temporal.client.schedule.create({
-          scheduleId: FULL_REFRESH_SCHEDULE_ID,
-          spec: { cronExpressions: [opts.fullRefreshCron], timezone: opts.timezone },
-          action: {
-            type: 'startWorkflow',
-            workflowType: 'syncRunWorkflow',
-            taskQueue: config.TEMPORAL_TASK_QUEUE,
-            args: [input('full_refresh')],
-          },
-          ...common,
-        });
-        const reportSchedules: string[] = [];
-        for (const query of ownSchedule) {
-          const scheduleId = `${REPORT_SCHEDULE_PREFIX}${query.name}`;
-          await temporal.client.schedule.create({
-            scheduleId,
-            spec: { cronExpressions: [query.schedule!.cron], timezone: query.schedule!.timezone },
-            action: {
-              type: 'startWorkflow',
-              workflowType: 'syncRunWorkflow',
-              taskQueue: config.TEMPORAL_TASK_QUEUE,
-              args: [
-                {
-                  runId: '',
-                  mode: 'incremental',
-                  streams: ['report_snapshots'],
-                  settings: { ...all, reportQueries: [query] },
-                } satisfies SyncRunInput,
-              ],
-            },
-            ...common,
-          });
-          reportSchedules.push(`${scheduleId} (${query.schedule!.cron} ${query.schedule!.timezone})`);
-        }
-        process.stderr.write(
-          `schedules created: ${INCREMENTAL_SCHEDULE_ID} (every ${opts.every}), ${FULL_REFRESH_SCHEDULE_ID} (${opts.fullRefreshCron} ${opts.timezone})${reportSchedules.map((r) => `, ${r}`).join('')}\n`,
-        );
-        return 0;
-      } catch (err) {
-        return reportFailure(err);
       }
-    }),
-  );
+      if (action === 'delete') {
+        process.stderr.write('schedules deleted\n');
+        return 0;
+      }
+      const all = settingsFromConfig(config, new Date());
+      // Queries with their own schedule are taken by it alone, not by every sync run as well.
+      const ownSchedule = (all.reportQueries ?? []).filter((q) => q.schedule);
+      const settings = { ...all, reportQueries: (all.reportQueries ?? []).filter((q) => !q.schedule) };
+      // runId is left empty: each scheduled run takes its workflow id (unique per fire) as its run id.
+      const input = (mode: SyncRunInput['mode']): SyncRunInput => ({
+        runId: '',
+        mode,
+        streams: [...ALL_STREAMS],
+        settings,
+      });
+      const common = {
+        policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 hour', pauseOnFailure: false },
+      } as const;
+      await temporal.client.schedule.create({
+        scheduleId: INCREMENTAL_SCHEDULE_ID,
+        spec: { intervals: [{ every: every.as('milliseconds') }] },
+        action: {
+          type: 'startWorkflow',
+          workflowType: 'syncRunWorkflow',
+          taskQueue: config.TEMPORAL_TASK_QUEUE,
+          args: [input('incremental')],
+        },
+        ...common,
+      });
+      await temporal.client.schedule.create({
+        scheduleId: FULL_REFRESH_SCHEDULE_ID,
+        spec: { cronExpressions: [opts.fullRefreshCron], timezone: opts.timezone },
+        action: {
+          type: 'startWorkflow',
+          workflowType: 'syncRunWorkflow',
+          taskQueue: config.TEMPORAL_TASK_QUEUE,
+          args: [input('full_refresh')],
+        },
+        ...common,
+      });
+      const reportSchedules: string[] = [];
+      for (const query of ownSchedule) {
+        const scheduleId = `${REPORT_SCHEDULE_PREFIX}${query.name}`;
+        await temporal.client.schedule.create({
+          scheduleId,
+          spec: { cronExpressions: [query.schedule!.cron], timezone: query.schedule!.timezone },
+          action: {
+            type: 'startWorkflow',
+            workflowType: 'syncRunWorkflow',
+            taskQueue: config.TEMPORAL_TASK_QUEUE,
+            args: [
+              {
+                runId: '',
+                mode: 'incremental',
+                streams: ['report_snapshots'],
+                settings: { ...all, reportQueries: [query] },
+              } satisfies SyncRunInput,
+            ],
+          },
+          ...common,
+        });
+        reportSchedules.push(`${scheduleId} (${query.schedule!.cron} ${query.schedule!.timezone})`);
+      }
+      process.stderr.write(
+        `schedules created: ${INCREMENTAL_SCHEDULE_ID} (every ${opts.every}), ${FULL_REFRESH_SCHEDULE_ID} (${opts.fullRefreshCron} ${opts.timezone})${reportSchedules.map((r) => `, ${r}`).join('')}\n`,
+      );
+      return 0;
+    } catch (err) {
+      return reportFailure(err);
+    }
+  });
 }

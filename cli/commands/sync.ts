@@ -1,7 +1,7 @@
 import type { SyncMode } from '../../schemas/sync.js';
 import { ALL_STREAMS, type StreamName } from '../../schemas/sync.js';
 import { exitCodeOf } from '../../worker/run-sync.js';
-import { reportFailure, withConfig, withTemporal } from './context.js';
+import { reportFailure, withTemporal } from './context.js';
 import { runJob } from './job.js';
 import { PreflightError } from './preflight.js';
 
@@ -36,28 +36,26 @@ function runOnce(
   range?: { from: string; before: string },
   force = false,
 ): Promise<number> {
-  return withConfig(opts, (config, logger) =>
-    withTemporal(config, logger, { embedIfUnset: true }, async (temporal) => {
-      try {
-        const summary = await runJob({
-          config,
-          temporal,
-          logger,
-          mode,
-          streams: opts.streams ?? [...ALL_STREAMS],
-          ...(range ? { range } : {}),
-          ...(force ? { force } : {}),
-          localWorker: opts.localWorker,
-          display: true,
-        });
-        process.stdout.write(`${JSON.stringify(summary)}\n`);
-        return exitCodeOf(summary);
-      } catch (err) {
-        if (err instanceof PreflightError) {
-          process.stdout.write(`${JSON.stringify({ status: 'failed', error: err.message })}\n`);
-        }
-        return reportFailure(err);
+  return withTemporal(opts, { embedIfUnset: true }, async ({ config, logger, temporal }) => {
+    try {
+      const summary = await runJob({
+        config,
+        temporal,
+        logger,
+        mode,
+        streams: opts.streams ?? [...ALL_STREAMS],
+        ...(range ? { range } : {}),
+        ...(force ? { force } : {}),
+        localWorker: opts.localWorker,
+        display: true,
+      });
+      process.stdout.write(`${JSON.stringify(summary)}\n`);
+      return exitCodeOf(summary);
+    } catch (err) {
+      if (err instanceof PreflightError) {
+        process.stdout.write(`${JSON.stringify({ status: 'failed', error: err.message })}\n`);
       }
-    }),
-  );
+      return reportFailure(err);
+    }
+  });
 }
