@@ -9,8 +9,10 @@ COPY connectors ./connectors
 COPY activities ./activities
 COPY workflows ./workflows
 COPY worker ./worker
+COPY cli ./cli
+COPY embedded ./embedded
 COPY companion ./companion
 COPY tsconfig.json ./
 USER node
-ENTRYPOINT ["npx", "tsx", "worker/cli.ts"]
+ENTRYPOINT ["npx", "tsx", "cli/main.ts"]
 CMD ["worker"]

@@ -21,48 +21,36 @@
  * The last stdout line is one JSON object with every figure.
  */
 
-import { parseArgs } from 'node:util';
 import { DEFAULT_LIMITS, type RequestLogEntry, startCompanion } from '../companion/index.js';
-import { routeClassFor } from '../connectors/support-api/index.js';
 import { QUEUED_ROUTE_CLASSES, type QueuedRouteClass } from '../schemas/config.js';
-import { ALL_STREAMS, type SyncMode, type SyncRunInput } from '../schemas/sync.js';
-import { loadConfig, settingsFromConfig } from '../worker/config.js';
-import { startEmbeddedPostgres } from '../worker/embedded/postgres.js';
-import { startTemporalDevServer } from '../worker/embedded/temporal-server.js';
-import { newRunId, type RunSummary, runSync } from '../worker/run-sync.js';
+import type { SyncMode, SyncRunInput } from '../schemas/sync.js';
+import { benchFlags, log, requestsByClass, startServices, syncTarget, timedSync } from './support/harness.js';
 import { startWorkerProcess, type WorkerProcess } from './support/worker-process.js';
 
-const { values } = parseArgs({
-  options: {
+const values = benchFlags(
+  'npm run bench:budget -- [--tickets 2000] [--window-ms 30000] [--workers 1,3] [--seed 7]',
+  {
     tickets: { type: 'string', default: '2000' },
-    seed: { type: 'string', default: '7' },
     'window-ms': { type: 'string', default: '30000' },
     workers: { type: 'string', default: '1,3' },
   },
-});
+);
 const tickets = Number(values.tickets);
 const windowMs = Number(values['window-ms']);
 const fleetSizes = values.workers.split(',').map(Number);
 const DAY_MS = 24 * 60 * 60 * 1000;
-const log = (line: string) =>
-  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
 
-const postgres = await startEmbeddedPostgres({});
-const temporal = await startTemporalDevServer({});
+const services = await startServices();
 const limitOf = (c: QueuedRouteClass) => DEFAULT_LIMITS[c];
 const yearAgo = () => new Date(Date.now() - 365 * DAY_MS).toISOString();
 
+/** Requests and 429s per queued route class. */
 function perClass(entries: readonly RequestLogEntry[]) {
-  const out = Object.fromEntries(
-    QUEUED_ROUTE_CLASSES.map((c) => [c, { requests: 0, rateLimited: 0 }]),
+  const requests = requestsByClass(entries);
+  const rateLimited = requestsByClass(entries.filter((e) => e.status === 429));
+  return Object.fromEntries(
+    QUEUED_ROUTE_CLASSES.map((c) => [c, { requests: requests[c], rateLimited: rateLimited[c] }]),
   ) as Record<QueuedRouteClass, { requests: number; rateLimited: number }>;
-  for (const e of entries) {
-    const c = routeClassFor(e.method, e.path.replace(/^\/public\/v1/, '')) as QueuedRouteClass;
-    if (!(c in out)) continue;
-    out[c].requests += 1;
-    if (e.status === 429) out[c].rateLimited += 1;
-  }
-  return out;
 }
 
 async function fleet(size: number) {
@@ -73,37 +61,24 @@ async function fleet(size: number) {
     rateLimits: true,
     rateLimitWindowMs: windowMs,
   });
-  const databaseUrl = await postgres.createDatabase(`bench_budget_${size}`);
   const taskQueue = `bench-budget-${size}`;
-  const env: Record<string, string> = {
-    SUPPORT_API_URL: companion.baseUrl,
-    SUPPORT_API_KEY: companion.keys.admin,
-    DESTINATION_URL: databaseUrl,
-    TEMPORAL_ADDRESS: temporal.address,
-    TEMPORAL_TASK_QUEUE: taskQueue,
-    SUPPORT_API_RATE_WINDOW: `PT${windowMs / 1000}S`,
-    SYNC_START_DATE: yearAgo(),
-    SYNC_THREAD_REVERIFY_PER_RUN: '0',
-    LOG_LEVEL: 'warn',
-  };
-  const config = loadConfig({}, undefined, env);
+  const target = await syncTarget(services, companion, {
+    database: `bench_budget_${size}`,
+    taskQueue,
+    env: {
+      SUPPORT_API_RATE_WINDOW: `PT${windowMs / 1000}S`,
+      SYNC_START_DATE: yearAgo(),
+      SYNC_THREAD_REVERIFY_PER_RUN: '0',
+      LOG_LEVEL: 'warn',
+    },
+  });
   const workers: WorkerProcess[] = [];
-  for (let i = 0; i < size; i++) workers.push(await startWorkerProcess({ ...env, LOG_LEVEL: 'info' }, log));
+  for (let i = 0; i < size; i++)
+    workers.push(await startWorkerProcess({ ...target.env, LOG_LEVEL: 'info' }, log));
   log(`${label}: ${size} worker process(es) polling ${taskQueue}`);
 
-  const run = async (mode: SyncMode, range?: SyncRunInput['range']) => {
-    const now = new Date();
-    const started = performance.now();
-    const summary: RunSummary = await runSync(temporal.client, taskQueue, {
-      runId: newRunId(now),
-      mode,
-      streams: [...ALL_STREAMS],
-      settings: settingsFromConfig(config, now),
-      ...(range ? { range } : {}),
-    });
-    if (summary.status !== 'succeeded') throw new Error(`${label} ${mode} failed: ${summary.error}`);
-    return { ms: performance.now() - started, summary };
-  };
+  const run = (mode: SyncMode, range?: SyncRunInput['range']) =>
+    timedSync(services, target, `${label} ${mode}`, { mode, ...(range ? { range } : {}) });
 
   try {
     companion.clearRequestLog();
@@ -153,8 +128,7 @@ const results = [];
 try {
   for (const size of fleetSizes) results.push(await fleet(size));
 } finally {
-  await temporal.teardown();
-  await postgres.stop();
+  await services.stop();
 }
 console.log(
   `bench:budget — ${tickets} tickets, seed ${values.seed}, the spec's limits per ${windowMs} ms, exports from a year back`,

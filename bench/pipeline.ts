@@ -20,7 +20,7 @@
  *      + Σ over views, tags, teams, agents of max(1, ceil(n / 100)) + 1 for the metric catalog
  *    over the same range the pipeline reads (SYNC_START_DATE → the run's start). The pipeline's second
  *    CSAT pass (by submitted date) is by design (late answers on incremental runs) and counts against it;
- *  - peak worker memory: the worker runs as a child process (`node --import tsx worker/cli.ts worker`, the
+ *  - peak worker memory: the worker runs as a child process (`node --import tsx cli/main.ts worker`, the
  *    process `npx tsx` would start) and its peak RSS is the kernel's VmHWM of that process, read just
  *    before it is stopped; RSS is also sampled every 250 ms for the peak during the full sync alone;
  *  - incremental runs with no changes: requests per endpoint class and wall time, with the default
@@ -28,10 +28,8 @@
  *    SYNC_THREAD_LOOKBACK=PT0S.
  */
 
-import { parseArgs } from 'node:util';
 import pLimit from 'p-limit';
 import pg from 'pg';
-import pino from 'pino';
 import { type RequestLogEntry, startCompanion } from '../companion/index.js';
 import {
   fetchAgentSessionsPage,
@@ -43,33 +41,37 @@ import {
   fetchTeamsPage,
   fetchTicketsPage,
   fetchViewsPage,
-  type Page,
   planWindows,
-  SupportApiClient,
 } from '../connectors/support-api/index.js';
 import { MAX_EXPORT_WINDOW_MS } from '../schemas/api/exports.js';
-import { Secret } from '../schemas/secret.js';
-import { ALL_STREAMS, type SyncSettings } from '../schemas/sync.js';
+import type { SyncSettings } from '../schemas/sync.js';
 import { STREAM_TABLE_NAMES } from '../schemas/warehouse.js';
-import { analyticsQueueOf, loadConfig, settingsFromConfig } from '../worker/config.js';
-import { startEmbeddedPostgres } from '../worker/embedded/postgres.js';
-import { startTemporalDevServer } from '../worker/embedded/temporal-server.js';
-import { newRunId, type RunSummary, runSync } from '../worker/run-sync.js';
+import { analyticsQueueOf, settingsFromConfig } from '../worker/config.js';
+import type { RunSummary } from '../worker/run-sync.js';
+import {
+  benchFlags,
+  crawl,
+  log,
+  pagesAt100,
+  sourceClient,
+  startServices,
+  sum,
+  syncTarget,
+  timedSync,
+} from './support/harness.js';
 import { startWorkerProcess } from './support/worker-process.js';
 
-const { values } = parseArgs({
-  options: {
+const values = benchFlags(
+  'npm run bench:pipeline -- [--tickets 50000] [--seed 7] [--thread-concurrency 4] [--thread-batch 50]',
+  {
     tickets: { type: 'string', default: '50000' },
-    seed: { type: 'string', default: '7' },
     'thread-concurrency': { type: 'string' },
     'thread-batch': { type: 'string' },
     'skip-baseline': { type: 'boolean', default: false },
   },
-});
+);
 const tickets = Number(values.tickets);
 const DAY_MS = 24 * 60 * 60 * 1000;
-const log = (line: string) =>
-  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
 
 // ---------------------------------------------------------------------------------------------------------
 // Source, warehouse, Temporal
@@ -77,32 +79,26 @@ const log = (line: string) =>
 log(`generating a ${tickets}-ticket world`);
 const companion = await startCompanion({ seed: Number(values.seed), tickets, rateLimits: false });
 log(`companion at ${companion.baseUrl}`);
-const postgres = await startEmbeddedPostgres({});
-const databaseUrl = await postgres.createDatabase('bench_pipeline');
 const taskQueue = 'bench-pipeline';
-const temporal = await startTemporalDevServer({ singlePartitionTaskQueues: [analyticsQueueOf(taskQueue)] });
-log(`postgres ${postgres.port}, temporal ${temporal.address}`);
-
+const services = await startServices({ singlePartitionTaskQueues: [analyticsQueueOf(taskQueue)] });
 const startDate = new Date(Date.now() - 200 * DAY_MS).toISOString();
-const env: Record<string, string> = {
-  SUPPORT_API_URL: companion.baseUrl,
-  SUPPORT_API_KEY: companion.keys.admin,
-  DESTINATION_URL: databaseUrl,
-  TEMPORAL_ADDRESS: temporal.address,
-  TEMPORAL_TASK_QUEUE: taskQueue,
-  SYNC_START_DATE: startDate,
-  // Rate limits are off: no server-side pacing of the route classes' task queues either.
-  SUPPORT_API_RATE_LIMITS: 'off',
-  LOG_LEVEL: 'info',
-};
-const config = loadConfig({}, undefined, env);
-const settingsFor = (now: Date, overrides: Partial<SyncSettings> = {}): SyncSettings => ({
-  ...settingsFromConfig(config, now),
+const target = await syncTarget(services, companion, {
+  database: 'bench_pipeline',
+  taskQueue,
+  env: {
+    SYNC_START_DATE: startDate,
+    // Rate limits are off: no server-side pacing of the route classes' task queues either.
+    SUPPORT_API_RATE_LIMITS: 'off',
+    LOG_LEVEL: 'info',
+  },
+});
+log(`postgres ${services.postgres.port}, temporal ${services.temporal.address}`);
+/** The thread settings the flags set, over the configuration's, in every run and in the baseline. */
+const flagSettings: Partial<SyncSettings> = {
   ...(values['thread-concurrency'] ? { threadConcurrency: Number(values['thread-concurrency']) } : {}),
   ...(values['thread-batch'] ? { threadBatchSize: Number(values['thread-batch']) } : {}),
-  ...overrides,
-});
-const baseSettings = settingsFor(new Date());
+};
+const baseSettings: SyncSettings = { ...settingsFromConfig(target.config, new Date()), ...flagSettings };
 
 // ---------------------------------------------------------------------------------------------------------
 // Request accounting
@@ -129,25 +125,8 @@ function requestCounts(): Record<Category | 'total' | 'errors', number> {
 // ---------------------------------------------------------------------------------------------------------
 // Baseline: the plain client crawl of the same world, same concurrency, writing nothing
 
-const client = new SupportApiClient({
-  baseUrl: companion.baseUrl,
-  apiKey: new Secret(companion.keys.admin),
-  logger: pino({ level: 'error' }),
-});
+const client = sourceClient(companion);
 const windows = (from: string, to: string) => planWindows({ from, to, maxWindowMs: MAX_EXPORT_WINDOW_MS });
-
-async function crawl<T>(fetch: (cursor: string | null) => Promise<Page<T, unknown>>): Promise<number[]> {
-  const sizes: number[] = [];
-  let cursor: string | null = null;
-  for (;;) {
-    const page: Page<T, unknown> = await fetch(cursor);
-    sizes.push(page.items.length);
-    if (!page.hasMore) return sizes;
-    cursor = page.nextCursor;
-  }
-}
-const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
-const pagesAt100 = (n: number) => Math.max(1, Math.ceil(n / 100));
 
 interface Baseline {
   ms: number;
@@ -224,7 +203,7 @@ async function baselineCrawl(until: string): Promise<Baseline> {
 // ---------------------------------------------------------------------------------------------------------
 // Runs
 
-const db = new pg.Client({ connectionString: databaseUrl });
+const db = new pg.Client({ connectionString: target.databaseUrl });
 await db.connect();
 
 async function warehouseRows(): Promise<Record<string, number>> {
@@ -244,37 +223,26 @@ interface Measured {
 }
 async function pipelineRun(label: string, overrides: Partial<SyncSettings> = {}): Promise<Measured> {
   companion.clearRequestLog();
-  const now = new Date();
   log(`${label}: started`);
-  const started = performance.now();
-  let lastLine = 0;
-  const summary = await runSync(
-    temporal.client,
-    taskQueue,
-    {
-      runId: newRunId(now),
-      mode: 'incremental',
-      streams: [...ALL_STREAMS],
-      settings: settingsFor(now, overrides),
-    },
-    (progress) => {
-      if (performance.now() - lastLine < 10_000) return;
-      lastLine = performance.now();
+  let lastLine = Number.NEGATIVE_INFINITY;
+  const { ms, summary } = await timedSync(services, target, label, {
+    settings: { ...flagSettings, ...overrides },
+    onProgress: (progress, elapsedMs) => {
+      if (elapsedMs - lastLine < 10_000) return;
+      lastLine = elapsedMs;
       const parts = Object.entries(progress.streams).map(
         ([s, p]) => `${s} ${p.status} ${p.pages}p/${p.rows}r`,
       );
       log(
-        `${label}: ${Math.round((lastLine - started) / 1000)} s, ${companion.requestLog.length} requests; ${parts.join(', ')}`,
+        `${label}: ${Math.round(elapsedMs / 1000)} s, ${companion.requestLog.length} requests; ${parts.join(', ')}`,
       );
     },
-  );
-  const ms = performance.now() - started;
-  if (summary.status !== 'succeeded') throw new Error(`${label} failed: ${summary.error}`);
+  });
   log(`${label}: done in ${(ms / 1000).toFixed(1)} s`);
   return { summary, ms, requests: requestCounts() };
 }
 
-const worker = await startWorkerProcess(env, log);
+const worker = await startWorkerProcess(target.env, log);
 log(`worker pid ${worker.child.pid} polling`);
 let results: Record<string, unknown>;
 try {
@@ -394,7 +362,6 @@ try {
   await worker.stop();
   await db.end();
   await client.close();
-  await temporal.teardown();
-  await postgres.stop();
+  await services.stop();
   await companion.stop();
 }

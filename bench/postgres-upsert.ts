@@ -17,9 +17,9 @@ import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { PostgresDestination } from '../connectors/postgres/destination.js';
 import { copyLine, createTableSql, indexSql, stagedColumns } from '../connectors/postgres/sql.js';
+import { startEmbeddedPostgres } from '../embedded/postgres.js';
 import type { Ticket } from '../schemas/api/index.js';
 import { type ApiRowInput, TABLES, toValidatedRows } from '../schemas/warehouse.js';
-import { startEmbeddedPostgres } from '../worker/embedded/postgres.js';
 
 const SIZES = process.argv
   .slice(2)

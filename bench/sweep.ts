@@ -29,80 +29,47 @@
  * The last stdout line is one JSON object with every figure.
  */
 
-import { parseArgs } from 'node:util';
 import pg from 'pg';
-import pino from 'pino';
-import { type RequestLogEntry, startCompanion } from '../companion/index.js';
-import {
-  fetchAgentSessionsPage,
-  fetchCsatPage,
-  planWindows,
-  routeClassFor,
-  SupportApiClient,
-} from '../connectors/support-api/index.js';
-import { Secret } from '../schemas/secret.js';
+import { startCompanion } from '../companion/index.js';
+import { fetchAgentSessionsPage, fetchCsatPage, planWindows } from '../connectors/support-api/index.js';
 import { ALL_STREAMS, EXPORT_PASSES, type StreamName, type SyncSettings } from '../schemas/sync.js';
-import { buildDependencies } from '../worker/compose.js';
-import { analyticsQueueOf, loadConfig, settingsFromConfig } from '../worker/config.js';
-import { startEmbeddedPostgres } from '../worker/embedded/postgres.js';
-import { startTemporalDevServer } from '../worker/embedded/temporal-server.js';
-import { newRunId, runSync } from '../worker/run-sync.js';
-import { classRatesOf, startWorkers } from '../worker/workers.js';
+import { analyticsQueueOf } from '../worker/config.js';
+import {
+  benchFlags,
+  crawl,
+  log,
+  pagesAt100,
+  requestsByClass,
+  routeClassOf,
+  sourceClient,
+  startInProcessWorkers,
+  startServices,
+  sum,
+  syncTarget,
+  timedSync,
+} from './support/harness.js';
 
-const { values } = parseArgs({
-  options: {
-    tickets: { type: 'string', default: '20000' },
-    seed: { type: 'string', default: '7' },
-    'window-ms': { type: 'string', default: '10000' },
-  },
+const values = benchFlags('npm run bench:sweep -- [--tickets 20000] [--seed 7] [--window-ms 10000]', {
+  tickets: { type: 'string', default: '20000' },
+  'window-ms': { type: 'string', default: '10000' },
 });
 const tickets = Number(values.tickets);
 const windowMs = Number(values['window-ms']);
-const log = (line: string) =>
-  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
-const quiet = pino({ level: 'silent' });
 
 log(`generating a ${tickets}-ticket world`);
 const companion = await startCompanion({ seed: Number(values.seed), tickets, rateLimits: false });
-const postgres = await startEmbeddedPostgres({});
-const databaseUrl = await postgres.createDatabase('bench_sweep');
 const taskQueue = 'bench-sweep';
-const temporal = await startTemporalDevServer({ singlePartitionTaskQueues: [analyticsQueueOf(taskQueue)] });
-const config = loadConfig({}, undefined, {
-  SUPPORT_API_URL: companion.baseUrl,
-  SUPPORT_API_KEY: companion.keys.admin,
-  DESTINATION_URL: databaseUrl,
-  TEMPORAL_ADDRESS: temporal.address,
-  TEMPORAL_TASK_QUEUE: taskQueue,
-  SUPPORT_API_RATE_LIMITS: 'off',
-  LOG_LEVEL: 'silent',
-});
-const deps = await buildDependencies(config, quiet);
-const workers = await startWorkers({
-  connection: temporal.nativeConnection,
-  namespace: 'default',
+const services = await startServices({ singlePartitionTaskQueues: [analyticsQueueOf(taskQueue)] });
+const target = await syncTarget(services, companion, {
+  database: 'bench_sweep',
   taskQueue,
-  activities: deps.activities,
-  classRates: classRatesOf(config),
-  shutdownGraceTime: '5 seconds',
+  env: { SUPPORT_API_RATE_LIMITS: 'off', LOG_LEVEL: 'silent' },
 });
-const db = new pg.Client({ connectionString: databaseUrl });
+const { config } = target;
+const workers = await startInProcessWorkers(services, target);
+const db = new pg.Client({ connectionString: target.databaseUrl });
 await db.connect();
-const client = new SupportApiClient({
-  baseUrl: companion.baseUrl,
-  apiKey: new Secret(companion.keys.admin),
-  logger: quiet,
-});
-
-type RouteClass = 'list' | 'detail' | 'analytics' | 'directory' | 'other';
-function perClass(log: readonly RequestLogEntry[]): Record<RouteClass, number> {
-  const out: Record<RouteClass, number> = { list: 0, detail: 0, analytics: 0, directory: 0, other: 0 };
-  for (const e of log) {
-    const c = routeClassFor(e.method, e.path.replace(/^\/public\/v1/, '')) as string;
-    out[c in out ? (c as RouteClass) : 'other'] += 1;
-  }
-  return out;
-}
+const client = sourceClient(companion);
 
 async function run(
   label: string,
@@ -110,51 +77,32 @@ async function run(
   streams: StreamName[] = [...ALL_STREAMS],
 ) {
   companion.clearRequestLog();
-  const now = new Date();
-  const started = performance.now();
-  const summary = await runSync(temporal.client, taskQueue, {
-    runId: newRunId(now),
-    mode: 'incremental',
-    streams,
-    settings: { ...settingsFromConfig(config, now), ...overrides },
-  });
-  const ms = performance.now() - started;
-  if (summary.status !== 'succeeded') throw new Error(`${label} failed: ${summary.error}`);
+  const { ms } = await timedSync(services, target, label, { settings: overrides, streams });
   log(`${label}: ${(ms / 1000).toFixed(1)} s, ${companion.requestLog.length} requests`);
-  return { ms, requests: perClass(companion.requestLog), log: [...companion.requestLog] };
+  return { ms, requests: requestsByClass(companion.requestLog), log: [...companion.requestLog] };
 }
-
-const pagesAt100 = (n: number) => Math.max(1, Math.ceil(n / 100));
 
 /** Pages the export passes must read when nothing changed: the windows their look-back touches. */
 async function analyticsLowerBound(now: string): Promise<number> {
   let pages = 0;
   for (const pass of [...EXPORT_PASSES.csat_surveys, ...EXPORT_PASSES.agent_sessions]) {
-    const mark = (await deps.destination.readCheckpoint(pass, 'hwm'))?.high_water_mark;
+    const mark = (await workers.deps.destination.readCheckpoint(pass, 'hwm'))?.high_water_mark;
     if (!mark) throw new Error(`${pass} has no high-water mark`);
     const from = new Date(Date.parse(mark) - config.SYNC_LOOKBACK).toISOString();
     for (const w of planWindows({ from, to: now, maxWindowMs: config.SYNC_WINDOW })) {
-      let items = 0;
-      let cursor: string | null = null;
-      for (;;) {
-        const range: { from: string; before: string; limit: number; cursor: string | null } = {
-          from: w.windowStart,
-          before: w.windowEnd,
-          limit: 100,
-          cursor,
-        };
-        const page: { items: unknown[]; hasMore: boolean; nextCursor: string | null } =
+      const range = { from: w.windowStart, before: w.windowEnd, limit: 100 };
+      const items = sum(
+        await crawl<unknown>((cursor) =>
           pass === 'agent_sessions'
-            ? await fetchAgentSessionsPage(client, range)
-            : await fetchCsatPage(client, {
+            ? fetchAgentSessionsPage(client, { ...range, cursor })
+            : fetchCsatPage(client, {
                 ...range,
+                cursor,
                 by: pass === 'csat_surveys.sent' ? 'sent' : 'submitted',
                 includeComments: true,
-              });
-        items += page.items.length;
-        if (!page.hasMore) break;
-        cursor = page.nextCursor;
-      }
+              }),
+        ),
+      );
       pages += pagesAt100(items);
     }
   }
@@ -221,7 +169,7 @@ try {
   );
   const analyticsByEndpoint = new Map<string, number>();
   for (const e of noChange.log) {
-    if (routeClassFor(e.method, e.path.replace(/^\/public\/v1/, '')) !== 'analytics') continue;
+    if (routeClassOf(e) !== 'analytics') continue;
     const endpoint = `${e.method} ${e.path}`;
     analyticsByEndpoint.set(endpoint, (analyticsByEndpoint.get(endpoint) ?? 0) + 1);
   }
@@ -260,11 +208,9 @@ try {
     }),
   );
 } finally {
-  await workers.shutdown();
+  await workers.stop();
   await db.end();
   await client.close();
-  await deps.close();
-  await temporal.teardown();
-  await postgres.stop();
+  await services.stop();
   await companion.stop();
 }

@@ -18,8 +18,8 @@ import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { freePort, waitForPort } from '../worker/embedded/free-port.js';
-import type { StepStarter } from '../worker/step-progress.js';
+import { freePort, waitForPort } from '../embedded/free-port.js';
+import type { StepStarter } from '../embedded/step-progress.js';
 
 const execFileAsync = promisify(execFile);
 

@@ -7,8 +7,9 @@
  * Safe to run repeatedly: a warm cache makes it a no-op. Runs before `npm test` (pretest), so that test
  * files never race each other to install a tool.
  */
-import { locateTemporalCli } from '../worker/embedded/temporal-cli.js';
-import { createStepReporter } from '../worker/step-progress.js';
+
+import { createStepReporter } from '../embedded/step-progress.js';
+import { locateTemporalCli } from '../embedded/temporal-cli.js';
 import { provisionBigQueryEmulator } from './bigquery-emulator.js';
 
 const log = (line: string) => process.stderr.write(`[provision] ${line}\n`);

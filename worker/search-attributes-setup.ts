@@ -1,5 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { SearchAttributeType } from '@temporalio/common';
+import type { Logger } from 'pino';
 import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes.js';
 
 /** IndexedValueType numbers of the operator service (temporal.api.enums.v1.IndexedValueType). */
@@ -68,13 +69,47 @@ export async function registerSearchAttributes(
   return { namespace, added: Object.keys(missing), present };
 }
 
+/**
+ * `registerSearchAttributes`, for a caller that goes on without them: a cluster that does not allow it
+ * answers `permission-denied` (the caller says what to grant, `SETUP_PERMISSION_HINT`) instead of an error.
+ */
+export async function registerSearchAttributesIfAllowed(
+  client: Client,
+  namespace: string,
+): Promise<SetupResult | 'permission-denied'> {
+  try {
+    return await registerSearchAttributes(client, namespace);
+  } catch (err) {
+    if (isPermissionDenied(err)) return 'permission-denied';
+    throw err;
+  }
+}
+
+/**
+ * At a worker's start: a cluster the project did not start lacks the window workflows' search attributes
+ * (the sync fails on a window start without them), so they are added when allowed; when not, the worker
+ * still starts and says what to grant.
+ */
+export async function registerSearchAttributesAtWorkerStart(
+  client: Client,
+  namespace: string,
+  logger: Logger,
+): Promise<void> {
+  const setup = await registerSearchAttributesIfAllowed(client, namespace);
+  if (setup === 'permission-denied')
+    logger.warn(
+      `cannot register the search attributes; ask the cluster operator for ${SETUP_PERMISSION_HINT}`,
+    );
+  else if (setup.added.length > 0) logger.info({ added: setup.added }, 'search attributes registered');
+}
+
 /** True for the gRPC status ALREADY_EXISTS (6). */
 function isAlreadyExists(err: unknown): boolean {
   return (err as { code?: number }).code === 6;
 }
 
 /** True for the gRPC status of a caller without the rights (PERMISSION_DENIED = 7, UNAUTHENTICATED = 16). */
-export function isPermissionDenied(err: unknown): boolean {
+function isPermissionDenied(err: unknown): boolean {
   const code = (err as { code?: number }).code;
   return code === 7 || code === 16;
 }

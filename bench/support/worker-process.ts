@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-/** A worker process (`node --import tsx worker/cli.ts worker`, what `npm run worker` starts), with its memory. */
+/** A worker process (`node --import tsx cli/main.ts worker`, what `npm run worker` starts), with its memory. */
 export interface WorkerProcess {
   child: ChildProcess;
   /** Highest RSS sampled since the last reset (bytes). */
@@ -26,7 +26,7 @@ export async function startWorkerProcess(
   env: Record<string, string>,
   log: (line: string) => void,
 ): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'worker/cli.ts', 'worker'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'worker'], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'pipe'],

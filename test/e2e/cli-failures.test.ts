@@ -18,7 +18,7 @@ function cli(
       ([k]) => !/^(SUPPORT_|DESTINATION_|TEMPORAL_|SYNC_|POSTGRES_|BIGQUERY_|ANALYTICS_)/.test(k),
     ),
   );
-  const child = spawn(process.execPath, ['--import', 'tsx', 'worker/cli.ts', ...args], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', ...args], {
     cwd: ROOT,
     env: { ...base, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

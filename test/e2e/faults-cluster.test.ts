@@ -5,11 +5,11 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorkerProcess, type WorkerProcess } from '../../bench/support/worker-process.js';
 import { type CompanionHandle, startCompanion } from '../../companion/index.js';
+import { freePort, waitForPort } from '../../embedded/free-port.js';
+import { locateTemporalCli } from '../../embedded/temporal-cli.js';
 import { ALL_STREAMS } from '../../schemas/sync.js';
 import { buildDependencies, type Dependencies } from '../../worker/compose.js';
 import { loadConfig, settingsFromConfig } from '../../worker/config.js';
-import { freePort, waitForPort } from '../../worker/embedded/free-port.js';
-import { locateTemporalCli } from '../../worker/embedded/temporal-cli.js';
 import { newRunId, runSync } from '../../worker/run-sync.js';
 import { freshDatabase } from '../support/postgres.js';
 import { DAY_MS, silentLogger } from './harness.js';
@@ -144,7 +144,7 @@ describe('progress under faults, on a cluster the project did not start', () => 
   });
 
   it('setup registers the search attributes idempotently', async () => {
-    const r = spawn(process.execPath, ['--import', 'tsx', 'worker/cli.ts', 'setup'], {
+    const r = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'setup'], {
       cwd: ROOT,
       env: {
         ...process.env,

@@ -12,7 +12,7 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /** The CLI as on-call runs it (`npm run cli -- …`), against the test's warehouse and Temporal. */
 function cli(args: string[], env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'worker/cli.ts', ...args], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', ...args], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

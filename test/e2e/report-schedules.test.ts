@@ -4,13 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import type { SyncRunInput } from '../../schemas/sync.js';
-import { EXAMPLE_REPORT_QUERIES } from '../../worker/bi-summary.js';
 import {
   FULL_REFRESH_SCHEDULE_ID,
   INCREMENTAL_SCHEDULE_ID,
   REPORT_SCHEDULE_PREFIX,
-} from '../../worker/commands/schedule.js';
+} from '../../cli/commands/schedule.js';
+import { EXAMPLE_REPORT_QUERIES } from '../../cli/display/bi-summary.js';
+import type { SyncRunInput } from '../../schemas/sync.js';
 import { connectToTestServer } from '../support/temporal.js';
 
 /**
@@ -42,7 +42,7 @@ describe('schedule create: report queries with their own schedule', () => {
     const schedule = (action: string) => {
       const r = spawnSync(
         process.execPath,
-        ['--import', 'tsx', 'worker/cli.ts', 'schedule', action, '--config', config, '--every', 'PT1H'],
+        ['--import', 'tsx', 'cli/main.ts', 'schedule', action, '--config', config, '--every', 'PT1H'],
         { encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '' }, timeout: 60_000 },
       );
       return { code: r.status, stderr: r.stderr };

@@ -32,7 +32,7 @@ function spawnWorker(env: Record<string, string>): {
   stderr: string[];
 } {
   const stderr: string[] = [];
-  const child = spawn(process.execPath, ['--import', 'tsx', 'worker/cli.ts', 'worker'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'worker'], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'pipe'],

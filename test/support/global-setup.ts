@@ -1,6 +1,6 @@
 import type { TestProject } from 'vitest/node';
-import { type EmbeddedPostgres, startEmbeddedPostgres } from '../../worker/embedded/postgres.js';
-import { startTemporalDevServer } from '../../worker/embedded/temporal-server.js';
+import { type EmbeddedPostgres, startEmbeddedPostgres } from '../../embedded/postgres.js';
+import { startTemporalDevServer } from '../../embedded/temporal-server.js';
 import { ANALYTICS_TEST_TASK_QUEUE } from './constants.js';
 
 /**

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createProgressRenderer } from '../../cli/display/run-progress.js';
 import type { RateClassStats } from '../../connectors/support-api/index.js';
+import { createStepReporter } from '../../embedded/step-progress.js';
 import type { RunProgress, StreamProgress } from '../../schemas/sync.js';
-import { createProgressRenderer } from '../../worker/progress-display.js';
-import { createStepReporter } from '../../worker/step-progress.js';
 
 const ESC = '\x1b[';
 

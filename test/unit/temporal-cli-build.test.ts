@@ -2,8 +2,8 @@ import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { locateTemporalCli } from '../../worker/embedded/temporal-cli.js';
-import { createStepReporter } from '../../worker/step-progress.js';
+import { createStepReporter } from '../../embedded/step-progress.js';
+import { locateTemporalCli } from '../../embedded/temporal-cli.js';
 
 /**
  * The first-start build of the Temporal CLI reports how far along it is. A stand-in `go` on PATH prints what

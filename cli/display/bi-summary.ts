@@ -1,11 +1,11 @@
 import { fileURLToPath } from 'node:url';
-import type { Config } from '../schemas/config.js';
-import { VIEW_NAMES } from '../schemas/warehouse-views.js';
-import type { RunSummary } from './run-sync.js';
+import type { Config } from '../../schemas/config.js';
+import { VIEW_NAMES } from '../../schemas/warehouse-views.js';
+import type { RunSummary } from '../../worker/run-sync.js';
 
 /** The saved report queries `npm start` snapshots on embedded defaults when REPORT_QUERIES is unset. */
 export const EXAMPLE_REPORT_QUERIES = fileURLToPath(
-  new URL('../examples/report-queries.yaml', import.meta.url),
+  new URL('../../examples/report-queries.yaml', import.meta.url),
 );
 
 /** Where the tables live, as a BI user writes it: `support.` (PostgreSQL schema) or `<dataset>.` (BigQuery). */

@@ -1,13 +1,14 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Destination } from '../../connectors/destination.js';
+import { DATA_DIR } from '../../embedded/data-dir.js';
+import type { EmbeddedPostgres } from '../../embedded/postgres.js';
+import { embeddedWarehouse } from '../../embedded/warehouse.js';
 import { TICKETS_SCOPES } from '../../schemas/sync.js';
 import type { Checkpoint, Freshness, ReconciliationRecord } from '../../schemas/warehouse.js';
-import { destinationFromConfig } from '../compose.js';
-import type { EmbeddedPostgres } from '../embedded/postgres.js';
-import { DATA_DIR, embeddedWarehouse } from '../embedded.js';
-import { failedWindowLines, uncoveredFailures } from '../failed-windows.js';
-import { createLogger } from '../logger.js';
+import { destinationFromConfig } from '../../worker/compose.js';
+import { createLogger } from '../../worker/logger.js';
+import { failedWindowLines, uncoveredFailures } from '../display/failed-windows.js';
 import { reportFailure, withConfig } from './context.js';
 
 const pad = (s: unknown, n: number) => String(s ?? '').padEnd(n);

@@ -1,6 +1,6 @@
-import type { RateClassStats } from '../connectors/support-api/index.js';
-import type { RunProgress } from '../schemas/sync.js';
-import type { RunSummary } from './run-sync.js';
+import type { RateClassStats } from '../../connectors/support-api/index.js';
+import type { RunProgress } from '../../schemas/sync.js';
+import type { RunSummary } from '../../worker/run-sync.js';
 
 const pad = (s: string | number, n: number) => String(s).padEnd(n);
 const padStart = (s: string | number, n: number) => String(s).padStart(n);

@@ -1,14 +1,14 @@
 import type { Logger } from 'pino';
+import { asStep, type StepStarter } from '../../embedded/step-progress.js';
+import type { TemporalTarget } from '../../embedded/temporal.js';
 import type { Config } from '../../schemas/config.js';
 import type { RunProgress, StreamName, SyncMode, SyncRunInput } from '../../schemas/sync.js';
-import { buildDependencies } from '../compose.js';
-import { settingsFromConfig } from '../config.js';
-import type { TemporalTarget } from '../embedded.js';
-import { failedWindowLines, uncoveredFailures } from '../failed-windows.js';
-import { createProgressRenderer, summaryTable } from '../progress-display.js';
-import { findRunningRun, followRun, newRunId, type RunSummary, runSync } from '../run-sync.js';
-import { asStep, type StepStarter } from '../step-progress.js';
-import { startLocalWorkers } from '../workers.js';
+import { buildDependencies } from '../../worker/compose.js';
+import { settingsFromConfig } from '../../worker/config.js';
+import { findRunningRun, followRun, newRunId, type RunSummary, runSync } from '../../worker/run-sync.js';
+import { startLocalWorkers } from '../../worker/workers.js';
+import { failedWindowLines, uncoveredFailures } from '../display/failed-windows.js';
+import { createProgressRenderer, summaryTable } from '../display/run-progress.js';
 import { preflight } from './preflight.js';
 
 export interface JobOptions {

@@ -1,10 +1,7 @@
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes.js';
-import type { StepStarter } from '../step-progress.js';
+import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes.js';
+import type { StepStarter } from './step-progress.js';
 import { locateTemporalCli } from './temporal-cli.js';
-
-/** Task queue that carries the analytics route class; its rate is enforced by the server (see temporal-notes). */
-export const ANALYTICS_TASK_QUEUE_SUFFIX = '-analytics';
 
 export interface DevServerOptions {
   /** SQLite file that keeps history between runs (main job); in-memory when omitted (tests). */

@@ -1,8 +1,7 @@
 import type { SyncMode } from '../../schemas/sync.js';
 import { ALL_STREAMS, type StreamName } from '../../schemas/sync.js';
-import { temporalFor } from '../embedded.js';
-import { exitCodeOf } from '../run-sync.js';
-import { reportFailure, withConfig } from './context.js';
+import { exitCodeOf } from '../../worker/run-sync.js';
+import { reportFailure, withTemporal } from './context.js';
 import { runJob } from './job.js';
 import { PreflightError } from './preflight.js';
 
@@ -37,8 +36,7 @@ function runOnce(
   range?: { from: string; before: string },
   force = false,
 ): Promise<number> {
-  return withConfig(opts, async (config, logger) => {
-    const temporal = await temporalFor(config, logger, { embedIfUnset: true });
+  return withTemporal(opts, { embedIfUnset: true }, async ({ config, logger, temporal }) => {
     try {
       const summary = await runJob({
         config,
@@ -58,8 +56,6 @@ function runOnce(
         process.stdout.write(`${JSON.stringify({ status: 'failed', error: err.message })}\n`);
       }
       return reportFailure(err);
-    } finally {
-      await temporal.close();
     }
   });
 }

@@ -7,8 +7,8 @@ import { arch, platform, tmpdir, userInfo } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import type { StepStarter } from '../step-progress.js';
 import { freePort } from './free-port.js';
+import type { StepStarter } from './step-progress.js';
 
 const execFileAsync = promisify(execFile);
 

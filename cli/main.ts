@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 /**
  * support-sync command line. Every command has --help. Exit codes: 0 success, 1 the run failed (the
- * failing stream/window and API code are printed), 2 bad configuration or usage (nothing was started).
+ * failing stream/window and API code are printed), 2 bad configuration or usage (nothing was started),
+ * 3 the run completed but the warehouse misses data (`incomplete`, worker/run-sync.ts exitCodeOf).
  */
-import { Command, InvalidArgumentError, Option } from 'commander';
-import { ALL_STREAMS, StreamName } from '../schemas/sync.js';
+import { Command, Option } from 'commander';
+import { ALL_STREAMS } from '../schemas/sync.js';
+import { parseInstant, parseStreams } from './arguments.js';
 import { exitWith } from './commands/exit.js';
 import { replayCommand } from './commands/replay.js';
 import { scheduleCommand } from './commands/schedule.js';
@@ -13,26 +15,6 @@ import { startCommand } from './commands/start.js';
 import { statusCommand } from './commands/status.js';
 import { backfillCommand, syncCommand } from './commands/sync.js';
 import { workerCommand } from './commands/worker.js';
-
-function parseStreams(value: string): StreamName[] {
-  const names = value
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-  for (const name of names) {
-    if (!StreamName.safeParse(name).success) {
-      throw new InvalidArgumentError(`unknown stream "${name}" (streams: ${ALL_STREAMS.join(', ')})`);
-    }
-  }
-  return names as StreamName[];
-}
-
-function parseInstant(value: string): string {
-  const ms = Date.parse(/T/.test(value) ? value : `${value}T00:00:00Z`);
-  if (!Number.isFinite(ms))
-    throw new InvalidArgumentError(`"${value}" is not a date (YYYY-MM-DD) or ISO instant`);
-  return new Date(ms).toISOString();
-}
 
 const program = new Command()
   .name('support-sync')

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { fetchViewsPage, SupportApiError } from '../../connectors/support-api/index.js';
-import type { Dependencies } from '../compose.js';
+import type { Dependencies } from '../../worker/compose.js';
 
 /** A failure found before anything started: the CLI prints it and exits non-zero. */
 export class PreflightError extends Error {}

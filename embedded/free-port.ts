@@ -35,3 +35,13 @@ export async function waitForPort(host: string, port: number, timeoutMs: number)
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/** `port` when it is free (a stable address for the main job's UI and warehouse), else any free port. */
+export async function preferredPort(port: number): Promise<number> {
+  const free = await new Promise<boolean>((resolveFree) => {
+    const server = createServer();
+    server.once('error', () => resolveFree(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolveFree(true)));
+  });
+  return free ? port : freePort();
+}

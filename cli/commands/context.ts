@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
+import { type TemporalTarget, temporalFor } from '../../embedded/temporal.js';
 import type { Config } from '../../schemas/config.js';
-import { ConfigError, loadConfig } from '../config.js';
-import { createLogger, installTemporalRuntimeLogger } from '../logger.js';
+import { ConfigError, loadConfig } from '../../worker/config.js';
+import { createLogger, installTemporalRuntimeLogger } from '../../worker/logger.js';
 
 /**
  * Loads the configuration (one line per problem and exit code 2 when it is bad, before anything starts)
@@ -25,6 +26,25 @@ export async function withConfig(
   const logger = createLogger(config.LOG_LEVEL);
   installTemporalRuntimeLogger(logger);
   return run(config, logger);
+}
+
+/**
+ * `withConfig`, then the command's Temporal (`temporalFor`: whether an unset TEMPORAL_ADDRESS means an
+ * embedded dev server), closed — connection or server — whatever the command's outcome.
+ */
+export function withTemporal(
+  opts: { config?: string },
+  temporalOptions: Parameters<typeof temporalFor>[2],
+  run: (context: { config: Config; logger: Logger; temporal: TemporalTarget }) => Promise<number>,
+): Promise<number> {
+  return withConfig(opts, async (config, logger) => {
+    const temporal = await temporalFor(config, logger, temporalOptions);
+    try {
+      return await run({ config, logger, temporal });
+    } finally {
+      await temporal.close();
+    }
+  });
 }
 
 /** Prints a failure without a stack (the messages are written for operators) and returns exit code 1. */

@@ -1,11 +1,13 @@
 import type { CompanionHandle } from '../../companion/index.js';
+import { embeddedSource } from '../../embedded/demo-source.js';
+import type { EmbeddedPostgres } from '../../embedded/postgres.js';
+import { asStep, createStepReporter } from '../../embedded/step-progress.js';
+import { temporalFor } from '../../embedded/temporal.js';
+import { embeddedWarehouse } from '../../embedded/warehouse.js';
 import { ALL_STREAMS, type StreamName } from '../../schemas/sync.js';
-import { biSummaryLines, EXAMPLE_REPORT_QUERIES } from '../bi-summary.js';
-import type { EmbeddedPostgres } from '../embedded/postgres.js';
-import { embeddedSource, embeddedWarehouse, temporalFor } from '../embedded.js';
-import { createLogger } from '../logger.js';
-import { exitCodeOf } from '../run-sync.js';
-import { asStep, createStepReporter } from '../step-progress.js';
+import { createLogger } from '../../worker/logger.js';
+import { exitCodeOf } from '../../worker/run-sync.js';
+import { biSummaryLines, EXAMPLE_REPORT_QUERIES } from '../display/bi-summary.js';
 import { reportFailure, withConfig } from './context.js';
 import { runJob } from './job.js';
 

@@ -1,5 +1,5 @@
-import type { Config } from '../schemas/config.js';
-import type { SyncRunRecord } from '../schemas/warehouse.js';
+import type { Config } from '../../schemas/config.js';
+import type { SyncRunRecord } from '../../schemas/warehouse.js';
 
 export interface FailedWindow {
   workflow_id: string;
@@ -64,11 +64,16 @@ export function uncoveredFailures(runs: readonly SyncRunRecord[], config: Config
       attempts: attempts.length,
       failed_at: latest.finished_at,
       error,
-      ui_url: `${config.TEMPORAL_UI_URL.replace(/\/+$/, '')}/namespaces/${encodeURIComponent(config.TEMPORAL_NAMESPACE)}/workflows/${encodeURIComponent(workflowId)}`,
+      ui_url: windowLink(config, workflowId),
       replay: exportWindow ? `npm run cli -- replay '${workflowId}' --wait` : null,
     });
   }
   return out.sort((a, b) => ms(b.failed_at) - ms(a.failed_at));
+}
+
+/** The window's page in the Temporal UI. */
+export function windowLink(config: Config, workflowId: string): string {
+  return `${config.TEMPORAL_UI_URL.replace(/\/+$/, '')}/namespaces/${encodeURIComponent(config.TEMPORAL_NAMESPACE)}/workflows/${encodeURIComponent(workflowId)}`;
 }
 
 /** Lines for a person: what failed, why, where to look, how to re-run it. */

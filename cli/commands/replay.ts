@@ -1,18 +1,17 @@
 import { type Client, WorkflowIdReusePolicy } from '@temporalio/client';
-import type { Config } from '../../schemas/config.js';
 import { ExportPass, RUN_PRIORITY, streamOfPass, type WindowInput } from '../../schemas/sync.js';
+import { buildDependencies } from '../../worker/compose.js';
+import { analyticsQueueOf } from '../../worker/config.js';
+import { failureMessage } from '../../worker/run-sync.js';
+import { startLocalWorkers } from '../../worker/workers.js';
 import {
   SyncRunIdKey,
   SyncStreamKey,
   WindowEndKey,
   WindowStartKey,
 } from '../../workflows/search-attributes.js';
-import { buildDependencies } from '../compose.js';
-import { analyticsQueueOf } from '../config.js';
-import { temporalFor } from '../embedded.js';
-import { failureMessage } from '../run-sync.js';
-import { startLocalWorkers } from '../workers.js';
-import { reportFailure, withConfig } from './context.js';
+import { windowLink } from '../display/failed-windows.js';
+import { reportFailure, withTemporal } from './context.js';
 
 /** `<pass>/<from>/<before>` → its parts, or null when the id is not an export window's. */
 export function parseWindowId(id: string): { pass: ExportPass; from: string; before: string } | null {
@@ -44,8 +43,7 @@ export function replayCommand(
     );
     return Promise.resolve(2);
   }
-  return withConfig(opts, async (config, logger) => {
-    const temporal = await temporalFor(config, logger, { embedIfUnset: true });
+  return withTemporal(opts, { embedIfUnset: true }, async ({ config, logger, temporal }) => {
     const deps = await buildDependencies(config, logger);
     const workers = opts.localWorker ? await startLocalWorkers(temporal, config, deps.activities) : undefined;
     const runId = `replay-${new Date().toISOString()}`;
@@ -111,7 +109,6 @@ export function replayCommand(
     } finally {
       await workers?.shutdown();
       await deps.close();
-      await temporal.close();
     }
   });
 }
@@ -124,9 +121,4 @@ async function runningExecution(client: Client, workflowId: string): Promise<str
   } catch {
     return null; // never ran
   }
-}
-
-/** The window's page in the Temporal UI. */
-export function windowLink(config: Config, workflowId: string): string {
-  return `${config.TEMPORAL_UI_URL.replace(/\/+$/, '')}/namespaces/${encodeURIComponent(config.TEMPORAL_NAMESPACE)}/workflows/${encodeURIComponent(workflowId)}`;
 }

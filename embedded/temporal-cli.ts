@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { chmod, mkdir, rename, rm, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { createStepReporter, type StepStarter } from '../step-progress.js';
+import { createStepReporter, type StepStarter } from './step-progress.js';
 
 /**
  * Finds or builds the `temporal` CLI that runs the dev server. Order:

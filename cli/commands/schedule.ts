@@ -1,9 +1,8 @@
 import { type Client, ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
 import { Duration } from 'luxon';
 import { ALL_STREAMS, type SyncRunInput } from '../../schemas/sync.js';
-import { settingsFromConfig } from '../config.js';
-import { temporalFor } from '../embedded.js';
-import { reportFailure, withConfig } from './context.js';
+import { settingsFromConfig } from '../../worker/config.js';
+import { reportFailure, withTemporal } from './context.js';
 
 export const INCREMENTAL_SCHEDULE_ID = 'support-sync-incremental';
 export const FULL_REFRESH_SCHEDULE_ID = 'support-sync-full-refresh';
@@ -38,8 +37,7 @@ export function scheduleCommand(
     );
     return Promise.resolve(2);
   }
-  return withConfig(opts, async (config, logger) => {
-    const temporal = await temporalFor(config, logger, { embedIfUnset: false });
+  return withTemporal(opts, { embedIfUnset: false }, async ({ config, temporal }) => {
     try {
       for (const id of await existingScheduleIds(temporal.client)) {
         try {
@@ -117,8 +115,6 @@ export function scheduleCommand(
       return 0;
     } catch (err) {
       return reportFailure(err);
-    } finally {
-      await temporal.close();
     }
   });
 }
