@@ -7,7 +7,7 @@ import { takeAttachments } from '../rules/attachments.js';
 import { byCreated, createdKey, keysetPage } from '../rules/paging.js';
 import type { CompanionState } from '../state.js';
 import type { MessageRecord } from '../world/index.js';
-import { findTicket } from './tickets.js';
+import { checkConnected, findTicket, orgOf, stripHtml } from './tickets.js';
 
 const IDEMPOTENCY_TTL_MS = 60 * 60 * 1000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -72,17 +72,9 @@ export function messageRoutes(s: CompanionState): Route[] {
       });
     }
     try {
-      const org = s.world.org(key.orgId);
-      if (!org) throw new Error('key of unknown org');
+      const org = orgOf(s, key);
       const channel = body.channel ?? t.channel;
-      const connected = org.channels.filter((c) => c.type === channel);
-      if (connected.length === 0) throw validation(`channel ${channel} is not connected`);
-      if (
-        body.channel_identifier !== undefined &&
-        !connected.some((c) => c.identifier === body.channel_identifier)
-      ) {
-        throw validation(`no connected ${channel} channel with identifier ${body.channel_identifier}`);
-      }
+      checkConnected(org, channel, body.channel_identifier);
       let author = null;
       if (body.from_agent !== undefined) {
         author = s.world.agentByEmail(key.orgId, body.from_agent) ?? null;
@@ -95,7 +87,7 @@ export function messageRoutes(s: CompanionState): Route[] {
       const m: MessageRecord = s.world.appendMessage(t, {
         role: 'agent',
         visibility: note ? 'internal_note' : 'public',
-        text: body.body ?? (body.html_body ?? '').replace(/<[^>]*>/g, '').trim(),
+        text: body.body ?? stripHtml(body.html_body ?? ''),
         authorAgentId: author?.id ?? null,
         authorName: author?.name ?? org.name,
         channel,

@@ -1,4 +1,5 @@
 import {
+  type Channel,
   CreateTicketBody,
   TICKET_PAGE_LIMIT,
   TicketListQuery,
@@ -18,7 +19,7 @@ import { takeAttachments } from '../rules/attachments.js';
 import { cmpKey, createdKey, keysetPage } from '../rules/paging.js';
 import { readable, viewMatches, viewVisible } from '../rules/views.js';
 import type { CompanionState } from '../state.js';
-import type { NewMessageInput, TicketRecord } from '../world/index.js';
+import type { ApiKeyRecord, NewMessageInput, Org, TicketRecord } from '../world/index.js';
 
 export function ticketNumberParam(ctx: RequestContext): number {
   const raw = ctx.params['ticketNumber'] ?? '';
@@ -38,8 +39,35 @@ export function findTicket(s: CompanionState, ctx: RequestContext, forWrite = fa
   return t;
 }
 
-function stripHtml(html: string): string {
+/** The plain text of an `html_body` (a message given only as HTML). */
+export function stripHtml(html: string): string {
   return html.replace(/<[^>]*>/g, '').trim();
+}
+
+/** The key's organization (every key has one). */
+export function orgOf(s: CompanionState, key: ApiKeyRecord): Org {
+  const org = s.world.org(key.orgId);
+  if (!org) throw new Error('key of unknown org');
+  return org;
+}
+
+/**
+ * A ticket or message goes out on a connected channel (spec 4.4, 4.6): 400 when the org has none of that type,
+ * or none with the given `channel_identifier`.
+ */
+export function checkConnected(org: Org, channel: Channel, identifier: string | undefined): void {
+  const connected = org.channels.filter((c) => c.type === channel);
+  if (connected.length === 0) throw validation(`channel ${channel} is not connected`);
+  if (identifier !== undefined && !connected.some((c) => c.identifier === identifier)) {
+    throw validation(`no connected ${channel} channel with identifier ${identifier}`);
+  }
+}
+
+/** The id of the org's agent with this `assignee_email`; 400 when there is none. */
+function assigneeOf(s: CompanionState, key: ApiKeyRecord, email: string): string {
+  const a = s.world.agentByEmail(key.orgId, email);
+  if (!a) throw validation('assignee_email is not an agent of this organization');
+  return a.id;
 }
 
 export function ticketRoutes(s: CompanionState): Route[] {
@@ -76,7 +104,8 @@ export function ticketRoutes(s: CompanionState): Route[] {
     return page.reply(out, (t) => presentTicket(s, t, q.include === 'ticket_fields'), createdKey);
   });
 
-  const detail = keyedRoute('GET', '/tickets/:ticketNumber', 'detail', 'tickets:read', (ctx) => {
+  const one = '/tickets/:ticketNumber';
+  const detail = keyedRoute('GET', one, 'detail', 'tickets:read', (ctx) => {
     const t = findTicket(s, ctx);
     const q = parseQuery(ctx, TicketListQuery.pick({ include: true }));
     return {
@@ -87,16 +116,8 @@ export function ticketRoutes(s: CompanionState): Route[] {
 
   const create = keyedRoute('POST', '/tickets', 'write', 'tickets:write', (ctx, key) => {
     const body = parseBody(ctx, CreateTicketBody);
-    const org = s.world.org(key.orgId);
-    if (!org) throw new Error('key of unknown org');
-    const connected = org.channels.filter((c) => c.type === body.channel);
-    if (connected.length === 0) throw validation(`channel ${body.channel} is not connected`);
-    if (
-      body.channel_identifier !== undefined &&
-      !connected.some((c) => c.identifier === body.channel_identifier)
-    ) {
-      throw validation(`no connected ${body.channel} channel with identifier ${body.channel_identifier}`);
-    }
+    const org = orgOf(s, key);
+    checkConnected(org, body.channel, body.channel_identifier);
     if (body.language !== undefined && !org.languages.includes(body.language)) {
       throw validation(`language ${body.language} is not a supported inbox language`);
     }
@@ -112,12 +133,7 @@ export function ticketRoutes(s: CompanionState): Route[] {
         throw validation('parent_ticket_id is not a ticket of this organization');
       }
     }
-    let assigneeId: string | null = null;
-    if (body.assignee_email !== undefined) {
-      const a = s.world.agentByEmail(key.orgId, body.assignee_email);
-      if (!a) throw validation('assignee_email is not an agent of this organization');
-      assigneeId = a.id;
-    }
+    const assigneeId = body.assignee_email === undefined ? null : assigneeOf(s, key, body.assignee_email);
     const messages = body.messages ?? [];
     if (messages.filter((m) => m.prefilled_input).length > 1) {
       throw validation('at most one message per request may have prefilled_input');
@@ -215,32 +231,22 @@ export function ticketRoutes(s: CompanionState): Route[] {
     return { status: 201, body: { success: true, data: presentTicket(s, ticket, false, false) } };
   });
 
-  const update = keyedRoute(
-    'POST',
-    '/tickets/:ticketNumber',
-    'ticket_update',
-    'tickets:write',
-    (ctx, key) => {
-      const t = findTicket(s, ctx, true);
-      const body = parseBody(ctx, UpdateTicketBody);
-      let assigneeId: string | null | undefined;
-      if (body.assignee_email === null) assigneeId = null;
-      else if (body.assignee_email !== undefined) {
-        const a = s.world.agentByEmail(key.orgId, body.assignee_email);
-        if (!a) throw validation('assignee_email is not an agent of this organization');
-        assigneeId = a.id;
-      }
-      s.world.updateTicket(
-        t,
-        {
-          ...(body.status !== undefined ? { status: body.status } : {}),
-          ...(body.priority !== undefined ? { priority: body.priority } : {}),
-          ...(assigneeId !== undefined ? { assigneeId } : {}),
-        },
-        key.agentId,
-      );
-      return { status: 200, body: { success: true, data: presentTicket(s, t, false, false) } };
-    },
-  );
+  const update = keyedRoute('POST', one, 'ticket_update', 'tickets:write', (ctx, key) => {
+    const t = findTicket(s, ctx, true);
+    const body = parseBody(ctx, UpdateTicketBody);
+    // null unassigns; absent leaves the assignee alone.
+    const email = body.assignee_email;
+    const assigneeId = email === null || email === undefined ? email : assigneeOf(s, key, email);
+    s.world.updateTicket(
+      t,
+      {
+        ...(body.status !== undefined ? { status: body.status } : {}),
+        ...(body.priority !== undefined ? { priority: body.priority } : {}),
+        ...(assigneeId !== undefined ? { assigneeId } : {}),
+      },
+      key.agentId,
+    );
+    return { status: 200, body: { success: true, data: presentTicket(s, t, false, false) } };
+  });
   return [list, detail, create, update];
 }
