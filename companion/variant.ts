@@ -78,6 +78,16 @@ export function draw(variant: number, kind: VariantKind, id: string): Draw {
   };
 }
 
+/**
+ * The draw of an item that takes another reading, or null when it keeps the default one: always in the default
+ * world, otherwise when word 0 falls outside the share for its kind.
+ */
+function rereading(variant: number, kind: VariantKind, id: unknown, share: number): Draw | null {
+  if (!variant) return null;
+  const d = draw(variant, kind, String(id));
+  return d.frac(0) < share ? d : null;
+}
+
 const isObject = (v: unknown): v is Presented => typeof v === 'object' && v !== null && !Array.isArray(v);
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 function pick<T>(d: Draw, word: number, items: readonly T[]): T {
@@ -136,9 +146,9 @@ export function varyTicket(variant: number, t: Presented): Presented {
 
 /** The contact (spec 2.2 "contact object shape: not shown"), decided per contact id; null stays null. */
 export function varyContact(variant: number, c: unknown): unknown {
-  if (!variant || !isObject(c)) return c;
-  const d = draw(variant, 'contact', String(c['id']));
-  if (d.frac(0) >= VARIANT_SHARES.contact) return c;
+  if (!isObject(c)) return c;
+  const d = rereading(variant, 'contact', c['id'], VARIANT_SHARES.contact);
+  if (!d) return c;
   const email = str(c['email']);
   const name = { first: str(c['first_name']), last: str(c['last_name']) };
   const phone = str(c['phone']);
@@ -173,9 +183,9 @@ function company(variant: number, email: string | null): Presented | null {
 
 /** Custom-field values (spec 2.2 "custom-field value shape: not shown"), decided per ticket id. */
 export function varyTicketFields(variant: number, ticketId: string, fields: unknown): unknown {
-  if (!variant || !Array.isArray(fields)) return fields;
-  const d = draw(variant, 'ticket_fields', ticketId);
-  if (d.frac(0) >= VARIANT_SHARES.ticketFields) return fields;
+  if (!Array.isArray(fields)) return fields;
+  const d = rereading(variant, 'ticket_fields', ticketId, VARIANT_SHARES.ticketFields);
+  if (!d) return fields;
   const withExtraKeys = fields.length > 0 ? d.int(3, fields.length) : -1;
   const out: unknown[] = fields.map((f, i) => {
     if (!isObject(f)) return f;
@@ -272,9 +282,9 @@ export function varyMessage(variant: number, m: Presented): Presented {
 
 /** An attachment item (spec 2.3 "shape of items in attachments: not shown"), decided per attachment id. */
 export function varyAttachment(variant: number, a: unknown): unknown {
-  if (!variant || !isObject(a)) return a;
-  const d = draw(variant, 'attachment', String(a['id']));
-  if (d.frac(0) >= VARIANT_SHARES.attachment) return a;
+  if (!isObject(a)) return a;
+  const d = rereading(variant, 'attachment', a['id'], VARIANT_SHARES.attachment);
+  if (!d) return a;
   const [name, type, size, url] = [a['file_name'], a['mime_type'], a['size'], a['public_url']];
   switch (d.int(1, 3)) {
     case 0:
@@ -350,11 +360,18 @@ function reshapeFilters(filters: unknown[], mode: number): unknown[] {
 
 // ------------------------------------------------------------------ tags, teams, agents (spec 2.6, 4.8)
 
+/** A list of ids read as a list of `{id}` objects (team members, an agent's teams). */
+function idObjects(o: Presented, key: string): Presented {
+  const ids = o[key];
+  if (!Array.isArray(ids)) return o;
+  const objects = ids.map((id) => ({ id }));
+  return withKey(o, key, objects);
+}
+
 /** Tags are referenced on tickets by name, so a tag's id may take another form (ids of teams/agents may not). */
 export function varyTag(variant: number, t: Presented): Presented {
-  if (!variant) return t;
-  const d = draw(variant, 'tag', String(t['id']));
-  if (d.frac(0) >= VARIANT_SHARES.tag) return t;
+  const d = rereading(variant, 'tag', t['id'], VARIANT_SHARES.tag);
+  if (!d) return t;
   switch (d.int(1, 3)) {
     case 0:
       return without(t, 'created_at');
@@ -366,20 +383,11 @@ export function varyTag(variant: number, t: Presented): Presented {
 }
 
 export function varyTeam(variant: number, t: Presented): Presented {
-  if (!variant) return t;
-  const d = draw(variant, 'team', String(t['id']));
-  if (d.frac(0) >= VARIANT_SHARES.team) return t;
+  const d = rereading(variant, 'team', t['id'], VARIANT_SHARES.team);
+  if (!d) return t;
   switch (d.int(1, 3)) {
-    case 0: {
-      const ids = t['agent_ids'];
-      return Array.isArray(ids)
-        ? withKey(
-            t,
-            'agent_ids',
-            ids.map((id) => ({ id })),
-          )
-        : t;
-    }
+    case 0:
+      return idObjects(t, 'agent_ids');
     case 1:
       return without(t, 'created_at');
     default:
@@ -388,24 +396,15 @@ export function varyTeam(variant: number, t: Presented): Presented {
 }
 
 export function varyAgent(variant: number, a: Presented): Presented {
-  if (!variant) return a;
-  const d = draw(variant, 'agent', String(a['id']));
-  if (d.frac(0) >= VARIANT_SHARES.agent) return a;
+  const d = rereading(variant, 'agent', a['id'], VARIANT_SHARES.agent);
+  if (!d) return a;
   switch (d.int(1, 6)) {
     case 0:
       return without(a, 'kind');
     case 1:
       return without(a, 'team_ids');
-    case 2: {
-      const ids = a['team_ids'];
-      return Array.isArray(ids)
-        ? withKey(
-            a,
-            'team_ids',
-            ids.map((id) => ({ id })),
-          )
-        : a;
-    }
+    case 2:
+      return idObjects(a, 'team_ids');
     case 3:
       return withKey(a, 'kind', a['kind'] === 'ai' ? 'bot' : 'user');
     case 4:
@@ -458,9 +457,8 @@ export function varyMetric(variant: number, e: Presented): Presented {
  * body (spec 2.7 rule 8).
  */
 export function varySurvey(variant: number, r: Presented): Presented {
-  if (!variant) return r;
-  const d = draw(variant, 'csat', String(r['id']));
-  if (d.frac(0) >= VARIANT_SHARES.csat) return r;
+  const d = rereading(variant, 'csat', r['id'], VARIANT_SHARES.csat);
+  if (!d) return r;
   const mask = 1 + d.int(1, 7);
   return {
     ...r,
@@ -472,9 +470,8 @@ export function varySurvey(variant: number, r: Presented): Presented {
 
 /** Harmless unknown fields on a session item. Never IP, browser or user agent (spec 2.8 rule 2). */
 export function varySession(variant: number, r: Presented): Presented {
-  if (!variant) return r;
-  const d = draw(variant, 'session', String(r['id']));
-  if (d.frac(0) >= VARIANT_SHARES.session) return r;
+  const d = rereading(variant, 'session', r['id'], VARIANT_SHARES.session);
+  if (!d) return r;
   const mask = 1 + d.int(1, 3);
   return {
     ...r,

@@ -51,6 +51,20 @@ export function mustKey(ctx: RequestContext): ApiKeyRecord {
   return ctx.key;
 }
 
+/**
+ * A route whose handler acts for the calling key: the app has already answered 401 without a valid key and 403
+ * without `scope` (`'any'`: the handler checks scopes itself), so the handler is given the key.
+ */
+export function keyedRoute(
+  method: string,
+  path: string,
+  routeClass: RouteClass,
+  scope: Scope | 'any',
+  handler: (ctx: RequestContext, key: ApiKeyRecord) => Reply | Promise<Reply>,
+): Route {
+  return { method, path, routeClass, scope, handler: (ctx) => handler(ctx, mustKey(ctx)) };
+}
+
 function issues(error: z.ZodError): string {
   return error.issues
     .map((i) => {

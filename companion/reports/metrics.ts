@@ -219,81 +219,51 @@ function snapshot(
 }
 const isOpen = (status: string) => status === 'open' || status === 'need_more_info';
 
-const obs = (agg: Aggregation, source: (c: SourceContext) => Obs): MetricImpl => ({
-  kind: 'obs',
-  agg,
-  source,
-});
+/** A metric observed by `source` and aggregated by `agg`: `count(source)`, `distinct(source)` and so on. */
+const aggregated =
+  (agg: Aggregation) =>
+  (source: (c: SourceContext) => Obs): MetricImpl => ({ kind: 'obs', agg, source });
+const count = aggregated('count');
+const distinct = aggregated('distinct');
+const sum = aggregated('sum');
+const mean = aggregated('mean');
+const median = aggregated('median');
+const percent = aggregated('percent');
+
+// Sources two metrics read with different aggregations (the cache name makes them one computation anyway).
+const publicMessages = created('messages', (t, ix) => ix.facts.get(t.idx)?.publicMessages ?? 0);
+const resolutionTime = finalResolution(
+  'resolution_time',
+  (t) => ((t.resolvedAt ?? 0) - t.createdAt) / SECONDS,
+);
+const reopens = ticketEvents('reopens', (e) => isReopen(e as never), 'assignee');
+const reassignments = ticketEvents(
+  'reassignments',
+  (e) => e.type === 'assignee_changed' && e.from !== null && e.to !== null,
+  'to',
+);
 
 export const IMPLS: Record<string, MetricImpl> = {
-  new_tickets: obs(
-    'count',
-    created('created', () => 1),
-  ),
-  resolved_tickets: obs(
-    'distinct',
-    resolutions('resolutions', () => 1),
-  ),
-  tickets_replied_to: obs(
-    'distinct',
-    replies('replies', () => true),
-  ),
-  answered_tickets: obs(
-    'distinct',
-    replies('attributed_replies', (_r, author) => author !== null),
-  ),
-  reopened_tickets: obs(
-    'distinct',
-    ticketEvents('reopens', (e) => isReopen(e as never), 'assignee'),
-  ),
-  backlog_now: obs(
-    'count',
-    snapshot((_t, s) => isOpen(s)),
-  ),
-  backlog_over_24h: obs(
-    'count',
-    snapshot((t, s, _a, c) => isOpen(s) && t.createdAt < c.now - 24 * 3_600_000),
-  ),
-  backlog_over_48h: obs(
-    'count',
-    snapshot((t, s, _a, c) => isOpen(s) && t.createdAt < c.now - 48 * 3_600_000),
-  ),
-  awaiting_response_now: obs(
-    'count',
-    snapshot((_t, s) => s === 'need_more_info'),
-  ),
+  new_tickets: count(created('created', () => 1)),
+  resolved_tickets: distinct(resolutions('resolutions', () => 1)),
+  tickets_replied_to: distinct(replies('replies', () => true)),
+  answered_tickets: distinct(replies('attributed_replies', (_r, author) => author !== null)),
+  reopened_tickets: distinct(reopens),
+  backlog_now: count(snapshot((_t, s) => isOpen(s))),
+  backlog_over_24h: count(snapshot((t, s, _a, c) => isOpen(s) && t.createdAt < c.now - 24 * 3_600_000)),
+  backlog_over_48h: count(snapshot((t, s, _a, c) => isOpen(s) && t.createdAt < c.now - 48 * 3_600_000)),
+  awaiting_response_now: count(snapshot((_t, s) => s === 'need_more_info')),
   net_backlog_change: { kind: 'difference', left: 'new_tickets', right: 'resolved_tickets' },
-  messages: obs(
-    'sum',
-    created('messages', (t, ix) => ix.facts.get(t.idx)?.publicMessages ?? 0),
-  ),
-  messages_per_ticket: obs(
-    'mean',
-    created('messages', (t, ix) => ix.facts.get(t.idx)?.publicMessages ?? 0),
-  ),
-  agent_messages: obs(
-    'count',
-    replies('human_replies', (role) => role === 'agent'),
-  ),
-  customer_first_response_time: obs('median', firstResponse('first_response', false)),
-  human_first_response_time: obs('median', firstResponse('first_human_response', true)),
-  full_resolution_time: obs(
-    'median',
-    finalResolution('resolution_time', (t) => ((t.resolvedAt ?? 0) - t.createdAt) / SECONDS),
-  ),
-  csat_average: obs(
-    'mean',
-    scoredSubmissions((score) => score),
-  ),
-  csat_responses: obs(
-    'count',
-    scoredSubmissions(() => 1),
-  ),
-  low_csat_tickets: obs(
-    'distinct',
-    scoredSubmissions((score) => (score <= 2 ? 1 : null)),
-  ),
-  csat_response_rate: obs('percent', (c) =>
+  messages: sum(publicMessages),
+  messages_per_ticket: mean(publicMessages),
+  agent_messages: count(replies('human_replies', (role) => role === 'agent')),
+  customer_first_response_time: median(firstResponse('first_response', false)),
+  human_first_response_time: median(firstResponse('first_human_response', true)),
+  full_resolution_time: median(resolutionTime),
+  csat_average: mean(scoredSubmissions((score) => score)),
+  csat_responses: count(scoredSubmissions(() => 1)),
+  low_csat_tickets: distinct(scoredSubmissions((score) => (score <= 2 ? 1 : null))),
+  csat_response_rate: percent((c) =>
     eligibleSurveys(c, (s, st, b) =>
       b.add(
         Math.floor(s.sentAt / 1000),
@@ -303,125 +273,60 @@ export const IMPLS: Record<string, MetricImpl> = {
       ),
     ),
   ),
-  time_saved: obs(
-    'sum',
-    runs('time_saved', (r) => (r.executed ? r.timeSavedSeconds : null)),
-  ),
-  money_saved: obs(
-    'sum',
+  time_saved: sum(runs('time_saved', (r) => (r.executed ? r.timeSavedSeconds : null))),
+  money_saved: sum(
     runs('money_saved', (r, c) =>
       r.executed ? (r.timeSavedSeconds / 3600) * (org(c)?.hourlyRateEur ?? 0) : null,
     ),
   ),
-  ai_spend: obs(
-    'sum',
+  ai_spend: sum(
     runs('ai_spend', (r, c) => (r.aiCredits > 0 ? r.aiCredits * (org(c)?.eurPerAiCredit ?? 0) : null)),
   ),
   agent_online_time: { kind: 'presence' },
   // ---- our own
-  email_tickets: obs(
-    'count',
-    channelCohort('email_tickets', (ch) => ch === 'email'),
-  ),
-  chat_tickets: obs(
-    'count',
-    channelCohort('chat_tickets', (ch) => ch === 'widget'),
-  ),
-  social_messaging_tickets: obs(
-    'count',
-    channelCohort('social_tickets', (ch) => SOCIAL.has(ch)),
-  ),
-  voice_tickets: obs(
-    'count',
-    channelCohort('voice_tickets', (ch) => ch === 'voice'),
-  ),
-  contact_form_tickets: obs(
-    'count',
-    channelCohort('form_tickets', (ch) => ch === 'contact_form'),
-  ),
-  customer_messages: obs(
-    'sum',
-    created('customer_messages', (t, ix) => ix.facts.get(t.idx)?.customerMessages ?? 0),
-  ),
-  average_first_response_time: obs('mean', firstResponse('first_response', false)),
-  ai_answered_tickets: obs(
-    'distinct',
-    replies('ai_replies', (role) => role === 'ai'),
-  ),
-  sla_first_response_breaches: obs('count', slaFirst(true)),
-  sla_first_response_compliance: obs('percent', slaFirst(false)),
-  sla_resolution_breaches: obs(
-    'count',
+  email_tickets: count(channelCohort('email_tickets', (ch) => ch === 'email')),
+  chat_tickets: count(channelCohort('chat_tickets', (ch) => ch === 'widget')),
+  social_messaging_tickets: count(channelCohort('social_tickets', (ch) => SOCIAL.has(ch))),
+  voice_tickets: count(channelCohort('voice_tickets', (ch) => ch === 'voice')),
+  contact_form_tickets: count(channelCohort('form_tickets', (ch) => ch === 'contact_form')),
+  customer_messages: sum(created('customer_messages', (t, ix) => ix.facts.get(t.idx)?.customerMessages ?? 0)),
+  average_first_response_time: mean(firstResponse('first_response', false)),
+  ai_answered_tickets: distinct(replies('ai_replies', (role) => role === 'ai')),
+  sla_first_response_breaches: count(slaFirst(true)),
+  sla_first_response_compliance: percent(slaFirst(false)),
+  sla_resolution_breaches: count(
     finalResolution('sla_resolution', (t) =>
       (t.resolvedAt ?? 0) - t.createdAt > (RESOLUTION_TARGET_MS[t.priority] ?? 0) ? 1 : null,
     ),
   ),
-  first_contact_resolution_rate: obs(
-    'percent',
+  first_contact_resolution_rate: percent(
     finalResolution('fcr', (t, ix) => {
       const f = ix.facts.get(t.idx);
       return f && f.publicReplies === 1 && f.reopens === 0 ? 1 : 0;
     }),
   ),
-  average_resolution_time: obs(
-    'mean',
-    finalResolution('resolution_time', (t) => ((t.resolvedAt ?? 0) - t.createdAt) / SECONDS),
-  ),
-  replies_per_resolved_ticket: obs(
-    'mean',
+  average_resolution_time: mean(resolutionTime),
+  replies_per_resolved_ticket: mean(
     finalResolution('replies_resolved', (t, ix) => ix.facts.get(t.idx)?.publicReplies ?? 0),
   ),
-  ai_resolved_tickets: obs('distinct', (c) => aiResolutions(c, true)),
-  ai_resolution_rate: obs('percent', (c) => aiResolutions(c, false)),
-  reopen_events: obs(
-    'count',
-    ticketEvents('reopens', (e) => isReopen(e as never), 'assignee'),
-  ),
-  reopen_rate: obs(
-    'percent',
-    resolutions('reopened_after', (e) => (e.later ? 1 : 0)),
-  ),
-  reassigned_tickets: obs(
-    'distinct',
-    ticketEvents(
-      'reassignments',
-      (e) => e.type === 'assignee_changed' && e.from !== null && e.to !== null,
-      'to',
-    ),
-  ),
-  reassignments: obs(
-    'count',
-    ticketEvents(
-      'reassignments',
-      (e) => e.type === 'assignee_changed' && e.from !== null && e.to !== null,
-      'to',
-    ),
-  ),
-  team_transfers: obs(
-    'distinct',
+  ai_resolved_tickets: distinct((c) => aiResolutions(c, true)),
+  ai_resolution_rate: percent((c) => aiResolutions(c, false)),
+  reopen_events: count(reopens),
+  reopen_rate: percent(resolutions('reopened_after', (e) => (e.later ? 1 : 0))),
+  reassigned_tickets: distinct(reassignments),
+  reassignments: count(reassignments),
+  team_transfers: distinct(
     ticketEvents(
       'team_transfers',
       (e) => e.type === 'team_changed' && e.from !== null && e.to !== null,
       'assignee',
     ),
   ),
-  csat_positive_rate: obs(
-    'percent',
-    scoredSubmissions((score) => (score >= 4 ? 1 : 0)),
-  ),
-  automation_actions: obs(
-    'count',
-    runs('actions', (r) => (r.executed ? 1 : null)),
-  ),
-  ai_credits_used: obs(
-    'sum',
-    runs('ai_credits', (r) => (r.aiCredits > 0 ? r.aiCredits : null)),
-  ),
-  unassigned_now: obs(
-    'count',
-    snapshot((_t, s, a) => isOpen(s) && a === null),
-  ),
-  order_revenue: obs('sum', (c) =>
+  csat_positive_rate: percent(scoredSubmissions((score) => (score >= 4 ? 1 : 0))),
+  automation_actions: count(runs('actions', (r) => (r.executed ? 1 : null))),
+  ai_credits_used: sum(runs('ai_credits', (r) => (r.aiCredits > 0 ? r.aiCredits : null))),
+  unassigned_now: count(snapshot((_t, s, a) => isOpen(s) && a === null)),
+  order_revenue: sum((c) =>
     c.ix.cached('orders', (b) => {
       for (const o of c.ix.world.orders) {
         if (o.orgId !== c.ix.orgId) continue;

@@ -20,27 +20,22 @@ export const GRAINS = ['hour', 'day', 'week', 'month'] as const;
 export type Grain = (typeof GRAINS)[number];
 export const COMPARE_MODES = ['previous_period', 'previous_year'] as const;
 export type CompareMode = (typeof COMPARE_MODES)[number];
-export const VIS_TYPES = [
-  'kpi',
-  'line',
-  'area',
-  'grouped_bar',
-  'stacked_bar',
-  'horizontal_bar',
-  'data_table',
-] as const;
+/** The chart types; with `kpi` and `data_table` they make the visualization types of spec 4.12. */
+export const CHART_TYPES = ['line', 'area', 'grouped_bar', 'stacked_bar', 'horizontal_bar'] as const;
+export const VIS_TYPES = ['kpi', ...CHART_TYPES, 'data_table'] as const;
 export type VisType = (typeof VIS_TYPES)[number];
 export const WHERE_FIELDS = ['team', 'channel', 'human_agent', 'language', 'status', 'priority'] as const;
 export type WhereField = (typeof WHERE_FIELDS)[number];
-export const CATEGORY_DIMENSIONS = [
+/** What ticket metrics break down by; automation metrics break down by `action_type` instead (spec 4.12). */
+export const TICKET_DIMENSIONS = [
   'channel',
   'team',
   'human_agent',
   'language',
   'status',
   'priority',
-  'action_type',
 ] as const;
+export const CATEGORY_DIMENSIONS = [...TICKET_DIMENSIONS, 'action_type'] as const;
 export type CategoryDimension = (typeof CATEGORY_DIMENSIONS)[number];
 export type Dimension = CategoryDimension | Grain;
 /** Allow-listed OPTIONS (spec 4.12) with the JSON type each takes. */

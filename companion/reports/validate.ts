@@ -4,10 +4,12 @@ import type { World } from '../world/index.js';
 import { METRIC_BY_ID, type MetricDef } from './catalog.js';
 import {
   type CategoryDimension,
+  CHART_TYPES,
   GRAINS,
   type Grain,
   type ParsedQuery,
   QueryError,
+  TICKET_DIMENSIONS,
   type VisType,
 } from './parser.js';
 
@@ -32,24 +34,10 @@ export interface Plan {
   format: MetricFormat;
 }
 
-const CHARTS: ReadonlySet<VisType> = new Set([
-  'line',
-  'area',
-  'grouped_bar',
-  'stacked_bar',
-  'horizontal_bar',
-]);
+const CHARTS: ReadonlySet<VisType> = new Set(CHART_TYPES);
 /** Our cap on a SINCE … UNTIL span and on hourly series (see companion/README.md). */
 export const MAX_RANGE_DAYS = 366;
 export const MAX_HOURLY_DAYS = 31;
-const TICKET_DIMENSIONS: readonly CategoryDimension[] = [
-  'channel',
-  'team',
-  'human_agent',
-  'language',
-  'status',
-  'priority',
-];
 const LANGUAGE = /^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/;
 
 /** Category dimensions each family supports (spec 4.12 rules 5, 6). */

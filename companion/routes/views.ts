@@ -1,6 +1,6 @@
 import { VIEW_PAGE_LIMIT, ViewListQuery } from '../../schemas/api/index.js';
-import { mustKey, parseQuery, type Route } from '../http/context.js';
-import { binding, cmpKey, decodeKeyset, pageReply } from '../rules/paging.js';
+import { keyedRoute, parseQuery, type Route } from '../http/context.js';
+import { byCreated, createdKey, keysetPage } from '../rules/paging.js';
 import { readable, viewMatches, viewVisible } from '../rules/views.js';
 import type { CompanionState } from '../state.js';
 import { varyView } from '../variant.js';
@@ -21,40 +21,22 @@ function viewCount(s: CompanionState, v: ViewRecord): number {
 }
 
 export function viewRoutes(s: CompanionState): Route[] {
-  return [
-    {
-      method: 'GET',
-      path: '/views',
-      routeClass: 'list',
-      scope: 'tickets:read',
-      handler: (ctx) => {
-        const key = mustKey(ctx);
-        const q = parseQuery(ctx, ViewListQuery);
-        const limit = q.limit ?? VIEW_PAGE_LIMIT.default;
-        const b = binding('views', key, { limit });
-        const after = decodeKeyset(s, b, q.cursor);
-        const visible = s.world.views
-          .filter((v) => viewVisible(v, key))
-          .sort((a, c) => cmpKey(a.createdAt, a.id, c.createdAt, c.id))
-          .filter((v) => !after || cmpKey(v.createdAt, v.id, after.at, after.id) > 0);
-        const page = visible.slice(0, limit);
-        const last = page[page.length - 1];
-        return pageReply(
-          s,
-          b,
-          page.map((v) =>
-            varyView(s.variant, {
-              id: v.id,
-              name: v.name,
-              count: viewCount(s, v),
-              filters: v.filters,
-              shared: v.shared,
-            }),
-          ),
-          visible.length > limit,
-          last ? [last.createdAt, last.id] : null,
-        );
-      },
-    },
-  ];
+  const list = keyedRoute('GET', '/views', 'list', 'tickets:read', (ctx, key) => {
+    const q = parseQuery(ctx, ViewListQuery);
+    const page = keysetPage(s, 'views', key, {}, q.limit ?? VIEW_PAGE_LIMIT.default, q.cursor);
+    const visible = s.world.views
+      .filter((v) => viewVisible(v, key))
+      .sort(byCreated)
+      .filter((v) => page.follows(v.createdAt, v.id));
+    const present = (v: ViewRecord) =>
+      varyView(s.variant, {
+        id: v.id,
+        name: v.name,
+        count: viewCount(s, v),
+        filters: v.filters,
+        shared: v.shared,
+      });
+    return page.reply(visible, present, createdKey);
+  });
+  return [list];
 }

@@ -154,6 +154,9 @@ export function generateWorld(seed: number, ticketCount: number, now: Millis): W
   return data;
 }
 
+type AgentFields = Pick<AgentRecord, 'name' | 'email' | 'kind' | 'createdAt'> &
+  Partial<Omit<AgentRecord, 'id' | 'orgId'>>;
+
 interface BuiltOrg {
   org: Org;
   humans: AgentRecord[];
@@ -182,6 +185,25 @@ function buildOrg(ctx: Ctx, spec: OrgSpec): BuiltOrg {
     createdAt: since - 30 * DAY,
   }));
   data.teams.push(...teams);
+  /**
+   * Every agent starts as an active one, in no team, without dashboard permissions or data restrictions and
+   * counted in analytics. The caller draws the id first, before any draw its fields make (the seeded world
+   * depends on the order of draws).
+   */
+  const agent = (id: string, f: AgentFields): AgentRecord => ({
+    id,
+    orgId: org.id,
+    name: f.name,
+    email: f.email,
+    kind: f.kind,
+    active: f.active ?? true,
+    deletedAt: f.deletedAt ?? null,
+    teamIds: f.teamIds ?? [],
+    permissions: f.permissions ?? [],
+    restrictions: f.restrictions ?? { channels: null, teamIds: null, agentIds: null },
+    excludedFromAnalytics: f.excludedFromAnalytics ?? false,
+    createdAt: f.createdAt,
+  });
   const humans: AgentRecord[] = [];
   for (let i = 0; i < spec.humanCount; i++) {
     const first = FIRST_NAMES[i % FIRST_NAMES.length] ?? 'Agent';
@@ -189,75 +211,53 @@ function buildOrg(ctx: Ctx, spec: OrgSpec): BuiltOrg {
     const isAdmin = i === 0;
     const isLimited = i === 1 && spec.humanCount > 3;
     const team = teams[i % teams.length] as TeamRecord;
-    humans.push({
-      id: `agt_${rng.hex(8)}`,
-      orgId: org.id,
-      name: `${first} ${last}`,
-      email: `${first.toLowerCase()}.${last.toLowerCase()}@${spec.domain}`,
-      kind: 'human',
-      active: true,
-      deletedAt: null,
-      teamIds: isAdmin ? teams.map((t) => t.id) : [team.id],
-      permissions: isAdmin
-        ? [...DASHBOARD_PERMISSIONS]
-        : isLimited
-          ? ['dashboard.org_metrics', 'dashboard.team_metrics']
-          : DASHBOARD_PERMISSIONS.filter(() => rng.chance(0.5)),
-      restrictions: {
-        channels: isLimited ? ['email', 'widget', 'whatsapp'] : null,
-        teamIds: isLimited ? [team.id] : null,
-        agentIds: null,
-      },
-      excludedFromAnalytics: false,
-      createdAt: since - 60 * DAY,
-    });
+    humans.push(
+      agent(`agt_${rng.hex(8)}`, {
+        name: `${first} ${last}`,
+        email: `${first.toLowerCase()}.${last.toLowerCase()}@${spec.domain}`,
+        kind: 'human',
+        teamIds: isAdmin ? teams.map((t) => t.id) : [team.id],
+        permissions: isAdmin
+          ? [...DASHBOARD_PERMISSIONS]
+          : isLimited
+            ? ['dashboard.org_metrics', 'dashboard.team_metrics']
+            : DASHBOARD_PERMISSIONS.filter(() => rng.chance(0.5)),
+        restrictions: {
+          channels: isLimited ? ['email', 'widget', 'whatsapp'] : null,
+          teamIds: isLimited ? [team.id] : null,
+          agentIds: null,
+        },
+        createdAt: since - 60 * DAY,
+      }),
+    );
   }
   const deleted: AgentRecord | null =
     spec.humanCount > 3
-      ? {
-          id: `agt_${rng.hex(8)}`,
-          orgId: org.id,
+      ? agent(`agt_${rng.hex(8)}`, {
           name: 'Former Agent',
           email: `former.agent@${spec.domain}`,
           kind: 'human',
           active: false,
           deletedAt: now - 40 * DAY,
           teamIds: [(teams[0] as TeamRecord).id],
-          permissions: [],
-          restrictions: { channels: null, teamIds: null, agentIds: null },
-          excludedFromAnalytics: false,
           createdAt: since - 90 * DAY,
-        }
+        })
       : null;
   const ai: AgentRecord[] = [
-    {
-      id: `agt_${rng.hex(8)}`,
-      orgId: org.id,
+    agent(`agt_${rng.hex(8)}`, {
       name: 'AI Assistant',
       email: null,
       kind: 'ai',
-      active: true,
-      deletedAt: null,
-      teamIds: [],
-      permissions: [],
-      restrictions: { channels: null, teamIds: null, agentIds: null },
-      excludedFromAnalytics: false,
       createdAt: since - 60 * DAY,
-    },
-    {
-      id: `agt_${rng.hex(8)}`,
-      orgId: org.id,
+    }),
+    // An AI agent excluded from analytics: it never gets a default CSAT credit (spec 2.7 rule 4).
+    agent(`agt_${rng.hex(8)}`, {
       name: 'Legacy Bot',
       email: null,
       kind: 'ai',
-      active: true,
-      deletedAt: null,
-      teamIds: [],
-      permissions: [],
-      restrictions: { channels: null, teamIds: null, agentIds: null },
       excludedFromAnalytics: true,
       createdAt: since - 400 * DAY,
-    },
+    }),
   ];
   data.agents.push(...humans, ...(deleted ? [deleted] : []), ...ai);
   for (const ag of data.agents) ctx.agentById.set(ag.id, ag);

@@ -312,11 +312,7 @@ export class World {
     };
     this.tickets.push(ticket);
     this.#indexTicket(ticket);
-    const sorted = index.sorted;
-    // New tickets are nearly always the newest: insert from the end.
-    let pos = sorted.length;
-    while (pos > 0 && compareTickets(sorted[pos - 1] as TicketRecord, ticket) > 0) pos--;
-    sorted.splice(pos, 0, ticket);
+    insertSorted(index.sorted, ticket, compareTickets);
     this.events.push({
       ticketIdx: ticket.idx,
       type: 'created',
@@ -401,10 +397,7 @@ export class World {
       visibleAt: this.#visibleAt(),
       replicaShadow: null,
     };
-    // Keep (sentAt, id) order.
-    let pos = this.surveys.length;
-    while (pos > 0 && compareSurveySent(this.surveys[pos - 1] as SurveyRecord, survey) > 0) pos--;
-    this.surveys.splice(pos, 0, survey);
+    insertSorted(this.surveys, survey, compareSurveySent); // exports binary-search (sentAt, id) order
     this.#surveyById.set(survey.id, survey);
     return survey;
   }
@@ -424,14 +417,7 @@ export class World {
   answerSurvey(id: string, score: number | null, comment: string | null, at?: Millis): SurveyRecord {
     const s = this.#surveyById.get(id);
     if (!s) throw new Error(`unknown survey ${id}`);
-    if (this.settings.replicaLagMs > 0) {
-      s.replicaShadow = {
-        until: this.settings.realNow() + this.settings.replicaLagMs,
-        score: s.score,
-        comment: s.comment,
-        submittedAt: s.submittedAt,
-      };
-    }
+    this.#keepForReplica(s, { score: s.score, comment: s.comment, submittedAt: s.submittedAt });
     s.score = score;
     s.comment = comment;
     s.submittedAt = (at ?? this.settings.now()) * 1000 + (this.#rng.u32() % 1000);
@@ -455,9 +441,7 @@ export class World {
       visibleAt: this.#visibleAt(),
       replicaShadow: null,
     };
-    let pos = this.sessions.length;
-    while (pos > 0 && compareSessions(this.sessions[pos - 1] as SessionRecord, s) > 0) pos--;
-    this.sessions.splice(pos, 0, s);
+    insertSorted(this.sessions, s, compareSessions);
     this.#sessionById.set(s.id, s);
     return s;
   }
@@ -466,14 +450,7 @@ export class World {
     const s = this.#sessionById.get(id);
     if (!s) throw new Error(`unknown session ${id}`);
     const end = at ?? this.settings.now();
-    if (this.settings.replicaLagMs > 0) {
-      s.replicaShadow = {
-        until: this.settings.realNow() + this.settings.replicaLagMs,
-        end: s.end,
-        lastActivity: s.lastActivity,
-        updatedAt: s.updatedAt,
-      };
-    }
+    this.#keepForReplica(s, { end: s.end, lastActivity: s.lastActivity, updatedAt: s.updatedAt });
     s.end = end;
     s.lastActivity = Math.max(s.lastActivity, Math.min(end, s.lastActivity + 60_000));
     s.updatedAt = end;
@@ -546,6 +523,11 @@ export class World {
     return this.settings.realNow() + this.settings.replicaLagMs;
   }
 
+  /** Replica lag: the replica keeps showing a survey's or session's `previous` values until the change is visible. */
+  #keepForReplica<T>(r: { replicaShadow: (T & { until: number }) | null }, previous: T): void {
+    if (this.settings.replicaLagMs > 0) r.replicaShadow = { until: this.#visibleAt(), ...previous };
+  }
+
   #shadow(t: TicketRecord) {
     if (this.settings.replicaLagMs <= 0) return;
     const realNow = this.settings.realNow();
@@ -596,6 +578,16 @@ export class World {
     }
     return m;
   }
+}
+
+/**
+ * Inserts `item` into `list`, which is kept in `cmp` order. A new record is nearly always the newest, so the
+ * walk starts from the end.
+ */
+function insertSorted<T>(list: T[], item: T, cmp: (a: T, b: T) => number): void {
+  let pos = list.length;
+  while (pos > 0 && cmp(list[pos - 1] as T, item) > 0) pos--;
+  list.splice(pos, 0, item);
 }
 
 export function compareSurveySent(a: SurveyRecord, b: SurveyRecord): number {
