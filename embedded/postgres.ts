@@ -167,7 +167,8 @@ export async function startEmbeddedPostgres(
     password = randomBytes(12).toString('hex');
     await mkdir(dataDir, { recursive: true, mode: 0o700 });
     if (ids) await chown(dataDir, ids.uid, ids.gid);
-    await writeFile(passwordFile, password, { mode: 0o644 });
+    // 0600 from creation: initdb (as the postgres user when we are root, hence the chown) is its only reader.
+    await writeFile(passwordFile, password, { mode: 0o600 });
     if (ids) await chown(passwordFile, ids.uid, ids.gid);
     log(`initialising a PostgreSQL cluster in ${dataDir}`);
     const init = options.step?.(`initialising a PostgreSQL cluster in ${dataDir} (first start)`);

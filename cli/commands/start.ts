@@ -1,9 +1,8 @@
 import type { CompanionHandle } from '../../companion/index.js';
 import { embeddedSource } from '../../embedded/demo-source.js';
-import type { EmbeddedPostgres } from '../../embedded/postgres.js';
 import { asStep, createStepReporter } from '../../embedded/step-progress.js';
 import { temporalFor } from '../../embedded/temporal.js';
-import { embeddedWarehouse } from '../../embedded/warehouse.js';
+import { type EmbeddedWarehouse, embeddedWarehouse } from '../../embedded/warehouse.js';
 import { ALL_STREAMS, type StreamName } from '../../schemas/sync.js';
 import { createLogger } from '../../worker/logger.js';
 import { exitCodeOf } from '../../worker/run-sync.js';
@@ -74,12 +73,14 @@ export async function startCommand(opts: StartOptions): Promise<number> {
     } else {
       say(`source:      ${process.env['SUPPORT_API_URL']}`);
     }
-    let warehouse: EmbeddedPostgres | undefined;
+    let warehouse: EmbeddedWarehouse | undefined;
     if (!process.env['DESTINATION_URL']) {
       warehouse = await embeddedWarehouse(bootLogger, step);
       cleanups.push(() => warehouse!.stop());
       overrides['DESTINATION_URL'] = warehouse.url;
-      say(`warehouse:   ${warehouse.url}  (schema "support", data in ${warehouse.dataDir})`);
+      say(
+        `warehouse:   ${warehouse.displayUrl}  (schema "support", data in ${warehouse.dataDir}; password in ${warehouse.serviceFile})`,
+      );
     } else {
       say('warehouse:   DESTINATION_URL');
     }
@@ -112,7 +113,7 @@ export async function startCommand(opts: StartOptions): Promise<number> {
         if (opts.once || interrupted) return exitCodeOf(summary);
         say(
           `\nThe Temporal UI stays up${temporal.uiUrl ? ` at ${temporal.uiUrl}` : ''}; query the warehouse with ` +
-            `psql "${warehouse?.url ?? 'DESTINATION_URL'}" -c 'select count(*) from support.tickets'. Ctrl-C to stop.`,
+            `${warehouse ? warehouse.psqlCommand : 'psql "$DESTINATION_URL"'} -c 'select count(*) from support.tickets'. Ctrl-C to stop.`,
         );
         await new Promise<void>((resolve) => {
           const check = setInterval(() => {
