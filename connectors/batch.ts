@@ -9,7 +9,7 @@ import {
   toValidatedRows,
   type WarehouseRow,
 } from '../schemas/warehouse.js';
-import type { WriteBatch } from './destination.js';
+import type { WriteBatch, WriteResult } from './destination.js';
 import { DestinationError } from './errors.js';
 
 /*
@@ -68,4 +68,11 @@ export function rejectedList(items: readonly RejectedItem[] | undefined): Reject
     byKey.set(`${storable.table}\u0000${storable.itemKey}`, storable);
   });
   return [...byKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, item]) => item);
+}
+
+/** A batch's result from what its merge counted: the rest of what it received was unchanged. */
+export function writeResult(batch: WriteBatch, inserted: unknown, updated: unknown): WriteResult {
+  const received = batch.rows.length;
+  const [i, u] = [Number(inserted ?? 0), Number(updated ?? 0)];
+  return { received, inserted: i, updated: u, unchanged: received - i - u };
 }

@@ -1,5 +1,5 @@
 import type { CheckpointUpdate, TableName, TableSpec, WarehouseRow } from '../../schemas/warehouse.js';
-import { batchRows, checkpointList, rejectedList } from '../batch.js';
+import { batchRows, checkpointList, rejectedList, writeResult } from '../batch.js';
 import type { Destination, WriteBatch, WriteResult } from '../destination.js';
 import type { DestinationSettings } from '../settings.js';
 import type { CascadeConditions, CascadeCounts, DeletionRequest } from '../sql/deletions.js';
@@ -34,7 +34,6 @@ export class BigQueryWriter implements WarehouseWriter {
     const spec = this.settings.spec(batch.table);
     const rows = batchRows(spec, batch);
     const rejected = rejectedList(batch.rejected);
-    const received = batch.rows.length;
     const syncedAt = this.#syncedAt();
     const checkpoints = checkpointList(batch.checkpoint);
     const seen = batch.seen ?? [];
@@ -51,7 +50,7 @@ export class BigQueryWriter implements WarehouseWriter {
       } else {
         await this.#checkpointOnly(checkpoints, syncedAt.checkpointTime);
       }
-      return { received, inserted: 0, updated: 0, unchanged: received };
+      return writeResult(batch, 0, 0);
     }
     const staged = { batch, spec, rows, stage: stageName(spec) };
     const [counts] = await this.#mergeStaged(context, [staged], () =>
@@ -66,7 +65,7 @@ export class BigQueryWriter implements WarehouseWriter {
         batch.repair === true,
       ),
     );
-    return resultOf(batch, counts?.['inserted'], counts?.['updated']);
+    return writeResult(batch, counts?.['inserted'], counts?.['updated']);
   }
 
   async writeTables(
@@ -86,7 +85,7 @@ export class BigQueryWriter implements WarehouseWriter {
         const script = rowlessScript(this.session.dataset, null, rejected, syncedAt, checkpoints);
         await this.session.withErrorMapping(context, () => this.session.script(script));
       } else await this.#checkpointOnly(checkpoints, syncedAt.checkpointTime);
-      return prepared.map((p) => resultOf(p.batch, 0, 0));
+      return prepared.map((p) => writeResult(p.batch, 0, 0));
     }
     const stages = loaded.map((p) => ({ ...p, stage: stageName(p.spec) }));
     const [counts] = await this.#mergeStaged(context, stages, () =>
@@ -95,8 +94,8 @@ export class BigQueryWriter implements WarehouseWriter {
     return prepared.map((p) => {
       const i = stages.findIndex((s) => s.batch === p.batch);
       return i < 0
-        ? resultOf(p.batch, 0, 0)
-        : resultOf(p.batch, counts?.[`inserted_${i}`], counts?.[`updated_${i}`]);
+        ? writeResult(p.batch, 0, 0)
+        : writeResult(p.batch, counts?.[`inserted_${i}`], counts?.[`updated_${i}`]);
     });
   }
 
@@ -188,11 +187,4 @@ SELECT marked, revived;`;
     );
     return { marked: Number(row?.marked ?? 0), revived: Number(row?.revived ?? 0) };
   }
-}
-
-/** A batch's result from the counts a merge script returned (the rest of what it received was unchanged). */
-function resultOf(batch: WriteBatch, inserted: unknown, updated: unknown): WriteResult {
-  const received = batch.rows.length;
-  const [i, u] = [Number(inserted ?? 0), Number(updated ?? 0)];
-  return { received, inserted: i, updated: u, unchanged: received - i - u };
 }

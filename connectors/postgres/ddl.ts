@@ -3,7 +3,7 @@ import type { ColumnSpec } from '../../schemas/warehouse.js';
 import { WAREHOUSE_VIEWS } from '../../schemas/warehouse-views.js';
 import type { DestinationSettings } from '../settings.js';
 import { tableLayouts } from '../table-layouts.js';
-import { ident, PG_TYPES } from './dialect.js';
+import { ident, PG_TYPES, stringLiteral } from './dialect.js';
 import type { PostgresSession } from './session.js';
 
 /*
@@ -103,14 +103,12 @@ async function createViews(client: pg.PoolClient, session: PostgresSession): Pro
 /** SQL text matching an ISO 8601 instant (what a timestamp column accepts; anything else stays NULL). */
 const ISO_INSTANT = `'^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?(Z|[+-]\\d{2}:?\\d{2})$'`;
 
-const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
-
 /**
  * The value of `column` read from `_raw` along its path, converted to its type; NULL where `_raw`'s value
  * does not fit the type (a guard per type instead of a cast that would fail the whole migration).
  */
 export function rawValueSql(column: ColumnSpec): string {
-  const v = `("_raw" #> ARRAY[${column.path!.map(literal).join(', ')}]::text[])`;
+  const v = `("_raw" #> ARRAY[${column.path!.map(stringLiteral).join(', ')}]::text[])`;
   const is = (t: string) => `jsonb_typeof(${v}) = '${t}'`;
   switch (column.type) {
     case 'string':

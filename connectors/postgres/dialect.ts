@@ -10,7 +10,7 @@ export function ident(name: string): string {
 }
 
 /** A string literal (standard-conforming strings: only the quote is doubled). */
-const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
+export const stringLiteral = (text: string): string => `'${text.replaceAll("'", "''")}'`;
 
 /** PostgreSQL's rendering of the shared SQL (the BI views, the bookkeeping reads) for one schema. */
 export function postgresDialect(schema: string): WarehouseDialect {
@@ -18,7 +18,7 @@ export function postgresDialect(schema: string): WarehouseDialect {
     kind: 'postgres',
     table: (name) => `${ident(schema)}.${ident(name)}`,
     ident,
-    string: literal,
+    string: stringLiteral,
     secondsBetween: (later, earlier) =>
       `CAST(EXTRACT(EPOCH FROM (${later}) - (${earlier})) AS double precision)`,
     utcDay: (ts) => `to_char((${ts}) AT TIME ZONE 'UTC', 'YYYY-MM-DD')`,

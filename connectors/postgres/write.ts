@@ -9,7 +9,7 @@ import {
   type TableName,
   type TableSpec,
 } from '../../schemas/warehouse.js';
-import { batchRows, checkpointList, rejectedList, stagedColumns } from '../batch.js';
+import { batchRows, checkpointList, rejectedList, stagedColumns, writeResult } from '../batch.js';
 import type { Destination, WriteBatch, WriteResult } from '../destination.js';
 import type { DestinationSettings } from '../settings.js';
 import type { CascadeConditions, CascadeCounts, DeletionRequest } from '../sql/deletions.js';
@@ -26,6 +26,11 @@ import {
   seenSql,
   touchSql,
 } from './sql.js';
+
+/** A checkpoint upsert's second half: a known (stream, scope) takes every new value. */
+const CHECKPOINT_CONFLICT = `ON CONFLICT (stream, scope) DO UPDATE SET cursor = EXCLUDED.cursor,
+  high_water_mark = EXCLUDED.high_water_mark, status = EXCLUDED.status, pages = EXCLUDED.pages,
+  rows = EXCLUDED.rows, updated_at = EXCLUDED.updated_at`;
 
 /** The temporary staging table of a table's batch (dropped at commit). */
 const stageOf = (spec: TableSpec<unknown>) => `_stage_${spec.name}`;
@@ -90,10 +95,7 @@ export class PostgresWriter implements WarehouseWriter {
           if (rows.length === 0) await this.session.lockTable(client, spec.name);
           await client.query(seenSql(this.session.schema, spec), [syncedAt, batch.seen]);
         }
-        const received = batch.rows.length;
-        const inserted = merged?.inserted ?? 0;
-        const updated = merged?.updated ?? 0;
-        results[i] = { received, inserted, updated, unchanged: received - inserted - updated };
+        results[i] = writeResult(batch, merged?.inserted, merged?.updated);
       }
       const stored = prepared.filter((p) => p.rows.length > 0).map((p) => p.spec);
       await this.#writeRejected(client, stored, rejected, syncedAt);
@@ -188,12 +190,11 @@ export class PostgresWriter implements WarehouseWriter {
     if (list.length === 1) return this.#upsertCheckpoint(client, list[0]!, at);
     const column = <K extends keyof CheckpointUpdate>(k: K) => list.map((cp) => cp[k]);
     await client.query(
-      `INSERT INTO ${this.session.dialect.table('_sync_state')} (stream, scope, cursor, high_water_mark, status, pages, rows, updated_at)
+      `${this.#insertCheckpoints()}
        SELECT s.stream, s.scope, s.cursor, s.hwm, s.status, s.pages, s.rows, $8
        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bigint[])
          AS s(stream, scope, cursor, hwm, status, pages, rows)
-       ON CONFLICT (stream, scope) DO UPDATE SET cursor = EXCLUDED.cursor, high_water_mark = EXCLUDED.high_water_mark,
-         status = EXCLUDED.status, pages = EXCLUDED.pages, rows = EXCLUDED.rows, updated_at = EXCLUDED.updated_at`,
+       ${CHECKPOINT_CONFLICT}`,
       [
         column('stream'),
         column('scope'),
@@ -209,12 +210,13 @@ export class PostgresWriter implements WarehouseWriter {
 
   async #upsertCheckpoint(client: pg.PoolClient, cp: CheckpointUpdate, at: Date): Promise<void> {
     await client.query(
-      `INSERT INTO ${this.session.dialect.table('_sync_state')} (stream, scope, cursor, high_water_mark, status, pages, rows, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-       ON CONFLICT (stream, scope) DO UPDATE SET cursor = EXCLUDED.cursor, high_water_mark = EXCLUDED.high_water_mark,
-         status = EXCLUDED.status, pages = EXCLUDED.pages, rows = EXCLUDED.rows, updated_at = EXCLUDED.updated_at`,
+      `${this.#insertCheckpoints()} VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ${CHECKPOINT_CONFLICT}`,
       [cp.stream, cp.scope, cp.cursor, cp.high_water_mark, cp.status, cp.pages, cp.rows, at],
     );
+  }
+
+  #insertCheckpoints(): string {
+    return `INSERT INTO ${this.session.dialect.table('_sync_state')} (stream, scope, cursor, high_water_mark, status, pages, rows, updated_at)`;
   }
 
   // --- deletions: the rows come from sql/deletions.ts; here, the lock and the transaction --------------

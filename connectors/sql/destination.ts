@@ -56,42 +56,50 @@ export interface WarehouseParts {
  */
 export class SqlDestination implements Destination {
   readonly capabilities: DestinationCapabilities;
-  protected readonly session: SqlSession;
-  readonly #parts: WarehouseParts;
+  readonly #session: SqlSession;
+  readonly #settings: DestinationSettings;
+  readonly #writer: WarehouseWriter;
+  readonly #prepare: () => Promise<void>;
 
   constructor(parts: WarehouseParts) {
     this.capabilities = parts.capabilities;
-    this.session = parts.session;
-    this.#parts = parts;
+    this.#session = parts.session;
+    this.#settings = parts.settings;
+    this.#writer = parts.writer;
+    this.#prepare = parts.prepare;
   }
 
   // --- schema and writes: the warehouse's own -----------------------------------------------------------
 
   prepare(): Promise<void> {
-    return this.#parts.prepare();
+    return this.#prepare();
   }
 
   writeBatch<T extends TableName>(batch: WriteBatch<T>): Promise<WriteResult> {
-    return this.#parts.writer.writeBatch(batch);
+    return this.#writer.writeBatch(batch);
   }
 
   writeTables(...args: Parameters<Destination['writeTables']>): Promise<WriteResult[]> {
-    return this.#parts.writer.writeTables(...args);
+    return this.#writer.writeTables(...args);
   }
 
   writeCheckpoints(checkpoints: readonly CheckpointUpdate[]): Promise<void> {
-    return this.#parts.writer.writeCheckpoints(checkpoints);
+    return this.#writer.writeCheckpoints(checkpoints);
   }
 
   async currentTime(): Promise<Date> {
-    const { settings, session } = this.#parts;
-    if (!settings.serverClock) return settings.clock();
-    const now = statement(session.dialect, () => `SELECT ${session.dialect.now} AS t`);
-    const [t] = await parsedRows(session, 'currentTime', now, (row) => new Date(String(row['t'])));
+    if (!this.#settings.serverClock) return this.#settings.clock();
+    const d = this.#session.dialect;
+    const now = statement(d, () => `SELECT ${d.now} AS t`);
+    const [t] = await parsedRows(this.#session, 'currentTime', now, (row) => new Date(String(row['t'])));
     return t!;
   }
 
-  // --- deletions: which rows, once; how, the warehouse's ---------------------------------------------------
+  close(): Promise<void> {
+    return this.#session.close();
+  }
+
+  // --- deletions: which rows, written once; how they are marked, the warehouse's ------------------------
 
   async markDeleted(
     table: TableName,
@@ -99,10 +107,11 @@ export class SqlDestination implements Destination {
     deletedAt: Date,
     checkpoint?: CheckpointUpdate,
   ): Promise<number> {
-    const spec = this.#parts.settings.deletable(table);
+    const spec = this.#settings.deletable(table);
+    // Nothing to mark and no checkpoint to move: no transaction to open.
     if (ids.length === 0 && checkpoint === undefined) return 0;
     const where = liveIdsWhere(spec, ids);
-    return this.#parts.writer.markDeleted({ spec, where, deletedAt, checkpoint, operation: 'markDeleted' });
+    return this.#writer.markDeleted({ spec, where, deletedAt, checkpoint, operation: 'markDeleted' });
   }
 
   /** Parameters as the interface declares them (see Destination.markDeletedNotSeenSince). */
@@ -111,68 +120,65 @@ export class SqlDestination implements Destination {
       Destination['markDeletedNotSeenSince']
     >
   ): Promise<number> {
-    const spec = this.#parts.settings.deletable(table);
+    const spec = this.#settings.deletable(table);
     const where = notSeenSinceWhere(spec, since, within, unlessUnread);
     const operation = 'markDeletedNotSeenSince';
-    return this.#parts.writer.markDeleted({ spec, where, deletedAt, checkpoint, operation });
+    return this.#writer.markDeleted({ spec, where, deletedAt, checkpoint, operation });
   }
 
   async cascadeDeletion(cascade: DeletionCascade, deletedAt: Date): Promise<CascadeCounts> {
-    const { settings, session, writer } = this.#parts;
-    const child = settings.deletable(cascade.child);
-    const parent = settings.deletable(cascade.parent);
-    return writer.cascade(child, cascadeConditions(session.dialect, child, parent, cascade), deletedAt);
+    const child = this.#settings.deletable(cascade.child);
+    const parent = this.#settings.deletable(cascade.parent);
+    const conditions = cascadeConditions(this.#session.dialect, child, parent, cascade);
+    return this.#writer.cascade(child, conditions, deletedAt);
   }
 
   // --- reads of state and ledger: one SQL for every warehouse ----------------------------------------------
 
   async readCheckpoint(stream: string, scope: string): Promise<Checkpoint | null> {
-    const [checkpoint] = await readCheckpoints(this.session, 'readCheckpoint', { stream, scope });
+    const [checkpoint] = await readCheckpoints(this.#session, 'readCheckpoint', { stream, scope });
     return checkpoint ?? null;
   }
 
   async listCheckpoints(stream?: string, filter: CheckpointFilter = {}): Promise<Checkpoint[]> {
-    return readCheckpoints(this.session, 'listCheckpoints', { stream, ...filter });
+    return readCheckpoints(this.#session, 'listCheckpoints', { stream, ...filter });
   }
 
   async storedVersions(table: TableName, ids: readonly string[]): Promise<Map<string, StoredVersion>> {
-    return storedVersions(this.session, this.#parts.settings.spec(table), ids);
+    return storedVersions(this.#session, this.#settings.spec(table), ids);
   }
 
   async staleThreads(verifiedBefore: Date, limit: number): Promise<string[]> {
-    return staleThreads(this.session, verifiedBefore, limit);
+    return staleThreads(this.#session, verifiedBefore, limit);
   }
 
   async freshness(): Promise<Freshness> {
-    return freshness(this.session);
-  }
-
-  async recordRun(run: SyncRunRecord): Promise<void> {
-    await recordRun(this.session, run);
-  }
-
-  async listRuns(limit: number): Promise<SyncRunRecord[]> {
-    return listRuns(this.session, limit);
-  }
-
-  async recordReconciliation(rows: readonly ReconciliationRecord[]): Promise<void> {
-    await recordReconciliation(this.session, rows);
-  }
-
-  async listReconciliation(runId?: string): Promise<ReconciliationRecord[]> {
-    return listReconciliation(this.session, runId);
+    return freshness(this.#session);
   }
 
   async select(build: (dialect: SqlDialect) => string): Promise<Row[]> {
+    const d = this.#session.dialect;
     return parsedRows(
-      this.session,
+      this.#session,
       'select',
-      statement(this.session.dialect, () => build(this.session.dialect)),
+      statement(d, () => build(d)),
       (row) => row,
     );
   }
 
-  close(): Promise<void> {
-    return this.session.close();
+  async recordRun(run: SyncRunRecord): Promise<void> {
+    await recordRun(this.#session, run);
+  }
+
+  async listRuns(limit: number): Promise<SyncRunRecord[]> {
+    return listRuns(this.#session, limit);
+  }
+
+  async recordReconciliation(rows: readonly ReconciliationRecord[]): Promise<void> {
+    await recordReconciliation(this.#session, rows);
+  }
+
+  async listReconciliation(runId?: string): Promise<ReconciliationRecord[]> {
+    return listReconciliation(this.#session, runId);
   }
 }
