@@ -63,7 +63,10 @@ export interface SqlSession {
    * canonicalTimestamp), integers numbers, JSON parsed.
    */
   rows(query: Statement): Promise<Row[]>;
-  /** A statement that writes (an upsert), committed on its own (retried where the warehouse aborts one of two concurrent writers). */
+  /**
+   * A statement that writes (an upsert), committed on its own; retried where the warehouse aborts one of
+   * two concurrent writers (BigQuery).
+   */
   execute(write: Statement): Promise<void>;
   close(): Promise<void>;
 }

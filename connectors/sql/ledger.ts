@@ -1,5 +1,5 @@
 import { ReconciliationRecord, SYSTEM_TABLES, SyncRunRecord } from '../../schemas/warehouse.js';
-import { limitClause, parsedRows, type SqlSession, statement } from './dialect.js';
+import { limitClause, parsedRows, type Row, type SqlSession, statement } from './dialect.js';
 
 /*
  * The run ledger (`_sync_runs`) and the reconciliation results (`_reconciliation`), written once against the
@@ -16,10 +16,10 @@ function upsert(
   session: SqlSession,
   context: string,
   table: LedgerTable,
-  records: readonly Record<string, unknown>[],
+  records: readonly Row[],
 ): Promise<void> {
   const d = session.dialect;
-  const keyOf = (r: Record<string, unknown>) => table.primaryKey.map((k) => String(r[k])).join('\u0000');
+  const keyOf = (r: Row) => table.primaryKey.map((k) => String(r[k])).join('\u0000');
   const unique = [...new Map(records.map((r) => [keyOf(r), r])).values()];
   const write = statement(d, (bind) =>
     d.upsert(
