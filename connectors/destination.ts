@@ -4,13 +4,13 @@ import type {
   CheckpointUpdate,
   Freshness,
   ReconciliationRecord,
+  RejectedItem,
   RowInputs,
   StoredVersion,
   SyncRunRecord,
   TableName,
   TableSpec,
 } from '../schemas/warehouse.js';
-import { RejectedItem, storableJson, storableString } from '../schemas/warehouse.js';
 import type { SqlDialect } from '../schemas/warehouse-views.js';
 
 export type {
@@ -24,6 +24,10 @@ export type {
   WarehouseRowInput,
 } from '../schemas/warehouse.js';
 export { WarehouseRowError } from '../schemas/warehouse.js';
+// Helpers that lived here before the destinations were split; kept so imports of this module keep working.
+export { checkpointList, rejectedList } from './batch.js';
+export { DestinationError } from './errors.js';
+export { cascadeColumn, rangeColumn, unreadColumn } from './sql/deletions.js';
 
 /**
  * What a destination supports, declared in one place (dlt's capabilities object) so callers branch on a
@@ -107,59 +111,11 @@ export interface UnreadGuard {
   readonly stream: string;
 }
 
-/** Checks that an unread guard names a string or integer column (one whose text can be a scope). */
-export function unreadColumn(
-  spec: { name: string; columns: readonly { name: string; type: string }[] },
-  guard: UnreadGuard,
-): string {
-  const column = spec.columns.find((c) => c.name === guard.column);
-  if (!column || (column.type !== 'string' && column.type !== 'integer')) {
-    throw new DestinationError(
-      `${spec.name}.${guard.column} is not a string or integer column; cannot match it to checkpoint scopes`,
-    );
-  }
-  return column.name;
-}
-
-/** Checks that a deletion range names a timestamp column of the table; returns the column name. */
-export function rangeColumn(
-  spec: { name: string; columns: readonly { name: string; type: string }[] },
-  within: DeletionRange,
-): string {
-  const column = spec.columns.find((c) => c.name === within.column);
-  if (!column || column.type !== 'timestamp') {
-    throw new DestinationError(
-      `${spec.name}.${within.column} is not a timestamp column; cannot bound a deletion by it`,
-    );
-  }
-  return column.name;
-}
-
-/** Checks that a cascade's foreign key is a column of the child table; returns the column name. */
-export function cascadeColumn(
-  child: { name: string; columns: readonly { name: string }[] },
-  cascade: DeletionCascade,
-): string {
-  const column = child.columns.find((c) => c.name === cascade.foreignKey);
-  if (!column) throw new DestinationError(`${child.name}.${cascade.foreignKey} does not exist`);
-  return column.name;
-}
-
 /** Narrows `listCheckpoints` (e.g. the thread queue: `{ status: 'running', limit: 50 }`). */
 export interface CheckpointFilter {
   readonly status?: CheckpointStatus;
   /** At most this many, in (stream, scope) order. */
   readonly limit?: number;
-}
-
-/** The checkpoints of a batch as a list, deduplicated by (stream, scope) (the last wins), in key order. */
-export function checkpointList(checkpoint: WriteBatch['checkpoint']): CheckpointUpdate[] {
-  if (!checkpoint) return [];
-  const list = Array.isArray(checkpoint)
-    ? (checkpoint as readonly CheckpointUpdate[])
-    : [checkpoint as CheckpointUpdate];
-  const byKey = new Map(list.map((cp) => [`${cp.stream}\u0000${cp.scope}`, cp]));
-  return [...byKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, cp]) => cp);
 }
 
 export interface WriteResult {
@@ -174,10 +130,21 @@ export interface DestinationHooks {
   beforeMerge?: (table: TableName) => Promise<void> | void;
 }
 
-export interface Destination {
+/*
+ * The Destination, grouped by what a caller does with it. Callers keep taking a `Destination`; a part that
+ * only reads state (or only keeps the ledger) can take the narrower interface.
+ */
+
+/** The warehouse's schema and the destination's life. */
+export interface DestinationSchema {
   readonly capabilities: DestinationCapabilities;
   /** Creates schema/dataset, all tables and indexes; idempotent; adds columns missing from existing tables. */
   prepare(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Rows and checkpoints in, each call atomic. */
+export interface WarehouseWrites {
   /** Rows of one table plus an optional checkpoint, atomically. Invalid rows reject the whole batch. */
   writeBatch<T extends TableName>(batch: WriteBatch<T>): Promise<WriteResult>;
   /**
@@ -188,22 +155,18 @@ export interface Destination {
     batches: readonly WriteBatch[],
     checkpoint?: CheckpointUpdate | readonly CheckpointUpdate[],
   ): Promise<WriteResult[]>;
+  /** Checkpoints alone, atomically (a window restarted, a high-water mark moved). */
+  writeCheckpoints(checkpoints: readonly CheckpointUpdate[]): Promise<void>;
   /**
    * The clock that stamps `_synced_at`: the warehouse's own (PostgreSQL `now()`, BigQuery
    * `CURRENT_TIMESTAMP()`) unless a test clock was injected. One clock for every worker, so a full refresh
    * can mark "not received since the run began" exactly, whatever the workers' clocks say.
    */
   currentTime(): Promise<Date>;
-  /** Checkpoints alone, atomically (a window restarted, a high-water mark moved). */
-  writeCheckpoints(checkpoints: readonly CheckpointUpdate[]): Promise<void>;
-  readCheckpoint(stream: string, scope: string): Promise<Checkpoint | null>;
-  listCheckpoints(stream?: string, filter?: CheckpointFilter): Promise<Checkpoint[]>;
-  /**
-   * id → what is stored: the version (canonical ISO string, see canonicalTimestamp; null for content-rule
-   * tables) and `_content_hash` (null on rows written before hashes). Rows marked deleted are left out: a
-   * row that comes back counts as new.
-   */
-  storedVersions(table: TableName, ids: readonly string[]): Promise<Map<string, StoredVersion>>;
+}
+
+/** Rows marked deleted, never removed. */
+export interface WarehouseDeletions {
   /** Marks rows deleted (only rows not yet deleted); returns how many were marked. */
   markDeleted(
     table: TableName,
@@ -229,6 +192,18 @@ export interface Destination {
    * rows whose parent is live again are un-deleted. Returns how many rows changed each way.
    */
   cascadeDeletion(cascade: DeletionCascade, deletedAt: Date): Promise<{ marked: number; revived: number }>;
+}
+
+/** What the warehouse holds and how far the sync got. */
+export interface StateReads {
+  readCheckpoint(stream: string, scope: string): Promise<Checkpoint | null>;
+  listCheckpoints(stream?: string, filter?: CheckpointFilter): Promise<Checkpoint[]>;
+  /**
+   * id → what is stored: the version (canonical ISO string, see canonicalTimestamp; null for content-rule
+   * tables) and `_content_hash` (null on rows written before hashes). Rows marked deleted are left out: a
+   * row that comes back counts as new.
+   */
+  storedVersions(table: TableName, ids: readonly string[]): Promise<Map<string, StoredVersion>>;
   /**
    * Ticket numbers (thread-queue scopes) of live tickets whose thread was last read completely before
    * `verifiedBefore`, oldest read first: the rolling thread re-read takes them.
@@ -236,6 +211,16 @@ export interface Destination {
   staleThreads(verifiedBefore: Date, limit: number): Promise<string[]>;
   /** How current tickets and threads are known to be (for `status`). */
   freshness(): Promise<Freshness>;
+  /**
+   * Runs one read-only SELECT written against the shared SQL dialect (schemas/warehouse-views.ts) — how
+   * code outside the connectors computes a number from the warehouse without knowing which one it is.
+   * Rows come back normalized: timestamps canonical strings, integers as numbers.
+   */
+  select(build: (dialect: SqlDialect) => string): Promise<Record<string, unknown>[]>;
+}
+
+/** The runs and their reconciliation results. */
+export interface RunLedger {
   /** Upserts a run record by run_id. */
   recordRun(run: SyncRunRecord): Promise<void>;
   /** Most recent runs first (by started_at). */
@@ -244,14 +229,14 @@ export interface Destination {
   recordReconciliation(rows: readonly ReconciliationRecord[]): Promise<void>;
   /** The reconciliation rows of one run, or of the latest run that has any (by checked_at). */
   listReconciliation(runId?: string): Promise<ReconciliationRecord[]>;
-  /**
-   * Runs one read-only SELECT written against the shared SQL dialect (schemas/warehouse-views.ts) — how
-   * code outside the connectors computes a number from the warehouse without knowing which one it is.
-   * Rows come back normalized: timestamps canonical strings, integers as numbers.
-   */
-  select(build: (dialect: SqlDialect) => string): Promise<Record<string, unknown>[]>;
-  close(): Promise<void>;
 }
+
+export interface Destination
+  extends DestinationSchema,
+    WarehouseWrites,
+    WarehouseDeletions,
+    StateReads,
+    RunLedger {}
 
 /** Options shared by every destination. */
 export interface DestinationOptions {
@@ -270,41 +255,3 @@ export interface DestinationOptions {
 
 /** Replacement specs by table name (see DestinationOptions.tables). */
 export type TableSpecOverrides = { readonly [T in TableName]?: TableSpec<RowInputs[T]> };
-
-/**
- * The rejected items of a batch, validated and made storable (like rows: no U+0000, no lone surrogates),
- * deduplicated on the key `_rejected` is merged on (the last sighting wins: one statement cannot upsert a key
- * twice) and sorted, so concurrent writers lock entries in one order. An invalid item throws a
- * DestinationError naming its position and field, never its content (raw items may hold anything).
- */
-export function rejectedList(items: readonly RejectedItem[] | undefined): RejectedItem[] {
-  const byKey = new Map<string, RejectedItem>();
-  (items ?? []).forEach((item, i) => {
-    const parsed = RejectedItem.safeParse(item);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0]!;
-      throw new DestinationError(
-        `rejected item ${i}: field ${issue.path.join('.') || '(item)'}: ${issue.message}`,
-      );
-    }
-    const r = parsed.data;
-    const text = (v: string | null) => (v === null ? null : storableString(v));
-    const storable: RejectedItem = {
-      table: r.table,
-      itemKey: storableString(r.itemKey),
-      itemId: text(r.itemId),
-      stream: storableString(r.stream),
-      scope: storableString(r.scope),
-      pageCursor: text(r.pageCursor),
-      reason: storableString(r.reason),
-      raw: storableJson(r.raw) ?? null,
-    };
-    byKey.set(`${storable.table}\u0000${storable.itemKey}`, storable);
-  });
-  return [...byKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, item]) => item);
-}
-
-/** An error from a destination. The message never contains credentials. */
-export class DestinationError extends Error {
-  override readonly name = 'DestinationError';
-}

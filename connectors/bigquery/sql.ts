@@ -1,51 +1,25 @@
-import type { TableField } from '@google-cloud/bigquery';
-import type {
-  CheckpointUpdate,
-  ColumnSpec,
-  ColumnType,
-  RejectedItem,
-  TableSpec,
-  WarehouseRow,
-} from '../../schemas/warehouse.js';
-import type { SqlDialect } from '../../schemas/warehouse-views.js';
+import type { CheckpointUpdate, RejectedItem, TableSpec } from '../../schemas/warehouse.js';
+import { stagedColumns } from '../batch.js';
+import { bqIdent, int64Literal, stringLiteral, timestampLiteral } from './dialect.js';
 
-/** Logical column type → BigQuery type. */
-export const BQ_TYPES: Readonly<Record<ColumnType, string>> = {
-  string: 'STRING',
-  integer: 'INT64',
-  float: 'FLOAT64',
-  boolean: 'BOOL',
-  timestamp: 'TIMESTAMP',
-  json: 'JSON',
-};
+/*
+ * The SQL of BigQuery's write path: the scripts (multi-statement transactions) that merge staged batches by
+ * the table's rule, move `_synced_at` of rows seen again, keep `_rejected` and upsert checkpoints. Their
+ * values travel as literals (dialect.ts). (DDL: ddl.ts; staging load: load.ts.)
+ */
 
-const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
-export function bqIdent(name: string): string {
-  if (!IDENT.test(name)) throw new Error(`not a plain BigQuery identifier: ${JSON.stringify(name)}`);
-  return `\`${name}\``;
-}
-
-export function fieldOf(c: ColumnSpec, required: boolean): TableField {
-  return {
-    name: c.name,
-    type: BQ_TYPES[c.type],
-    mode: required && !c.nullable ? 'REQUIRED' : 'NULLABLE',
-    description: c.description.slice(0, 1024),
-  };
-}
-
-/** Columns loaded into staging (the merge sets `_synced_at` and `_deleted_at`). */
-export function stagedColumns(spec: TableSpec<unknown>): ColumnSpec[] {
-  return spec.columns.filter((c) => c.name !== '_synced_at' && c.name !== '_deleted_at');
-}
-
-/** A row as a newline-delimited JSON record for a load job (JSON columns as JSON values, not strings). */
-export function ndjsonLine(columns: readonly ColumnSpec[], row: WarehouseRow): string {
-  const out: Record<string, unknown> = {};
-  for (const c of columns) out[c.name] = row[c.name] ?? null;
-  return `${JSON.stringify(out)}\n`;
-}
+// Where the write path's neighbours used to live; kept so imports of this module keep working.
+export { stagedColumns } from '../batch.js';
+export { fieldOf, fillFromRawSql, rawValueSql } from './ddl.js';
+export {
+  BQ_TYPES,
+  bigQueryDialect,
+  bqIdent,
+  int64Literal,
+  stringLiteral,
+  timestampLiteral,
+} from './dialect.js';
+export { ndjsonLine } from './load.js';
 
 /**
  * Condition under which the staged row S replaces the target row T, by the table's merge rule: a strictly
@@ -249,55 +223,7 @@ WHEN NOT MATCHED THEN INSERT (${cols.join(', ')}, first_seen_at, last_seen_at, t
   VALUES (${cols.map((c) => `S.${c}`).join(', ')}, ${syncedAt}, ${syncedAt}, 1, CAST(NULL AS TIMESTAMP))`;
 }
 
-// --- migrations -----------------------------------------------------------------------------------------
-
-/**
- * The value of `column` read from `_raw` along its path, converted to its type (SAFE_CAST: a value that
- * does not fit stays NULL instead of failing the migration). JSON nulls are SQL NULLs, as `toRow` has them.
- */
-export function rawValueSql(column: ColumnSpec): string {
-  // Path keys are zod field names; anything but a plain name would need JSONPath quoting rules we avoid.
-  const path = `$${column.path!.map((k) => `.${bqIdent(k).slice(1, -1)}`).join('')}`;
-  const p = stringLiteral(path);
-  if (column.type === 'json')
-    return `IF(JSON_TYPE(JSON_QUERY(\`_raw\`, ${p})) = 'null', NULL, JSON_QUERY(\`_raw\`, ${p}))`;
-  const text = `JSON_VALUE(\`_raw\`, ${p})`;
-  return column.type === 'string' ? text : `SAFE_CAST(${text} AS ${BQ_TYPES[column.type]})`;
-}
-
-/**
- * Fills a column a migration just added, on the rows that have a value for it in `_raw` (no re-fetch: the
- * item is there). Only NULL cells are written. Null when the column has no path (computed columns stay NULL;
- * their rows' hashes differ, so the next read rewrites them).
- */
-export function fillFromRawSql(dataset: string, table: string, column: ColumnSpec): string | null {
-  if (!column.path || column.path.length === 0) return null;
-  const c = bqIdent(column.name);
-  const value = rawValueSql(column);
-  return `UPDATE ${bqIdent(dataset)}.${bqIdent(table)} SET ${c} = ${value} WHERE ${c} IS NULL AND ${value} IS NOT NULL`;
-}
-
-// --- literals -------------------------------------------------------------------------------------------
-// Scripts (multi-statement transactions) carry their values as literals: query parameters are not bound
-// inside scripts by the emulator we test against, and literals are equally valid on the real service.
-
-const PLAIN = /^[A-Za-z0-9 _\-:./+=@#]*$/;
-
-/** A STRING literal that is exact for any text: plain text quoted, anything else base64-decoded. */
-export function stringLiteral(value: string | null): string {
-  if (value === null) return 'CAST(NULL AS STRING)';
-  if (PLAIN.test(value)) return `'${value}'`;
-  return `SAFE_CONVERT_BYTES_TO_STRING(FROM_BASE64('${Buffer.from(value, 'utf8').toString('base64')}'))`;
-}
-
-export function timestampLiteral(value: Date | null): string {
-  return value === null ? 'CAST(NULL AS TIMESTAMP)' : `TIMESTAMP '${value.toISOString()}'`;
-}
-
-export function int64Literal(value: number): string {
-  if (!Number.isSafeInteger(value)) throw new Error(`not an INT64: ${value}`);
-  return `${value}`;
-}
+// --- checkpoints ------------------------------------------------------------------------------------
 
 /** Checkpoints as an inline table (ARRAY<STRUCT> literal) for the checkpoint MERGE. */
 export function checkpointSource(list: readonly CheckpointUpdate[]): string {
@@ -319,22 +245,4 @@ WHEN MATCHED THEN UPDATE SET cursor = S.cursor, high_water_mark = S.high_water_m
   pages = S.pages, \`rows\` = S.\`rows\`, updated_at = ${updatedAt}
 WHEN NOT MATCHED THEN INSERT (stream, scope, cursor, high_water_mark, status, pages, \`rows\`, updated_at)
   VALUES (S.stream, S.scope, S.cursor, S.high_water_mark, S.status, S.pages, S.\`rows\`, ${updatedAt})`;
-}
-
-// --- BI views ---------------------------------------------------------------------------------------------
-
-/** The BigQuery rendering of the shared view definitions (schemas/warehouse-views.ts). */
-export function bigQueryDialect(dataset: string): SqlDialect {
-  return {
-    kind: 'bigquery',
-    table: (name) => `${bqIdent(dataset)}.${bqIdent(name)}`,
-    ident: bqIdent,
-    string: (value) => stringLiteral(value),
-    secondsBetween: (later, earlier) => `TIMESTAMP_DIFF(${later}, ${earlier}, MICROSECOND) / 1000000`,
-    utcDay: (ts) => `CAST(DATE(${ts}, 'UTC') AS STRING)`,
-    hasDailyTimeseries: (q) => `REGEXP_CONTAINS(UPPER(${q}), r'\\bTIMESERIES\\s+DAY\\b')`,
-    firstPathSegment: (text) => `SPLIT(${text}, '/')[SAFE_OFFSET(0)]`,
-    timestamp: (iso) => timestampLiteral(new Date(iso)),
-    type: (t) => BQ_TYPES[t],
-  };
 }

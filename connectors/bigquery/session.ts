@@ -1,0 +1,130 @@
+import { BigQuery, type BigQueryOptions, type Job, type Query } from '@google-cloud/bigquery';
+import { canonicalTimestamp } from '../../schemas/warehouse.js';
+import type { WithErrorMapping } from '../errors.js';
+import type { BoundValue, Row, SqlSession, Statement, WarehouseDialect } from '../sql/dialect.js';
+import { BQ_TYPES, bigQueryDialect } from './dialect.js';
+import { bigQueryErrors } from './errors.js';
+
+export interface BigQuerySessionOptions {
+  readonly projectId: string;
+  readonly datasetId: string;
+  readonly location: string;
+  /** Client options (an emulator's endpoint, no credentials); default: Application Default Credentials. */
+  readonly client: BigQueryOptions;
+  /** Attempts for a transaction aborted by a concurrent update of the same table. */
+  readonly maxConflictRetries: number;
+}
+
+/**
+ * The BigQuery client of a destination and how statements run on it: each query or script a job, whose
+ * rows come back normalized; a script BigQuery aborted for a concurrent update of the same table is retried
+ * with backoff (BigQuery aborts one of two transactions that update one table).
+ */
+export class BigQuerySession implements SqlSession {
+  readonly dialect: WarehouseDialect;
+  readonly withErrorMapping: WithErrorMapping = bigQueryErrors();
+  readonly client: BigQuery;
+  readonly dataset: string;
+  readonly location: string;
+  readonly #maxRetries: number;
+
+  constructor(options: BigQuerySessionOptions) {
+    this.dataset = options.datasetId;
+    this.location = options.location;
+    this.#maxRetries = options.maxConflictRetries;
+    this.dialect = bigQueryDialect(options.datasetId);
+    this.client = new BigQuery({
+      projectId: options.projectId,
+      location: options.location,
+      ...options.client,
+    });
+  }
+
+  /**
+   * Runs a query or script as a job and returns the rows of its last statement; job errors throw. With
+   * `parseJSON`, JSON columns come back parsed (as PostgreSQL's jsonb does), not as text.
+   */
+  async run<R = Row>(
+    query: string,
+    params: Record<string, unknown> = {},
+    types: Record<string, unknown> = {},
+    results: { parseJSON?: boolean } = {},
+  ): Promise<R[]> {
+    const options = { query, location: this.location, params, types } as Query;
+    const [job] = (await this.client.createQueryJob(options)) as [Job, unknown];
+    const [rows] = await job.getQueryResults({ parseJSON: results.parseJSON ?? false });
+    const [meta] = await job.getMetadata();
+    const error = meta?.status?.errorResult;
+    if (error) throw new Error(`${error.reason ?? 'error'}: ${error.message ?? ''}`);
+    return rows as R[];
+  }
+
+  /** A script (a transaction), retried while BigQuery aborts it for a concurrent update. */
+  script<R = Row>(sql: string): Promise<R[]> {
+    return this.retryConflicts(() => this.run<R>(sql));
+  }
+
+  async rows(query: Statement): Promise<Row[]> {
+    const { params, types } = parametersOf(query.values);
+    return (await this.run(query.sql, params, types, { parseJSON: true })).map(normalize);
+  }
+
+  async execute(write: Statement): Promise<void> {
+    const { params, types } = parametersOf(write.values);
+    await this.retryConflicts(() => this.run(write.sql, params, types));
+  }
+
+  async retryConflicts<R>(fn: () => Promise<R>): Promise<R> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await fn();
+      } catch (err) {
+        const message = (err as Error).message ?? '';
+        const conflict = /concurrent update|Could not serialize|aborted due to concurrent/i.test(message);
+        if (!conflict || attempt >= this.#maxRetries) throw err;
+        await new Promise((r) => setTimeout(r, Math.min(8000, 100 * 2 ** attempt) * (0.5 + Math.random())));
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    // The client holds no pooled connections to release.
+  }
+}
+
+/**
+ * A statement's values as the client's named parameters (`@p<i>`, see the dialect), typed, so that a NULL
+ * has a type too. Timestamps given as text become the client's timestamps (which keep microseconds).
+ */
+function parametersOf(values: readonly BoundValue[]) {
+  const params: Record<string, unknown> = {};
+  const types: Record<string, unknown> = {};
+  values.forEach(({ value, type }, i) => {
+    params[`p${i}`] = type === 'timestamp' && typeof value === 'string' ? BigQuery.timestamp(value) : value;
+    types[`p${i}`] = type === 'string_list' ? ['STRING'] : BQ_TYPES[type];
+  });
+  return { params, types };
+}
+
+/** BigQuery row values → warehouse values: timestamps canonical strings, INT64 numbers. */
+export function normalize(row: Row): Row {
+  const out: Row = {};
+  for (const [k, v] of Object.entries(row)) {
+    if (
+      v !== null &&
+      typeof v === 'object' &&
+      'value' in v &&
+      typeof (v as { value: unknown }).value === 'string'
+    )
+      out[k] = timestampText(v);
+    else if (typeof v === 'bigint') out[k] = Number(v);
+    else out[k] = v;
+  }
+  return out;
+}
+
+function timestampText(v: unknown): string {
+  const s =
+    typeof v === 'object' && v !== null && 'value' in v ? String((v as { value: unknown }).value) : String(v);
+  return canonicalTimestamp(s);
+}

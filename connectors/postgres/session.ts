@@ -1,0 +1,107 @@
+import pg from 'pg';
+import { Secret } from '../../schemas/secret.js';
+import { canonicalTimestamp } from '../../schemas/warehouse.js';
+import type { WithErrorMapping } from '../errors.js';
+import type { Row, SqlSession, Statement, WarehouseDialect } from '../sql/dialect.js';
+import { postgresDialect } from './dialect.js';
+import { passwordOf, postgresErrors } from './errors.js';
+
+/** Namespace of our advisory locks (first key of the two-int form); the second is hashtext(schema.name). */
+const LOCK_NAMESPACE = 0x5359_4e43; // 'SYNC'
+
+/** OIDs of the types whose rows are normalized: timestamptz, bigint, numeric. */
+const TIMESTAMPTZ = 1184;
+const NUMERIC_TYPES = new Set([20, 1700]);
+
+/** timestamptz as text, so that microseconds survive (a JS Date keeps milliseconds only). */
+const textTimestamps = {
+  getTypeParser: (oid: number, format?: 'text' | 'binary') =>
+    oid === TIMESTAMPTZ
+      ? (v: string) => canonicalTimestamp(v.replace(' ', 'T').replace(/([+-]\d\d)$/, '$1:00'))
+      : pg.types.getTypeParser(oid, format as 'text'),
+};
+
+/**
+ * The connection pool of a PostgreSQL destination and how statements run on it: reads normalized, writes
+ * in transactions, merges into one table serialized by a transaction-scoped advisory lock.
+ */
+export class PostgresSession implements SqlSession {
+  readonly dialect: WarehouseDialect;
+  readonly withErrorMapping: WithErrorMapping;
+  readonly #pool: pg.Pool;
+
+  constructor(
+    connectionString: string,
+    readonly schema: string,
+    poolSize: number,
+  ) {
+    this.dialect = postgresDialect(schema);
+    this.withErrorMapping = postgresErrors(new Secret(passwordOf(connectionString)));
+    this.#pool = new pg.Pool({ connectionString, max: poolSize, application_name: 'support-sync' });
+    // An idle client losing its connection must not crash the process; the next query reports it.
+    this.#pool.on('error', () => undefined);
+  }
+
+  async rows(query: Statement): Promise<Row[]> {
+    const r = await this.#pool.query({
+      text: query.sql,
+      values: query.values.map((v) => v.value),
+      types: textTimestamps as never,
+    });
+    const numeric = new Set(r.fields.filter((f) => NUMERIC_TYPES.has(f.dataTypeID)).map((f) => f.name));
+    return r.rows.map((row: Row) => {
+      const out: Row = {};
+      for (const [k, v] of Object.entries(row))
+        out[k] = v instanceof Date ? canonicalTimestamp(v) : numeric.has(k) && v !== null ? Number(v) : v;
+      return out;
+    });
+  }
+
+  async execute(write: Statement): Promise<void> {
+    await this.#pool.query(
+      write.sql,
+      write.values.map((v) => v.value),
+    );
+  }
+
+  /** Runs a query as given (tests, status): rows as pg returns them. */
+  async raw<R extends pg.QueryResultRow>(sql: string, params: unknown[]): Promise<R[]> {
+    return (await this.#pool.query<R>(sql, params)).rows;
+  }
+
+  /** `fn` in one transaction, committed when it returns, rolled back when it throws; errors mapped. */
+  transaction<T>(context: string, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    return this.withErrorMapping(context, async () => {
+      const client = await this.#pool.connect();
+      try {
+        await client.query('BEGIN');
+        const out = await fn(client);
+        await client.query('COMMIT');
+        return out;
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw err;
+      } finally {
+        client.release();
+      }
+    });
+  }
+
+  /** Serializes merges into one table: the transaction's advisory lock on it, released at commit. */
+  lockTable(client: pg.PoolClient, table: string): Promise<void> {
+    return this.#advisoryLock(client, `${this.schema}.${table}`);
+  }
+
+  /** Serializes concurrent prepare() calls (CREATE … IF NOT EXISTS is not race-free). */
+  lockDdl(client: pg.PoolClient): Promise<void> {
+    return this.#advisoryLock(client, `${this.schema}:ddl`);
+  }
+
+  async #advisoryLock(client: pg.PoolClient, key: string): Promise<void> {
+    await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK_NAMESPACE, key]);
+  }
+
+  close(): Promise<void> {
+    return this.#pool.end();
+  }
+}

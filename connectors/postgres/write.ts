@@ -1,0 +1,255 @@
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import {
+  type CheckpointUpdate,
+  type RejectedItem,
+  rowKey,
+  type TableName,
+  type TableSpec,
+} from '../../schemas/warehouse.js';
+import { batchRows, checkpointList, rejectedList, stagedColumns, writeResult } from '../batch.js';
+import type { Destination, WriteBatch, WriteResult } from '../destination.js';
+import type { DestinationSettings } from '../settings.js';
+import type { CascadeConditions, CascadeCounts, DeletionRequest } from '../sql/deletions.js';
+import type { WarehouseWriter } from '../sql/destination.js';
+import { statement } from '../sql/dialect.js';
+import { copyChunks } from './copy.js';
+import { ident, PG_TYPES } from './dialect.js';
+import type { PostgresSession } from './session.js';
+import {
+  hasOpenRejectedSql,
+  mergeSql,
+  rejectedUpsertSql,
+  resolveRejectedSql,
+  seenSql,
+  touchSql,
+} from './sql.js';
+
+/** A checkpoint upsert's second half: a known (stream, scope) takes every new value. */
+const CHECKPOINT_CONFLICT = `ON CONFLICT (stream, scope) DO UPDATE SET cursor = EXCLUDED.cursor,
+  high_water_mark = EXCLUDED.high_water_mark, status = EXCLUDED.status, pages = EXCLUDED.pages,
+  rows = EXCLUDED.rows, updated_at = EXCLUDED.updated_at`;
+
+/** The temporary staging table of a table's batch (dropped at commit). */
+const stageOf = (spec: TableSpec<unknown>) => `_stage_${spec.name}`;
+
+/**
+ * PostgreSQL's write path. A batch is validated, de-duplicated by primary key and sorted, COPY'd (text
+ * format, pg-copy-streams) into a temporary staging table created for the transaction, then merged with
+ * `INSERT … SELECT … ON CONFLICT DO UPDATE WHERE <incoming wins>`; the checkpoint is upserted in the same
+ * transaction. Merges into one table are serialized by a transaction-scoped advisory lock taken after
+ * staging, so concurrent writers neither deadlock nor lose updates, and staging still runs in parallel.
+ */
+export class PostgresWriter implements WarehouseWriter {
+  constructor(
+    private readonly session: PostgresSession,
+    private readonly settings: DestinationSettings,
+  ) {}
+
+  async writeBatch<T extends TableName>(batch: WriteBatch<T>): Promise<WriteResult> {
+    const [result] = await this.#write(`writeBatch ${batch.table}`, [batch], batch.checkpoint);
+    return result!;
+  }
+
+  writeTables(...[batches, checkpoint]: Parameters<Destination['writeTables']>): Promise<WriteResult[]> {
+    return this.#write(`writeTables ${batches.map((b) => b.table).join(', ')}`, batches, checkpoint);
+  }
+
+  async writeCheckpoints(checkpoints: readonly CheckpointUpdate[]): Promise<void> {
+    const list = checkpointList(checkpoints);
+    if (list.length === 0) return;
+    await this.session.transaction('writeCheckpoints', (client) =>
+      this.#upsertCheckpoints(client, list, this.settings.clock()),
+    );
+  }
+
+  /** Validates every batch first, then merges them (tables locked in name order) and the checkpoints in one transaction. */
+  async #write(
+    context: string,
+    batches: readonly WriteBatch[],
+    checkpoint: WriteBatch['checkpoint'],
+  ): Promise<WriteResult[]> {
+    const prepared = batches.map((batch) => {
+      const spec = this.settings.spec(batch.table);
+      const rows = batchRows(spec, batch);
+      rows.sort((a, b) => {
+        const ka = rowKey(spec, a);
+        const kb = rowKey(spec, b);
+        return ka < kb ? -1 : ka > kb ? 1 : 0;
+      });
+      return { batch, spec, rows };
+    });
+    const rejected = rejectedList(batches.flatMap((b) => b.rejected ?? []));
+    const order = prepared
+      .map((p, i) => ({ p, i }))
+      .sort((a, b) => (a.p.spec.name < b.p.spec.name ? -1 : a.p.spec.name > b.p.spec.name ? 1 : 0));
+    return this.session.transaction(context, async (client) => {
+      const syncedAt = await this.#stamp(client);
+      const results: WriteResult[] = new Array(prepared.length);
+      for (const { p, i } of order) {
+        const { batch, spec, rows } = p;
+        const merged = rows.length > 0 ? await this.#merge(client, batch, spec, rows, syncedAt) : null;
+        if (batch.seen && batch.seen.length > 0) {
+          if (rows.length === 0) await this.session.lockTable(client, spec.name);
+          await client.query(seenSql(this.session.schema, spec), [syncedAt, batch.seen]);
+        }
+        results[i] = writeResult(batch, merged?.inserted, merged?.updated);
+      }
+      const stored = prepared.filter((p) => p.rows.length > 0).map((p) => p.spec);
+      await this.#writeRejected(client, stored, rejected, syncedAt);
+      await this.#upsertCheckpoints(client, checkpointList(checkpoint), syncedAt);
+      return results;
+    });
+  }
+
+  /** Stages the rows (COPY into a temporary table), then merges them under the table's lock. */
+  async #merge(
+    client: pg.PoolClient,
+    batch: WriteBatch,
+    spec: TableSpec<unknown>,
+    rows: readonly Record<string, unknown>[],
+    syncedAt: Date,
+  ): Promise<{ inserted: number; updated: number }> {
+    const stage = stageOf(spec);
+    const cols = stagedColumns(spec);
+    await client.query(
+      `CREATE TEMP TABLE ${ident(stage)} (${cols.map((c) => `${ident(c.name)} ${PG_TYPES[c.type]}`).join(', ')}) ON COMMIT DROP`,
+    );
+    const copy = client.query(
+      copyFrom(
+        `COPY ${ident(stage)} (${cols.map((c) => ident(c.name)).join(', ')}) FROM STDIN (FORMAT text)`,
+      ),
+    );
+    await pipeline(Readable.from(copyChunks(cols, rows)), copy);
+    await this.settings.hooks.beforeMerge?.(batch.table);
+    await this.session.lockTable(client, spec.name);
+    const schema = this.session.schema;
+    const merged = await client.query<{ inserted: number; updated: number }>(
+      mergeSql(schema, spec, stage, batch.repair === true),
+      [syncedAt],
+    );
+    await client.query(touchSql(schema, spec, stage), [syncedAt]);
+    return { inserted: merged.rows[0]?.inserted ?? 0, updated: merged.rows[0]?.updated ?? 0 };
+  }
+
+  /**
+   * The `_rejected` side of a write, in its transaction, after every table's merge: open entries of a table
+   * whose item the batch stored (its staging table) are resolved, then the batch's own rejections are
+   * recorded (so an item a batch both stores and rejects stays open). `_rejected` is locked — last, after
+   * the data tables, as every writer does — only when there is something to write, so writers of batches
+   * without rejections never wait for each other here.
+   */
+  async #writeRejected(
+    client: pg.PoolClient,
+    stored: readonly TableSpec<unknown>[],
+    rejected: readonly RejectedItem[],
+    syncedAt: Date,
+  ): Promise<void> {
+    const schema = this.session.schema;
+    const toResolve: TableSpec<unknown>[] = [];
+    for (const spec of stored.filter((s) => s.primaryKey.length === 1)) {
+      const r = await client.query<{ open: boolean }>(hasOpenRejectedSql(schema, spec, stageOf(spec)), [
+        spec.name,
+      ]);
+      if (r.rows[0]?.open) toResolve.push(spec);
+    }
+    if (toResolve.length === 0 && rejected.length === 0) return;
+    await this.session.lockTable(client, '_rejected');
+    for (const spec of toResolve)
+      await client.query(resolveRejectedSql(schema, spec, stageOf(spec)), [spec.name, syncedAt]);
+    if (rejected.length === 0) return;
+    const records = rejected.map((r) => ({
+      table_name: r.table,
+      item_key: r.itemKey,
+      item_id: r.itemId,
+      stream: r.stream,
+      scope: r.scope,
+      page_cursor: r.pageCursor,
+      reason: r.reason,
+      raw: r.raw,
+    }));
+    await client.query(rejectedUpsertSql(schema), [syncedAt, JSON.stringify(records)]);
+  }
+
+  /** `_synced_at` of a transaction: the server's transaction time (never earlier than a prior currentTime()). */
+  async #stamp(client: pg.PoolClient): Promise<Date> {
+    if (!this.settings.serverClock) return this.settings.clock();
+    const r = await client.query<{ t: Date }>('SELECT now() AS t');
+    return r.rows[0]!.t;
+  }
+
+  /** One statement for any number of checkpoints (a tickets page queues up to a page of threads). */
+  async #upsertCheckpoints(
+    client: pg.PoolClient,
+    list: readonly CheckpointUpdate[],
+    at: Date,
+  ): Promise<void> {
+    if (list.length === 0) return;
+    if (list.length === 1) return this.#upsertCheckpoint(client, list[0]!, at);
+    const column = <K extends keyof CheckpointUpdate>(k: K) => list.map((cp) => cp[k]);
+    await client.query(
+      `${this.#insertCheckpoints()}
+       SELECT s.stream, s.scope, s.cursor, s.hwm, s.status, s.pages, s.rows, $8
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bigint[])
+         AS s(stream, scope, cursor, hwm, status, pages, rows)
+       ${CHECKPOINT_CONFLICT}`,
+      [
+        column('stream'),
+        column('scope'),
+        column('cursor'),
+        column('high_water_mark'),
+        column('status'),
+        column('pages'),
+        column('rows'),
+        at,
+      ],
+    );
+  }
+
+  async #upsertCheckpoint(client: pg.PoolClient, cp: CheckpointUpdate, at: Date): Promise<void> {
+    await client.query(
+      `${this.#insertCheckpoints()} VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ${CHECKPOINT_CONFLICT}`,
+      [cp.stream, cp.scope, cp.cursor, cp.high_water_mark, cp.status, cp.pages, cp.rows, at],
+    );
+  }
+
+  #insertCheckpoints(): string {
+    return `INSERT INTO ${this.session.dialect.table('_sync_state')} (stream, scope, cursor, high_water_mark, status, pages, rows, updated_at)`;
+  }
+
+  // --- deletions: the rows come from sql/deletions.ts; here, the lock and the transaction --------------
+
+  markDeleted({ spec, where, deletedAt, checkpoint, operation }: DeletionRequest): Promise<number> {
+    const d = this.session.dialect;
+    const update = statement(
+      d,
+      (bind) =>
+        `UPDATE ${d.table(spec.name)} AS t SET "_deleted_at" = ${bind(deletedAt, 'timestamp')} WHERE ${where(d, bind)}`,
+    );
+    return this.session.transaction(`${operation} ${spec.name}`, async (client) => {
+      await this.session.lockTable(client, spec.name);
+      const r = await client.query(
+        update.sql,
+        update.values.map((v) => v.value),
+      );
+      if (checkpoint) await this.#upsertCheckpoint(client, checkpoint, this.settings.clock());
+      return r.rowCount ?? 0;
+    });
+  }
+
+  cascade(child: TableSpec<unknown>, conditions: CascadeConditions, deletedAt: Date): Promise<CascadeCounts> {
+    const target = this.session.dialect.table(child.name);
+    return this.session.transaction(`cascadeDeletion ${child.name}`, async (client) => {
+      await this.session.lockTable(client, child.name);
+      const marked = await client.query(`UPDATE ${target} SET "_deleted_at" = $1 WHERE ${conditions.mark}`, [
+        deletedAt,
+      ]);
+      const revived = conditions.revive
+        ? await client.query(`UPDATE ${target} SET "_deleted_at" = NULL WHERE ${conditions.revive}`)
+        : { rowCount: 0 };
+      return { marked: marked.rowCount ?? 0, revived: revived.rowCount ?? 0 };
+    });
+  }
+}

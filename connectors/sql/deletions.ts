@@ -1,0 +1,121 @@
+import type { CheckpointUpdate, TableSpec } from '../../schemas/warehouse.js';
+import type { DeletionCascade, DeletionRange, UnreadGuard } from '../destination.js';
+import { DestinationError } from '../errors.js';
+import type { Bind, WarehouseDialect } from './dialect.js';
+
+/*
+ * Which rows a deletion marks, written once against the dialect. Each warehouse runs the conditions its own
+ * way (PostgreSQL: an UPDATE under the table's lock; BigQuery: a script counting inside its transaction).
+ */
+
+type Columns = { name: string; columns: readonly { name: string; type: string }[] };
+
+/** Checks that an unread guard names a string or integer column (one whose text can be a scope). */
+export function unreadColumn(spec: Columns, guard: UnreadGuard): string {
+  const column = spec.columns.find((c) => c.name === guard.column);
+  if (!column || (column.type !== 'string' && column.type !== 'integer')) {
+    throw new DestinationError(
+      `${spec.name}.${guard.column} is not a string or integer column; cannot match it to checkpoint scopes`,
+    );
+  }
+  return column.name;
+}
+
+/** Checks that a deletion range names a timestamp column of the table; returns the column name. */
+export function rangeColumn(spec: Columns, within: DeletionRange): string {
+  const column = spec.columns.find((c) => c.name === within.column);
+  if (column?.type !== 'timestamp') {
+    throw new DestinationError(
+      `${spec.name}.${within.column} is not a timestamp column; cannot bound a deletion by it`,
+    );
+  }
+  return column.name;
+}
+
+/** Checks that a cascade's foreign key is a column of the child table; returns the column name. */
+export function cascadeColumn(
+  child: { name: string; columns: readonly { name: string }[] },
+  cascade: DeletionCascade,
+): string {
+  const column = child.columns.find((c) => c.name === cascade.foreignKey);
+  if (!column) throw new DestinationError(`${child.name}.${cascade.foreignKey} does not exist`);
+  return column.name;
+}
+
+/** Rows to mark deleted, as a condition on the table aliased `t`, its values bound by the runner's `bind`. */
+export type DeletionWhere = (d: WarehouseDialect, bind: Bind) => string;
+
+/** Live rows among `ids` (an empty list selects nothing). */
+export function liveIdsWhere(spec: TableSpec<unknown>, ids: readonly string[]): DeletionWhere {
+  const key = spec.primaryKey[0]!;
+  return (d, bind) =>
+    ids.length === 0
+      ? 'FALSE'
+      : `${d.isIn(`t.${d.ident(key)}`, bind(ids, 'string_list'))} AND t.${d.ident('_deleted_at')} IS NULL`;
+}
+
+/**
+ * Live rows not received since `since`, only inside `within` when given, and never rows of a scope the
+ * refresh did not manage to read (`unlessUnread`). The columns are checked here, before anything runs.
+ */
+export function notSeenSinceWhere(
+  spec: TableSpec<unknown>,
+  since: Date,
+  within: DeletionRange | undefined,
+  unlessUnread: UnreadGuard | undefined,
+): DeletionWhere {
+  const range = within && { column: rangeColumn(spec, within), from: within.from };
+  const unread = unlessUnread && { column: unreadColumn(spec, unlessUnread), stream: unlessUnread.stream };
+  return (d, bind) => {
+    const conditions = [
+      `t.${d.ident('_synced_at')} < ${bind(since, 'timestamp')}`,
+      `t.${d.ident('_deleted_at')} IS NULL`,
+    ];
+    if (range) conditions.push(`t.${d.ident(range.column)} >= ${bind(range.from, 'timestamp')}`);
+    // Not read is not gone: a row of a scope whose read is queued, running or failed keeps living.
+    if (unread)
+      conditions.push(`NOT EXISTS (SELECT 1 FROM ${d.table('_sync_state')} s
+        WHERE s.stream = ${bind(unread.stream, 'string')} AND s.status <> 'complete'
+          AND s.scope = CAST(t.${d.ident(unread.column)} AS ${d.type('string')}))`);
+    return conditions.join(' AND ');
+  };
+}
+
+/** The two conditions of a cascade on the child table (unaliased): rows to mark, rows to revive (or null). */
+export interface CascadeConditions {
+  readonly mark: string;
+  readonly revive: string | null;
+}
+
+/** Child rows whose parent is deleted (to mark), and, with `revive`, deleted ones whose parent is live. */
+export function cascadeConditions(
+  d: WarehouseDialect,
+  child: TableSpec<unknown>,
+  parent: TableSpec<unknown>,
+  cascade: DeletionCascade,
+): CascadeConditions {
+  const fk = d.ident(cascadeColumn(child, cascade));
+  const deletedAt = d.ident('_deleted_at');
+  const parents = (deleted: boolean) =>
+    `SELECT ${d.ident(parent.primaryKey[0]!)} FROM ${d.table(parent.name)} WHERE ${deletedAt} IS ${deleted ? 'NOT ' : ''}NULL`;
+  return {
+    mark: `${deletedAt} IS NULL AND ${fk} IN (${parents(true)})`,
+    revive: cascade.revive ? `${deletedAt} IS NOT NULL AND ${fk} IN (${parents(false)})` : null,
+  };
+}
+
+/** What a warehouse's write path is asked to mark: the rows `where` selects, with a checkpoint, atomically. */
+export interface DeletionRequest {
+  readonly spec: TableSpec<unknown>;
+  readonly where: DeletionWhere;
+  readonly deletedAt: Date;
+  readonly checkpoint: CheckpointUpdate | undefined;
+  /** The Destination method asked, for error messages. */
+  readonly operation: 'markDeleted' | 'markDeletedNotSeenSince';
+}
+
+/** How many rows a cascade changed each way. */
+export interface CascadeCounts {
+  readonly marked: number;
+  readonly revived: number;
+}

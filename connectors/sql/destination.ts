@@ -1,0 +1,184 @@
+import type {
+  Checkpoint,
+  CheckpointUpdate,
+  Freshness,
+  ReconciliationRecord,
+  StoredVersion,
+  SyncRunRecord,
+  TableName,
+  TableSpec,
+} from '../../schemas/warehouse.js';
+import type { SqlDialect } from '../../schemas/warehouse-views.js';
+import type {
+  CheckpointFilter,
+  DeletionCascade,
+  Destination,
+  DestinationCapabilities,
+  WriteBatch,
+  WriteResult,
+} from '../destination.js';
+import type { DestinationSettings } from '../settings.js';
+import {
+  type CascadeConditions,
+  type CascadeCounts,
+  cascadeConditions,
+  type DeletionRequest,
+  liveIdsWhere,
+  notSeenSinceWhere,
+} from './deletions.js';
+import { parsedRows, type Row, type SqlSession, statement } from './dialect.js';
+import { listReconciliation, listRuns, recordReconciliation, recordRun } from './ledger.js';
+import { freshness, readCheckpoints, staleThreads, storedVersions } from './state-reads.js';
+
+/** The write path of one warehouse: rows, checkpoints and deletions, each atomic. */
+export interface WarehouseWriter
+  extends Pick<Destination, 'writeBatch' | 'writeTables' | 'writeCheckpoints'> {
+  /** Marks deleted the rows a request selects and upserts its checkpoint, in one transaction; how many. */
+  markDeleted(request: DeletionRequest): Promise<number>;
+  /** Applies a cascade's conditions to the child table in one transaction. */
+  cascade(child: TableSpec<unknown>, conditions: CascadeConditions, deletedAt: Date): Promise<CascadeCounts>;
+}
+
+/** What one warehouse brings to a destination; everything else is written once, here. */
+export interface WarehouseParts {
+  readonly capabilities: DestinationCapabilities;
+  readonly settings: DestinationSettings;
+  readonly session: SqlSession;
+  /** The DDL: creates or migrates every table, then the views. */
+  readonly prepare: () => Promise<void>;
+  readonly writer: WarehouseWriter;
+}
+
+/**
+ * A destination over a SQL warehouse: the warehouse brings its session, DDL and write path
+ * (WarehouseParts); the reads of state and ledger, the ledger's upserts and the choice of rows a deletion
+ * marks are the same SQL on every warehouse (sql/state-reads.ts, sql/ledger.ts, sql/deletions.ts).
+ */
+export class SqlDestination implements Destination {
+  readonly capabilities: DestinationCapabilities;
+  readonly #session: SqlSession;
+  readonly #settings: DestinationSettings;
+  readonly #writer: WarehouseWriter;
+  readonly #prepare: () => Promise<void>;
+
+  constructor(parts: WarehouseParts) {
+    this.capabilities = parts.capabilities;
+    this.#session = parts.session;
+    this.#settings = parts.settings;
+    this.#writer = parts.writer;
+    this.#prepare = parts.prepare;
+  }
+
+  // --- schema and writes: the warehouse's own -----------------------------------------------------------
+
+  prepare(): Promise<void> {
+    return this.#prepare();
+  }
+
+  writeBatch<T extends TableName>(batch: WriteBatch<T>): Promise<WriteResult> {
+    return this.#writer.writeBatch(batch);
+  }
+
+  writeTables(...args: Parameters<Destination['writeTables']>): Promise<WriteResult[]> {
+    return this.#writer.writeTables(...args);
+  }
+
+  writeCheckpoints(checkpoints: readonly CheckpointUpdate[]): Promise<void> {
+    return this.#writer.writeCheckpoints(checkpoints);
+  }
+
+  async currentTime(): Promise<Date> {
+    if (!this.#settings.serverClock) return this.#settings.clock();
+    const d = this.#session.dialect;
+    const now = statement(d, () => `SELECT ${d.now} AS t`);
+    const [t] = await parsedRows(this.#session, 'currentTime', now, (row) => new Date(String(row['t'])));
+    return t!;
+  }
+
+  close(): Promise<void> {
+    return this.#session.close();
+  }
+
+  // --- deletions: which rows, written once; how they are marked, the warehouse's ------------------------
+
+  async markDeleted(
+    table: TableName,
+    ids: readonly string[],
+    deletedAt: Date,
+    checkpoint?: CheckpointUpdate,
+  ): Promise<number> {
+    const spec = this.#settings.deletable(table);
+    // Nothing to mark and no checkpoint to move: no transaction to open.
+    if (ids.length === 0 && checkpoint === undefined) return 0;
+    const where = liveIdsWhere(spec, ids);
+    return this.#writer.markDeleted({ spec, where, deletedAt, checkpoint, operation: 'markDeleted' });
+  }
+
+  /** Parameters as the interface declares them (see Destination.markDeletedNotSeenSince). */
+  async markDeletedNotSeenSince(
+    ...[table, since, deletedAt, checkpoint, within, unlessUnread]: Parameters<
+      Destination['markDeletedNotSeenSince']
+    >
+  ): Promise<number> {
+    const spec = this.#settings.deletable(table);
+    const where = notSeenSinceWhere(spec, since, within, unlessUnread);
+    const operation = 'markDeletedNotSeenSince';
+    return this.#writer.markDeleted({ spec, where, deletedAt, checkpoint, operation });
+  }
+
+  async cascadeDeletion(cascade: DeletionCascade, deletedAt: Date): Promise<CascadeCounts> {
+    const child = this.#settings.deletable(cascade.child);
+    const parent = this.#settings.deletable(cascade.parent);
+    const conditions = cascadeConditions(this.#session.dialect, child, parent, cascade);
+    return this.#writer.cascade(child, conditions, deletedAt);
+  }
+
+  // --- reads of state and ledger: one SQL for every warehouse ----------------------------------------------
+
+  async readCheckpoint(stream: string, scope: string): Promise<Checkpoint | null> {
+    const [checkpoint] = await readCheckpoints(this.#session, 'readCheckpoint', { stream, scope });
+    return checkpoint ?? null;
+  }
+
+  async listCheckpoints(stream?: string, filter: CheckpointFilter = {}): Promise<Checkpoint[]> {
+    return readCheckpoints(this.#session, 'listCheckpoints', { stream, ...filter });
+  }
+
+  async storedVersions(table: TableName, ids: readonly string[]): Promise<Map<string, StoredVersion>> {
+    return storedVersions(this.#session, this.#settings.spec(table), ids);
+  }
+
+  async staleThreads(verifiedBefore: Date, limit: number): Promise<string[]> {
+    return staleThreads(this.#session, verifiedBefore, limit);
+  }
+
+  async freshness(): Promise<Freshness> {
+    return freshness(this.#session);
+  }
+
+  async select(build: (dialect: SqlDialect) => string): Promise<Row[]> {
+    const d = this.#session.dialect;
+    return parsedRows(
+      this.#session,
+      'select',
+      statement(d, () => build(d)),
+      (row) => row,
+    );
+  }
+
+  async recordRun(run: SyncRunRecord): Promise<void> {
+    await recordRun(this.#session, run);
+  }
+
+  async listRuns(limit: number): Promise<SyncRunRecord[]> {
+    return listRuns(this.#session, limit);
+  }
+
+  async recordReconciliation(rows: readonly ReconciliationRecord[]): Promise<void> {
+    await recordReconciliation(this.#session, rows);
+  }
+
+  async listReconciliation(runId?: string): Promise<ReconciliationRecord[]> {
+    return listReconciliation(this.#session, runId);
+  }
+}

@@ -1,0 +1,87 @@
+import type { ColumnType } from '../../schemas/warehouse.js';
+import type { SqlDialect } from '../../schemas/warehouse-views.js';
+import type { WithErrorMapping } from '../errors.js';
+
+/** The type of a bound value: a column type, or a list of strings (ids). */
+export type ParamType = ColumnType | 'string_list';
+export type ParamValue = string | number | boolean | Date | null | readonly string[];
+
+/** Binds a value into a statement and returns the SQL that stands for it there (a placeholder, a literal). */
+export type Bind = (value: ParamValue, type: ParamType) => string;
+
+/**
+ * The SQL dialect of one warehouse, beyond what the BI views need (SqlDialect): how a bound value is
+ * written, list membership, the warehouse's clock and the upsert flavour. The bookkeeping reads and writes
+ * (sql/state-reads.ts, sql/ledger.ts, sql/deletions.ts) are written once against it.
+ */
+export interface WarehouseDialect extends SqlDialect {
+  /** The placeholder of a statement's `index`-th (from 0) bound value. */
+  placeholder(index: number, type: ParamType): string;
+  /** True when `expr` is one of the strings of `list` (a bound `string_list`). */
+  isIn(expr: string, list: string): string;
+  /** The warehouse's clock in a statement (PostgreSQL: the transaction's start). */
+  readonly now: string;
+  /**
+   * One statement inserting `rows` (each the SQL of its values, in `columns` order) into `table`, or, where
+   * a row with the same `key` exists, overwriting its other columns.
+   */
+  upsert(
+    table: string,
+    key: readonly string[],
+    columns: readonly string[],
+    rows: readonly (readonly string[])[],
+  ): string;
+}
+
+export interface BoundValue {
+  readonly value: ParamValue;
+  readonly type: ParamType;
+}
+
+/** A statement and the values of its placeholders, in order. */
+export interface Statement {
+  readonly sql: string;
+  readonly values: readonly BoundValue[];
+}
+
+/** Builds a statement; `bind` puts a value behind a placeholder of the dialect. */
+export function statement(dialect: WarehouseDialect, build: (bind: Bind) => string): Statement {
+  const values: BoundValue[] = [];
+  const sql = build((value, type) => dialect.placeholder(values.push({ value, type }) - 1, type));
+  return { sql, values };
+}
+
+export type Row = Record<string, unknown>;
+
+/** How statements run on one warehouse. */
+export interface SqlSession {
+  readonly dialect: WarehouseDialect;
+  /** Every operation of the destination runs inside it: what it throws leaves mapped, without credentials. */
+  readonly withErrorMapping: WithErrorMapping;
+  /**
+   * The rows of a query, normalized alike on every warehouse: timestamps canonical strings (see
+   * canonicalTimestamp), integers numbers, JSON parsed.
+   */
+  rows(query: Statement): Promise<Row[]>;
+  /**
+   * A statement that writes (an upsert), committed on its own; retried where the warehouse aborts one of
+   * two concurrent writers (BigQuery).
+   */
+  execute(write: Statement): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A LIMIT clause for a caller's count (never negative, never fractional). */
+export function limitClause(limit: number | undefined): string {
+  return limit === undefined ? '' : ` LIMIT ${Math.max(0, Math.floor(limit))}`;
+}
+
+/** The rows of a query, each parsed: a row the schema refuses fails the operation as a query error does. */
+export function parsedRows<T>(
+  session: SqlSession,
+  context: string,
+  query: Statement,
+  parse: (row: Row) => T,
+): Promise<T[]> {
+  return session.withErrorMapping(context, async () => (await session.rows(query)).map(parse));
+}

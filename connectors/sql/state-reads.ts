@@ -1,0 +1,126 @@
+import {
+  Checkpoint,
+  type CheckpointStatus,
+  Freshness,
+  type StoredVersion,
+  type TableSpec,
+  THREAD_QUEUE_STREAM,
+} from '../../schemas/warehouse.js';
+import { DestinationError } from '../errors.js';
+import { limitClause, parsedRows, type SqlSession, statement, type WarehouseDialect } from './dialect.js';
+
+/*
+ * The reads of what the warehouse holds and how far the sync got (`_sync_state`), written once against the
+ * dialect: the same SQL and the same normalized rows on every destination.
+ */
+
+const CHECKPOINT_COLUMNS = Object.keys(Checkpoint.shape);
+
+/** Which checkpoints to read: every condition given must hold. */
+export interface CheckpointQuery {
+  readonly stream?: string | undefined;
+  readonly scope?: string | undefined;
+  readonly status?: CheckpointStatus | undefined;
+  /** At most this many, in (stream, scope) order. */
+  readonly limit?: number | undefined;
+}
+
+/** `_sync_state` rows in (stream, scope) order. */
+export async function readCheckpoints(
+  session: SqlSession,
+  context: string,
+  { limit, ...where }: CheckpointQuery,
+): Promise<Checkpoint[]> {
+  const d = session.dialect;
+  const query = statement(d, (bind) => {
+    const conditions = Object.entries(where)
+      .filter(([, value]) => value !== undefined)
+      .map(([column, value]) => `${d.ident(column)} = ${bind(value as string, 'string')}`);
+    const filter = conditions.length > 0 ? ` WHERE ${conditions.join(' AND ')}` : '';
+    return `SELECT ${CHECKPOINT_COLUMNS.map((c) => d.ident(c)).join(', ')} FROM ${d.table('_sync_state')}${filter}
+      ORDER BY stream, scope${limitClause(limit)}`;
+  });
+  return parsedRows(session, context, query, (row) => Checkpoint.parse(row));
+}
+
+/** id → stored version and content hash of the live rows of `spec` among `ids` (see Destination). */
+export async function storedVersions(
+  session: SqlSession,
+  spec: TableSpec<unknown>,
+  ids: readonly string[],
+): Promise<Map<string, StoredVersion>> {
+  if (spec.primaryKey.length !== 1)
+    throw new DestinationError(`storedVersions: ${spec.name} has a composite key`);
+  if (ids.length === 0) return new Map();
+  const d = session.dialect;
+  const pk = `t.${d.ident(spec.primaryKey[0]!)}`;
+  const version = spec.versionColumn
+    ? `t.${d.ident(spec.versionColumn)}`
+    : `CAST(NULL AS ${d.type('timestamp')})`;
+  const live = spec.tracksDeletion ? ` AND t.${d.ident('_deleted_at')} IS NULL` : '';
+  const query = statement(
+    d,
+    (bind) => `SELECT CAST(${pk} AS ${d.type('string')}) AS id, ${version} AS version,
+        t.${d.ident('_content_hash')} AS hash
+      FROM ${d.table(spec.name)} t WHERE ${d.isIn(pk, bind(ids, 'string_list'))}${live}`,
+  );
+  const text = (v: unknown) => (v ?? null) as string | null;
+  const rows = await parsedRows(session, 'storedVersions', query, (r) => ({
+    id: String(r['id']),
+    stored: { version: text(r['version']), contentHash: text(r['hash']) },
+  }));
+  return new Map(rows.map((r) => [r.id, r.stored]));
+}
+
+/** A thread-queue checkpoint `s` is the one of ticket `t`: its scope is the ticket number. */
+const scopeIsTicket = (d: WarehouseDialect) => `s.scope = CAST(t.ticket_number AS ${d.type('string')})`;
+
+/** Ticket numbers of live tickets whose thread was last read completely before `verifiedBefore`, oldest first. */
+export async function staleThreads(
+  session: SqlSession,
+  verifiedBefore: Date,
+  limit: number,
+): Promise<string[]> {
+  const d = session.dialect;
+  const query = statement(
+    d,
+    (bind) => `SELECT s.scope FROM ${d.table('_sync_state')} s
+      JOIN ${d.table('tickets')} t ON ${scopeIsTicket(d)} AND t.${d.ident('_deleted_at')} IS NULL
+      WHERE s.stream = ${bind(THREAD_QUEUE_STREAM, 'string')} AND s.status = 'complete'
+        AND s.updated_at < ${bind(verifiedBefore, 'timestamp')}
+      ORDER BY s.updated_at, s.scope${limitClause(limit)}`,
+  );
+  return parsedRows(session, 'staleThreads', query, (row) => String(row['scope']));
+}
+
+/** How current tickets and threads are known to be (for `status`). */
+export async function freshness(session: SqlSession): Promise<Freshness> {
+  const d = session.dialect;
+  const tickets = statement(
+    d,
+    () => `SELECT COUNT(*) AS live, MIN(${d.ident('_synced_at')}) AS oldest
+      FROM ${d.table('tickets')} WHERE ${d.ident('_deleted_at')} IS NULL`,
+  );
+  // A live ticket without a thread-queue checkpoint was never queued: unread, like a queued one.
+  const threads = statement(
+    d,
+    (bind) => `SELECT COUNT(*) AS live,
+        COUNT(CASE WHEN s.status IS NULL OR s.status <> 'complete' THEN 1 END) AS unread,
+        MIN(CASE WHEN s.status = 'complete' THEN s.updated_at END) AS oldest
+      FROM ${d.table('tickets')} t
+      LEFT JOIN ${d.table('_sync_state')} s ON s.stream = ${bind(THREAD_QUEUE_STREAM, 'string')} AND ${scopeIsTicket(d)}
+      WHERE t.${d.ident('_deleted_at')} IS NULL`,
+  );
+  return session.withErrorMapping('freshness', async () => {
+    const [t] = await session.rows(tickets);
+    const [m] = await session.rows(threads);
+    return Freshness.parse({
+      tickets: { live: t?.['live'] ?? 0, oldestVerifiedAt: t?.['oldest'] ?? null },
+      threads: {
+        live: m?.['live'] ?? 0,
+        unread: m?.['unread'] ?? 0,
+        oldestVerifiedAt: m?.['oldest'] ?? null,
+      },
+    });
+  });
+}
