@@ -2,8 +2,9 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * Two projects: `unit` needs nothing but Node (schemas, companion over HTTP, connector against the
- * companion); `integration` gets one shared Temporal dev server and one PostgreSQL cluster per run from its
- * globalSetup (each test file then creates its own database).
+ * companion, recorded workflow histories replayed in-process); `integration` gets one shared Temporal dev
+ * server and one PostgreSQL cluster per run from its globalSetup (each test file then creates its own
+ * database).
  */
 const shared = {
   // The Temporal native bridge has crashed under worker threads; forks isolate it per file.
@@ -20,7 +21,13 @@ export default defineConfig({
         test: {
           ...shared,
           name: 'unit',
-          include: ['test/unit/**/*.test.ts', 'test/companion/**/*.test.ts', 'test/connector/**/*.test.ts'],
+          include: [
+            'test/unit/**/*.test.ts',
+            'test/companion/**/*.test.ts',
+            'test/connector/**/*.test.ts',
+            // Replay needs no server (test/workflows/replay.test.ts).
+            'test/workflows/**/*.test.ts',
+          ],
         },
       },
       {
@@ -30,7 +37,6 @@ export default defineConfig({
           include: [
             'test/foundation/**/*.test.ts',
             'test/destinations/**/*.test.ts',
-            'test/workflows/**/*.test.ts',
             'test/e2e/**/*.test.ts',
           ],
           globalSetup: ['test/support/global-setup.ts'],

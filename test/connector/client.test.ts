@@ -1,7 +1,9 @@
 import { inspect } from 'node:util';
 import pino from 'pino';
+import { Dispatcher, errors as undiciErrors } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SupportApiClient } from '../../connectors/support-api/client.js';
+import type { Clock } from '../../connectors/support-api/clock.js';
 import {
   CursorRejectedError,
   isRetryable,
@@ -52,6 +54,34 @@ const errorBody = (code: string, message = 'nope') => ({
   request_id: 'req_1',
 });
 
+/**
+ * Virtual time for the client and its governor: a sleep returns at once and moves the clock on by its length,
+ * so a test that waits out a Retry-After or a retry's backoff checks how long it waited without waiting.
+ */
+class InstantClock implements Clock {
+  #now = Date.parse('2025-01-01T00:00:00Z');
+  now(): number {
+    return this.#now;
+  }
+  async sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    signal?.throwIfAborted();
+    if (ms > 0) this.#now += ms;
+  }
+}
+
+/**
+ * A dispatcher whose requests all end as undici ends a request whose server sends no headers within
+ * `headersTimeout` — at once instead of after the timeout. Records the timeout each request was given.
+ */
+class HeadersNeverArrive extends Dispatcher {
+  readonly headersTimeouts: (number | null | undefined)[] = [];
+  override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
+    this.headersTimeouts.push(options.headersTimeout);
+    queueMicrotask(() => handler.onError?.(new undiciErrors.HeadersTimeoutError()));
+    return true;
+  }
+}
+
 let stop: (() => Promise<void>) | undefined;
 let client: SupportApiClient | undefined;
 afterEach(async () => {
@@ -69,15 +99,17 @@ async function setup(
   stop = stub.stop;
   const lines: string[] = [];
   const logger = pino({ level: 'debug' }, { write: (l: string) => lines.push(l) });
+  // Retry backoffs and rate-limit waits pass on this clock, not in real time.
+  const clock = new InstantClock();
   client = new SupportApiClient({
     baseUrl: stub.baseUrl,
     apiKey: new Secret(KEY),
     logger,
-    governor: new RateGovernor(),
-    retry: { baseDelayMs: 5, maxDelayMs: 20 },
+    governor: new RateGovernor({ clock }),
+    clock,
     ...opts,
   });
-  return { stub, client, lines };
+  return { stub, client, lines, clock };
 }
 
 function expectNoKey(...texts: unknown[]) {
@@ -178,18 +210,20 @@ describe('client transport and envelope', () => {
   });
 
   it('a headers timeout is a TransportError of kind timeout', async () => {
-    const { client } = await setup(
-      (_req, res) => {
-        setTimeout(() => {
-          if (!res.destroyed) json(res, 200, page([], null));
-        }, 2500);
-      },
-      { timeouts: { headersMs: 100 }, retry: { maxAttempts: 1 } },
-    );
+    // The timeout itself is undici's (its timers tick every half second: a real one costs about a second).
+    // What is the client's: it gives undici the configured timeout, and reads undici's error as a timeout.
+    const dispatcher = new HeadersNeverArrive();
+    const { stub, client } = await setup((_req, res) => json(res, 200, page([], null)), {
+      timeouts: { headersMs: 100 },
+      retry: { maxAttempts: 1 },
+      dispatcher,
+    });
     const err = await fetchTicketsPage(client).catch((e) => e);
     expect(err).toBeInstanceOf(TransportError);
     expect(err.kind).toBe('timeout');
     expect(isRetryable(err)).toBe(true);
+    expect(dispatcher.headersTimeouts).toEqual([100]);
+    expect(stub.requests).toHaveLength(0);
   });
 
   it('an item that breaks a strict rule is set aside with its index, id and field; the rest of the page is returned; not retried', async () => {
@@ -245,10 +279,11 @@ describe('client transport and envelope', () => {
       n === 1
         ? json(res, 429, { ...errorBody('RATE_LIMIT_EXCEEDED'), retry_after: 1 }, { 'retry-after': '1' })
         : json(res, 200, page([], null));
-    const { stub, client } = await setup(handler);
-    const t0 = Date.now();
+    const { stub, client, clock } = await setup(handler);
+    const t0 = clock.now();
     await fetchTicketsPage(client);
-    expect(Date.now() - t0).toBeGreaterThanOrEqual(900);
+    // The second request went out only after Retry-After (1 s) had passed on the client's clock.
+    expect(clock.now() - t0).toBeGreaterThanOrEqual(1000);
     expect(stub.requests).toHaveLength(2);
     await client.close();
     await stop?.();

@@ -1,8 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomInt } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { type CompanionHandle, type RequestLogEntry, startCompanion } from '../../companion/index.js';
+import { type CompanionHandle, Prng, type RequestLogEntry, startCompanion } from '../../companion/index.js';
 import { ALL_STREAMS } from '../../schemas/sync.js';
 import { buildDependencies, type Dependencies } from '../../worker/compose.js';
 import { loadConfig, settingsFromConfig } from '../../worker/config.js';
@@ -24,6 +25,18 @@ const THREAD_CONCURRENCY = 4;
  * THREAD_CONCURRENCY. (The workers' activity slots never bind: the workflows schedule at most this many.)
  */
 const PAGES_IN_FLIGHT = STREAM_PARALLELISM + THREAD_CONCURRENCY;
+
+/**
+ * The seed of the kill points: WORKER_KILL_SEED when set (to run a failure's kill points again), otherwise a
+ * new one each run, so that runs explore different points. Printed before the first kill.
+ */
+function killSeed(): number {
+  const fromEnv = process.env['WORKER_KILL_SEED'];
+  if (fromEnv === undefined || fromEnv === '') return randomInt(2 ** 31);
+  const seed = Number(fromEnv);
+  if (!Number.isSafeInteger(seed) || seed < 0) throw new Error(`WORKER_KILL_SEED=${fromEnv}: not a seed`);
+  return seed;
+}
 
 /** A worker process (`support-sync worker`), killed with SIGKILL. `node --import tsx` so the pid is the worker's. */
 function spawnWorker(env: Record<string, string>): {
@@ -108,12 +121,19 @@ describe('the worker killed with SIGKILL at random points during a sync', () => 
       SYNC_STREAM_PARALLELISM: String(STREAM_PARALLELISM),
     });
     deps = await buildDependencies(config, silentLogger);
-    const seed = Math.floor(Math.random() * 2 ** 31);
-    let state = seed;
-    const random = () => {
-      state = (state * 1103515245 + 12345) % 2 ** 31;
-      return state / 2 ** 31;
-    };
+    const seed = killSeed();
+    // Each kill comes after a number (3–30) of new API requests since the worker was (re)started, plus 0–300
+    // ms, so it lands inside page fetches, writes, or between activities. The points reproduce from the seed;
+    // where in a page each kill lands also depends on timing.
+    const prng = new Prng(seed);
+    const killPoints = Array.from({ length: KILLS }, () => ({
+      afterRequests: prng.int(3, 30),
+      delayMs: prng.int(0, 299),
+    }));
+    const pointsText = killPoints.map((p) => `${p.afterRequests} requests + ${p.delayMs} ms`).join(', ');
+    console.info(
+      `worker-kill: seed ${seed}, kill points ${pointsText} (WORKER_KILL_SEED=${seed} repeats them)`,
+    );
 
     worker = spawnWorker(workerEnv);
     await worker.ready;
@@ -135,18 +155,18 @@ describe('the worker killed with SIGKILL at random points during a sync', () => 
       (err: unknown) => `failed: ${(err as Error).message}`,
     );
 
-    // Each kill comes after a random number (3–30) of new API requests since the worker was (re)started,
-    // plus a random 0–300 ms, so it lands inside page fetches, writes, or between activities.
     const killAt: number[] = [];
-    for (let k = 0; k < KILLS; k++) {
+    for (const [k, { afterRequests, delayMs }] of killPoints.entries()) {
       const base = companion.requestLog.length;
-      const after = 3 + Math.floor(random() * 28);
       const deadline = Date.now() + 60_000;
-      while (companion.requestLog.length < base + after && Date.now() < deadline) {
+      while (companion.requestLog.length < base + afterRequests && Date.now() < deadline) {
         await new Promise((r) => setTimeout(r, 10));
       }
-      await new Promise((r) => setTimeout(r, Math.floor(random() * 300)));
-      expect(companion.requestLog.length, `kill ${k + 1}: the sync made progress`).toBeGreaterThan(base);
+      await new Promise((r) => setTimeout(r, delayMs));
+      expect(
+        companion.requestLog.length,
+        `seed ${seed}, kill ${k + 1}: the sync made progress`,
+      ).toBeGreaterThan(base);
       killAt.push(companion.requestLog.length);
       await killed(worker.child);
       worker = spawnWorker(workerEnv);
@@ -174,8 +194,10 @@ describe('the worker killed with SIGKILL at random points during a sync', () => 
       `worker-kill: seed ${seed}, kills after requests ${killAt.join(', ')}, sync ${elapsed} ms, ` +
         `${log.length} requests, repeats per kill ${repeatsPerKill.join(', ')} (bound ${PAGES_IN_FLIGHT})`,
     );
-    expect(repeated.length, repeated.join('\n')).toBeLessThanOrEqual(KILLS * PAGES_IN_FLIGHT);
-    for (const n of repeatsPerKill) expect(n).toBeLessThanOrEqual(PAGES_IN_FLIGHT);
+    expect(repeated.length, `seed ${seed}:\n${repeated.join('\n')}`).toBeLessThanOrEqual(
+      KILLS * PAGES_IN_FLIGHT,
+    );
+    for (const n of repeatsPerKill) expect(n, `seed ${seed}`).toBeLessThanOrEqual(PAGES_IN_FLIGHT);
 
     await rowCounts(db); // no duplicate ids in any table
     await expectWarehouseEqualsSource(db, await sourceSnapshot(deps.client, from));
