@@ -23,6 +23,8 @@ import type { Client } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, Runtime } from '@temporalio/worker';
 import pino from 'pino';
 import { type CompanionHandle, startCompanion } from '../companion/index.js';
+import { startEmbeddedPostgres } from '../embedded/postgres.js';
+import { startTemporalDevServer } from '../embedded/temporal-server.js';
 import type { Config } from '../schemas/config.js';
 import { ALL_STREAMS, type SyncMode } from '../schemas/sync.js';
 import {
@@ -34,14 +36,12 @@ import {
 import { historyToJson } from '../test/workflows/history-json.js';
 import { buildDependencies } from '../worker/compose.js';
 import { analyticsQueueOf, loadConfig, settingsFromConfig } from '../worker/config.js';
-import { startEmbeddedPostgres } from '../worker/embedded/postgres.js';
-import { startTemporalDevServer } from '../worker/embedded/temporal-server.js';
 import { newRunId, type RunSummary, runSync } from '../worker/run-sync.js';
 import { startWorkers, WORKFLOWS_PATH } from '../worker/workers.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 /** The CLI entry point on-call runs (`npm run cli -- replay …`). */
-const CLI_ENTRY = 'worker/cli.ts';
+const CLI_ENTRY = 'cli/main.ts';
 const TASK_QUEUE = 'record-histories';
 const WORLD = { seed: 29, tickets: 24 };
 
