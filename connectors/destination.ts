@@ -225,6 +225,8 @@ export interface RunLedger {
   recordRun(run: SyncRunRecord): Promise<void>;
   /** Most recent runs first (by started_at). */
   listRuns(limit: number): Promise<SyncRunRecord[]>;
+  /** Whether a sync ever prepared this warehouse (its ledger table exists); reads only, no DDL. */
+  hasLedger(): Promise<boolean>;
   /** Upserts reconciliation results by (run_id, metric, period). */
   recordReconciliation(rows: readonly ReconciliationRecord[]): Promise<void>;
   /** The reconciliation rows of one run, or of the latest run that has any (by checked_at). */

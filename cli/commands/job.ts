@@ -30,6 +30,8 @@ export interface JobOptions {
   resumeInterrupted?: boolean;
   /** Progress of the slow start-up steps (bundling the workflows for the local worker). */
   step?: StepStarter;
+  /** The `--config` file printed commands need to reach this deployment (`npm start`'s demo). */
+  configFile?: string;
 }
 
 /**
@@ -85,9 +87,11 @@ export async function runJob(options: JobOptions): Promise<RunSummary> {
       if (options.display) process.stderr.write(`${summaryTable(summary)}\n`);
       if (summary.status === 'failed') {
         // What on-call needs for each failed window: code, request id, the UI link, the replay command.
-        const failures = uncoveredFailures(await deps.destination.listRuns(10_000), config).filter((f) =>
-          summary.error?.includes(f.workflow_id),
-        );
+        const failures = uncoveredFailures(
+          await deps.destination.listRuns(10_000),
+          config,
+          options.configFile,
+        ).filter((f) => summary.error?.includes(f.workflow_id));
         if (failures.length > 0) process.stderr.write(`${failedWindowLines(failures).join('\n')}\n`);
       }
       return summary;

@@ -1,4 +1,5 @@
 import type { CompanionHandle } from '../../companion/index.js';
+import { removeDemoConfig, writeDemoConfig } from '../../embedded/demo-config.js';
 import { embeddedSource } from '../../embedded/demo-source.js';
 import { asStep, createStepReporter } from '../../embedded/step-progress.js';
 import { temporalFor } from '../../embedded/temporal.js';
@@ -96,6 +97,16 @@ export async function startCommand(opts: StartOptions): Promise<number> {
         });
         cleanups.push(() => temporal.close());
         say(`temporal:    ${temporal.address}${temporal.uiUrl ? `  UI: ${temporal.uiUrl}` : ''}`);
+        // What a second terminal needs to reach this demo (replay, status), when anything was embedded.
+        const demoConfig =
+          Object.keys(overrides).some((k) => k !== 'LOG_LEVEL') || !process.env['TEMPORAL_ADDRESS']
+            ? await writeDemoConfig({
+                ...overrides,
+                TEMPORAL_ADDRESS: temporal.address,
+                ...(temporal.uiUrl ? { TEMPORAL_UI_URL: temporal.uiUrl } : {}),
+              })
+            : undefined;
+        if (demoConfig) cleanups.push(removeDemoConfig);
         if (interrupted) return 130;
         const summary = await runJob({
           config,
@@ -108,12 +119,17 @@ export async function startCommand(opts: StartOptions): Promise<number> {
           signal: abort.signal,
           resumeInterrupted: true,
           step,
+          ...(demoConfig ? { configFile: demoConfig } : {}),
         });
         say(biSummaryLines(config, summary).join('\n'));
         if (opts.once || interrupted) return exitCodeOf(summary);
         say(
           `\nThe Temporal UI stays up${temporal.uiUrl ? ` at ${temporal.uiUrl}` : ''}; query the warehouse with ` +
-            `${warehouse ? warehouse.psqlCommand : 'psql "$DESTINATION_URL"'} -c 'select count(*) from support.tickets'. Ctrl-C to stop.`,
+            `${warehouse ? warehouse.psqlCommand : 'psql "$DESTINATION_URL"'} -c 'select count(*) from support.tickets'` +
+            (demoConfig
+              ? `; from another terminal: npm run status -- --config ${demoConfig} (replay a window: npm run cli -- replay <window-id> --wait --config ${demoConfig})`
+              : '') +
+            '. Ctrl-C to stop.',
         );
         await new Promise<void>((resolve) => {
           const check = setInterval(() => {

@@ -109,7 +109,14 @@ function statusOf(
     async (config) => {
       const destination = await destinationFromConfig(config);
       try {
-        await destination.prepare();
+        // Read-only: no prepare() (DDL), so a BI or on-call role with SELECT alone can ask. A warehouse the
+        // sync never wrote says so instead of failing on a missing table.
+        if (!(await destination.hasLedger())) {
+          process.stderr.write(
+            'status: the warehouse has no support-sync tables yet (run a sync first: npm run sync -- --once)\n',
+          );
+          return opts.failed ? 0 : 1;
+        }
         if (opts.failed) {
           const failures = uncoveredFailures(await destination.listRuns(10_000), config);
           process.stdout.write(

@@ -27,7 +27,12 @@ const ms = (t: string | null) => (t === null ? Number.NaN : Date.parse(t));
  * id (parsed from the error the window recorded), how many attempts it had, when it failed, its page in the
  * Temporal UI and the command that replays it (export windows).
  */
-export function uncoveredFailures(runs: readonly SyncRunRecord[], config: Config): FailedWindow[] {
+export function uncoveredFailures(
+  runs: readonly SyncRunRecord[],
+  config: Config,
+  /** The `--config` file a replay needs to reach this deployment (the running demo's), if any. */
+  configFile?: string,
+): FailedWindow[] {
   const windows = runs.filter((r) => r.parent_run_id !== null && !r.run_id.startsWith('thread:'));
   const byId = new Map<string, SyncRunRecord[]>();
   for (const r of windows) byId.set(r.workflow_id, [...(byId.get(r.workflow_id) ?? []), r]);
@@ -65,7 +70,9 @@ export function uncoveredFailures(runs: readonly SyncRunRecord[], config: Config
       failed_at: latest.finished_at,
       error,
       ui_url: windowLink(config, workflowId),
-      replay: exportWindow ? `npm run cli -- replay '${workflowId}' --wait` : null,
+      replay: exportWindow
+        ? `npm run cli -- replay '${workflowId}' --wait${configFile ? ` --config ${configFile}` : ''}`
+        : null,
     });
   }
   return out.sort((a, b) => ms(b.failed_at) - ms(a.failed_at));

@@ -27,7 +27,7 @@ import {
   notSeenSinceWhere,
 } from './deletions.js';
 import { parsedRows, type Row, type SqlSession, statement } from './dialect.js';
-import { listReconciliation, listRuns, recordReconciliation, recordRun } from './ledger.js';
+import { hasLedger, listReconciliation, listRuns, recordReconciliation, recordRun } from './ledger.js';
 import { freshness, readCheckpoints, staleThreads, storedVersions } from './state-reads.js';
 
 /** The write path of one warehouse: rows, checkpoints and deletions, each atomic. */
@@ -172,6 +172,10 @@ export class SqlDestination implements Destination {
 
   async listRuns(limit: number): Promise<SyncRunRecord[]> {
     return listRuns(this.#session, limit);
+  }
+
+  async hasLedger(): Promise<boolean> {
+    return hasLedger(this.#session);
   }
 
   async recordReconciliation(rows: readonly ReconciliationRecord[]): Promise<void> {

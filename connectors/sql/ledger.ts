@@ -42,6 +42,21 @@ export async function recordRun(session: SqlSession, run: SyncRunRecord): Promis
   await upsert(session, 'recordRun', SYSTEM_TABLES._sync_runs, [SyncRunRecord.parse(run)]);
 }
 
+/**
+ * Whether the ledger table exists, found by reading it (no catalog query: INFORMATION_SCHEMA differs per
+ * warehouse and needs its own grants). Only "no such table" means no; any other failure is thrown.
+ */
+export async function hasLedger(session: SqlSession): Promise<boolean> {
+  const d = session.dialect;
+  try {
+    await session.rows(statement(d, () => `SELECT 1 AS one FROM ${d.table('_sync_runs')} LIMIT 1`));
+    return true;
+  } catch (err) {
+    if (/does not exist|not found/i.test(String((err as Error).message ?? err))) return false;
+    throw err;
+  }
+}
+
 /** Most recent runs first (by started_at). */
 export async function listRuns(session: SqlSession, limit: number): Promise<SyncRunRecord[]> {
   const d = session.dialect;

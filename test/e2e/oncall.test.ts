@@ -100,6 +100,20 @@ describe('on-call: a failed window found, understood and replayed', () => {
     expect(found.stdout).toContain(`npm run cli -- replay '${workflowId}' --wait`);
     expect(await ledger(workflowId)).toMatchObject([{ status: 'failed' }]);
 
+    // A BI or on-call role with SELECT alone can ask too: status runs no DDL.
+    const reader = `reader_${randomUUID().slice(0, 8)}`;
+    await p.db.query(`CREATE ROLE ${reader} LOGIN PASSWORD 'reader-pw'`);
+    await p.db.query(`GRANT USAGE ON SCHEMA support TO ${reader}`);
+    await p.db.query(`GRANT SELECT ON ALL TABLES IN SCHEMA support TO ${reader}`);
+    const readerUrl = new URL(p.databaseUrl);
+    readerUrl.username = reader;
+    readerUrl.password = 'reader-pw';
+    const readOnly = await cli(['status', '--failed'], { ...env, DESTINATION_URL: readerUrl.toString() });
+    expect({ code: readOnly.code, stderr: readOnly.stderr }).toEqual({ code: 1, stderr: '' });
+    expect(readOnly.stdout).toBe(found.stdout);
+    const plain = await cli(['status'], { ...env, DESTINATION_URL: readerUrl.toString() });
+    expect({ code: plain.code, stderr: plain.stderr }).toMatchObject({ code: 0 });
+
     // The source is fixed. Replay 1: exactly what the UI's Reset does (to the first workflow task).
     p.companion.setOptions({ faults: undefined });
     const handle = p.env.client.workflow.getHandle(workflowId);
