@@ -10,6 +10,8 @@
  * server's `X-RateLimit-*` headers, whatever the class's real tier and window are. If a server puts two of
  * our classes in one bucket, map them to one class here (a single line change).
  */
+import { STREAMS, type StreamRegistry } from '../../schemas/streams.js';
+
 export const ROUTE_CLASSES = [
   'list',
   'detail',
@@ -32,16 +34,47 @@ export const SPEC_LIMITS: Record<RouteClass, { limit: number; windowMs: number }
   attachments: { limit: 30, windowMs: 60_000 },
 };
 
-/** The class of a request to the v1 API, by method and path relative to `/public/v1`. */
-export function routeClassFor(method: string, path: string): RouteClass {
-  const m = method.toUpperCase();
-  const p = path.split('?')[0]!.replace(/\/+$/, '');
-  if (p === '/reports/query' || p === '/csat-surveys' || p === '/agent-sessions') return 'analytics';
-  if (p === '/tickets' || p === '/views' || p === '/reports/metrics') return m === 'GET' ? 'list' : 'write';
-  if (/^\/tickets\/[^/]+\/messages$/.test(p)) return m === 'GET' ? 'detail' : 'write';
-  if (/^\/tickets\/[^/]+$/.test(p)) return m === 'GET' ? 'detail' : 'ticket_update';
-  if (p === '/health') return 'detail';
-  if (p === '/tags' || p === '/teams' || p === '/agents') return 'directory';
-  if (p.startsWith('/attachments/')) return 'attachments';
-  return 'detail';
+/** An endpoint as spec 4 writes it, `GET /tickets/:ticketNumber`, and its class. */
+export interface Route {
+  readonly endpoint: string;
+  readonly routeClass: RouteClass;
 }
+
+/** The endpoints the streams read: their class is the one their stream declares (schemas/streams.ts). */
+export function streamRoutes(registry: StreamRegistry): Route[] {
+  return Object.values(registry).map(({ endpoint, routeClass }) => ({ endpoint, routeClass }));
+}
+
+/** The endpoints no stream reads (spec 4): single reads, writes, health. */
+const OTHER_ROUTES: readonly Route[] = [
+  { endpoint: 'GET /tickets/:ticketNumber', routeClass: 'detail' },
+  { endpoint: 'GET /health', routeClass: 'detail' },
+  { endpoint: 'POST /tickets', routeClass: 'write' },
+  { endpoint: 'POST /tickets/:ticketNumber/messages', routeClass: 'write' },
+  { endpoint: 'POST /tickets/:ticketNumber', routeClass: 'ticket_update' },
+  { endpoint: 'POST /tags', routeClass: 'directory' },
+  { endpoint: 'POST /attachments/upload-url', routeClass: 'attachments' },
+  { endpoint: 'POST /attachments/:attachmentId/confirm', routeClass: 'attachments' },
+];
+
+/** Every endpoint of the API with its class. */
+export const ROUTES: readonly Route[] = [...streamRoutes(STREAMS), ...OTHER_ROUTES];
+
+/**
+ * Classifies requests to the v1 API (method, path relative to `/public/v1`) by `routes`. A path the spec
+ * does not list counts as `detail`, the class with the largest budget.
+ */
+export function classifierOf(routes: readonly Route[]): (method: string, path: string) => RouteClass {
+  // `:name` in an endpoint is one path segment.
+  const patterns = routes.map(({ endpoint, routeClass }) => ({
+    pattern: new RegExp(`^${endpoint.replace(/:[^/]+/g, '[^/]+')}$`),
+    routeClass,
+  }));
+  return (method, path) => {
+    const request = `${method.toUpperCase()} ${path.split('?')[0]!.replace(/\/+$/, '')}`;
+    return patterns.find(({ pattern }) => pattern.test(request))?.routeClass ?? 'detail';
+  };
+}
+
+/** The class of a request to the v1 API, by method and path relative to `/public/v1`. */
+export const routeClassFor = classifierOf(ROUTES);
