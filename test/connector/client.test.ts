@@ -1,7 +1,7 @@
 import { inspect } from 'node:util';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SupportApiClient } from '../../connectors/support-api/client.js';
+import type { SupportApiClient } from '../../connectors/support-api/client.js';
 import {
   CursorRejectedError,
   isRetryable,
@@ -12,9 +12,11 @@ import {
   SupportApiError,
   TransportError,
 } from '../../connectors/support-api/errors.js';
-import { collectItems, fetchTicketsPage, iterateTickets } from '../../connectors/support-api/paginate.js';
+import { fetchTicketsPage } from '../../connectors/support-api/paginate.js';
 import { RateGovernor } from '../../connectors/support-api/rate-governor.js';
 import { Secret } from '../../schemas/secret.js';
+import { WritingApiClient } from '../support/api-writes.js';
+import { collectItems, iterateTickets } from '../support/iterate.js';
 import { json, type StubHandler, startStub } from './support/stub-server.js';
 
 const KEY = 'sk_test_SUPERSECRETKEY_0123456789';
@@ -53,7 +55,7 @@ const errorBody = (code: string, message = 'nope') => ({
 });
 
 let stop: (() => Promise<void>) | undefined;
-let client: SupportApiClient | undefined;
+let client: WritingApiClient | undefined;
 afterEach(async () => {
   await client?.close();
   await stop?.();
@@ -69,7 +71,7 @@ async function setup(
   stop = stub.stop;
   const lines: string[] = [];
   const logger = pino({ level: 'debug' }, { write: (l: string) => lines.push(l) });
-  client = new SupportApiClient({
+  client = new WritingApiClient({
     baseUrl: stub.baseUrl,
     apiKey: new Secret(KEY),
     logger,
