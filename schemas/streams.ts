@@ -172,14 +172,17 @@ export type StreamName = keyof Streams;
 export const StreamName = z.enum(namesOf(STREAMS) as [StreamName, ...StreamName[]]);
 export const ALL_STREAMS = StreamName.options;
 
-export type ReferenceStream = StreamsOfKind<Streams, 'reference'>;
+/** Names of the registry's streams of one kind. */
+export type StreamOfKind<K extends StreamKind> = StreamsOfKind<Streams, K>;
+
+export type ReferenceStream = StreamOfKind<'reference'>;
 export const REFERENCE_STREAMS = streamsOfKind(STREAMS, 'reference') as [
   ReferenceStream,
   ...ReferenceStream[],
 ];
 export const ReferenceStream = z.enum(REFERENCE_STREAMS);
 
-export type ExportStream = StreamsOfKind<Streams, 'export'>;
+export type ExportStream = StreamOfKind<'export'>;
 export const EXPORT_STREAMS: readonly ExportStream[] = streamsOfKind(STREAMS, 'export');
 
 /** Export passes, each with its own windows and high-water mark. */
