@@ -17,21 +17,19 @@ async function exportWindowWorkflowBody(input: WindowInput): Promise<StreamCount
   await bookkeeping.beginScope({ stream: input.pass, scope });
   const analytics = analyticsActivities(input.analyticsTaskQueue, { patienceMs: input.patienceMs });
   await readPages({
+    input,
     scope,
     guard: pageGuard(input.pass),
     progress,
-    read: (allowRestart) =>
+    read: (options) =>
       analytics.syncExportPage({
         pass: input.pass,
         windowStart: input.windowStart,
         windowEnd: input.windowEnd,
         pageSize: input.pageSize,
         includeComments: input.includeComments,
-        allowRestart,
-        repair: input.mode === 'full_refresh',
+        ...options,
       }),
-    rows: (page) => page.rows,
-    carryOn: () => input,
   });
   if (input.advanceHighWaterMark) {
     await bookkeeping.advanceHighWaterMark({ stream: input.pass, value: input.windowEnd });

@@ -16,19 +16,12 @@ async function referenceStreamWorkflowBody(input: ReferenceInput): Promise<Strea
   const scope = `run:${input.runId}`;
   const pages = classActivities(STREAMS[input.stream].routeClass, { patienceMs: input.patienceMs });
   await readPages({
+    input,
     scope,
     guard: pageGuard(input.stream),
     progress,
-    read: (allowRestart) =>
-      pages.syncReferencePage({
-        stream: input.stream,
-        scope,
-        pageSize: input.pageSize,
-        allowRestart,
-        repair: input.mode === 'full_refresh',
-      }),
-    rows: (page) => page.rows,
-    carryOn: () => input,
+    read: (options) =>
+      pages.syncReferencePage({ stream: input.stream, scope, pageSize: input.pageSize, ...options }),
   });
   // A complete snapshot: whatever it did not contain is gone from the source.
   if (input.deletionSince) {

@@ -41,18 +41,18 @@ async function ticketsWorkflowBody(input: TicketsInput): Promise<StreamCounts & 
     more?: () => boolean,
   ) =>
     readPages({
+      input,
       scope,
       guard,
       progress,
-      read: (allowRestart) =>
+      read: (options) =>
         list.syncTicketsPage({
           scope,
           stopBelow,
           pageSize: input.pageSize,
           threadCutoff,
           queueAll: input.queueAllThreads,
-          allowRestart,
-          repair: input.mode === 'full_refresh',
+          ...options,
         }),
       // Unchanged tickets are listed, not written.
       rows: (page) => page.changed,

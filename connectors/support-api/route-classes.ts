@@ -34,39 +34,36 @@ export const SPEC_LIMITS: Record<RouteClass, { limit: number; windowMs: number }
   attachments: { limit: 30, windowMs: 60_000 },
 };
 
-/** An endpoint as spec 4 writes it, `GET /tickets/:ticketNumber`, and its class. */
-export interface Route {
-  readonly endpoint: string;
-  readonly routeClass: RouteClass;
-}
+/** Endpoints as spec 4 writes them (`GET /tickets/:ticketNumber`), each with its class. */
+export type Routes = Readonly<Record<string, RouteClass>>;
 
 /** The endpoints the streams read: their class is the one their stream declares (schemas/streams.ts). */
-export function streamRoutes(registry: StreamRegistry): Route[] {
-  return Object.values(registry).map(({ endpoint, routeClass }) => ({ endpoint, routeClass }));
+export function streamRoutes(registry: StreamRegistry): Routes {
+  return Object.fromEntries(Object.values(registry).map((stream) => [stream.endpoint, stream.routeClass]));
 }
 
 /** The endpoints no stream reads (spec 4): single reads, writes, health. */
-const OTHER_ROUTES: readonly Route[] = [
-  { endpoint: 'GET /tickets/:ticketNumber', routeClass: 'detail' },
-  { endpoint: 'GET /health', routeClass: 'detail' },
-  { endpoint: 'POST /tickets', routeClass: 'write' },
-  { endpoint: 'POST /tickets/:ticketNumber/messages', routeClass: 'write' },
-  { endpoint: 'POST /tickets/:ticketNumber', routeClass: 'ticket_update' },
-  { endpoint: 'POST /tags', routeClass: 'directory' },
-  { endpoint: 'POST /attachments/upload-url', routeClass: 'attachments' },
-  { endpoint: 'POST /attachments/:attachmentId/confirm', routeClass: 'attachments' },
-];
+const OTHER_ROUTES: Routes = {
+  'GET /tickets/:ticketNumber': 'detail',
+  'GET /health': 'detail',
+  'POST /tickets': 'write',
+  'POST /tickets/:ticketNumber/messages': 'write',
+  'POST /tickets/:ticketNumber': 'ticket_update',
+  'POST /tags': 'directory',
+  'POST /attachments/upload-url': 'attachments',
+  'POST /attachments/:attachmentId/confirm': 'attachments',
+};
 
 /** Every endpoint of the API with its class. */
-export const ROUTES: readonly Route[] = [...streamRoutes(STREAMS), ...OTHER_ROUTES];
+export const ROUTES: Routes = { ...streamRoutes(STREAMS), ...OTHER_ROUTES };
 
 /**
  * Classifies requests to the v1 API (method, path relative to `/public/v1`) by `routes`. A path the spec
  * does not list counts as `detail`, the class with the largest budget.
  */
-export function classifierOf(routes: readonly Route[]): (method: string, path: string) => RouteClass {
+export function classifierOf(routes: Routes): (method: string, path: string) => RouteClass {
   // `:name` in an endpoint is one path segment.
-  const patterns = routes.map(({ endpoint, routeClass }) => ({
+  const patterns = Object.entries(routes).map(([endpoint, routeClass]) => ({
     pattern: new RegExp(`^${endpoint.replace(/:[^/]+/g, '[^/]+')}$`),
     routeClass,
   }));

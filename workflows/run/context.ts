@@ -13,6 +13,7 @@ import {
   type StreamName,
   type StreamProgress,
   type SyncRunInput,
+  windowWorkflowId,
 } from '../../schemas/sync.js';
 import { innermostMessage, messageOf } from '../failures.js';
 import { runProgressQuery } from '../progress.js';
@@ -131,21 +132,29 @@ function childOptions(
   };
 }
 
+/** One window of a stream, as its child workflow is named and found. */
+export interface ChildWindow {
+  readonly stream: StreamName;
+  /** The first part of the workflow id: an export window's pass; by default the stream. */
+  readonly name?: string;
+  readonly windowStart: string;
+  readonly windowEnd: string;
+}
+
 /**
- * Runs one window of a stream as a child workflow (`start` starts it with the options given) and adds its
- * counts to the stream's progress. A failed window fails as `<workflow id>: <innermost cause>`, the API's
- * code and request id included. (The window records its own attempts in `_sync_runs`,
- * workflows/window-ledger.ts.)
+ * Runs one window of a stream as a child workflow, `<name>/<from>/<before>` (`start` starts it with the
+ * options given), and adds its counts to the stream's progress. A failed window fails as
+ * `<workflow id>: <innermost cause>`, the API's code and request id included. (The window records its own
+ * attempts in `_sync_runs`, workflows/window-ledger.ts.)
  */
 export async function child(
   ctx: RunContext,
   entry: StreamProgress,
-  stream: StreamName,
-  workflowId: string,
-  windowStart: string,
-  windowEnd: string,
+  window: ChildWindow,
   start: (options: ChildOptions) => Promise<StreamCounts>,
 ): Promise<StreamCounts> {
+  const { stream, windowStart, windowEnd } = window;
+  const workflowId = windowWorkflowId(window.name ?? stream, windowStart, windowEnd);
   entry.current = workflowId;
   try {
     const counts = await start(childOptions(ctx, workflowId, stream, windowStart, windowEnd));

@@ -73,10 +73,7 @@ export function exportLanes(ctx: RunContext, ticketsListed: Promise<boolean>): L
             await child(
               ctx,
               entry,
-              streamOfPass(passPlan.pass),
-              windowWorkflowId(passPlan.pass, window.windowStart, window.windowEnd),
-              window.windowStart,
-              window.windowEnd,
+              { stream: streamOfPass(passPlan.pass), name: passPlan.pass, ...window },
               (options) =>
                 executeChild(exportWindowWorkflow, {
                   ...options,

@@ -11,7 +11,7 @@ export function referenceLanes(ctx: RunContext): Lane[] {
     entry.windowsTotal = 1;
     return () =>
       runStream(entry, async () => {
-        await child(ctx, entry, stream, `${stream}/${startedAt}/${before}`, startedAt, before, (options) =>
+        await child(ctx, entry, { stream, windowStart: startedAt, windowEnd: before }, (options) =>
           executeChild(referenceStreamWorkflow, {
             ...options,
             args: [{ runId, mode, stream, pageSize: settings.pageSize, deletionSince, patienceMs }],

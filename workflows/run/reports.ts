@@ -1,5 +1,4 @@
 import { executeChild } from '@temporalio/workflow';
-import { windowWorkflowId } from '../../schemas/sync.js';
 import { reportSnapshotsWorkflow } from '../report-snapshots.js';
 import { child, type Lane, type RunContext, runStream, track } from './context.js';
 
@@ -16,10 +15,7 @@ export function reportLanes(ctx: RunContext): Lane[] {
         await child(
           ctx,
           entry,
-          'report_snapshots',
-          windowWorkflowId('report_snapshots', startedAt, before),
-          startedAt,
-          before,
+          { stream: 'report_snapshots', windowStart: startedAt, windowEnd: before },
           (options) =>
             executeChild(reportSnapshotsWorkflow, {
               ...options,

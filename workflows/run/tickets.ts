@@ -1,5 +1,5 @@
 import { type ChildWorkflowHandle, executeChild, startChild } from '@temporalio/workflow';
-import { type StreamProgress, windowWorkflowId } from '../../schemas/sync.js';
+import type { StreamProgress } from '../../schemas/sync.js';
 import { runIdleSignal, threadsWorkflow, ticketsListedSignal } from '../threads.js';
 import { ticketsWorkflow } from '../tickets.js';
 import { child, type Lane, type RunContext, runStream, track } from './context.js';
@@ -75,10 +75,7 @@ export function ticketsLanes(
         await child(
           ctx,
           ticketsEntry,
-          'tickets',
-          windowWorkflowId('tickets', from, before),
-          from,
-          before,
+          { stream: 'tickets', windowStart: from, windowEnd: before },
           async (options) => {
             const result = await executeChild(ticketsWorkflow, {
               ...options,
@@ -126,10 +123,7 @@ async function syncThreads(
   await child(
     ctx,
     entry,
-    'ticket_messages',
-    windowWorkflowId('ticket_messages', from, before),
-    from,
-    before,
+    { stream: 'ticket_messages', windowStart: from, windowEnd: before },
     async (childOpts) => {
       const handle = await startChild(threadsWorkflow, {
         ...childOpts,
