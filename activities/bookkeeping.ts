@@ -1,12 +1,14 @@
 import { planWindows } from '../connectors/support-api/index.js';
 import {
   EXPORT_PASSES,
+  EXPORT_STREAMS,
   type ExportPass,
   HISTORY_MARGIN_MS,
   type StreamName,
   type SyncMode,
   type SyncSettings,
   TICKETS_SCOPES,
+  type TicketsInput,
 } from '../schemas/sync.js';
 import type { SyncRunRecord, TableName } from '../schemas/warehouse.js';
 import { laterInstant, restartedCheckpoint } from './checkpoints.js';
@@ -16,12 +18,7 @@ const HWM_SCOPE = 'hwm';
 
 export interface RunPlan {
   /** What the tickets stream does this run (see TicketsInput); null when tickets are not synced. */
-  tickets: {
-    head: { since: string } | null;
-    headFloor: string | null;
-    sweep: { restart: boolean; maxPages: number | null } | null;
-    queueAllThreads: boolean;
-  } | null;
+  tickets: Pick<TicketsInput, 'head' | 'headFloor' | 'sweep' | 'queueAllThreads'> | null;
   passes: {
     pass: ExportPass;
     windows: { windowStart: string; windowEnd: string }[];
@@ -124,7 +121,7 @@ export function planRun(deps: ActivityDeps) {
       }
     }
     const passes: RunPlan['passes'] = [];
-    for (const stream of ['csat_surveys', 'agent_sessions'] as const) {
+    for (const stream of EXPORT_STREAMS) {
       if (!input.streams.includes(stream)) continue;
       for (const pass of EXPORT_PASSES[stream]) {
         const from = await lowerBound(pass);

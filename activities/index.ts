@@ -1,5 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { countRequests } from '../connectors/support-api/index.js';
+import { ALL_STREAMS, STREAMS, type StreamKind, type StreamRouteClass } from '../schemas/streams.js';
 import {
   advanceHighWaterMark,
   beginScope,
@@ -11,12 +12,11 @@ import {
   succeededWindows,
 } from './bookkeeping.js';
 import type { ActivityDeps } from './deps.js';
-import { syncExportPage } from './exports.js';
 import { mapFailures } from './failures.js';
 import { withHeartbeat } from './heartbeat.js';
 import { missingData } from './missing-data.js';
+import { syncExportPage, syncReferencePage, syncThreadPage } from './page-activities.js';
 import { reconcile } from './reconcile.js';
-import { syncReferencePage } from './reference.js';
 import { syncReportSnapshot } from './report-snapshots.js';
 import {
   finishThreads,
@@ -24,7 +24,6 @@ import {
   markThreadFailed,
   queueThreadsToReverify,
   requeueUnsettledThreads,
-  syncThreadPage,
 } from './threads.js';
 import { beginSweep, finishSweep, finishTickets, syncTicketsPage } from './tickets.js';
 
@@ -81,6 +80,38 @@ type Counted<T> = {
 };
 
 export type Activities = ReturnType<typeof createActivities>;
+
+/** The page activity of each kind of stream: what its workflow schedules on the stream's class queue. */
+const PAGE_ACTIVITY: Readonly<Record<StreamKind, keyof Activities>> = {
+  reference: 'syncReferencePage',
+  tickets: 'syncTicketsPage',
+  threads: 'syncThreadPage',
+  export: 'syncExportPage',
+  report: 'syncReportSnapshot',
+};
+
+/**
+ * The activities each route class's task queue serves: the page activity of every stream of that class
+ * (from the registry, schemas/streams.ts), and the reconciliation's one report query (analytics). One
+ * activity makes one request of its class, so the server's dispatch rate on the queue is the fleet's
+ * request rate for the class.
+ */
+export function activitiesByRouteClass(
+  activities: Activities,
+): Record<StreamRouteClass, Partial<Activities>> {
+  const byClass: Record<StreamRouteClass, Partial<Activities>> = {
+    list: {},
+    detail: {},
+    analytics: { reconcile: activities.reconcile },
+    directory: {},
+  };
+  for (const stream of ALL_STREAMS) {
+    const { kind, routeClass } = STREAMS[stream];
+    const name = PAGE_ACTIVITY[kind];
+    Object.assign(byClass[routeClass], { [name]: activities[name] });
+  }
+  return byClass;
+}
 
 /**
  * Every activity heartbeats while it runs: the proxies set a heartbeat timeout so that a killed worker's

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import {
   CursorLoopError,
-  CursorRejectedError,
+  fetchPageAfter,
   type InvalidItem,
   type Page,
 } from '../connectors/support-api/index.js';
@@ -9,10 +9,9 @@ import { type RejectedItem, rejectedItemKey, type TableName } from '../schemas/w
 import type { ActivityDeps } from './deps.js';
 
 /**
- * The one page path of every stream: fetch the page after `cursor` (restarting the scope once per run when
- * the API rejects the cursor), guard against a source that repeats a cursor, and split the page into what
- * is stored and what is set aside. The callers (tickets, threads, exports, reference streams) write the
- * result with their checkpoint in one destination transaction.
+ * The fetch of the page path (activities/sync-page.ts): the page after `cursor` (restarting the scope once
+ * per run when the API rejects the cursor), guarded against a source that repeats a cursor or serves
+ * mostly items that cannot be stored, with what is stored and what is set aside told apart.
  */
 export interface PageStepInput<P> {
   /** Stream or pass (`tickets`, `csat_surveys.sent`, …) and scope (window, run, ticket number). */
@@ -42,27 +41,22 @@ export async function fetchPageStep<P extends Page<unknown, unknown>>(
   input: PageStepInput<P>,
 ): Promise<PageStep<P>> {
   const where = `${input.stream} ${input.scope}`;
-  let step: PageStep<P>;
-  try {
-    const page = await input.fetch(input.cursor);
-    step = { page, restarted: false, cursor: input.cursor, nextCursorTag: nextTag(page) };
-  } catch (err) {
-    if (!(err instanceof CursorRejectedError) || input.cursor === null) throw err;
+  const fetched = await fetchPageAfter(input.fetch, input.cursor, (rejection) => {
     if (!input.allowRestart) {
       throw Object.assign(
         new Error(
-          `${where}: the API rejected the cursor again after the scope was restarted in this run (${err.apiError.code}, request_id ${err.apiError.requestId}); the window stops instead of restarting forever`,
+          `${where}: the API rejected the cursor again after the scope was restarted in this run (${rejection.apiError.code}, request_id ${rejection.apiError.requestId}); the window stops instead of restarting forever`,
         ),
         { nonRetryable: true },
       );
     }
     deps.logger.warn(
-      { where, requestId: err.apiError.requestId },
+      { where, requestId: rejection.apiError.requestId },
       'cursor rejected by the API: restarting the scope from its start',
     );
-    const page = await input.fetch(null);
-    step = { page, restarted: true, cursor: null, nextCursorTag: nextTag(page) };
-  }
+    return true;
+  });
+  const step: PageStep<P> = { ...fetched, nextCursorTag: nextTag(fetched.page) };
   const { page } = step;
   // Loop guard (style rule 7): a next cursor equal to the one that produced the page would read it forever.
   if (page.hasMore && page.nextCursor !== null && page.nextCursor === step.cursor) {

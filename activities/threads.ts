@@ -1,68 +1,6 @@
-import { fetchMessagesPage, SupportApiError } from '../connectors/support-api/index.js';
-import type { Checkpoint, CheckpointUpdate } from '../schemas/warehouse.js';
-import { nextCheckpoint, restartedCheckpoint } from './checkpoints.js';
+import { THREAD_QUEUE_STREAM } from '../schemas/warehouse.js';
+import { restartedCheckpoint } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
-import { fetchPageStep, type PageStep, rejectedOf, rowsOf } from './page-step.js';
-import { THREAD_QUEUE_STREAM } from './tickets.js';
-
-/**
- * One page of one queued thread (scope = ticket number), written with its queue entry's cursor in one
- * transaction; the entry completes with the thread's last page. One request per activity, so the detail
- * task queue's server-enforced rate is the fleet's detail request rate, and a failure costs one page:
- * Temporal retries that page alone (a 429 at Retry-After), never a batch.
- */
-export function syncThreadPage(deps: ActivityDeps) {
-  return async (input: { scope: string; allowRestart?: boolean; repair?: boolean }) => {
-    const { destination, client, logger } = deps;
-    const entry = await destination.readCheckpoint(THREAD_QUEUE_STREAM, input.scope);
-    const nothing = { done: true, rows: 0, rejected: 0, pages: 0, cursorTag: null, restarted: false };
-    // Completed already (a retry of an attempt whose commit went through): nothing to read.
-    if (entry?.status !== 'running') return nothing;
-    const ticketNumber = Number(input.scope);
-    let step: PageStep<Awaited<ReturnType<typeof fetchMessagesPage>>>;
-    try {
-      step = await fetchPageStep(deps, {
-        stream: 'ticket_messages',
-        scope: input.scope,
-        cursor: entry.cursor,
-        allowRestart: input.allowRestart ?? true,
-        fetch: (cursor) => fetchMessagesPage(client, { ticketNumber, cursor, limit: 100, order: 'asc' }),
-      });
-    } catch (err) {
-      if (err instanceof SupportApiError && err.code === 'TICKET_NOT_FOUND') {
-        // Deleted since it was queued: nothing to read; the sweep marks the ticket and its messages.
-        logger.info({ ticketNumber, requestId: err.requestId }, 'queued ticket no longer exists');
-        await destination.writeCheckpoints([done(entry, input.scope)]);
-        return nothing;
-      }
-      throw err;
-    }
-    const { page, restarted } = step;
-    const next = nextCheckpoint(restarted ? { ...entry, pages: 0, rows: 0 } : entry, {
-      stream: THREAD_QUEUE_STREAM,
-      scope: input.scope,
-      cursor: page.nextCursor,
-      done: !page.hasMore,
-      rows: page.items.length,
-    });
-    const rejected = rejectedOf('ticket_messages', 'ticket_messages', input.scope, step);
-    await destination.writeBatch({
-      table: 'ticket_messages',
-      rows: rowsOf(page),
-      checkpoint: next,
-      rejected,
-      repair: input.repair === true,
-    });
-    return {
-      done: !page.hasMore,
-      rows: page.items.length,
-      rejected: rejected.length,
-      pages: 1,
-      cursorTag: step.nextCursorTag,
-      restarted,
-    };
-  };
-}
 
 /**
  * Queued threads to read next (ticket numbers), skipping those a lane of the workflow is already on.
@@ -79,17 +17,6 @@ export function listQueuedThreads(deps: ActivityDeps) {
       .filter((scope) => !skip.has(scope))
       .slice(0, input.limit);
   };
-}
-
-/** The queue entry of a thread read to its end (or gone with its ticket). */
-function done(checkpoint: Checkpoint, scope: string): CheckpointUpdate {
-  return nextCheckpoint(checkpoint, {
-    stream: THREAD_QUEUE_STREAM,
-    scope,
-    cursor: null,
-    done: true,
-    rows: 0,
-  });
 }
 
 /**

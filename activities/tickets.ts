@@ -1,11 +1,13 @@
-import { fetchTicketsPage } from '../connectors/support-api/index.js';
+import type { Page } from '../connectors/support-api/index.js';
+import type { Ticket } from '../schemas/api/tickets.js';
+import { STREAMS } from '../schemas/streams.js';
 import { TICKETS_SCOPES } from '../schemas/sync.js';
 import { type CheckpointUpdate, contentHashOf, THREAD_QUEUE_STREAM } from '../schemas/warehouse.js';
 import { laterInstant, nextCheckpoint, restartedCheckpoint } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
-import { fetchPageStep, rejectedOf, rowsOf } from './page-step.js';
-
-export { THREAD_QUEUE_STREAM };
+import { PAGE_FETCHERS } from './fetchers.js';
+import { rejectedOf, rowsOf } from './page-step.js';
+import { type PageStore, syncPage } from './sync-page.js';
 
 const TICKETS_HWM = TICKETS_SCOPES.hwm;
 const TICKETS_SWEEP = TICKETS_SCOPES.sweep;
@@ -30,108 +32,118 @@ const earlierInstant = (a: string | null | undefined, b: string | null | undefin
  * Done when the API has no more pages, or (a head pass) the page reaches below `stopBelow`.
  */
 export function syncTicketsPage(deps: ActivityDeps) {
-  return async (input: {
-    scope: string;
-    stopBelow: string | null;
-    pageSize: number;
-    threadCutoff: string | null;
-    queueAll: boolean;
-    allowRestart?: boolean;
-    /** Full refresh: every row is rewritten at an equal version too, repairing whatever differs. */
-    repair?: boolean;
-  }) => {
-    const { destination, client } = deps;
-    const previous = await destination.readCheckpoint('tickets', input.scope);
-    if (previous?.status === 'complete') {
-      return {
-        listed: 0,
-        changed: 0,
-        threadsQueued: 0,
-        rejected: 0,
-        done: true,
-        newest: null,
-        oldest: null,
-        cursorTag: null,
-        restarted: false,
-      };
-    }
-    const step = await fetchPageStep(deps, {
-      stream: 'tickets',
-      scope: input.scope,
-      cursor: previous?.cursor ?? null,
-      allowRestart: input.allowRestart ?? true,
-      fetch: (cursor) =>
-        fetchTicketsPage(client, { cursor, limit: input.pageSize, includeTicketFields: true }),
-    });
-    const { page, restarted } = step;
-    const base = restarted ? (previous ? { ...previous, pages: 0, rows: 0 } : null) : previous;
-    const stored = await destination.storedVersions(
-      'tickets',
-      page.items.map((t) => t.id),
-    );
-    const rows = rowsOf(page);
-    const versionMoved = new Set(
-      page.items.filter((t) => !sameInstant(stored.get(t.id)?.version, t.updated_at)).map((t) => t.id),
-    );
-    const changedRows = rows.filter(
-      (r) =>
-        input.repair === true ||
-        versionMoved.has(r.item.id) ||
-        stored.get(r.item.id)?.contentHash !== contentHashOf('tickets', r),
-    );
-    const changed = new Set(changedRows.map((r) => r.item.id));
-    const cutoff = input.threadCutoff === null ? Number.POSITIVE_INFINITY : Date.parse(input.threadCutoff);
-    const toQueue = page.items.filter(
-      (t) => input.queueAll || versionMoved.has(t.id) || Date.parse(t.created_at) >= cutoff,
-    );
-    const newest = page.items[0]?.created_at ?? null;
-    const oldest = page.items.at(-1)?.created_at ?? null;
-    const stopMs = input.stopBelow === null ? Number.NEGATIVE_INFINITY : Date.parse(input.stopBelow);
-    const done = !page.hasMore || (oldest !== null && Date.parse(oldest) < stopMs);
-    const checkpoints: CheckpointUpdate[] = [
-      nextCheckpoint(base, {
+  return (input: TicketsPageInput) =>
+    syncPage(
+      deps,
+      {
         stream: 'tickets',
+        table: STREAMS.tickets.table,
         scope: input.scope,
-        cursor: page.nextCursor,
+        allowRestart: input.allowRestart ?? true,
+        repair: input.repair === true,
+        fetch: (cursor) => PAGE_FETCHERS.tickets(deps.client, { limit: input.pageSize }, cursor),
+      },
+      changedTickets(input),
+    );
+}
+
+interface TicketsPageInput {
+  scope: string;
+  stopBelow: string | null;
+  pageSize: number;
+  threadCutoff: string | null;
+  queueAll: boolean;
+  allowRestart?: boolean;
+  /** Full refresh: every row is rewritten at an equal version too, repairing whatever differs. */
+  repair?: boolean;
+}
+
+/** How a tickets page is stored (see syncTicketsPage), and what it reports besides the page report. */
+function changedTickets(input: TicketsPageInput): PageStore<
+  Page<Ticket>,
+  {
+    listed: number;
+    changed: number;
+    threadsQueued: number;
+    /** `created_at` of the page's newest and oldest ticket. */
+    newest: string | null;
+    oldest: string | null;
+  }
+> {
+  return {
+    nothing: { listed: 0, changed: 0, threadsQueued: 0, newest: null, oldest: null },
+    async write(deps, target, step, previous) {
+      const { destination } = deps;
+      const { page } = step;
+      const stored = await destination.storedVersions(
+        'tickets',
+        page.items.map((t) => t.id),
+      );
+      const rows = rowsOf(page);
+      const versionMoved = new Set(
+        page.items.filter((t) => !sameInstant(stored.get(t.id)?.version, t.updated_at)).map((t) => t.id),
+      );
+      const changedRows = rows.filter(
+        (r) =>
+          target.repair ||
+          versionMoved.has(r.item.id) ||
+          stored.get(r.item.id)?.contentHash !== contentHashOf('tickets', r),
+      );
+      const changed = new Set(changedRows.map((r) => r.item.id));
+      const cutoff = input.threadCutoff === null ? Number.POSITIVE_INFINITY : Date.parse(input.threadCutoff);
+      const toQueue = page.items.filter(
+        (t) => input.queueAll || versionMoved.has(t.id) || Date.parse(t.created_at) >= cutoff,
+      );
+      const newest = page.items[0]?.created_at ?? null;
+      const oldest = page.items.at(-1)?.created_at ?? null;
+      const stopMs = input.stopBelow === null ? Number.NEGATIVE_INFINITY : Date.parse(input.stopBelow);
+      const done = !page.hasMore || (oldest !== null && Date.parse(oldest) < stopMs);
+      const checkpoints: CheckpointUpdate[] = [
+        nextCheckpoint(previous, {
+          stream: 'tickets',
+          scope: target.scope,
+          cursor: page.nextCursor,
+          done,
+          rows: changed.size,
+        }),
+        ...toQueue.map((t) =>
+          restartedCheckpoint(THREAD_QUEUE_STREAM, String(t.ticket_number), t.updated_at),
+        ),
+      ];
+      if (!page.hasMore && target.scope === TICKETS_SWEEP.scope) {
+        // The end of the whole list: its last ticket is the workspace's oldest.
+        const known = await destination.readCheckpoint(TICKETS_OLDEST.stream, TICKETS_OLDEST.scope);
+        const oldestEver = earlierInstant(known?.high_water_mark, oldest);
+        if (oldestEver !== null)
+          checkpoints.push({
+            ...TICKETS_OLDEST,
+            cursor: null,
+            high_water_mark: oldestEver,
+            status: 'complete',
+            pages: 0,
+            rows: 0,
+          });
+      }
+      const rejected = rejectedOf('tickets', 'tickets', target.scope, step);
+      await destination.writeBatch({
+        table: 'tickets',
+        rows: changedRows,
+        seen: page.items.filter((t) => !changed.has(t.id)).map((t) => t.id),
+        checkpoint: checkpoints,
+        rejected,
+        repair: target.repair,
+      });
+      return {
         done,
         rows: changed.size,
-      }),
-      ...toQueue.map((t) => restartedCheckpoint(THREAD_QUEUE_STREAM, String(t.ticket_number), t.updated_at)),
-    ];
-    if (!page.hasMore && input.scope === TICKETS_SWEEP.scope) {
-      // The end of the whole list: its last ticket is the workspace's oldest.
-      const known = await destination.readCheckpoint(TICKETS_OLDEST.stream, TICKETS_OLDEST.scope);
-      const oldestEver = earlierInstant(known?.high_water_mark, oldest);
-      if (oldestEver !== null)
-        checkpoints.push({
-          ...TICKETS_OLDEST,
-          cursor: null,
-          high_water_mark: oldestEver,
-          status: 'complete',
-          pages: 0,
-          rows: 0,
-        });
-    }
-    const rejected = rejectedOf('tickets', 'tickets', input.scope, step);
-    await destination.writeBatch({
-      table: 'tickets',
-      rows: changedRows,
-      seen: page.items.filter((t) => !changed.has(t.id)).map((t) => t.id),
-      checkpoint: checkpoints,
-      rejected,
-      repair: input.repair === true,
-    });
-    return {
-      listed: page.items.length,
-      changed: changed.size,
-      threadsQueued: toQueue.length,
-      rejected: rejected.length,
-      done,
-      newest,
-      oldest,
-      cursorTag: step.nextCursorTag,
-      restarted,
-    };
+        rejected: rejected.length,
+        listed: page.items.length,
+        changed: changed.size,
+        threadsQueued: toQueue.length,
+        newest,
+        oldest,
+      };
+    },
   };
 }
 

@@ -12,11 +12,11 @@
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { startCompanion } from '../companion/index.js';
-import { SupportApiClient } from '../connectors/support-api/client.js';
 import { fetchCsatPage, fetchTagsPage, fetchTicketsPage } from '../connectors/support-api/paginate.js';
 import { RateGovernor } from '../connectors/support-api/rate-governor.js';
 import type { RouteClass } from '../connectors/support-api/route-classes.js';
 import { Secret } from '../schemas/secret.js';
+import { WritingApiClient } from '../test/support/api-writes.js';
 
 const { values } = parseArgs({
   options: {
@@ -47,7 +47,7 @@ const handle = await startCompanion({
   rateLimitOverrides: limits,
   logLevel: 'silent',
 });
-const client = new SupportApiClient({
+const client = new WritingApiClient({
   baseUrl: handle.baseUrl,
   apiKey: new Secret(handle.keys.admin),
   governor: new RateGovernor(),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { MAX_EXPORT_WINDOW_MS } from './api/exports.js';
+import { ExportPass, ReferenceStream, StreamName, type StreamRouteClass } from './streams.js';
 
 /**
  * The pipeline's own plain-JSON shapes: stream names, run and window inputs, progress. Workflow inputs are
@@ -7,39 +8,19 @@ import { MAX_EXPORT_WINDOW_MS } from './api/exports.js';
  * "start workflow like this one" form is validated as strictly as one started by the CLI.
  */
 
-/** Streams as users name them (CLI `--streams`, `_sync_runs.stream`, the `SyncStream` search attribute). */
-export const StreamName = z.enum([
-  'views',
-  'tags',
-  'teams',
-  'agents',
-  'metric_catalog',
-  'tickets',
-  'ticket_messages',
-  'csat_surveys',
-  'agent_sessions',
-  'report_snapshots',
-]);
-export type StreamName = z.infer<typeof StreamName>;
-export const ALL_STREAMS = StreamName.options;
-
-export const ReferenceStream = z.enum(['views', 'tags', 'teams', 'agents', 'metric_catalog']);
-export type ReferenceStream = z.infer<typeof ReferenceStream>;
-
-/**
- * Export passes, each with its own windows and high-water mark. CSAT is read twice: by sent date (every
- * survey, answered or not, exactly once) and by submitted date (every answer since the last run, however
- * late after sending) — together exact without re-reading months of sent windows.
- */
-export const ExportPass = z.enum(['csat_surveys.sent', 'csat_surveys.submitted', 'agent_sessions']);
-export type ExportPass = z.infer<typeof ExportPass>;
-export const EXPORT_PASSES: Record<'csat_surveys' | 'agent_sessions', ExportPass[]> = {
-  csat_surveys: ['csat_surveys.sent', 'csat_surveys.submitted'],
-  agent_sessions: ['agent_sessions'],
-};
-export function streamOfPass(pass: ExportPass): 'csat_surveys' | 'agent_sessions' {
-  return pass === 'agent_sessions' ? 'agent_sessions' : 'csat_surveys';
-}
+// What a stream is lives in the registry (schemas/streams.ts); these names are re-exported for the many
+// places that know them from here.
+export {
+  ALL_STREAMS,
+  EXPORT_PASSES,
+  EXPORT_STREAMS,
+  ExportPass,
+  type ExportStream,
+  REFERENCE_STREAMS,
+  ReferenceStream,
+  StreamName,
+  streamOfPass,
+} from './streams.js';
 
 export const SyncMode = z.enum(['incremental', 'full_refresh', 'backfill', 'replay']);
 export type SyncMode = z.infer<typeof SyncMode>;
@@ -138,8 +119,25 @@ export type CarriedCounts = z.infer<typeof CarriedCounts>;
 export const WindowAttempt = z.object({ id: z.string().min(1), startedAt: Instant });
 export type WindowAttempt = z.infer<typeof WindowAttempt>;
 
-export const WindowInput = z.object({
+/**
+ * What every child workflow of a run (a stream or window) takes besides its own work: the run it belongs
+ * to, its attempt in the ledger and how patient its pages are. Extended by each child's input.
+ */
+export const ChildInput = z.object({
   runId: z.string().min(1),
+  /** How long a page may keep failing (an outage) before its window fails (SYNC_SOURCE_PATIENCE). */
+  patienceMs: z.number().int().positive().optional(),
+  /** The ledger row of this attempt (see workflows/window-ledger.ts); set by the workflow itself. */
+  attempt: WindowAttempt.optional(),
+  /** The run's mode, for the ledger (older inputs: incremental). */
+  mode: SyncMode.optional(),
+});
+export type ChildInput = z.infer<typeof ChildInput>;
+
+/** A child that reads page after page may continue as new; it carries its counts over. */
+const PagingChildInput = ChildInput.extend({ carried: CarriedCounts.optional() });
+
+export const WindowInput = PagingChildInput.extend({
   pass: ExportPass,
   windowStart: Instant,
   windowEnd: Instant,
@@ -148,13 +146,6 @@ export const WindowInput = z.object({
   includeComments: z.boolean(),
   /** Move the pass's high-water mark to windowEnd when complete (not for replays of old windows). */
   advanceHighWaterMark: z.boolean(),
-  carried: CarriedCounts.optional(),
-  /** How long a page may keep failing (an outage) before its window fails (SYNC_SOURCE_PATIENCE). */
-  patienceMs: z.number().int().positive().optional(),
-  /** The ledger row of this attempt (see workflows/window-ledger.ts); set by the workflow itself. */
-  attempt: WindowAttempt.optional(),
-  /** The run's mode, for the ledger (older inputs: incremental). */
-  mode: SyncMode.optional(),
 });
 export type WindowInput = z.infer<typeof WindowInput>;
 
@@ -164,8 +155,7 @@ export type WindowInput = z.infer<typeof WindowInput>;
  * runs. Every listed page rewrites only new or changed rows, records the others as seen, and queues the
  * threads to read.
  */
-export const TicketsInput = z.object({
-  runId: z.string().min(1),
+export const TicketsInput = PagingChildInput.extend({
   mode: SyncMode,
   before: Instant,
   pageSize: z.number().int().min(1).max(100),
@@ -192,11 +182,6 @@ export const TicketsInput = z.object({
       listPages: z.number().int().nonnegative(),
     })
     .optional(),
-  carried: CarriedCounts.optional(),
-  /** How long a page may keep failing (an outage) before its window fails (SYNC_SOURCE_PATIENCE). */
-  patienceMs: z.number().int().positive().optional(),
-  /** The ledger row of this attempt (see workflows/window-ledger.ts); set by the workflow itself. */
-  attempt: WindowAttempt.optional(),
 });
 export type TicketsInput = z.infer<typeof TicketsInput>;
 
@@ -237,22 +222,14 @@ export const ReportQuery = z.strictObject({
 export type ReportQuery = z.infer<typeof ReportQuery>;
 
 /** The report snapshots of one run: every query taken at `takenAt` (the run's upper bound). */
-export const ReportSnapshotsInput = z.object({
-  runId: z.string().min(1),
+export const ReportSnapshotsInput = ChildInput.extend({
   takenAt: Instant,
   queries: z.array(ReportQuery),
   analyticsTaskQueue: z.string().min(1),
-  /** How long a page may keep failing (an outage) before its window fails (SYNC_SOURCE_PATIENCE). */
-  patienceMs: z.number().int().positive().optional(),
-  /** The ledger row of this attempt (see workflows/window-ledger.ts); set by the workflow itself. */
-  attempt: WindowAttempt.optional(),
-  /** The run's mode, for the ledger (older inputs: incremental). */
-  mode: SyncMode.optional(),
 });
 export type ReportSnapshotsInput = z.infer<typeof ReportSnapshotsInput>;
 
-export const ReferenceInput = z.object({
-  runId: z.string().min(1),
+export const ReferenceInput = PagingChildInput.extend({
   /**
    * After a complete snapshot, rows not received since this instant (on the workers' clock, which also
    * stamps `_synced_at`) are marked deleted. Null: do not mark (older inputs).
@@ -260,18 +237,10 @@ export const ReferenceInput = z.object({
   deletionSince: Instant.nullable().default(null),
   stream: ReferenceStream,
   pageSize: z.number().int().min(1).max(100),
-  carried: CarriedCounts.optional(),
-  /** How long a page may keep failing (an outage) before its window fails (SYNC_SOURCE_PATIENCE). */
-  patienceMs: z.number().int().positive().optional(),
-  /** The ledger row of this attempt (see workflows/window-ledger.ts); set by the workflow itself. */
-  attempt: WindowAttempt.optional(),
-  /** The run's mode, for the ledger (older inputs: incremental). */
-  mode: SyncMode.optional(),
 });
 export type ReferenceInput = z.infer<typeof ReferenceInput>;
 
-export const ThreadsInput = z.object({
-  runId: z.string().min(1),
+export const ThreadsInput = PagingChildInput.extend({
   /**
    * Threads are read while the tickets stream still lists (it queues them page by page); the parent
    * signals `ticketsListed` when it is done. False: the queue is complete already.
@@ -290,13 +259,6 @@ export const ThreadsInput = z.object({
   fullRefreshSince: Instant.nullable(),
   batchSize: z.number().int().min(1),
   concurrency: z.number().int().min(1),
-  carried: CarriedCounts.optional(),
-  /** How long a page may keep failing (an outage) before its window fails (SYNC_SOURCE_PATIENCE). */
-  patienceMs: z.number().int().positive().optional(),
-  /** The ledger row of this attempt (see workflows/window-ledger.ts); set by the workflow itself. */
-  attempt: WindowAttempt.optional(),
-  /** The run's mode, for the ledger (older inputs: incremental). */
-  mode: SyncMode.optional(),
 });
 export type ThreadsInput = z.infer<typeof ThreadsInput>;
 
@@ -384,7 +346,7 @@ export type ChildProgress = z.infer<typeof ChildProgress>;
  * The task queue of a route class: `<queue>-list`, `-detail`, `-analytics`, `-directory`. Activities that
  * make requests of that class run there, and the Temporal server paces each for every worker together.
  */
-export function classTaskQueue(taskQueue: string, routeClass: 'list' | 'detail' | 'analytics' | 'directory') {
+export function classTaskQueue(taskQueue: string, routeClass: StreamRouteClass) {
   return `${taskQueue}-${routeClass}`;
 }
 

@@ -1,5 +1,6 @@
 import { type ActivityOptions, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
+import type { StreamRouteClass } from '../schemas/streams.js';
 import { classTaskQueue } from '../schemas/sync.js';
 
 /**
@@ -36,14 +37,12 @@ export const bookkeeping = proxyActivities<Activities>({
   retry: { ...retry, maximumAttempts: 30 },
 });
 
-export type RouteClassQueue = 'list' | 'detail' | 'analytics' | 'directory';
-
 /**
  * Activities that make requests of one route class, on that class's task queue (`<queue>-<class>`), whose
  * rate the Temporal server enforces for every worker together. Call inside a workflow.
  */
 export function classActivities(
-  routeClass: RouteClassQueue,
+  routeClass: StreamRouteClass,
   options: { patienceMs?: number | undefined } = {},
 ) {
   return proxyActivities<Activities>({
@@ -53,15 +52,15 @@ export function classActivities(
 }
 
 /**
- * Thread pages that give up after a few minutes of retries, so that one thread the source keeps failing
- * is set aside (retried by the next run) instead of holding its lane for hours; the threads workflow
- * tells an outage (every thread failing) from that and then waits patiently (classActivities('detail')).
+ * Pages that give up after a few minutes of retries: thread pages, so that one thread the source keeps
+ * failing is set aside (retried by the next run) instead of holding its lane for hours; the threads
+ * workflow tells an outage (every thread failing) from that and then waits patiently (classActivities).
  */
-export function impatientDetailActivities() {
+export function impatientClassActivities(routeClass: StreamRouteClass) {
   return proxyActivities<Activities>({
     ...base(),
     retry: { ...retry, maximumAttempts: 6 },
-    taskQueue: classTaskQueue(workflowInfo().taskQueue, 'detail'),
+    taskQueue: classTaskQueue(workflowInfo().taskQueue, routeClass),
   });
 }
 

@@ -1,7 +1,7 @@
 import { type StreamCounts, streamOfPass, type WindowInput } from '../schemas/sync.js';
 import { analyticsActivities, bookkeeping } from './activity-proxies.js';
-import { continueAsNewIfSuggested } from './continue-as-new.js';
 import { pageGuard } from './page-guard.js';
+import { readPages } from './page-loop.js';
 import { trackChildProgress } from './progress.js';
 import { recordedWindow } from './window-ledger.js';
 
@@ -16,24 +16,21 @@ async function exportWindowWorkflowBody(input: WindowInput): Promise<StreamCount
   const scope = `${input.windowStart}/${input.windowEnd}`;
   await bookkeeping.beginScope({ stream: input.pass, scope });
   const analytics = analyticsActivities(input.analyticsTaskQueue, { patienceMs: input.patienceMs });
-  const guard = pageGuard(input.pass);
-  for (;;) {
-    const page = await analytics.syncExportPage({
-      pass: input.pass,
-      windowStart: input.windowStart,
-      windowEnd: input.windowEnd,
-      pageSize: input.pageSize,
-      includeComments: input.includeComments,
-      allowRestart: guard.allowRestart(scope),
-      repair: input.mode === 'full_refresh',
-    });
-    guard.observe(scope, page);
-    progress.pages += 1;
-    progress.rows += page.rows;
-    progress.requests += page.requests;
-    if (page.done) break;
-    await continueAsNewIfSuggested(input, progress);
-  }
+  await readPages({
+    input,
+    scope,
+    guard: pageGuard(input.pass),
+    progress,
+    read: (options) =>
+      analytics.syncExportPage({
+        pass: input.pass,
+        windowStart: input.windowStart,
+        windowEnd: input.windowEnd,
+        pageSize: input.pageSize,
+        includeComments: input.includeComments,
+        ...options,
+      }),
+  });
   if (input.advanceHighWaterMark) {
     await bookkeeping.advanceHighWaterMark({ stream: input.pass, value: input.windowEnd });
   }

@@ -39,3 +39,5 @@ export function pageGuard(stream: string) {
     },
   };
 }
+
+export type PageGuard = ReturnType<typeof pageGuard>;

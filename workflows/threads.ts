@@ -7,8 +7,10 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
+import { STREAMS } from '../schemas/streams.js';
 import type { StreamCounts, ThreadsInput } from '../schemas/sync.js';
-import { bookkeeping, classActivities, impatientDetailActivities } from './activity-proxies.js';
+import { bookkeeping, classActivities, impatientClassActivities } from './activity-proxies.js';
+import { innermostMessage } from './failures.js';
 import { pageGuard } from './page-guard.js';
 import { trackChildProgress } from './progress.js';
 import { recordedWindow } from './window-ledger.js';
@@ -35,8 +37,9 @@ const OUTAGE_AFTER_CONSECUTIVE_FAILURES = 5;
  */
 async function threadsWorkflowBody(input: ThreadsInput): Promise<StreamCounts> {
   const progress = trackChildProgress('queued threads', input.carried);
-  const patient = classActivities('detail', { patienceMs: input.patienceMs });
-  const impatient = impatientDetailActivities();
+  const { routeClass } = STREAMS.ticket_messages;
+  const patient = classActivities(routeClass, { patienceMs: input.patienceMs });
+  const impatient = impatientClassActivities(routeClass);
   let ticketsListed = !input.awaitTickets;
   let runIdle = input.runIdle;
   setHandler(ticketsListedSignal, () => {
@@ -80,7 +83,7 @@ async function threadsWorkflowBody(input: ThreadsInput): Promise<StreamCounts> {
         }
         const permanent = err.cause instanceof ApplicationFailure && err.cause.nonRetryable;
         if (unavailableSince !== null && !permanent) return false; // left queued: read after the outage
-        await bookkeeping.markThreadFailed({ scope, error: describe(err), runId: input.runId });
+        await bookkeeping.markThreadFailed({ scope, error: innermostMessage(err), runId: input.runId });
         return false;
       }
     }
@@ -95,7 +98,7 @@ async function threadsWorkflowBody(input: ThreadsInput): Promise<StreamCounts> {
         await readThread(probe, patient);
       } catch (err) {
         throw ApplicationFailure.nonRetryable(
-          `source unavailable since ${unavailableSince}: ${describe(err)}`,
+          `source unavailable since ${unavailableSince}: ${innermostMessage(err)}`,
           'SourceUnavailable',
         );
       }
@@ -186,13 +189,6 @@ async function threadsWorkflowBody(input: ThreadsInput): Promise<StreamCounts> {
     await bookkeeping.finishThreads({ fullRefreshSince: input.fullRefreshSince });
   }
   return { pages: progress.pages, rows: progress.rows, requests: progress.requests, windows: 1 };
-}
-
-/** The innermost cause's message: the API's code and request id for an API error. */
-function describe(err: unknown): string {
-  let cause: unknown = err;
-  while (cause instanceof Error && cause.cause) cause = cause.cause;
-  return cause instanceof Error ? cause.message : String(cause);
 }
 
 /** The window, with its own attempts in the ledger (workflows/window-ledger.ts). */

@@ -1,7 +1,8 @@
+import { STREAMS } from '../schemas/streams.js';
 import { type StreamCounts, TICKETS_SCOPES, type TicketsInput } from '../schemas/sync.js';
 import { bookkeeping, classActivities } from './activity-proxies.js';
-import { continueAsNewIfSuggested } from './continue-as-new.js';
 import { pageGuard } from './page-guard.js';
+import { readPages } from './page-loop.js';
 import { trackChildProgress } from './progress.js';
 import { recordedWindow } from './window-ledger.js';
 
@@ -20,7 +21,7 @@ import { recordedWindow } from './window-ledger.js';
  */
 async function ticketsWorkflowBody(input: TicketsInput): Promise<StreamCounts & { sweepComplete: boolean }> {
   const progress = trackChildProgress(null, input.carried);
-  const list = classActivities('list', { patienceMs: input.patienceMs });
+  const list = classActivities(STREAMS.tickets.routeClass, { patienceMs: input.patienceMs });
   const seen = input.seen ?? { newest: null, coveredDownTo: null, headDone: false, listPages: 0 };
   const threadCutoff =
     input.mode === 'full_refresh'
@@ -31,34 +32,46 @@ async function ticketsWorkflowBody(input: TicketsInput): Promise<StreamCounts & 
 
   const guard = pageGuard('tickets');
 
-  /** One page of `scope`; returns whether the scope is done. */
-  async function page(scope: string, stopBelow: string | null, fromTop: boolean): Promise<boolean> {
-    const result = await list.syncTicketsPage({
+  /** Pages of `scope` from the list's top or a resumed sweep (`fromTop`), until done or out of budget. */
+  const readList = (
+    scope: string,
+    stopBelow: string | null,
+    fromTop: boolean,
+    carryOn: () => object,
+    more?: () => boolean,
+  ) =>
+    readPages({
+      input,
       scope,
-      stopBelow,
-      pageSize: input.pageSize,
-      threadCutoff,
-      queueAll: input.queueAllThreads,
-      allowRestart: guard.allowRestart(scope),
-      repair: input.mode === 'full_refresh',
+      guard,
+      progress,
+      read: (options) =>
+        list.syncTicketsPage({
+          scope,
+          stopBelow,
+          pageSize: input.pageSize,
+          threadCutoff,
+          queueAll: input.queueAllThreads,
+          ...options,
+        }),
+      // Unchanged tickets are listed, not written.
+      rows: (page) => page.changed,
+      onPage: (page) => {
+        seen.listPages += 1;
+        if (page.newest && (!seen.newest || Date.parse(page.newest) > Date.parse(seen.newest)))
+          seen.newest = page.newest;
+        if (fromTop && page.oldest) seen.coveredDownTo = page.oldest;
+      },
+      carryOn,
+      ...(more ? { more } : {}),
     });
-    guard.observe(scope, result);
-    seen.listPages += 1;
-    progress.pages += 1;
-    progress.rows += result.changed;
-    progress.requests += result.requests;
-    if (result.newest && (!seen.newest || Date.parse(result.newest) > Date.parse(seen.newest)))
-      seen.newest = result.newest;
-    if (fromTop && result.oldest) seen.coveredDownTo = result.oldest;
-    return result.done;
-  }
 
   if (input.head && !seen.headDone) {
-    const scope = TICKETS_SCOPES.head(input.before).scope;
     progress.detail = `newest tickets down to ${input.head.since}`;
-    while (!(await page(scope, input.head.since, true))) {
-      await continueAsNewIfSuggested({ ...input, seen }, progress);
-    }
+    await readList(TICKETS_SCOPES.head(input.before).scope, input.head.since, true, () => ({
+      ...input,
+      seen,
+    }));
     seen.headDone = true;
   }
 
@@ -70,13 +83,13 @@ async function ticketsWorkflowBody(input: TicketsInput): Promise<StreamCounts & 
     // A sweep that begins in this run starts at the newest ticket: it is this run's pass from the top.
     const fromTop = begun.resumedAtPage === 0 && !input.head;
     progress.detail = `sweep since ${begun.startedAt} (page ${begun.resumedAtPage + 1})`;
-    while (budgetLeft() > 0) {
-      if (await page(TICKETS_SCOPES.sweep.scope, null, fromTop)) {
-        sweepComplete = true;
-        break;
-      }
-      await continueAsNewIfSuggested({ ...carryOn, seen }, progress);
-    }
+    sweepComplete = await readList(
+      TICKETS_SCOPES.sweep.scope,
+      null,
+      fromTop,
+      () => ({ ...carryOn, seen }),
+      () => budgetLeft() > 0,
+    );
     if (sweepComplete) await bookkeeping.finishSweep();
   }
 

@@ -1,6 +1,7 @@
 import { ContinueAsNew, workflowInfo } from '@temporalio/workflow';
 import type { StreamCounts, StreamName, SyncMode, WindowAttempt } from '../schemas/sync.js';
 import { bookkeeping } from './activity-proxies.js';
+import { innermostMessage } from './failures.js';
 
 export interface WindowMeta {
   stream: StreamName;
@@ -59,11 +60,4 @@ export async function recordedWindow<
     });
     throw err;
   }
-}
-
-/** The innermost cause's message: the API's code and request id for an API error. */
-export function innermostMessage(err: unknown): string {
-  let cause: unknown = err;
-  while (cause instanceof Error && cause.cause) cause = cause.cause;
-  return cause instanceof Error ? cause.message : String(cause);
 }

@@ -10,12 +10,9 @@ import { inspect } from 'node:util';
 import pino, { type Logger } from 'pino';
 import { Agent, type Dispatcher, request as undiciRequest } from 'undici';
 import type { z } from 'zod';
-import { ConfirmedAttachment, UploadUrl, type UploadUrlBody } from '../../schemas/api/attachments.js';
-import { type CreateTagBody, Tag } from '../../schemas/api/directory.js';
 import { Health } from '../../schemas/api/health.js';
-import { Message, type SendMessageBody } from '../../schemas/api/messages.js';
 import { ReportQueryBody, ReportResult } from '../../schemas/api/reports.js';
-import { type CreateTicketBody, Ticket, type UpdateTicketBody } from '../../schemas/api/tickets.js';
+import { Ticket } from '../../schemas/api/tickets.js';
 import type { Secret } from '../../schemas/secret.js';
 import { type Clock, systemClock } from './clock.js';
 import {
@@ -26,7 +23,6 @@ import {
   SupportApiError,
   SupportClientError,
   TransportError,
-  UploadError,
 } from './errors.js';
 import {
   decodeJson,
@@ -390,7 +386,7 @@ export class SupportApiClient {
   }
 
   // ---------------------------------------------------------------------------------------------------
-  // Single reads and writes (spec 4)
+  // Single reads (spec 4; the writes, which only tests make, are in test/support/api-writes.ts)
 
   /** `GET /health` (no key). */
   health(): Promise<Health> {
@@ -409,113 +405,12 @@ export class SupportApiClient {
     );
   }
 
-  /** `POST /tickets` (not retried after a possibly-processed failure: each request creates a ticket). */
-  createTicket(body: CreateTicketBody): Promise<Ticket> {
-    return this.getOne({ method: 'POST', path: '/tickets', body }, Ticket);
-  }
-
-  /** `POST /tickets/:ticketNumber`: status, priority or assignee. Setting the same values again is harmless. */
-  updateTicket(ticketNumber: number, body: UpdateTicketBody): Promise<Ticket> {
-    return this.getOne(
-      { method: 'POST', path: `/tickets/${ticketPathSegment(ticketNumber)}`, body, idempotent: true },
-      Ticket,
-    );
-  }
-
-  /**
-   * `POST /tickets/:ticketNumber/messages`. With `idempotencyKey` the request is retried safely (spec
-   * 4.6: same key + same body returns the cached response); without one it is never retried once sent.
-   */
-  sendMessage(
-    ticketNumber: number,
-    body: SendMessageBody,
-    options: { idempotencyKey?: string } = {},
-  ): Promise<Message> {
-    return this.getOne(
-      {
-        method: 'POST',
-        path: `/tickets/${ticketPathSegment(ticketNumber)}/messages`,
-        body,
-        idempotent: options.idempotencyKey !== undefined,
-        ...(options.idempotencyKey ? { headers: { 'idempotency-key': options.idempotencyKey } } : {}),
-      },
-      Message,
-    );
-  }
-
-  /** `POST /tags`. */
-  createTag(body: CreateTagBody): Promise<Tag> {
-    return this.getOne({ method: 'POST', path: '/tags', body }, Tag);
-  }
-
   /** `POST /reports/query`. A read: retried like a GET. */
   queryReport(body: ReportQueryBody): Promise<ReportResult> {
     return this.getOne(
       { method: 'POST', path: '/reports/query', body: ReportQueryBody.parse(body), idempotent: true },
       ReportResult,
     );
-  }
-
-  /** `POST /attachments/upload-url` (step 1 of 4.7). Retrying leaves at most an unused upload slot. */
-  createUploadUrl(body: UploadUrlBody): Promise<UploadUrl> {
-    return this.getOne(
-      { method: 'POST', path: '/attachments/upload-url', body, idempotent: true },
-      UploadUrl,
-    );
-  }
-
-  /**
-   * `PUT` of the raw bytes to the signed URL (step 2 of 4.7). Not a call to the API: no `cx-api-key`, no
-   * `/public/v1`, no governor.
-   */
-  async putUpload(uploadUrl: string, bytes: Uint8Array, mimeType: string): Promise<void> {
-    const endpoint = `PUT ${new URL(uploadUrl).pathname}`;
-    let attempt = 0;
-    for (;;) {
-      attempt += 1;
-      let err: SupportClientError;
-      try {
-        const res = await undiciRequest(uploadUrl, {
-          method: 'PUT',
-          headers: { 'content-type': mimeType, 'content-length': String(bytes.byteLength) },
-          body: bytes,
-          dispatcher: this.#dispatcher,
-        });
-        const text = await res.body.text();
-        if (res.statusCode >= 200 && res.statusCode < 300) return;
-        // Object-store style answer: plain text, no envelope.
-        err = new UploadError(endpoint, res.statusCode, this.#key.scrub(text.slice(0, 200)));
-      } catch (e) {
-        const t = this.#transportError(endpoint, e);
-        if (!(t instanceof SupportClientError)) throw t;
-        err = t;
-      }
-      if (!err.retryable || attempt >= this.#retry.maxAttempts) throw err;
-      await this.#clock.sleep(this.#backoff(attempt));
-    }
-  }
-
-  /** `POST /attachments/:id/confirm` (step 3 of 4.7). */
-  confirmAttachment(attachmentId: string): Promise<ConfirmedAttachment> {
-    return this.getOne(
-      { method: 'POST', path: `/attachments/${encodeURIComponent(attachmentId)}/confirm`, idempotent: true },
-      ConfirmedAttachment,
-    );
-  }
-
-  /** The whole upload flow of 4.7: upload URL → PUT bytes to the signed URL → confirm. */
-  async uploadAttachment(file: {
-    fileName: string;
-    mimeType: string;
-    bytes: Uint8Array;
-  }): Promise<ConfirmedAttachment> {
-    const slot = await this.createUploadUrl({
-      file_name: file.fileName,
-      mime_type: file.mimeType,
-      size: file.bytes.byteLength,
-    });
-    await this.putUpload(slot.upload_url, file.bytes, file.mimeType);
-    return this.confirmAttachment(slot.id);
   }
 }
 

@@ -28,30 +28,20 @@ export {
 export {
   type AgentSessionsPageRequest,
   type CsatPageRequest,
-  collectItems,
   fetchAgentSessionsPage,
   fetchAgentsPage,
   fetchCsatPage,
   fetchMessagesPage,
   fetchMetricCatalog,
+  fetchPageAfter,
   fetchTagsPage,
   fetchTeamsPage,
   fetchTicketsPage,
   fetchViewsPage,
   type Instant,
-  type IterateOptions,
-  iterateAgentSessions,
-  iterateAgents,
-  iterateCsatSurveys,
-  iterateMessages,
-  iterateTags,
-  iterateTeams,
-  iterateTickets,
-  iterateViews,
   type MessagesPageRequest,
   type Page,
   type PageRequest,
-  paginate,
   type TicketsPageRequest,
 } from './paginate.js';
 export type { InvalidItem } from './parse.js';
@@ -68,5 +58,14 @@ export {
   sharedGovernors,
 } from './rate-governor.js';
 export { countRequests } from './request-count.js';
-export { ROUTE_CLASSES, type RouteClass, routeClassFor, SPEC_LIMITS } from './route-classes.js';
+export {
+  classifierOf,
+  ROUTE_CLASSES,
+  ROUTES,
+  type RouteClass,
+  type Routes,
+  routeClassFor,
+  SPEC_LIMITS,
+  streamRoutes,
+} from './route-classes.js';
 export { type PlanOptions, planWindows, type Window, windowLengthMs } from './windows.js';

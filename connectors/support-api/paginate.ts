@@ -1,11 +1,10 @@
 /**
  * Pages of every list of the API: single-page fetchers (the pipeline fetches exactly one page per
- * activity) and async iterators built on them (tests, tools, small reference streams).
+ * activity) and `fetchPageAfter`, which restarts a scope whose cursor the API rejects.
  *
  * A page carries the cursor that produced it (null for the first) and the next one, so a caller can
- * checkpoint and resume from any page. Iterators detect loops (the same cursor twice throws
- * `CursorLoopError`) and restart from the window's start, with a warning, when the API rejects a cursor
- * (`CursorRejectedError`); they never skip ahead.
+ * checkpoint and resume from any page. (Iterators over whole lists, for tests and benches, are in
+ * test/support/iterate.ts.)
  */
 import type { z } from 'zod';
 import { Agent, DirectoryListQuery, Tag, Team } from '../../schemas/api/directory.js';
@@ -15,7 +14,7 @@ import { MetricCatalogEntry } from '../../schemas/api/reports.js';
 import { Ticket } from '../../schemas/api/tickets.js';
 import { View } from '../../schemas/api/views.js';
 import type { SupportApiClient } from './client.js';
-import { CursorLoopError, CursorRejectedError } from './errors.js';
+import { CursorRejectedError } from './errors.js';
 import type { InvalidItem } from './parse.js';
 
 /**
@@ -206,133 +205,23 @@ export function fetchAgentSessionsPage(
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Iterators
-
-export interface IterateOptions {
-  /** Resume from this cursor (a page's `nextCursor`). */
-  startCursor?: string | null;
-  /** How many times a rejected cursor may restart the crawl from its start (default 3). */
-  maxRestarts?: number;
-}
-
-interface PaginateOptions extends IterateOptions {
-  /** Label for errors and logs, e.g. `GET /public/v1/tickets`. */
-  endpoint?: string;
-}
+// Resuming
 
 /**
- * Crawls a list page by page with `fetch(cursor)`. Same cursor twice → `CursorLoopError`. A rejected
- * cursor → warning, then the crawl restarts from the window's start (null cursor), so the caller sees
- * pages again (upsert by id) rather than missing any; `restarted` on the next page tells it so.
+ * The page after `cursor`. When the API rejects the cursor (`CursorRejectedError`: it expired, or the
+ * request changed), `restart` decides what follows: true, the scope's first page instead (`restarted`, the
+ * caller re-reads rather than skips); false, the rejection is thrown. The one place a crawl restarts: the
+ * page step of every stream (activities/page-step.ts) and the tests' iterators build on it.
  */
-export async function* paginate<T, M>(
-  client: SupportApiClient,
-  fetch: (cursor: string | null) => Promise<Page<T, M>>,
-  options: PaginateOptions = {},
-): AsyncGenerator<Page<T, M> & { restarted: boolean }, void, undefined> {
-  let cursor: string | null = options.startCursor ?? null;
-  let seen = new Set<string>();
-  let restarts = 0;
-  let restarted = false;
-  for (;;) {
-    let page: Page<T, M>;
-    try {
-      page = await fetch(cursor);
-    } catch (err) {
-      if (err instanceof CursorRejectedError && restarts < (options.maxRestarts ?? 3)) {
-        restarts += 1;
-        client.logger.warn(
-          { endpoint: err.endpoint, requestId: err.apiError.requestId, restarts },
-          'cursor rejected by the API: restarting the window from its start (pages will be re-read)',
-        );
-        cursor = null;
-        seen = new Set();
-        restarted = true;
-        continue;
-      }
-      throw err;
-    }
-    yield { ...page, restarted };
-    restarted = false;
-    if (!page.hasMore || page.nextCursor === null) return;
-    if (seen.has(page.nextCursor) || page.nextCursor === cursor) {
-      throw new CursorLoopError(options.endpoint ?? 'paginate', page.nextCursor);
-    }
-    seen.add(page.nextCursor);
-    cursor = page.nextCursor;
+export async function fetchPageAfter<P>(
+  fetch: (cursor: string | null) => Promise<P>,
+  cursor: string | null,
+  restart: (rejection: CursorRejectedError) => boolean,
+): Promise<{ page: P; cursor: string | null; restarted: boolean }> {
+  try {
+    return { page: await fetch(cursor), cursor, restarted: false };
+  } catch (err) {
+    if (!(err instanceof CursorRejectedError) || cursor === null || !restart(err)) throw err;
+    return { page: await fetch(null), cursor: null, restarted: true };
   }
-}
-
-type Without<R, K extends keyof R> = Omit<R, K | 'cursor'>;
-
-export function iterateTickets(
-  client: SupportApiClient,
-  req: Without<TicketsPageRequest, never> = {},
-  options?: IterateOptions,
-) {
-  return paginate(client, (cursor) => fetchTicketsPage(client, { ...req, cursor }), {
-    ...options,
-    endpoint: 'GET /public/v1/tickets',
-  });
-}
-export function iterateMessages(
-  client: SupportApiClient,
-  req: Without<MessagesPageRequest, never>,
-  options?: IterateOptions,
-) {
-  return paginate(client, (cursor) => fetchMessagesPage(client, { ...req, cursor }), {
-    ...options,
-    endpoint: `GET /public/v1/tickets/${req.ticketNumber}/messages`,
-  });
-}
-export function iterateViews(client: SupportApiClient, req: PageRequest = {}, options?: IterateOptions) {
-  return paginate(client, (cursor) => fetchViewsPage(client, { ...req, cursor }), {
-    ...options,
-    endpoint: 'GET /public/v1/views',
-  });
-}
-export function iterateTags(client: SupportApiClient, req: PageRequest = {}, options?: IterateOptions) {
-  return paginate(client, (cursor) => fetchTagsPage(client, { ...req, cursor }), {
-    ...options,
-    endpoint: 'GET /public/v1/tags',
-  });
-}
-export function iterateTeams(client: SupportApiClient, req: PageRequest = {}, options?: IterateOptions) {
-  return paginate(client, (cursor) => fetchTeamsPage(client, { ...req, cursor }), {
-    ...options,
-    endpoint: 'GET /public/v1/teams',
-  });
-}
-export function iterateAgents(client: SupportApiClient, req: PageRequest = {}, options?: IterateOptions) {
-  return paginate(client, (cursor) => fetchAgentsPage(client, { ...req, cursor }), {
-    ...options,
-    endpoint: 'GET /public/v1/agents',
-  });
-}
-export function iterateCsatSurveys(
-  client: SupportApiClient,
-  req: Without<CsatPageRequest, never>,
-  options?: IterateOptions,
-) {
-  return paginate(client, (cursor) => fetchCsatPage(client, { ...req, cursor }), {
-    ...options,
-    endpoint: 'GET /public/v1/csat-surveys',
-  });
-}
-export function iterateAgentSessions(
-  client: SupportApiClient,
-  req: Without<AgentSessionsPageRequest, never>,
-  options?: IterateOptions,
-) {
-  return paginate(client, (cursor) => fetchAgentSessionsPage(client, { ...req, cursor }), {
-    ...options,
-    endpoint: 'GET /public/v1/agent-sessions',
-  });
-}
-
-/** Collects every item of an iterator (tests and small reference lists). */
-export async function collectItems<T>(pages: AsyncIterable<Page<T, unknown>>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const p of pages) out.push(...p.items);
-  return out;
 }

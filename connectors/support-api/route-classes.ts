@@ -10,6 +10,8 @@
  * server's `X-RateLimit-*` headers, whatever the class's real tier and window are. If a server puts two of
  * our classes in one bucket, map them to one class here (a single line change).
  */
+import { STREAMS, type StreamRegistry } from '../../schemas/streams.js';
+
 export const ROUTE_CLASSES = [
   'list',
   'detail',
@@ -32,16 +34,44 @@ export const SPEC_LIMITS: Record<RouteClass, { limit: number; windowMs: number }
   attachments: { limit: 30, windowMs: 60_000 },
 };
 
-/** The class of a request to the v1 API, by method and path relative to `/public/v1`. */
-export function routeClassFor(method: string, path: string): RouteClass {
-  const m = method.toUpperCase();
-  const p = path.split('?')[0]!.replace(/\/+$/, '');
-  if (p === '/reports/query' || p === '/csat-surveys' || p === '/agent-sessions') return 'analytics';
-  if (p === '/tickets' || p === '/views' || p === '/reports/metrics') return m === 'GET' ? 'list' : 'write';
-  if (/^\/tickets\/[^/]+\/messages$/.test(p)) return m === 'GET' ? 'detail' : 'write';
-  if (/^\/tickets\/[^/]+$/.test(p)) return m === 'GET' ? 'detail' : 'ticket_update';
-  if (p === '/health') return 'detail';
-  if (p === '/tags' || p === '/teams' || p === '/agents') return 'directory';
-  if (p.startsWith('/attachments/')) return 'attachments';
-  return 'detail';
+/** Endpoints as spec 4 writes them (`GET /tickets/:ticketNumber`), each with its class. */
+export type Routes = Readonly<Record<string, RouteClass>>;
+
+/** The endpoints the streams read: their class is the one their stream declares (schemas/streams.ts). */
+export function streamRoutes(registry: StreamRegistry): Routes {
+  return Object.fromEntries(Object.values(registry).map((stream) => [stream.endpoint, stream.routeClass]));
 }
+
+/** The endpoints no stream reads (spec 4): single reads, writes, health. */
+const OTHER_ROUTES: Routes = {
+  'GET /tickets/:ticketNumber': 'detail',
+  'GET /health': 'detail',
+  'POST /tickets': 'write',
+  'POST /tickets/:ticketNumber/messages': 'write',
+  'POST /tickets/:ticketNumber': 'ticket_update',
+  'POST /tags': 'directory',
+  'POST /attachments/upload-url': 'attachments',
+  'POST /attachments/:attachmentId/confirm': 'attachments',
+};
+
+/** Every endpoint of the API with its class. */
+export const ROUTES: Routes = { ...streamRoutes(STREAMS), ...OTHER_ROUTES };
+
+/**
+ * Classifies requests to the v1 API (method, path relative to `/public/v1`) by `routes`. A path the spec
+ * does not list counts as `detail`, the class with the largest budget.
+ */
+export function classifierOf(routes: Routes): (method: string, path: string) => RouteClass {
+  // `:name` in an endpoint is one path segment.
+  const patterns = Object.entries(routes).map(([endpoint, routeClass]) => ({
+    pattern: new RegExp(`^${endpoint.replace(/:[^/]+/g, '[^/]+')}$`),
+    routeClass,
+  }));
+  return (method, path) => {
+    const request = `${method.toUpperCase()} ${path.split('?')[0]!.replace(/\/+$/, '')}`;
+    return patterns.find(({ pattern }) => pattern.test(request))?.routeClass ?? 'detail';
+  };
+}
+
+/** The class of a request to the v1 API, by method and path relative to `/public/v1`. */
+export const routeClassFor = classifierOf(ROUTES);

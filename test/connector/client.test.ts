@@ -2,7 +2,7 @@ import { inspect } from 'node:util';
 import pino from 'pino';
 import { Dispatcher, errors as undiciErrors } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SupportApiClient } from '../../connectors/support-api/client.js';
+import type { SupportApiClient } from '../../connectors/support-api/client.js';
 import type { Clock } from '../../connectors/support-api/clock.js';
 import {
   CursorRejectedError,
@@ -14,9 +14,11 @@ import {
   SupportApiError,
   TransportError,
 } from '../../connectors/support-api/errors.js';
-import { collectItems, fetchTicketsPage, iterateTickets } from '../../connectors/support-api/paginate.js';
+import { fetchTicketsPage } from '../../connectors/support-api/paginate.js';
 import { RateGovernor } from '../../connectors/support-api/rate-governor.js';
 import { Secret } from '../../schemas/secret.js';
+import { WritingApiClient } from '../support/api-writes.js';
+import { collectItems, iterateTickets } from '../support/iterate.js';
 import { json, type StubHandler, startStub } from './support/stub-server.js';
 
 const KEY = 'sk_test_SUPERSECRETKEY_0123456789';
@@ -83,7 +85,7 @@ class HeadersNeverArrive extends Dispatcher {
 }
 
 let stop: (() => Promise<void>) | undefined;
-let client: SupportApiClient | undefined;
+let client: WritingApiClient | undefined;
 afterEach(async () => {
   await client?.close();
   await stop?.();
@@ -101,7 +103,7 @@ async function setup(
   const logger = pino({ level: 'debug' }, { write: (l: string) => lines.push(l) });
   // Retry backoffs and rate-limit waits pass on this clock, not in real time.
   const clock = new InstantClock();
-  client = new SupportApiClient({
+  client = new WritingApiClient({
     baseUrl: stub.baseUrl,
     apiKey: new Secret(KEY),
     logger,

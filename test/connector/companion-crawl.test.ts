@@ -2,9 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CompanionHandle } from '../../companion/index.js';
 import type { SupportApiClient } from '../../connectors/support-api/client.js';
 import { SupportApiError } from '../../connectors/support-api/errors.js';
+import { fetchMetricCatalog } from '../../connectors/support-api/paginate.js';
+import { planWindows } from '../../connectors/support-api/windows.js';
 import {
   collectItems,
-  fetchMetricCatalog,
   iterateAgentSessions,
   iterateAgents,
   iterateCsatSurveys,
@@ -13,8 +14,7 @@ import {
   iterateTeams,
   iterateTickets,
   iterateViews,
-} from '../../connectors/support-api/paginate.js';
-import { planWindows } from '../../connectors/support-api/windows.js';
+} from '../support/iterate.js';
 import { clientFor, companion } from './support/companion.js';
 
 let handle: CompanionHandle;

@@ -1,8 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CompanionHandle } from '../../companion/index.js';
 import { RateLimitedError, SupportApiError, TransportError } from '../../connectors/support-api/errors.js';
-import { collectItems, fetchTicketsPage, iterateTickets } from '../../connectors/support-api/paginate.js';
+import { fetchTicketsPage } from '../../connectors/support-api/paginate.js';
 import { RateGovernor } from '../../connectors/support-api/rate-governor.js';
+import { collectItems, iterateTickets } from '../support/iterate.js';
 import { clientFor, companion } from './support/companion.js';
 
 let handle: CompanionHandle | undefined;

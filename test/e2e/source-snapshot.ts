@@ -1,5 +1,11 @@
 import {
   fetchMetricCatalog,
+  type Page,
+  planWindows,
+  type SupportApiClient,
+} from '../../connectors/support-api/index.js';
+import { STREAM_TABLE_NAMES } from '../../schemas/warehouse.js';
+import {
   iterateAgentSessions,
   iterateAgents,
   iterateCsatSurveys,
@@ -8,11 +14,7 @@ import {
   iterateTeams,
   iterateTickets,
   iterateViews,
-  type Page,
-  planWindows,
-  type SupportApiClient,
-} from '../../connectors/support-api/index.js';
-import { STREAM_TABLE_NAMES } from '../../schemas/warehouse.js';
+} from '../support/iterate.js';
 
 type Raw = Record<string, unknown>;
 

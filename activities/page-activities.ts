@@ -1,0 +1,98 @@
+import { SupportApiError } from '../connectors/support-api/index.js';
+import { type ExportPass, type ReferenceStream, STREAMS, streamOfPass } from '../schemas/streams.js';
+import { THREAD_QUEUE_STREAM } from '../schemas/warehouse.js';
+import type { ActivityDeps } from './deps.js';
+import { PAGE_FETCHERS } from './fetchers.js';
+import { syncPage } from './sync-page.js';
+
+/**
+ * The page activities of the streams that store every item they read, as the workflows schedule them:
+ * each binds its input to the one page path (activities/sync-page.ts). Their names also pick the route
+ * class's task queue the worker serves them on (worker/workers.ts). Tickets, which store only what
+ * changed, are in activities/tickets.ts.
+ */
+
+/** One page of a reference stream's snapshot (scope `run:<run id>`), written with its checkpoint. */
+export function syncReferencePage(deps: ActivityDeps) {
+  return (input: {
+    stream: ReferenceStream;
+    scope: string;
+    pageSize: number;
+    allowRestart?: boolean;
+    /** Full refresh: rows are rewritten at an equal version too (see WriteBatch.repair). */
+    repair?: boolean;
+  }) =>
+    syncPage(deps, {
+      stream: input.stream,
+      table: STREAMS[input.stream].table,
+      scope: input.scope,
+      allowRestart: input.allowRestart ?? true,
+      repair: input.repair === true,
+      fetch: (cursor) => PAGE_FETCHERS[input.stream](deps.client, { limit: input.pageSize }, cursor),
+    });
+}
+
+/**
+ * One page of an export window (analytics class), written with the window's checkpoint (scope
+ * `<from>/<before>`); items that break the spec's strict rules are set aside in `_rejected` (a later run
+ * re-reads their window).
+ */
+export function syncExportPage(deps: ActivityDeps) {
+  return (input: {
+    pass: ExportPass;
+    windowStart: string;
+    windowEnd: string;
+    pageSize: number;
+    includeComments: boolean;
+    allowRestart?: boolean;
+    /** Full refresh: rows are rewritten at an equal version too (see WriteBatch.repair). */
+    repair?: boolean;
+  }) =>
+    syncPage(deps, {
+      stream: input.pass,
+      table: STREAMS[streamOfPass(input.pass)].table,
+      scope: `${input.windowStart}/${input.windowEnd}`,
+      allowRestart: input.allowRestart ?? true,
+      repair: input.repair === true,
+      fetch: (cursor) =>
+        PAGE_FETCHERS[input.pass](
+          deps.client,
+          {
+            limit: input.pageSize,
+            from: input.windowStart,
+            before: input.windowEnd,
+            includeComments: input.includeComments,
+          },
+          cursor,
+        ),
+    });
+}
+
+/**
+ * One page of one queued thread (scope = ticket number), written with its queue entry's cursor in one
+ * transaction; the entry completes with the thread's last page. One request per activity, so the detail
+ * task queue's server-enforced rate is the fleet's detail request rate, and a failure costs one page:
+ * Temporal retries that page alone (a 429 at Retry-After), never a batch.
+ */
+export function syncThreadPage(deps: ActivityDeps) {
+  return (input: { scope: string; allowRestart?: boolean; repair?: boolean }) => {
+    const ticketNumber = Number(input.scope);
+    return syncPage(deps, {
+      stream: 'ticket_messages',
+      table: STREAMS.ticket_messages.table,
+      scope: input.scope,
+      checkpointStream: THREAD_QUEUE_STREAM,
+      allowRestart: input.allowRestart ?? true,
+      repair: input.repair === true,
+      fetch: (cursor) => PAGE_FETCHERS.ticket_messages(deps.client, { ticketNumber }, cursor),
+      // Read while queued; completed already (a retry of an attempt whose commit went through): nothing.
+      settled: (entry) => entry?.status !== 'running',
+      gone: (err) => {
+        if (!(err instanceof SupportApiError && err.code === 'TICKET_NOT_FOUND')) return false;
+        // Deleted since it was queued: nothing to read; the sweep marks the ticket and its messages.
+        deps.logger.info({ ticketNumber, requestId: err.requestId }, 'queued ticket no longer exists');
+        return true;
+      },
+    });
+  };
+}

@@ -1,0 +1,141 @@
+import type { Page } from '../connectors/support-api/index.js';
+import type { Checkpoint, TableName } from '../schemas/warehouse.js';
+import { nextCheckpoint } from './checkpoints.js';
+import type { ActivityDeps } from './deps.js';
+import { fetchPageStep, type PageStep, rejectedOf, rowsOf } from './page-step.js';
+
+type AnyPage = Page<unknown, unknown>;
+
+/** One scope of one stream, as the page path reads it. */
+export interface PageTarget<P extends AnyPage> {
+  /** Stream or pass (`csat_surveys.sent`), as `_sync_state`, `_rejected` and error messages name it. */
+  readonly stream: string;
+  readonly table: TableName;
+  /** Window, run or ticket number. */
+  readonly scope: string;
+  /** `_sync_state` stream of the scope's checkpoint when it is not `stream` (the thread queue). */
+  readonly checkpointStream?: string;
+  /** Whether a rejected cursor may restart the scope (see PageStepInput.allowRestart). */
+  readonly allowRestart: boolean;
+  /** Full refresh: rows are rewritten at an equal version too (see WriteBatch.repair). */
+  readonly repair: boolean;
+  /** The page after a cursor (activities/fetchers.ts). */
+  readonly fetch: (cursor: string | null) => Promise<P>;
+  /** Whether the scope's checkpoint leaves nothing to read (default: the checkpoint is complete). */
+  readonly settled?: (checkpoint: Checkpoint | null) => boolean;
+  /** Whether a failed fetch means the scope is gone from the source: it then completes with nothing read. */
+  readonly gone?: (err: unknown) => boolean;
+}
+
+/** What a page activity reports: never rows, only how far the scope is and what its cursor did. */
+export interface PageReport {
+  readonly done: boolean;
+  /** Rows written (for tickets: new or changed rows). */
+  readonly rows: number;
+  /** Items set aside in `_rejected`. */
+  readonly rejected: number;
+  /** Pages read: 0 when the scope had nothing left to read. */
+  readonly pages: number;
+  /** A short hash of the next cursor, for the workflow's loop guard (workflows/page-guard.ts). */
+  readonly cursorTag: string | null;
+  /** The scope was restarted from its first page (the cursor was rejected). */
+  readonly restarted: boolean;
+}
+
+/**
+ * How a stream stores its page with the scope's next checkpoint, in one destination transaction, and what
+ * it reports besides the page report (`nothing`: that part of its report when there was nothing to read).
+ */
+export interface PageStore<P extends AnyPage, X extends object> {
+  write(
+    deps: ActivityDeps,
+    target: PageTarget<P>,
+    step: PageStep<P>,
+    previous: Checkpoint | null,
+  ): Promise<Pick<PageReport, 'done' | 'rows' | 'rejected'> & X>;
+  readonly nothing: X;
+}
+
+/** Every item of the page is written (merged by id), the items that break the spec set aside. */
+export const STORE_ALL: PageStore<AnyPage, object> = {
+  nothing: {},
+  async write(deps, target, step, previous) {
+    const { page } = step;
+    const rejected = rejectedOf(target.table, target.stream, target.scope, step);
+    await deps.destination.writeBatch({
+      table: target.table,
+      rows: rowsOf(page) as never,
+      checkpoint: nextCheckpoint(previous, {
+        stream: target.checkpointStream ?? target.stream,
+        scope: target.scope,
+        cursor: page.nextCursor,
+        done: !page.hasMore,
+        rows: page.items.length,
+      }),
+      rejected,
+      repair: target.repair,
+    });
+    return { done: !page.hasMore, rows: page.items.length, rejected: rejected.length };
+  },
+};
+
+const NOTHING_READ: PageReport = {
+  done: true,
+  rows: 0,
+  rejected: 0,
+  pages: 0,
+  cursorTag: null,
+  restarted: false,
+};
+
+/**
+ * The page path of every stream, one page per activity: reads the scope's checkpoint, fetches the page
+ * after its cursor (with the cursor restart and the loop guard, activities/page-step.ts), and stores the
+ * page with the next checkpoint — every item (`STORE_ALL`) unless the stream stores its own way (tickets:
+ * only what changed).
+ */
+export function syncPage(deps: ActivityDeps, target: PageTarget<AnyPage>): Promise<PageReport>;
+export function syncPage<P extends AnyPage, X extends object>(
+  deps: ActivityDeps,
+  target: PageTarget<P>,
+  store: PageStore<P, X>,
+): Promise<PageReport & X>;
+export async function syncPage(
+  deps: ActivityDeps,
+  target: PageTarget<AnyPage>,
+  store: PageStore<AnyPage, object> = STORE_ALL,
+): Promise<PageReport> {
+  const checkpointStream = target.checkpointStream ?? target.stream;
+  const previous = await deps.destination.readCheckpoint(checkpointStream, target.scope);
+  if ((target.settled ?? isComplete)(previous)) return { ...NOTHING_READ, ...store.nothing };
+  let step: PageStep<AnyPage>;
+  try {
+    step = await fetchPageStep(deps, {
+      stream: target.stream,
+      scope: target.scope,
+      cursor: previous?.cursor ?? null,
+      allowRestart: target.allowRestart,
+      fetch: target.fetch,
+    });
+  } catch (err) {
+    if (!target.gone?.(err)) throw err;
+    await deps.destination.writeCheckpoints([
+      nextCheckpoint(previous, {
+        stream: checkpointStream,
+        scope: target.scope,
+        cursor: null,
+        done: true,
+        rows: 0,
+      }),
+    ]);
+    return { ...NOTHING_READ, ...store.nothing };
+  }
+  // A restarted scope counts its pages and rows from its start again.
+  const base = step.restarted && previous ? { ...previous, pages: 0, rows: 0 } : previous;
+  const stored = await store.write(deps, target, step, base);
+  return { ...stored, pages: 1, cursorTag: step.nextCursorTag, restarted: step.restarted };
+}
+
+function isComplete(checkpoint: Checkpoint | null): boolean {
+  return checkpoint?.status === 'complete';
+}

@@ -1,0 +1,197 @@
+import { z } from 'zod';
+
+/**
+ * The streams of the sync, in one table: what kind of stream each is, the warehouse table it fills, the
+ * route class of its requests (which picks its task queue, and so its share of the rate budget), the
+ * endpoint it reads, the API key scope that needs, and an export's passes. Everything that names streams
+ * derives from this table: `StreamName` (CLI `--streams`, `_sync_runs.stream`, the `SyncStream` search
+ * attribute), the reference streams, the export passes and their stream, the class of every read endpoint
+ * (connectors/support-api/route-classes.ts), and the keys the page fetchers must cover
+ * (activities/fetchers.ts, checked by the type checker).
+ *
+ * Adding a stream of a kind that exists is one entry here plus its fetcher (and the table spec it names in
+ * schemas/warehouse); a new kind also needs its workflow lane (workflows/run/). Data only: workflows import
+ * it.
+ */
+
+/** Route classes the sync's reads use; each has its own task queue whose rate the Temporal server enforces. */
+export type StreamRouteClass = 'list' | 'detail' | 'analytics' | 'directory';
+
+/**
+ * How a stream is read:
+ *  - `reference`: a full snapshot every run (one workflow per stream); rows it did not return are deleted;
+ *  - `tickets`: the sweep of the whole ticket list (architecture decision 4);
+ *  - `threads`: ticket threads, from the queue the ticket pages fill;
+ *  - `export`: time windows (≤ 90 × 24 h) per pass, each pass with its own high-water mark;
+ *  - `report`: the saved report queries (REPORT_QUERIES), one snapshot each per run.
+ */
+export type StreamKind = 'reference' | 'tickets' | 'threads' | 'export' | 'report';
+
+interface StreamFacts {
+  /** Warehouse table the stream fills (schemas/warehouse). */
+  readonly table: string;
+  readonly routeClass: StreamRouteClass;
+  /** Method and path under `/public/v1` of the request its pages make; `:name` stands for one path segment. */
+  readonly endpoint: `${'GET' | 'POST'} /${string}`;
+  /** API key scope the endpoint needs (spec 4). */
+  readonly scope: `${string}:read`;
+}
+
+/** One entry of the registry: an export names its passes, other kinds have none. */
+export type StreamEntry =
+  | (StreamFacts & { readonly kind: Exclude<StreamKind, 'export'>; readonly passes?: never })
+  | (StreamFacts & { readonly kind: 'export'; readonly passes: readonly [string, ...string[]] });
+
+export type StreamRegistry = Readonly<Record<string, StreamEntry>>;
+
+/** The registry. Its order is the order streams are listed and started in. */
+export const STREAMS = {
+  views: {
+    kind: 'reference',
+    table: 'views',
+    routeClass: 'list',
+    endpoint: 'GET /views',
+    scope: 'tickets:read',
+  },
+  tags: {
+    kind: 'reference',
+    table: 'tags',
+    routeClass: 'directory',
+    endpoint: 'GET /tags',
+    scope: 'tags:read',
+  },
+  teams: {
+    kind: 'reference',
+    table: 'teams',
+    routeClass: 'directory',
+    endpoint: 'GET /teams',
+    scope: 'teams:read',
+  },
+  agents: {
+    kind: 'reference',
+    table: 'agents',
+    routeClass: 'directory',
+    endpoint: 'GET /agents',
+    scope: 'agents:read',
+  },
+  metric_catalog: {
+    kind: 'reference',
+    table: 'metric_catalog',
+    routeClass: 'list',
+    endpoint: 'GET /reports/metrics',
+    scope: 'analytics:read',
+  },
+  tickets: {
+    kind: 'tickets',
+    table: 'tickets',
+    routeClass: 'list',
+    endpoint: 'GET /tickets',
+    scope: 'tickets:read',
+  },
+  ticket_messages: {
+    kind: 'threads',
+    table: 'ticket_messages',
+    routeClass: 'detail',
+    endpoint: 'GET /tickets/:ticketNumber/messages',
+    scope: 'tickets:read',
+  },
+  /**
+   * CSAT is read twice: by sent date (every survey, answered or not, exactly once) and by submitted date
+   * (every answer since the last run, however late after sending) — together exact without re-reading
+   * months of sent windows.
+   */
+  csat_surveys: {
+    kind: 'export',
+    table: 'csat_surveys',
+    routeClass: 'analytics',
+    endpoint: 'GET /csat-surveys',
+    scope: 'analytics:read',
+    passes: ['csat_surveys.sent', 'csat_surveys.submitted'],
+  },
+  agent_sessions: {
+    kind: 'export',
+    table: 'agent_sessions',
+    routeClass: 'analytics',
+    endpoint: 'GET /agent-sessions',
+    scope: 'analytics:read',
+    passes: ['agent_sessions'],
+  },
+  report_snapshots: {
+    kind: 'report',
+    table: 'report_snapshots',
+    routeClass: 'analytics',
+    endpoint: 'POST /reports/query',
+    scope: 'analytics:read',
+  },
+} as const satisfies StreamRegistry;
+
+type Streams = typeof STREAMS;
+
+// ---------------------------------------------------------------------------------------------------------
+// Derived from a registry (functions, so that a test can hand them a registry with a toy stream)
+
+/** The registry's stream names, in its order. */
+export function namesOf<R extends StreamRegistry>(registry: R): (keyof R & string)[] {
+  return Object.keys(registry) as (keyof R & string)[];
+}
+
+/** Names of the streams of one kind. */
+export type StreamsOfKind<R extends StreamRegistry, K extends StreamKind> = {
+  [S in keyof R & string]: R[S]['kind'] extends K ? S : never;
+}[keyof R & string];
+
+export function streamsOfKind<R extends StreamRegistry, K extends StreamKind>(
+  registry: R,
+  kind: K,
+): StreamsOfKind<R, K>[] {
+  return namesOf(registry).filter((s): s is StreamsOfKind<R, K> => registry[s]!.kind === kind);
+}
+
+/** The passes of the export streams, in the registry's order. */
+export function passesOf(registry: StreamRegistry): string[] {
+  return Object.values(registry).flatMap((entry) => entry.passes ?? []);
+}
+
+/** The export stream a pass belongs to. */
+export function streamOfPassIn<R extends StreamRegistry>(registry: R, pass: string): keyof R & string {
+  const stream = namesOf(registry).find((s) => registry[s]!.passes?.includes(pass));
+  if (stream === undefined) throw new TypeError(`no export stream has the pass ${JSON.stringify(pass)}`);
+  return stream;
+}
+
+/** The key scopes a set of streams needs, sorted. */
+export function scopesOf(registry: StreamRegistry, streams: readonly string[]): string[] {
+  return [...new Set(streams.map((s) => registry[s]!.scope))].sort();
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Derived from STREAMS
+
+/** Streams as users name them (CLI `--streams`, `_sync_runs.stream`, the `SyncStream` search attribute). */
+export type StreamName = keyof Streams;
+export const StreamName = z.enum(namesOf(STREAMS) as [StreamName, ...StreamName[]]);
+export const ALL_STREAMS = StreamName.options;
+
+/** Names of the registry's streams of one kind. */
+export type StreamOfKind<K extends StreamKind> = StreamsOfKind<Streams, K>;
+
+export type ReferenceStream = StreamOfKind<'reference'>;
+export const REFERENCE_STREAMS = streamsOfKind(STREAMS, 'reference') as [
+  ReferenceStream,
+  ...ReferenceStream[],
+];
+export const ReferenceStream = z.enum(REFERENCE_STREAMS);
+
+export type ExportStream = StreamOfKind<'export'>;
+export const EXPORT_STREAMS: readonly ExportStream[] = streamsOfKind(STREAMS, 'export');
+
+/** Export passes, each with its own windows and high-water mark. */
+export type ExportPass = Streams[ExportStream]['passes'][number];
+export const ExportPass = z.enum(passesOf(STREAMS) as [ExportPass, ...ExportPass[]]);
+export const EXPORT_PASSES: Readonly<Record<ExportStream, readonly ExportPass[]>> = Object.fromEntries(
+  EXPORT_STREAMS.map((stream) => [stream, STREAMS[stream].passes]),
+) as Record<string, readonly ExportPass[]> as Record<ExportStream, readonly ExportPass[]>;
+
+export function streamOfPass(pass: ExportPass): ExportStream {
+  return streamOfPassIn(STREAMS, pass) as ExportStream;
+}

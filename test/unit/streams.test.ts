@@ -1,0 +1,130 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { PAGE_FETCHERS } from '../../activities/fetchers.js';
+import { type Activities, activitiesByRouteClass } from '../../activities/index.js';
+import { classifierOf, routeClassFor, streamRoutes } from '../../connectors/support-api/route-classes.js';
+import {
+  ALL_STREAMS,
+  EXPORT_PASSES,
+  ExportPass,
+  namesOf,
+  passesOf,
+  REFERENCE_STREAMS,
+  STREAMS,
+  type StreamEntry,
+  type StreamRegistry,
+  scopesOf,
+  streamOfPass,
+  streamOfPassIn,
+  streamsOfKind,
+} from '../../schemas/streams.js';
+import { TABLE_NAMES } from '../../schemas/warehouse.js';
+
+/**
+ * The stream registry (schemas/streams.ts) is the one place a stream is described. Adding one is an entry
+ * there plus its fetcher (activities/fetchers.ts, which does not compile without it) and the table spec
+ * it names; these tests show that what derives from the registry picks a new entry up by itself.
+ */
+describe('the stream registry', () => {
+  const macros: StreamEntry = {
+    kind: 'reference',
+    table: 'macros',
+    routeClass: 'directory',
+    endpoint: 'GET /macros',
+    scope: 'macros:read',
+  };
+  const surveys: StreamEntry = {
+    kind: 'export',
+    table: 'nps_surveys',
+    routeClass: 'analytics',
+    endpoint: 'GET /nps-surveys',
+    scope: 'analytics:read',
+    passes: ['nps_surveys.sent', 'nps_surveys.answered'],
+  };
+  const toy = { ...STREAMS, macros, nps_surveys: surveys } satisfies StreamRegistry;
+
+  it('a toy stream added to the registry alone reaches every list, pass and route class derived from it', () => {
+    expect(namesOf(toy)).toEqual([...ALL_STREAMS, 'macros', 'nps_surveys']);
+    expect(streamsOfKind(toy, 'reference')).toEqual([...REFERENCE_STREAMS, 'macros']);
+    expect(streamsOfKind(toy, 'export')).toEqual(['csat_surveys', 'agent_sessions', 'nps_surveys']);
+    expect(passesOf(toy)).toEqual([...ExportPass.options, 'nps_surveys.sent', 'nps_surveys.answered']);
+    expect(streamOfPassIn(toy, 'nps_surveys.answered')).toBe('nps_surveys');
+    const classOf = classifierOf(streamRoutes(toy));
+    expect(classOf('GET', '/macros')).toBe('directory');
+    expect(classOf('GET', '/nps-surveys?from=x')).toBe('analytics');
+    expect(scopesOf(toy, ['macros', 'views'])).toEqual(['macros:read', 'tickets:read']);
+  });
+
+  it('derives the names the CLI, the ledger and the search attributes know', () => {
+    expect(ALL_STREAMS).toEqual([
+      'views',
+      'tags',
+      'teams',
+      'agents',
+      'metric_catalog',
+      'tickets',
+      'ticket_messages',
+      'csat_surveys',
+      'agent_sessions',
+      'report_snapshots',
+    ]);
+    expect(REFERENCE_STREAMS).toEqual(['views', 'tags', 'teams', 'agents', 'metric_catalog']);
+    expect(ExportPass.options).toEqual(['csat_surveys.sent', 'csat_surveys.submitted', 'agent_sessions']);
+    expect(EXPORT_PASSES).toEqual({
+      csat_surveys: ['csat_surveys.sent', 'csat_surveys.submitted'],
+      agent_sessions: ['agent_sessions'],
+    });
+    expect(ExportPass.options.map(streamOfPass)).toEqual(['csat_surveys', 'csat_surveys', 'agent_sessions']);
+  });
+
+  it("gives each stream's read endpoint the stream's route class, and every table is a warehouse table", () => {
+    for (const stream of ALL_STREAMS) {
+      const { endpoint, routeClass, table } = STREAMS[stream];
+      const [method, path] = endpoint.split(' ') as [string, string];
+      expect(routeClassFor(method, path.replaceAll(/:[^/]+/g, '12')), endpoint).toBe(routeClass);
+      expect(TABLE_NAMES, stream).toContain(table);
+    }
+  });
+
+  it('has a page fetcher for every paged stream and every export pass', () => {
+    const paged = [
+      ...streamsOfKind(STREAMS, 'reference'),
+      'tickets',
+      'ticket_messages',
+      ...ExportPass.options,
+    ];
+    expect(Object.keys(PAGE_FETCHERS).sort()).toEqual(paged.sort());
+  });
+
+  it("serves each stream's page activity on its route class's task queue", () => {
+    const activities = Object.fromEntries(
+      [
+        'syncReferencePage',
+        'syncTicketsPage',
+        'syncThreadPage',
+        'syncExportPage',
+        'syncReportSnapshot',
+        'reconcile',
+      ].map((name) => [name, () => name]),
+    ) as unknown as Activities;
+    const names = Object.fromEntries(
+      Object.entries(activitiesByRouteClass(activities)).map(([routeClass, served]) => [
+        routeClass,
+        Object.keys(served).sort(),
+      ]),
+    );
+    expect(names).toEqual({
+      list: ['syncReferencePage', 'syncTicketsPage'],
+      directory: ['syncReferencePage'],
+      detail: ['syncThreadPage'],
+      analytics: ['reconcile', 'syncExportPage', 'syncReportSnapshot'],
+    });
+  });
+
+  it('needs the key scopes the README lists', () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const sentence = /The key needs (.*?), and must be linked/s.exec(readme)?.[1] ?? '';
+    const listed = [...sentence.matchAll(/`([a-z_]+:read)`/g)].map((m) => m[1]).sort();
+    expect(listed).toEqual(scopesOf(STREAMS, ALL_STREAMS));
+  });
+});

@@ -1,0 +1,79 @@
+import { ApplicationFailure, log, patched } from '@temporalio/workflow';
+import type { StreamCounts } from '../../schemas/sync.js';
+import { bookkeeping, reconcileActivities } from '../activity-proxies.js';
+import { messageOf } from '../failures.js';
+import type { RunContext } from './context.js';
+
+/** Days of new_tickets the reconciliation compares (one report request). */
+const RECONCILE_DAYS = 14;
+
+/**
+ * The end of a run, once every lane has settled: the reconciliation (when tickets were synced), what the
+ * warehouse is missing, the run's final `_sync_runs` row; then the counts per stream, or a failure naming
+ * every failed stream and window.
+ */
+export async function finishRun(
+  ctx: RunContext,
+  results: readonly PromiseSettledResult<void>[],
+): Promise<Record<string, StreamCounts>> {
+  const { runId, settings, before, progress } = ctx;
+  const failures = results.flatMap((r) => (r.status === 'rejected' ? [messageOf(r.reason)] : []));
+  const counts: Record<string, StreamCounts> = {};
+  for (const [name, entry] of Object.entries(progress.streams)) {
+    counts[name] = {
+      pages: entry.pages,
+      rows: entry.rows,
+      windows: entry.windowsDone,
+      ...(entry.requests !== undefined ? { requests: entry.requests } : {}),
+    };
+  }
+  const totals = Object.values(counts).reduce(
+    (a, c) => ({ pages: a.pages + c.pages, rows: a.rows + c.rows }),
+    { pages: 0, rows: 0 },
+  );
+  let reconcileRequests = 0;
+  // Reconciliation (activities/reconcile.ts): the source's own numbers against the warehouse, after every
+  // stream, when this run synced tickets. Mismatches and a failing check are warnings, never a failed run.
+  // patched: histories of runs that ended before this step existed replay without it.
+  if (progress.streams['tickets']?.status === 'succeeded' && patched('reconcile-after-run')) {
+    try {
+      const { requests, ...reconciliation } = await reconcileActivities(
+        settings.analyticsTaskQueue,
+      ).reconcile({
+        runId,
+        before,
+        days: RECONCILE_DAYS,
+        views: progress.streams['views']?.status === 'succeeded',
+      });
+      progress.reconciliation = reconciliation;
+      reconcileRequests = requests;
+    } catch (err) {
+      log.warn('reconciliation failed (the run is not affected)', { error: messageOf(err) });
+      progress.reconciliation = { equal: 0, mismatch: 0, skipped: 0, mismatches: [], error: messageOf(err) };
+    }
+  }
+
+  // A run that lost data never says "succeeded": items set aside and failed threads make it incomplete.
+  // patched: histories of runs that ended before this step existed replay without it.
+  if (patched('missing-data-report')) {
+    progress.missing = await bookkeeping.missingData();
+  }
+  const missing = progress.missing?.summary ?? null;
+  progress.status = failures.length ? 'failed' : missing ? 'incomplete' : 'succeeded';
+  await bookkeeping.recordRun({
+    ...ctx.record,
+    status: progress.status,
+    finished_at: new Date().toISOString(),
+    pages: totals.pages,
+    rows_written: totals.rows,
+    requests: Object.values(progress.streams).reduce((n, e) => n + (e.requests ?? 0), reconcileRequests),
+    error: failures.length || missing ? [...failures, ...(missing ? [missing] : [])].join('; ') : null,
+  });
+  if (failures.length) {
+    throw ApplicationFailure.nonRetryable(
+      `sync run ${runId} failed: ${failures.join('; ')}`,
+      'SyncRunFailed',
+    );
+  }
+  return counts;
+}
