@@ -28,7 +28,7 @@ export function markThreadFailed(deps: ActivityDeps) {
   return async (input: { scope: string; error: string; runId: string }) => {
     const { destination } = deps;
     const entry = await destination.readCheckpoint(THREAD_QUEUE_STREAM, input.scope);
-    if (!entry || entry.status !== 'running') return { marked: false };
+    if (entry?.status !== 'running') return { marked: false };
     const now = (await destination.currentTime()).toISOString();
     await destination.writeCheckpoints([{ ...entry, status: 'failed' }]);
     await destination.recordRun({

@@ -2,6 +2,7 @@ import { Duration } from 'luxon';
 import { z } from 'zod';
 import { MAX_EXPORT_WINDOW_MS } from './api/exports.js';
 import { SecretString } from './secret.js';
+import { STREAM_ROUTE_CLASSES, type StreamRouteClass } from './streams.js';
 import { ReportQuery } from './sync.js';
 
 /** An ISO 8601 duration (`PT72H`, `P7D`) turned into milliseconds. */
@@ -59,8 +60,9 @@ export const ReportQueriesSource = z
   });
 
 /** The route classes whose budget the Temporal server enforces (one task queue each). */
-export const QUEUED_ROUTE_CLASSES = ['list', 'detail', 'analytics', 'directory'] as const;
-export type QueuedRouteClass = (typeof QUEUED_ROUTE_CLASSES)[number];
+/** The route classes with a rate-limited task queue: those the registry's streams read (schemas/streams.ts). */
+export const QUEUED_ROUTE_CLASSES = STREAM_ROUTE_CLASSES;
+export type QueuedRouteClass = StreamRouteClass;
 const DEFAULT_CLASS_LIMITS_TEXT = 'list=60,detail=120,analytics=10,directory=60';
 
 /** `list=60,detail=120,…` (every queued class, positive numbers) or `off`. */

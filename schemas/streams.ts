@@ -15,7 +15,8 @@ import { z } from 'zod';
  */
 
 /** Route classes the sync's reads use; each has its own task queue whose rate the Temporal server enforces. */
-export type StreamRouteClass = 'list' | 'detail' | 'analytics' | 'directory';
+export const STREAM_ROUTE_CLASSES = ['list', 'detail', 'analytics', 'directory'] as const;
+export type StreamRouteClass = (typeof STREAM_ROUTE_CLASSES)[number];
 
 /**
  * How a stream is read:

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { type NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
-import type { Activities } from '../activities/index.js';
+import { type Activities, activitiesByRouteClass } from '../activities/index.js';
 import { type Config, QUEUED_ROUTE_CLASSES, type QueuedRouteClass } from '../schemas/config.js';
 import { classTaskQueue } from '../schemas/sync.js';
 
@@ -29,23 +29,6 @@ export interface RunningWorkers {
 }
 
 /**
- * The activities that make requests of each route class. One activity makes one request (a page), so the
- * server's dispatch rate on the class's task queue is the fleet's request rate for that class.
- */
-function classActivities(activities: Activities): Record<QueuedRouteClass, Partial<Activities>> {
-  return {
-    list: { syncTicketsPage: activities.syncTicketsPage, syncReferencePage: activities.syncReferencePage },
-    directory: { syncReferencePage: activities.syncReferencePage },
-    detail: { syncThreadPage: activities.syncThreadPage },
-    analytics: {
-      syncExportPage: activities.syncExportPage,
-      syncReportSnapshot: activities.syncReportSnapshot,
-      reconcile: activities.reconcile,
-    },
-  };
-}
-
-/**
  * The workers of one process: the main worker (workflows, and activities that only touch the destination)
  * and one worker per route class on `<queue>-<class>`, whose activity rate the Temporal server enforces for
  * every worker polling it (`maxTaskQueueActivitiesPerSecond`): the rate budget holds for the whole fleet,
@@ -64,7 +47,7 @@ export async function startWorkers(options: WorkersOptions): Promise<RunningWork
     activities: options.activities,
     shutdownGraceTime: grace,
   });
-  const perClass = classActivities(options.activities);
+  const perClass = activitiesByRouteClass(options.activities);
   const workers = [main];
   for (const routeClass of QUEUED_ROUTE_CLASSES) {
     workers.push(

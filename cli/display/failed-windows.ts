@@ -1,4 +1,5 @@
 import type { Config } from '../../schemas/config.js';
+import { ExportPass } from '../../schemas/sync.js';
 import type { SyncRunRecord } from '../../schemas/warehouse.js';
 
 export interface FailedWindow {
@@ -56,7 +57,7 @@ export function uncoveredFailures(
     const error = latest.error ?? '';
     const api = /HTTP (\d{3}) ([A-Z_]+)/.exec(error);
     const pass = passOf(workflowId);
-    const exportWindow = ['csat_surveys.sent', 'csat_surveys.submitted', 'agent_sessions'].includes(pass);
+    const exportWindow = ExportPass.safeParse(pass).success;
     out.push({
       workflow_id: workflowId,
       stream: latest.stream,
