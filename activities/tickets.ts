@@ -2,7 +2,7 @@ import type { Page } from '../connectors/support-api/index.js';
 import type { Ticket } from '../schemas/api/tickets.js';
 import { STREAMS } from '../schemas/streams.js';
 import { TICKETS_SCOPES } from '../schemas/sync.js';
-import { type CheckpointUpdate, contentHashOf, THREAD_QUEUE_STREAM } from '../schemas/warehouse.js';
+import { type CheckpointUpdate, THREAD_QUEUE_STREAM } from '../schemas/warehouse.js';
 import { laterInstant, nextCheckpoint, restartedCheckpoint } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
 import { PAGE_FETCHERS } from './fetchers.js';
@@ -87,7 +87,7 @@ function changedTickets(input: TicketsPageInput): PageStore<
         (r) =>
           target.repair ||
           versionMoved.has(r.item.id) ||
-          stored.get(r.item.id)?.contentHash !== contentHashOf('tickets', r),
+          stored.get(r.item.id)?.contentHash !== destination.contentHashOf('tickets', r),
       );
       const changed = new Set(changedRows.map((r) => r.item.id));
       const cutoff = input.threadCutoff === null ? Number.POSITIVE_INFINITY : Date.parse(input.threadCutoff);

@@ -4,6 +4,7 @@ import type {
   CheckpointUpdate,
   Freshness,
   ReconciliationRecord,
+  Redactor,
   RejectedItem,
   RowInputs,
   StoredVersion,
@@ -155,6 +156,11 @@ export interface WarehouseWrites {
     batches: readonly WriteBatch[],
     checkpoint?: CheckpointUpdate | readonly CheckpointUpdate[],
   ): Promise<WriteResult[]>;
+  /**
+   * The `_content_hash` this destination stores for an input — its table spec's, the column policy applied
+   * — so a writer compares like with like against `storedVersions` (tickets: a content-only change).
+   */
+  contentHashOf<T extends TableName>(table: T, input: RowInputs[T]): string;
   /** Checkpoints alone, atomically (a window restarted, a high-water mark moved). */
   writeCheckpoints(checkpoints: readonly CheckpointUpdate[]): Promise<void>;
   /**
@@ -253,6 +259,11 @@ export interface DestinationOptions {
    * rows as an older sync did and then migrate them). Default: schemas/warehouse.ts.
    */
   readonly tables?: TableSpecOverrides;
+  /**
+   * The column policy (SYNC_COLUMN_POLICY) with its key: every row and every item set aside passes it before
+   * it is written (schemas/warehouse/redactor.ts). Default: none.
+   */
+  readonly redactor?: Redactor;
 }
 
 /** Replacement specs by table name (see DestinationOptions.tables). */

@@ -1,10 +1,18 @@
-import { type TableName, type TableSpec, tableSpecOf } from '../schemas/warehouse.js';
-import type { DestinationHooks, DestinationOptions, TableSpecOverrides } from './destination.js';
+import {
+  type RejectedItem,
+  rejectedItemKey,
+  TABLE_NAMES,
+  type TableName,
+  type TableSpec,
+  tableSpecOf,
+} from '../schemas/warehouse.js';
+import { rejectedList } from './batch.js';
+import type { DestinationHooks, DestinationOptions } from './destination.js';
 import { DestinationError } from './errors.js';
 
 /**
  * The options every destination takes, resolved once and shared by its parts (DDL, write path, reads):
- * which spec each table has, the clock that stamps writes, the hooks.
+ * which spec each table has (the column policy applied), the clock that stamps writes, the hooks.
  */
 export class DestinationSettings {
   readonly clock: () => Date;
@@ -14,18 +22,29 @@ export class DestinationSettings {
    */
   readonly serverClock: boolean;
   readonly hooks: DestinationHooks;
-  readonly #tables: TableSpecOverrides;
+  readonly #specs: ReadonlyMap<TableName, TableSpec<unknown>>;
+  readonly #redactor: DestinationOptions['redactor'];
 
   constructor(options: DestinationOptions) {
     this.clock = options.clock ?? (() => new Date());
     this.serverClock = options.clock === undefined;
     this.hooks = options.hooks ?? {};
-    this.#tables = options.tables ?? {};
+    this.#redactor = options.redactor;
+    const tables = options.tables ?? {};
+    // Every write path takes its spec here, so the column policy is applied once, to every row written.
+    this.#specs = new Map(
+      TABLE_NAMES.map((name) => {
+        const spec = (tables[name] ?? tableSpecOf(name)) as TableSpec<unknown>;
+        return [name, this.#redactor?.spec(spec) ?? spec];
+      }),
+    );
   }
 
-  /** The spec of a table: the model's, unless the options replaced it. */
+  /** The spec of a table: the model's, unless the options replaced it; its rows redacted by the policy. */
   spec(name: TableName): TableSpec<unknown> {
-    return (this.#tables[name] ?? tableSpecOf(name)) as TableSpec<unknown>;
+    const spec = this.#specs.get(name);
+    if (spec === undefined) throw new DestinationError(`unknown table ${String(name)}`);
+    return spec;
   }
 
   /** The spec of a table whose rows can be marked deleted; any other table is a caller's mistake. */
@@ -33,5 +52,21 @@ export class DestinationSettings {
     const spec = this.spec(name);
     if (!spec.tracksDeletion) throw new DestinationError(`${name} does not track deletions`);
     return spec;
+  }
+
+  /**
+   * Items set aside, as `_rejected` stores them (see rejectedList): their raw JSON under the column policy
+   * too, and an item without an id keyed by the hash of what is stored, not of the plain item.
+   */
+  rejectedItems(items: readonly RejectedItem[] | undefined): RejectedItem[] {
+    const redactor = this.#redactor;
+    if (redactor === undefined || items === undefined) return rejectedList(items);
+    return rejectedList(
+      items.map((item) => {
+        if (!redactor.covers(item.table)) return item;
+        const raw = redactor.raw(item.table, item.raw);
+        return { ...item, raw, itemKey: item.itemId ?? rejectedItemKey(null, raw) };
+      }),
+    );
   }
 }

@@ -4,6 +4,13 @@ import { MAX_EXPORT_WINDOW_MS } from './api/exports.js';
 import { SecretString } from './secret.js';
 import { STREAM_ROUTE_CLASSES, type StreamRouteClass } from './streams.js';
 import { ReportQuery } from './sync.js';
+import { ColumnPolicyText } from './warehouse.js';
+
+/**
+ * Shortest SYNC_HASH_KEY: 32 characters (128 bits as hex). The key is what keeps a hashed e-mail from being
+ * confirmed by hashing guesses, so it must not be guessable itself.
+ */
+const MIN_HASH_KEY_LENGTH = 32;
 
 /** An ISO 8601 duration (`PT72H`, `P7D`) turned into milliseconds. */
 export const IsoDurationMs = z.string().transform((text, ctx) => {
@@ -189,6 +196,14 @@ export const ConfigFromEnv = z.object({
     .describe(
       "Overrides the analytics class's rate (requests per minute) of SUPPORT_API_RATE_LIMITS (kept for older configurations)",
     ),
+  SYNC_COLUMN_POLICY: ColumnPolicyText.optional().describe(
+    'Fields hashed or dropped before anything is written: `<table>.<column>=hash|drop` or `<table>._raw.<field>=hash|drop`, separated by commas or white space',
+  ),
+  SYNC_HASH_KEY: SecretString.refine((key) => key.reveal().length >= MIN_HASH_KEY_LENGTH, {
+    message: `must be at least ${MIN_HASH_KEY_LENGTH} characters (e.g. openssl rand -hex 32)`,
+  })
+    .optional()
+    .describe('Key of the HMAC-SHA-256 that SYNC_COLUMN_POLICY hashes with (never logged)'),
   REPORT_QUERIES: z
     .string()
     .optional()
@@ -198,6 +213,19 @@ export const ConfigFromEnv = z.object({
   LOG_LEVEL: z.enum(['silent', 'fatal', 'error', 'warn', 'info', 'debug', 'trace']).default('info'),
 });
 
-/** The configuration as the sync uses it: the environment with the files it names read (REPORT_QUERIES). */
-export const Config = ConfigFromEnv.extend({ REPORT_QUERIES: ReportQueriesSource.optional() });
+/**
+ * The configuration as the sync uses it: the environment with the files it names read (REPORT_QUERIES),
+ * and the settings that only make sense together checked together (a policy that hashes needs its key).
+ */
+export const Config = ConfigFromEnv.extend({ REPORT_QUERIES: ReportQueriesSource.optional() }).superRefine(
+  (config, ctx) => {
+    const hashed = (config.SYNC_COLUMN_POLICY ?? []).filter((rule) => rule.action === 'hash');
+    if (hashed.length > 0 && config.SYNC_HASH_KEY === undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['SYNC_HASH_KEY'],
+        message: `is required: SYNC_COLUMN_POLICY hashes ${hashed.map((r) => r.entry.split('=')[0]).join(', ')}`,
+      });
+  },
+);
 export type Config = z.infer<typeof Config>;

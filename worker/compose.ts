@@ -4,6 +4,7 @@ import type { Destination } from '../connectors/destination.js';
 import { createDestination } from '../connectors/index.js';
 import { GovernorRegistry, SupportApiClient } from '../connectors/support-api/index.js';
 import type { Config } from '../schemas/config.js';
+import { Redactor } from '../schemas/warehouse.js';
 
 export interface Dependencies {
   client: SupportApiClient;
@@ -53,10 +54,19 @@ export async function buildDependencies(config: Config, logger: Logger): Promise
   };
 }
 
-/** The destination DESTINATION_URL names, with its options from the configuration. */
+/**
+ * The destination DESTINATION_URL names, with its options from the configuration — the column policy
+ * included, so every row this process writes passes it.
+ */
 export function destinationFromConfig(config: Config): Promise<Destination> {
   return createDestination(config.DESTINATION_URL, {
     schema: config.POSTGRES_SCHEMA,
+    redactor: redactorOf(config),
     ...(config.BIGQUERY_API_ENDPOINT ? { apiEndpoint: config.BIGQUERY_API_ENDPOINT } : {}),
   });
+}
+
+/** The column policy of the configuration with its hash key (no policy: a redactor that changes nothing). */
+export function redactorOf(config: Config): Redactor {
+  return new Redactor(config.SYNC_COLUMN_POLICY ?? [], config.SYNC_HASH_KEY ?? null);
 }

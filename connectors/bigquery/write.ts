@@ -1,5 +1,5 @@
 import type { CheckpointUpdate, TableName, TableSpec, WarehouseRow } from '../../schemas/warehouse.js';
-import { batchRows, checkpointList, rejectedList, writeResult } from '../batch.js';
+import { batchRows, checkpointList, writeResult } from '../batch.js';
 import type { Destination, WriteBatch, WriteResult } from '../destination.js';
 import type { DestinationSettings } from '../settings.js';
 import type { CascadeConditions, CascadeCounts, DeletionRequest } from '../sql/deletions.js';
@@ -33,7 +33,7 @@ export class BigQueryWriter implements WarehouseWriter {
     const context = `writeBatch ${batch.table}`;
     const spec = this.settings.spec(batch.table);
     const rows = batchRows(spec, batch);
-    const rejected = rejectedList(batch.rejected);
+    const rejected = this.settings.rejectedItems(batch.rejected);
     const syncedAt = this.#syncedAt();
     const checkpoints = checkpointList(batch.checkpoint);
     const seen = batch.seen ?? [];
@@ -76,7 +76,7 @@ export class BigQueryWriter implements WarehouseWriter {
       const spec = this.settings.spec(batch.table);
       return { batch, spec, rows: batchRows(spec, batch) };
     });
-    const rejected = rejectedList(batches.flatMap((b) => b.rejected ?? []));
+    const rejected = this.settings.rejectedItems(batches.flatMap((b) => b.rejected ?? []));
     const syncedAt = this.#syncedAt();
     const checkpoints = checkpointList(checkpoint);
     const loaded = prepared.filter((p) => p.rows.length > 0);

@@ -9,7 +9,7 @@ import {
   type TableName,
   type TableSpec,
 } from '../../schemas/warehouse.js';
-import { batchRows, checkpointList, rejectedList, stagedColumns, writeResult } from '../batch.js';
+import { batchRows, checkpointList, stagedColumns, writeResult } from '../batch.js';
 import type { Destination, WriteBatch, WriteResult } from '../destination.js';
 import type { DestinationSettings } from '../settings.js';
 import type { CascadeConditions, CascadeCounts, DeletionRequest } from '../sql/deletions.js';
@@ -81,7 +81,7 @@ export class PostgresWriter implements WarehouseWriter {
       });
       return { batch, spec, rows };
     });
-    const rejected = rejectedList(batches.flatMap((b) => b.rejected ?? []));
+    const rejected = this.settings.rejectedItems(batches.flatMap((b) => b.rejected ?? []));
     const order = prepared
       .map((p, i) => ({ p, i }))
       .sort((a, b) => (a.p.spec.name < b.p.spec.name ? -1 : a.p.spec.name > b.p.spec.name ? 1 : 0));

@@ -3,6 +3,7 @@ import type {
   CheckpointUpdate,
   Freshness,
   ReconciliationRecord,
+  RowInputs,
   StoredVersion,
   SyncRunRecord,
   TableName,
@@ -81,6 +82,10 @@ export class SqlDestination implements Destination {
 
   writeTables(...args: Parameters<Destination['writeTables']>): Promise<WriteResult[]> {
     return this.#writer.writeTables(...args);
+  }
+
+  contentHashOf<T extends TableName>(table: T, input: RowInputs[T]): string {
+    return this.#settings.spec(table).toRow(input)['_content_hash'] as string;
   }
 
   writeCheckpoints(checkpoints: readonly CheckpointUpdate[]): Promise<void> {

@@ -19,10 +19,24 @@ function headerValue(headers: RawResponse['headers'], name: string): string | un
   return Array.isArray(v) ? v[0] : v;
 }
 
+/**
+ * Text of a JSON body (or of a message quoting one) with every string value replaced by `"…"`, keys and
+ * punctuation kept: enough to see what the body was (the API's envelope, cut short), never the items'
+ * text, which can be personal data the column policy keeps out of logs and errors.
+ */
+export function jsonStructureOnly(text: string): string {
+  // Keys (a string followed by a colon) stay; a string cut off by the end of the text is a value too.
+  return text.replace(/"(?:[^"\\]|\\.)*("\s*:|"|$)/g, (string, end: string) =>
+    end.endsWith(':') ? string : '"…"',
+  );
+}
+
 /** Decodes the body as JSON, or throws `ResponseFormatError` saying what it was instead. */
 export function decodeJson(endpoint: Endpoint, res: RawResponse, key: Secret): unknown {
   const contentType = headerValue(res.headers, 'content-type');
-  const snippet = key.scrub(res.text.slice(0, 120));
+  // An HTML or text page is shown as it starts (a proxy's error page); anything JSON-like by its structure.
+  const start = res.text.slice(0, 120);
+  const snippet = key.scrub(/^\s*[[{]/.test(start) ? jsonStructureOnly(start) : start);
   const fail = (problem: string) =>
     new ResponseFormatError({ endpoint, status: res.status, contentType, problem, bodySnippet: snippet });
   const trimmed = res.text.trimStart();
@@ -31,7 +45,8 @@ export function decodeJson(endpoint: Endpoint, res: RawResponse, key: Secret): u
   try {
     return JSON.parse(res.text);
   } catch (err) {
-    const detail = err instanceof Error ? err.message : String(err);
+    // V8's message quotes the text around the error: only its structure is kept (see jsonStructureOnly).
+    const detail = jsonStructureOnly(err instanceof Error ? err.message : String(err));
     throw fail(`invalid or truncated JSON (${key.scrub(detail)}; ${res.text.length} chars received)`);
   }
 }

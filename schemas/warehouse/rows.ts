@@ -64,8 +64,8 @@ export const StoredVersion = z.object({
 export type StoredVersion = z.infer<typeof StoredVersion>;
 
 /**
- * The `_content_hash` an input would be stored with — the same computation `writeBatch` does, so a writer
- * can tell a content-only change from an unchanged item before writing (compare with `StoredVersion`).
+ * The `_content_hash` an input would be stored with under the model's spec and no column policy. A writer
+ * asks its destination instead (`Destination.contentHashOf`), which applies the policy it writes with.
  */
 export function contentHashOf<T extends TableName>(table: T, input: RowInputs[T]): string {
   return tableSpecOf(table).toRow(input)['_content_hash'] as string;

@@ -202,6 +202,24 @@ describe('client transport and envelope', () => {
     expect(err.message).toMatch(/invalid or truncated JSON/);
   });
 
+  it("a truncated page's error shows the body's structure, never the items' text (personal data)", async () => {
+    const { client } = await setup(
+      (_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(
+          '{"success":true,"data":[{"id":"t-1","contact":{"email":"jane.doe@example.com","phone":"+33 6 12',
+        );
+      },
+      { retry: { maxAttempts: 1 } },
+    );
+    const err = await fetchTicketsPage(client).catch((e) => e);
+    expect(err).toBeInstanceOf(ResponseFormatError);
+    expect(err.message).toContain(
+      '{\\"success\\":true,\\"data\\":[{\\"id\\":\\"…\\",\\"contact\\":{\\"email\\":\\"…\\"',
+    );
+    for (const plain of ['jane.doe@example.com', '+33 6 12', 't-1']) expect(err.message).not.toContain(plain);
+  });
+
   it('a connection reset is a retryable TransportError, retried', async () => {
     const { stub, client } = await setup((_req, res, n) => {
       if (n === 1) res.socket?.destroy();
