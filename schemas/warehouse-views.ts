@@ -27,6 +27,8 @@ export interface SqlDialect {
   hasDailyTimeseries(queryText: string): string;
   /** The text before the first "/" (a window workflow id's pass: `csat_surveys.sent/<from>/<before>`). */
   firstPathSegment(text: string): string;
+  /** True when a text is a 64-character lowercase hex digest (a value the column policy hashed). */
+  isHexDigest(text: string): string;
   /** A timestamp literal. */
   timestamp(iso: string): string;
   /** The type name of a logical column type (for typed NULLs). */

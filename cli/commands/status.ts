@@ -8,6 +8,7 @@ import { TICKETS_SCOPES } from '../../schemas/sync.js';
 import type { Checkpoint, Freshness, ReconciliationRecord } from '../../schemas/warehouse.js';
 import { destinationFromConfig } from '../../worker/compose.js';
 import { createLogger } from '../../worker/logger.js';
+import { columnPolicyChecks, columnPolicyLines } from '../display/column-policy.js';
 import { failedWindowLines, uncoveredFailures } from '../display/failed-windows.js';
 import { reportFailure, withConfig } from './context.js';
 
@@ -88,6 +89,8 @@ export async function statusCommand(opts: {
   const overrides: Record<string, string> = {};
   if (!process.env['SUPPORT_API_URL']) overrides['SUPPORT_API_URL'] = 'http://source.not-needed.invalid';
   if (!process.env['SUPPORT_API_KEY']) overrides['SUPPORT_API_KEY'] = 'not-needed';
+  // It checks the column policy's columns, never hashes: a role without the hash key can ask too.
+  if (!process.env['SYNC_HASH_KEY']) overrides['SYNC_HASH_KEY'] = 'not-needed-by-status'.padEnd(32, '.');
   let embedded: EmbeddedPostgres | undefined;
   if (!process.env['DESTINATION_URL'] && existsSync(join(DATA_DIR, 'postgres', 'PG_VERSION'))) {
     embedded = await embeddedWarehouse(createLogger('warn'));
@@ -149,11 +152,12 @@ function statusOf(
         );
         const reconciliation = await destination.listReconciliation();
         const rejected = await rejectedItems(destination);
+        const columnPolicy = await columnPolicyChecks(destination, config.SYNC_COLUMN_POLICY ?? []);
         const parents = runs.filter((r) => r.parent_run_id === null).slice(0, opts.runs);
         const windows = runs.filter((r) => r.parent_run_id !== null).slice(0, opts.runs * 3);
         if (opts.json) {
           process.stdout.write(
-            `${JSON.stringify({ runs: parents, windows, high_water_marks: marks.map((m) => ({ stream: m.stream, high_water_mark: m.high_water_mark, lag: lag(m.high_water_mark, now) })), open_scopes: open, queued_threads: queuedThreads, reconciliation, freshness: freshness.json, rejected, failed_threads: failedThreads.filter((r) => failedEntries.has(r.run_id.slice('thread:'.length))) })}\n`,
+            `${JSON.stringify({ runs: parents, windows, high_water_marks: marks.map((m) => ({ stream: m.stream, high_water_mark: m.high_water_mark, lag: lag(m.high_water_mark, now) })), open_scopes: open, queued_threads: queuedThreads, reconciliation, freshness: freshness.json, rejected, column_policy: columnPolicy, failed_threads: failedThreads.filter((r) => failedEntries.has(r.run_id.slice('thread:'.length))) })}\n`,
           );
           return 0;
         }
@@ -182,6 +186,7 @@ function statusOf(
           for (const r of stillFailed.slice(0, 20)) out.push(`  ${r.finished_at}  ${r.error}`);
         }
         out.push('', ...rejectedLines(rejected));
+        out.push('', ...columnPolicyLines(columnPolicy));
         out.push('', ...reconciliationLines(reconciliation));
         process.stdout.write(`${out.join('\n')}\n`);
         return 0;

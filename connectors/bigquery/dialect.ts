@@ -58,6 +58,7 @@ export function bigQueryDialect(dataset: string): WarehouseDialect {
     utcDay: (ts) => `CAST(DATE(${ts}, 'UTC') AS STRING)`,
     hasDailyTimeseries: (q) => `REGEXP_CONTAINS(UPPER(${q}), r'\\bTIMESERIES\\s+DAY\\b')`,
     firstPathSegment: (text) => `SPLIT(${text}, '/')[SAFE_OFFSET(0)]`,
+    isHexDigest: (text) => `REGEXP_CONTAINS(${text}, r'^[0-9a-f]{64}$')`,
     timestamp: (iso) => timestampLiteral(new Date(iso)),
     type: (t) => BQ_TYPES[t],
     placeholder: (index) => `@p${index}`,

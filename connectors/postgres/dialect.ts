@@ -24,6 +24,7 @@ export function postgresDialect(schema: string): WarehouseDialect {
     utcDay: (ts) => `to_char((${ts}) AT TIME ZONE 'UTC', 'YYYY-MM-DD')`,
     hasDailyTimeseries: (q) => `((${q}) ~* '\\mTIMESERIES\\s+day\\M')`,
     firstPathSegment: (text) => `split_part(${text}, '/', 1)`,
+    isHexDigest: (text) => `(${text} ~ '^[0-9a-f]{64}$')`,
     timestamp: (iso) => `'${new Date(iso).toISOString()}'::timestamptz`,
     type: (t) => PG_TYPES[t],
     // Typed, so a NULL or a text array never leaves PostgreSQL guessing.

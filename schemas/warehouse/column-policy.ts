@@ -52,16 +52,21 @@ export const pathStartsWith = (path: readonly string[], prefix: readonly string[
   prefix.length <= path.length && prefix.every((key, i) => path[i] === key);
 
 /**
- * Why a rule cannot be applied as written, or null. Every typed column holding the rule's field (or lying
- * inside it) must be one a policy may rewrite; a hashed column must be text, so it keeps its type and
- * stays joinable. A rule reaching inside a JSON column (`_raw.ticket_fields.value`) edits the JSON.
+ * The typed columns a rule on the item field at `path` rewrites as a whole: those holding the field (or
+ * lying inside it). A rule deeper than a column edits that column's JSON, or leaves a scalar column as it
+ * is (it holds no such field).
+ */
+export function columnsReplaced(table: TableName, path: readonly string[]): ColumnSpec[] {
+  return TABLES[table].columns.filter((c) => c.path !== undefined && pathStartsWith(c.path, path));
+}
+
+/**
+ * Why a rule cannot be applied as written, or null: every column it rewrites must be one a policy may
+ * rewrite, and a hashed column must be text, so it keeps its type and stays joinable.
  */
 function ruleProblem(table: TableName, path: readonly string[], action: ColumnAction): string | null {
   const allowed = new Set(policyColumns(table).map((c) => c.name));
-  for (const c of TABLES[table].columns) {
-    // Only a column holding the field whole (or lying inside it) is rewritten as a whole; a rule deeper
-    // than a column edits the column's JSON, or leaves a scalar column as it is (it holds no such field).
-    if (c.path === undefined || !pathStartsWith(c.path, path)) continue;
+  for (const c of columnsReplaced(table, path)) {
     if (!allowed.has(c.name))
       return `${table}.${c.name} cannot be hashed or dropped: the sync keys, merges or windows by it (it is one of the fields the API defines strictly)`;
     if (action === 'hash' && c.type !== 'string')

@@ -83,7 +83,7 @@ describe('column policy: hashed and dropped values appear nowhere, hashed ones s
   let brokenTicketId = '';
   const marker = randomBytes(4).toString('hex');
 
-  const sync = async () => {
+  const sync = async (policy = POLICY) => {
     const result = await cli(['sync', '--once'], {
       SUPPORT_API_URL: proxy.url,
       SUPPORT_API_KEY: companion.keys.admin,
@@ -92,7 +92,7 @@ describe('column policy: hashed and dropped values appear nowhere, hashed ones s
       TEMPORAL_TASK_QUEUE: taskQueue,
       SUPPORT_API_RATE_LIMITS: 'off',
       SYNC_START_DATE: new Date(Date.now() - 200 * DAY_MS).toISOString(),
-      SYNC_COLUMN_POLICY: POLICY,
+      SYNC_COLUMN_POLICY: policy,
       SYNC_HASH_KEY: KEY,
       // Everything the code logs, at every level, is in the output scanned below.
       LOG_LEVEL: 'trace',
@@ -279,5 +279,38 @@ describe('column policy: hashed and dropped values appear nowhere, hashed ones s
     // The histories were read, payloads decoded: activity inputs carry the settings in JSON.
     expect(all).toContain('"pageSize"');
     expect(found(all, [...emails, ...phones, ...texts, KEY])).toEqual([]);
+  });
+
+  it('a rule added later: status counts the rows written before it; the next sync rewrites them', async () => {
+    // Status reads the warehouse only: no source, no Temporal, no hash key needed.
+    const status = async (policy: string, json = true) => {
+      const r = await cli(['status', ...(json ? ['--json'] : [])], {
+        DESTINATION_URL: databaseUrl,
+        SYNC_COLUMN_POLICY: policy,
+      });
+      expect(r.code, r.stderr).toBe(0);
+      return r.stdout;
+    };
+    const checks = async (policy: string) =>
+      (JSON.parse(await status(policy)) as { column_policy: { column: string; rows_not_applied: number }[] })
+        .column_policy;
+    expect((await checks(POLICY)).map((c) => [c.column, c.rows_not_applied])).toEqual([
+      ['tickets.contact_email', 0],
+      ['tickets.contact_phone', 0],
+      ['ticket_messages.text', 0],
+    ]);
+    const wider = `${POLICY}, tickets.contact_first_name=drop`;
+    const before = (await checks(wider)).find((c) => c.column === 'tickets.contact_first_name')!;
+    expect(before.rows_not_applied).toBeGreaterThan(10);
+    expect(await status(wider, false)).toContain(
+      `tickets.contact_first_name: ${before.rows_not_applied} rows still hold a value the rule would not store`,
+    );
+    // The ticket sweep sees every stored ticket differ from what the wider policy stores, and rewrites it.
+    const { summary } = await sync(wider);
+    expect(summary.streams['tickets']!.rows).toBe(before.rows_not_applied);
+    expect((await checks(wider)).every((c) => c.rows_not_applied === 0)).toBe(true);
+    expect(await status(wider, false)).toContain(
+      'Column policy (SYNC_COLUMN_POLICY): every stored row follows it',
+    );
   });
 });
