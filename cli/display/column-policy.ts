@@ -54,7 +54,9 @@ export function columnPolicyLines(checks: readonly PolicyCheck[]): string[] {
         : c.rows_not_applied === 0
           ? 'applied to every row'
           : `${c.rows_not_applied} rows still hold a value the rule would not store`;
-    lines.push(`  ${c.entry.padEnd(44)}${c.column === null ? '' : `${c.column}: `}${state}`);
+    // A `_raw` rule can rewrite several columns: each is named; a column's own rule names it already.
+    const column = c.column === null || c.entry.startsWith(`${c.column}=`) ? '' : `${c.column}: `;
+    lines.push(`  ${c.entry.padEnd(36)}${column}${state}`);
   }
   if (pending.length > 0)
     lines.push(

@@ -68,7 +68,7 @@ function ruleProblem(table: TableName, path: readonly string[], action: ColumnAc
   const allowed = new Set(policyColumns(table).map((c) => c.name));
   for (const c of columnsReplaced(table, path)) {
     if (!allowed.has(c.name))
-      return `${table}.${c.name} cannot be hashed or dropped: the sync keys, merges or windows by it (it is one of the fields the API defines strictly)`;
+      return `${table}.${c.name} cannot be hashed or dropped: the API defines it strictly (an id, number, timestamp or closed set), and the sync and the BI views rely on such columns`;
     if (action === 'hash' && c.type !== 'string')
       return `${table}.${c.name} is a ${c.type} column: only text columns can be hashed (drop it instead)`;
   }

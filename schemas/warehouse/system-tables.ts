@@ -119,7 +119,7 @@ export const RejectedItem = z.object({
   pageCursor: z.string().nullable(),
   /** Why it was set aside; never secrets. */
   reason: z.string().min(1),
-  /** The item exactly as received. */
+  /** The item as received (the destination applies the column policy to it before storing it). */
   raw: z.unknown(),
 });
 export type RejectedItem = z.infer<typeof RejectedItem>;
@@ -234,7 +234,7 @@ export const SYSTEM_TABLES: { readonly [T in SystemTableName]: SystemTableSpec<T
       scope: 'Window or scope being read (the checkpoint scope).',
       page_cursor: 'Cursor the page was fetched with; null for a first page.',
       reason: 'Why the item was set aside (the failed field and rule); never secrets.',
-      raw: 'The item exactly as received (its last sighting).',
+      raw: 'The item as received (its last sighting), with the fields SYNC_COLUMN_POLICY names hashed or removed.',
       first_seen_at: 'When the sync first set the item aside.',
       last_seen_at: 'When the sync last set it aside (the batch stamp).',
       times_seen: 'How many batches set it aside.',

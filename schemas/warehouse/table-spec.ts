@@ -67,7 +67,7 @@ const RAW = column(
   '_raw',
   'json',
   false,
-  'The item exactly as received from the API (forward compatibility: fields added later are here first).',
+  'The item as received from the API (forward compatibility: fields added later are here first), with the fields SYNC_COLUMN_POLICY names hashed or removed.',
 );
 const SYNCED_AT = column(
   '_synced_at',
@@ -85,7 +85,7 @@ const CONTENT_HASH = column(
   '_content_hash',
   'string',
   true,
-  "SHA-256 (hex) of the row's content: its typed columns and _raw as canonical JSON (keys sorted). The merge compares it to see a change the version does not show; null on rows written before the column existed (they count as changed).",
+  "SHA-256 (hex) of the row's content as stored (after the column policy): its typed columns and _raw as canonical JSON (keys sorted). The merge compares it to see a change the version does not show; null on rows written before the column existed (they count as changed).",
 );
 
 /** Columns that are bookkeeping, not content: left out of the content hash. */
