@@ -219,6 +219,26 @@ describe('column policy: hashed and dropped values appear nowhere, hashed ones s
     expect(pairs.rows.length).toBeGreaterThan(0);
     const contactOf = (id: string) => world.tickets.find((t) => t.id === id)!.contactId;
     for (const p of pairs.rows) expect(contactOf(p.a)).toBe(contactOf(p.b));
+    // The README's lookup of a known value, in SQL with pgcrypto (where the server ships it).
+    const available = await db.query(`SELECT 1 FROM pg_available_extensions WHERE name = 'pgcrypto'`);
+    if (available.rowCount === 0) {
+      console.info('pgcrypto is not available on this server: the SQL lookup is not checked');
+      return;
+    }
+    await db.query('CREATE EXTENSION IF NOT EXISTS pgcrypto');
+    const ticketId = pairs.rows[0]!.a;
+    const email = world.contact(contactOf(ticketId)!)!.email!;
+    const lookup = await db.query<{ id: string }>(
+      `SELECT id FROM ${SCHEMA}.tickets WHERE contact_email = encode(hmac($1::text, $2::text, 'sha256'), 'hex')`,
+      [email, KEY],
+    );
+    expect(lookup.rows.map((r) => r.id).sort()).toEqual(
+      rows
+        .filter((r) => r.contact_email === hmac(email))
+        .map((r) => r.id)
+        .sort(),
+    );
+    expect(lookup.rows.map((r) => r.id)).toContain(ticketId);
   });
 
   it('dropped fields are null in tables and views and gone from _raw; the views still compute', async () => {
