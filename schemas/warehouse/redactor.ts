@@ -57,7 +57,7 @@ export class Redactor {
     return out;
   }
 
-  /** The hash a policy stores for `value` (exported for tests and for users computing join keys). */
+  /** The hash the policy stores for `value`: HMAC-SHA-256 of its text, lowercase hex; null for null. */
   hash(value: unknown): string | null {
     if (value === null || value === undefined) return null;
     if (this.#key === null) throw new Error('column policy: no hash key (SYNC_HASH_KEY)');

@@ -1,4 +1,7 @@
 import { createHmac } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DestinationSettings } from '../../connectors/settings.js';
 import { Secret } from '../../schemas/secret.js';
@@ -93,6 +96,14 @@ describe('SYNC_COLUMN_POLICY: written as entries, checked against the table spec
     expect(configProblems({ SYNC_COLUMN_POLICY: 'tickets.subject=drop' })).toEqual([]);
     expect(configProblems({ SYNC_COLUMN_POLICY: 'tickets.nope=drop' })).toEqual([
       expect.stringMatching(/^SYNC_COLUMN_POLICY: "tickets\.nope=drop": tickets has no column nope/),
+    ]);
+    // One entry per line in a --config YAML block.
+    const file = join(mkdtempSync(join(tmpdir(), 'policy-')), 'settings.yaml');
+    writeFileSync(file, 'SYNC_COLUMN_POLICY: |\n  tickets.contact_email=hash\n  ticket_messages.text=drop\n');
+    const fromFile = loadConfig({ ...BASE_ENV, SYNC_HASH_KEY: KEY }, file).SYNC_COLUMN_POLICY;
+    expect(fromFile?.map((r) => r.entry)).toEqual([
+      'tickets.contact_email=hash',
+      'ticket_messages.text=drop',
     ]);
     const config = loadConfig({
       ...BASE_ENV,
