@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * support-sync command line. Every command has --help. Exit codes: 0 success, 1 the run failed (the
- * failing stream/window and API code are printed), 2 bad configuration or usage (nothing was started),
+ * failing stream/window and API code are printed) or its preflight did (the source refused the key or a
+ * selected stream: nothing was started), 2 bad configuration or usage (nothing was started),
  * 3 the run completed but the warehouse misses data (`incomplete`, worker/run-sync.ts exitCodeOf).
  */
 import { Command, Option } from 'commander';
@@ -35,7 +36,7 @@ const streamsOption = new Option(
 program
   .command('start')
   .description(
-    'The main job: sync every stream once, using embedded defaults for whatever is not configured ' +
+    'The main job: sync the streams (SYNC_STREAMS, default all) once, using embedded defaults for whatever is not configured ' +
       '(seeded companion as source, Temporal dev server with UI, PostgreSQL in .data/), then keep the UI up until Ctrl-C',
   )
   .option('--once', 'exit after the sync instead of keeping the UI up')

@@ -50,8 +50,11 @@ export function missingFor(
 /** How to get a run going without the refused streams: the selected streams that can be read. */
 export function remedy(refused: readonly StreamName[], selected: readonly StreamName[]): string {
   const readable = selected.filter((s) => !refused.includes(s));
-  const what = refused.length === 1 ? 'the stream' : 'the streams';
+  const grant =
+    refused.length === 1
+      ? 'grant it, or leave the stream out'
+      : 'grant what is missing, or leave the streams out';
   return readable.length === 0
-    ? `grant what is missing (the key can read none of the selected streams)`
-    : `grant it, or leave ${what} out: SYNC_STREAMS=${readable.join(',')}`;
+    ? 'grant what is missing (the key can read none of the selected streams)'
+    : `${grant}: SYNC_STREAMS=${readable.join(',')}`;
 }
