@@ -17,6 +17,7 @@ import { withHeartbeat } from './heartbeat.js';
 import { missingData } from './missing-data.js';
 import { syncExportPage, syncReferencePage, syncThreadPage } from './page-activities.js';
 import { reconcile } from './reconcile.js';
+import { readReportAccess } from './report-access.js';
 import { syncReportSnapshot } from './report-snapshots.js';
 import {
   finishThreads,
@@ -61,6 +62,7 @@ export function createActivities(deps: ActivityDeps) {
     syncExportPage: syncExportPage(deps),
     syncReportSnapshot: syncReportSnapshot(deps),
     reconcile: reconcile(deps),
+    readReportAccess: readReportAccess(deps),
   };
   return Object.fromEntries(
     Object.entries(activities).map(([name, fn]) => [
@@ -92,7 +94,8 @@ const PAGE_ACTIVITY: Readonly<Record<StreamKind, keyof Activities>> = {
 
 /**
  * The activities each route class's task queue serves: the page activity of every stream of that class
- * (from the registry, schemas/streams.ts), and the reconciliation's one report query (analytics). One
+ * (from the registry, schemas/streams.ts), the reconciliation's one report query (analytics) and the
+ * key's report access before it (`GET /me`, detail). One
  * activity makes one request of its class, so the server's dispatch rate on the queue is the fleet's
  * request rate for the class.
  */
@@ -101,7 +104,7 @@ export function activitiesByRouteClass(
 ): Record<StreamRouteClass, Partial<Activities>> {
   const byClass: Record<StreamRouteClass, Partial<Activities>> = {
     list: {},
-    detail: {},
+    detail: { readReportAccess: activities.readReportAccess },
     analytics: { reconcile: activities.reconcile },
     directory: {},
   };

@@ -1,3 +1,4 @@
+import { ALL_STREAMS, STREAMS, type StreamName } from '../schemas/streams.js';
 import type { MissingData } from '../schemas/sync.js';
 import { THREAD_QUEUE_STREAM } from '../schemas/warehouse.js';
 import type { ActivityDeps } from './deps.js';
@@ -8,16 +9,24 @@ import type { ActivityDeps } from './deps.js';
  * (thread-queue entries left `failed`). Both come back by themselves: every run re-reads the ticket list
  * and the reference streams, re-queues failed threads and threads with rejected messages, and re-reads the
  * export windows holding rejected items.
+ *
+ * Only of the run's `streams` (absent: every stream): a stream left out is not read, so what it misses
+ * cannot come back in this run and does not make it incomplete; it counts again once it is selected.
  */
 export function missingData(deps: ActivityDeps) {
-  return async (): Promise<MissingData> => {
+  return async (input: { streams?: readonly StreamName[] } = {}): Promise<MissingData> => {
     const { destination } = deps;
+    const tables = [...new Set((input.streams ?? ALL_STREAMS).map((s) => STREAMS[s].table))];
     const rejectedRows = await destination.select(
       (d) =>
         `SELECT ${d.ident('table_name')} AS t, COUNT(*) AS n FROM ${d.table('_rejected')} ` +
-        `WHERE ${d.ident('resolved_at')} IS NULL GROUP BY ${d.ident('table_name')} ORDER BY ${d.ident('table_name')}`,
+        `WHERE ${d.ident('resolved_at')} IS NULL AND ${d.ident('table_name')} IN (${tables.map((t) => d.string(t)).join(', ')}) ` +
+        `GROUP BY ${d.ident('table_name')} ORDER BY ${d.ident('table_name')}`,
     );
-    const failed = await destination.listCheckpoints(THREAD_QUEUE_STREAM, { status: 'failed' });
+    const withThreads = input.streams?.includes('ticket_messages') ?? true;
+    const failed = withThreads
+      ? await destination.listCheckpoints(THREAD_QUEUE_STREAM, { status: 'failed' })
+      : [];
     const rejected = Object.fromEntries(rejectedRows.map((r) => [String(r['t']), Number(r['n'])]));
     const parts = [
       ...Object.entries(rejected).map(

@@ -21,6 +21,11 @@ const REPORT_NOTE =
   'A difference is a warning: report data can be incomplete or awaiting update (spec 2.11 rule 3), a ticket ' +
   'created after the sync read the list arrives next run, or the warehouse misses or holds extra rows.';
 
+/** Why a restricted key's report numbers are not compared (spec 4.12). */
+const restrictedNote = (detail: string) =>
+  `not like-for-like: the report API answers within the key's agent's channel, team and agent restrictions ` +
+  `(spec 4.12: ${detail}), the warehouse holds every ticket; a key without restrictions compares them`;
+
 const VIEW_NOTE =
   "the view's count (synced this run) vs current tickets matching its filters in the warehouse. A count can " +
   'lag the inbox by seconds (spec 2.4) and tickets can change between the two reads: a warning, not an error.';
@@ -31,6 +36,8 @@ const VIEW_NOTE =
  *  - `new_tickets` per UTC day for the `days` complete days before the run's upper bound, from ONE report
  *    query (analytics class: this activity runs on the analytics task queue), against the warehouse's
  *    tickets (not deleted) by created_at day;
+ *    When the key's report access is restricted (`reportAccess`, spec 4.12), those are recorded as
+ *    `skipped` with the reason and both numbers: they cannot be like-for-like;
  *  - each saved view's `count` (as synced this run) against the current tickets matching its filters —
  *    only where every filter is a plain comparison of a ticket column; others are recorded as `skipped`
  *    with the reason, never guessed.
@@ -77,15 +84,28 @@ export function reconcile(deps: ActivityDeps) {
         GROUP BY ${d.utcDay('created_at')}`,
     ))
       held.set(String(r['day']), Number(r['n']));
+    const access = input.reportAccess;
     for (let t = from; t < until; t += DAY_MS) {
       const period = day(t);
-      record({
+      const values = {
         metric: 'new_tickets',
         period,
         source_value: reported.get(period) ?? (result.kind === 'time-series' ? 0 : null),
         warehouse_value: held.get(period) ?? 0,
-        note: REPORT_NOTE,
-      });
+      };
+      if (access?.restricted === true) {
+        rows.push({
+          ...values,
+          run_id: input.runId,
+          status: 'skipped',
+          note: restrictedNote(access.detail),
+          checked_at: checkedAt,
+        });
+        continue;
+      }
+      // Not known: compared, and a mismatch says what restrictions would explain.
+      const unknown = access?.restricted === null ? ` Report access not known: ${access.detail}.` : '';
+      record({ ...values, note: `${REPORT_NOTE}${unknown}` });
     }
 
     // Saved views' counts, where the filters can be computed in the warehouse.

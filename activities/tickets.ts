@@ -1,7 +1,7 @@
 import type { Page } from '../connectors/support-api/index.js';
 import type { Ticket } from '../schemas/api/tickets.js';
 import { STREAMS } from '../schemas/streams.js';
-import { TICKETS_SCOPES } from '../schemas/sync.js';
+import { TICKET_FOLLOWERS, TICKETS_SCOPES, type TicketFollower } from '../schemas/sync.js';
 import { type CheckpointUpdate, THREAD_QUEUE_STREAM } from '../schemas/warehouse.js';
 import { laterInstant, nextCheckpoint, restartedCheckpoint } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
@@ -194,9 +194,12 @@ export function finishSweep(deps: ActivityDeps) {
  * After the run's listing: moves the tickets high-water mark (when the run listed contiguously from the top
  * down to the previous mark's look-back), and lets messages and surveys follow their ticket's deletion —
  * surveys also its return (spec 2.7 rule 7: the export serves a survey exactly while its ticket exists).
+ * Only the `followers` the run selected: a stream left out keeps its table as it is; its rows follow in the
+ * first run that selects it again (a cascade is not bounded in time).
  */
 export function finishTickets(deps: ActivityDeps) {
-  return async (input: { newest: string | null }) => {
+  return async (input: { newest: string | null; followers?: readonly TicketFollower[] }) => {
+    const followers = input.followers ?? TICKET_FOLLOWERS;
     const { destination } = deps;
     const current = await destination.readCheckpoint(TICKETS_HWM.stream, TICKETS_HWM.scope);
     const hwm = laterInstant(current?.high_water_mark, input.newest);
@@ -206,14 +209,19 @@ export function finishTickets(deps: ActivityDeps) {
       ]);
     }
     const now = deps.now?.() ?? new Date();
-    const messages = await destination.cascadeDeletion(
-      { child: 'ticket_messages', foreignKey: 'ticket_id', parent: 'tickets', revive: false },
-      now,
-    );
-    const surveys = await destination.cascadeDeletion(
-      { child: 'csat_surveys', foreignKey: 'ticket_id', parent: 'tickets', revive: true },
-      now,
-    );
+    const none = { marked: 0, revived: 0 };
+    const messages = followers.includes('ticket_messages')
+      ? await destination.cascadeDeletion(
+          { child: 'ticket_messages', foreignKey: 'ticket_id', parent: 'tickets', revive: false },
+          now,
+        )
+      : none;
+    const surveys = followers.includes('csat_surveys')
+      ? await destination.cascadeDeletion(
+          { child: 'csat_surveys', foreignKey: 'ticket_id', parent: 'tickets', revive: true },
+          now,
+        )
+      : none;
     return { highWaterMark: hwm, messages, surveys };
   };
 }

@@ -19,6 +19,8 @@
  *                  + 1                                       the run's reconciliation (one report query,
  *                                                            issue 13), printed apart
  *        detail    = 0                                         nothing changed, so no thread
+ *                  + 1                                       the key's report access before the
+ *                                                            reconciliation (GET /me, issue 23)
  *     and its wall time. Ratio = requests / lower bound (target ≤ 1.05).
  *  2. The same run with the defaults (thread look-back PT24H, SYNC_THREAD_REVERIFY_PER_RUN): the detail
  *     requests are the by-design re-reads, reported beside their count.
@@ -123,7 +125,8 @@ try {
     directory: (await reference('tags')) + (await reference('teams')) + (await reference('agents')),
     // The reconciliation after each run that synced tickets: one report query (activities/reconcile.ts).
     analytics: analyticsBound + 1,
-    detail: 0,
+    // Nothing changed, so no thread; the key's report access before the reconciliation (GET /me).
+    detail: 1,
   };
   const noChange = await run('no-change run (re-read off, thread look-back PT0S)', {
     threadReverifyPerRun: 0,

@@ -1,20 +1,13 @@
 import { InvalidArgumentError } from 'commander';
-import { ALL_STREAMS, StreamName } from '../schemas/sync.js';
+import { type StreamName, streamList } from '../schemas/streams.js';
 
 // Flag values are checked as they are parsed: a bad one is a usage error (exit 2) before anything starts.
 
-/** `--streams a,b`: the named streams, each one the sync knows. */
+/** `--streams a,b`: the named streams, each one the sync knows (the same rule as SYNC_STREAMS). */
 export function parseStreams(value: string): StreamName[] {
-  const names = value
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-  for (const name of names) {
-    if (!StreamName.safeParse(name).success) {
-      throw new InvalidArgumentError(`unknown stream "${name}" (streams: ${ALL_STREAMS.join(', ')})`);
-    }
-  }
-  return names as StreamName[];
+  const list = streamList(value);
+  if ('problem' in list) throw new InvalidArgumentError(list.problem);
+  return list.streams;
 }
 
 /** `--from`/`--to`: a date (midnight UTC) or an ISO instant, as an ISO instant. */

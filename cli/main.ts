@@ -1,13 +1,15 @@
 #!/usr/bin/env node
 /**
  * support-sync command line. Every command has --help. Exit codes: 0 success, 1 the run failed (the
- * failing stream/window and API code are printed), 2 bad configuration or usage (nothing was started),
+ * failing stream/window and API code are printed) or its preflight did (the source refused the key or a
+ * selected stream: nothing was started), 2 bad configuration or usage (nothing was started),
  * 3 the run completed but the warehouse misses data (`incomplete`, worker/run-sync.ts exitCodeOf).
  */
 import { Command, Option } from 'commander';
 import { ALL_STREAMS } from '../schemas/sync.js';
 import { parseInstant, parseStreams } from './arguments.js';
 import { exitWith } from './commands/exit.js';
+import { preflightCommand } from './commands/preflight.js';
 import { replayCommand } from './commands/replay.js';
 import { scheduleCommand } from './commands/schedule.js';
 import { setupCommand } from './commands/setup.js';
@@ -28,13 +30,13 @@ const program = new Command()
 const configOption = new Option('--config <file>', 'YAML/JSON file of settings (environment variables win)');
 const streamsOption = new Option(
   '--streams <list>',
-  `comma-separated streams (default: all: ${ALL_STREAMS.join(',')})`,
+  `comma-separated streams (default: SYNC_STREAMS, else all: ${ALL_STREAMS.join(',')})`,
 ).argParser(parseStreams);
 
 program
   .command('start')
   .description(
-    'The main job: sync every stream once, using embedded defaults for whatever is not configured ' +
+    'The main job: sync the streams (SYNC_STREAMS, default all) once, using embedded defaults for whatever is not configured ' +
       '(seeded companion as source, Temporal dev server with UI, PostgreSQL in .data/), then keep the UI up until Ctrl-C',
   )
   .option('--once', 'exit after the sync instead of keeping the UI up')
@@ -108,6 +110,16 @@ program
   .action(async (opts) => exitWith(await setupCommand(opts)));
 
 program
+  .command('preflight')
+  .description(
+    'Probe each selected stream with one request and the destination with a read: what a run would find, without starting one (exit 0 when it can start, 1 when not)',
+  )
+  .option('--json', 'print JSON instead of lines')
+  .addOption(configOption)
+  .addOption(streamsOption)
+  .action(async (opts) => exitWith(await preflightCommand(opts)));
+
+program
   .command('status')
   .description('Last runs, windows, checkpoints and lag per stream, read from the destination')
   .option('--json', 'print JSON instead of tables')
@@ -127,6 +139,7 @@ program
   .option('--full-refresh-cron <cron>', 'full refresh schedule (cron, in --timezone)', '0 3 * * *')
   .option('--timezone <iana>', 'time zone of the cron', 'UTC')
   .addOption(configOption)
+  .addOption(streamsOption)
   .action(async (action, opts) => exitWith(await scheduleCommand(action, opts)));
 
 await program.parseAsync(process.argv);

@@ -12,6 +12,7 @@ import { attachmentRoutes, fileRoutes, uploadRoutes } from './routes/attachments
 import { directoryRoutes } from './routes/directory.js';
 import { exportRoutes } from './routes/exports.js';
 import { healthRoutes } from './routes/health.js';
+import { identityRoutes } from './routes/identity.js';
 import { legacySurface } from './routes/legacy.js';
 import { messageRoutes } from './routes/messages.js';
 import { reportRoutes } from './routes/reports.js';
@@ -117,6 +118,7 @@ export async function startCompanion(options: CompanionOptions = {}): Promise<Co
     faults: true,
     routes: [
       ...healthRoutes(state),
+      ...identityRoutes(state),
       ...ticketRoutes(state),
       ...messageRoutes(state),
       ...viewRoutes(state),

@@ -2,7 +2,7 @@ import { Duration } from 'luxon';
 import { z } from 'zod';
 import { MAX_EXPORT_WINDOW_MS } from './api/exports.js';
 import { SecretString } from './secret.js';
-import { STREAM_ROUTE_CLASSES, type StreamRouteClass } from './streams.js';
+import { ALL_STREAMS, STREAM_ROUTE_CLASSES, type StreamRouteClass, streamList } from './streams.js';
 import { ReportQuery } from './sync.js';
 import { ColumnPolicyText } from './warehouse.js';
 
@@ -99,6 +99,16 @@ export const ClassRateLimits = z.string().transform((text, ctx) => {
   return limits as Record<QueuedRouteClass, number>;
 });
 
+/** `SYNC_STREAMS`: comma-separated stream names of the registry (schemas/streams.ts), in its order. */
+export const StreamList = z.string().transform((text, ctx) => {
+  const list = streamList(text);
+  if ('problem' in list) {
+    ctx.addIssue({ code: 'custom', message: list.problem });
+    return z.NEVER;
+  }
+  return list.streams;
+});
+
 /** `postgres://…` or `bigquery://project/dataset`. */
 export const DestinationUrl = z.string().refine((url) => /^(postgres|postgresql|bigquery):\/\//.test(url), {
   message: 'must start with postgres:// or bigquery://project/dataset',
@@ -134,6 +144,9 @@ export const ConfigFromEnv = z.object({
     .describe(
       "Where the exports' history starts (ISO date or instant); default: the workspace's whole history (oldest ticket minus 90 days)",
     ),
+  SYNC_STREAMS: StreamList.prefault(ALL_STREAMS.join(',')).describe(
+    'Streams the sync reads, comma-separated (default: all); streams left out are neither read nor marked deleted, and their tables are left alone. `--streams` overrides it for one command',
+  ),
   SYNC_LOOKBACK: IsoDurationMs.prefault('PT72H').describe(
     'Re-read range before the last high-water mark on every incremental run',
   ),

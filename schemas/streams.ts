@@ -36,6 +36,11 @@ interface StreamFacts {
   readonly endpoint: `${'GET' | 'POST'} /${string}`;
   /** API key scope the endpoint needs (spec 4). */
   readonly scope: `${string}:read`;
+  /**
+   * Report and export endpoints answer only a key linked to a support agent (spec 5.8) with these dashboard
+   * permissions (spec 4.13, 4.14); preflight names them when the source refuses a stream.
+   */
+  readonly agent?: { readonly dashboardPermissions: readonly string[] };
 }
 
 /** One entry of the registry: an export names its passes, other kinds have none. */
@@ -81,6 +86,8 @@ export const STREAMS = {
     routeClass: 'list',
     endpoint: 'GET /reports/metrics',
     scope: 'analytics:read',
+    // Spec 4.11 names no permission; the companion, like the report API, wants a linked agent.
+    agent: { dashboardPermissions: [] },
   },
   tickets: {
     kind: 'tickets',
@@ -107,6 +114,7 @@ export const STREAMS = {
     routeClass: 'analytics',
     endpoint: 'GET /csat-surveys',
     scope: 'analytics:read',
+    agent: { dashboardPermissions: ['dashboard.org_metrics', 'dashboard.ticket_csat'] },
     passes: ['csat_surveys.sent', 'csat_surveys.submitted'],
   },
   agent_sessions: {
@@ -115,6 +123,7 @@ export const STREAMS = {
     routeClass: 'analytics',
     endpoint: 'GET /agent-sessions',
     scope: 'analytics:read',
+    agent: { dashboardPermissions: ['dashboard.org_metrics', 'dashboard.other_agents_metrics'] },
     passes: ['agent_sessions'],
   },
   report_snapshots: {
@@ -123,6 +132,9 @@ export const STREAMS = {
     routeClass: 'analytics',
     endpoint: 'POST /reports/query',
     scope: 'analytics:read',
+    // Spec 4.12: the agent's dashboard permissions apply; every report needs at least this one (a query's
+    // metrics and breakdowns may need more).
+    agent: { dashboardPermissions: ['dashboard.org_metrics'] },
   },
 } as const satisfies StreamRegistry;
 
@@ -160,6 +172,25 @@ export function streamOfPassIn<R extends StreamRegistry>(registry: R, pass: stri
   return stream;
 }
 
+/**
+ * A comma-separated list of stream names (`SYNC_STREAMS`, `--streams`) as the registry's names in its
+ * order, each once; or the problem, naming the bad name and the valid ones.
+ */
+export function streamListIn<R extends StreamRegistry>(
+  registry: R,
+  text: string,
+): { streams: (keyof R & string)[] } | { problem: string } {
+  const known = namesOf(registry);
+  const names = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const unknown = names.find((name) => !known.includes(name));
+  if (unknown !== undefined) return { problem: `unknown stream "${unknown}" (streams: ${known.join(', ')})` };
+  if (names.length === 0) return { problem: `names no stream (streams: ${known.join(', ')})` };
+  return { streams: known.filter((s) => names.includes(s)) };
+}
+
 /** The key scopes a set of streams needs, sorted. */
 export function scopesOf(registry: StreamRegistry, streams: readonly string[]): string[] {
   return [...new Set(streams.map((s) => registry[s]!.scope))].sort();
@@ -172,6 +203,11 @@ export function scopesOf(registry: StreamRegistry, streams: readonly string[]): 
 export type StreamName = keyof Streams;
 export const StreamName = z.enum(namesOf(STREAMS) as [StreamName, ...StreamName[]]);
 export const ALL_STREAMS = StreamName.options;
+
+/** `SYNC_STREAMS` / `--streams`: see streamListIn. */
+export function streamList(text: string): { streams: StreamName[] } | { problem: string } {
+  return streamListIn(STREAMS, text);
+}
 
 /** Names of the registry's streams of one kind. */
 export type StreamOfKind<K extends StreamKind> = StreamsOfKind<Streams, K>;

@@ -149,6 +149,11 @@ export const WindowInput = PagingChildInput.extend({
 });
 export type WindowInput = z.infer<typeof WindowInput>;
 
+/** Streams whose rows follow their ticket's deletion (messages; surveys also its return, spec 2.7 rule 7). */
+export const TICKET_FOLLOWERS = ['ticket_messages', 'csat_surveys'] as const satisfies readonly StreamName[];
+export const TicketFollower = z.enum(TICKET_FOLLOWERS);
+export type TicketFollower = z.infer<typeof TicketFollower>;
+
 /**
  * The tickets stream of one run (architecture decision 4): an optional head pass (newest first, down to
  * `head.since`: the tickets created since the last run) and the sweep of the whole list, resumable across
@@ -171,6 +176,11 @@ export const TicketsInput = PagingChildInput.extend({
   headFloor: Instant.nullable(),
   /** Queue every listed ticket's thread (a full refresh), not only new or changed ones. */
   queueAllThreads: z.boolean(),
+  /**
+   * The followers this run selected: only their tables follow a ticket's deletion, a stream left out is
+   * not touched (its rows follow when it is selected again). Absent (older inputs): every follower.
+   */
+  followers: z.array(TicketFollower).optional(),
   /** What this run saw so far, carried over a continue-as-new. */
   seen: z
     .object({
@@ -285,6 +295,18 @@ export const StreamProgress = z.object({
 });
 export type StreamProgress = z.infer<typeof StreamProgress>;
 
+/**
+ * What the report API answers within (spec 4.12: the key's agent's channel, team and agent restrictions), as
+ * far as the source tells (activities/report-access.ts).
+ */
+export const ReportAccess = z.object({
+  /** True: reports see a restricted part of the workspace; false: all of it; null: not known. */
+  restricted: z.boolean().nullable(),
+  /** What is known, in words (the restrictions, or why nothing is known). */
+  detail: z.string(),
+});
+export type ReportAccess = z.infer<typeof ReportAccess>;
+
 /** Input of the reconciliation after a run (activities/reconcile.ts). */
 export const ReconcileInput = z.object({
   runId: z.string().min(1),
@@ -293,6 +315,8 @@ export const ReconcileInput = z.object({
   days: z.number().int().min(1).max(90),
   /** Compare saved views' counts too (only when the views stream ran in this run). */
   views: z.boolean(),
+  /** The report API's scope; restricted: the report comparisons are skipped. Absent: not known. */
+  reportAccess: ReportAccess.optional(),
 });
 export type ReconcileInput = z.infer<typeof ReconcileInput>;
 

@@ -16,7 +16,7 @@ import { recordedWindow } from './window-ledger.js';
  *  3. a complete sweep marks every ticket it did not see deleted (`_deleted_at`), and then a new sweep
  *     begins with the next run;
  *  4. the high-water mark moves when this run listed from the top down to the previous one; messages and
- *     surveys follow their ticket's deletion.
+ *     surveys follow their ticket's deletion (those of the run's streams: `followers`).
  * The result's `sweepComplete` tells the parent that the history start is known (the first sweep finds it).
  */
 async function ticketsWorkflowBody(input: TicketsInput): Promise<StreamCounts & { sweepComplete: boolean }> {
@@ -98,7 +98,10 @@ async function ticketsWorkflowBody(input: TicketsInput): Promise<StreamCounts & 
   const reachedFloor =
     seen.coveredDownTo !== null &&
     (input.headFloor === null || Date.parse(seen.coveredDownTo) <= Date.parse(input.headFloor));
-  await bookkeeping.finishTickets({ newest: reachedFloor ? seen.newest : null });
+  await bookkeeping.finishTickets({
+    newest: reachedFloor ? seen.newest : null,
+    ...(input.followers ? { followers: input.followers } : {}),
+  });
   return {
     pages: progress.pages,
     rows: progress.rows,

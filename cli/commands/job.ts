@@ -9,7 +9,8 @@ import { findRunningRun, followRun, newRunId, type RunSummary, runSync } from '.
 import { startLocalWorkers } from '../../worker/workers.js';
 import { failedWindowLines, uncoveredFailures } from '../display/failed-windows.js';
 import { createProgressRenderer, summaryTable } from '../display/run-progress.js';
-import { preflight } from './preflight.js';
+import { verdictLines } from '../preflight/verdicts.js';
+import { PreflightError, preflight } from './preflight.js';
 
 export interface JobOptions {
   config: Config;
@@ -42,7 +43,12 @@ export async function runJob(options: JobOptions): Promise<RunSummary> {
   const { config, temporal, logger } = options;
   const deps = await buildDependencies(config, logger);
   try {
-    await preflight(deps, logger);
+    await preflight(deps, logger, config, options.streams).catch((err: unknown) => {
+      // Which streams the key may not read, one line each, above the error.
+      if (err instanceof PreflightError && err.verdicts && options.display)
+        process.stderr.write(`${verdictLines(err.verdicts).join('\n')}\n`);
+      throw err;
+    });
     const taskQueue = config.TEMPORAL_TASK_QUEUE;
     const workers = options.localWorker
       ? await asStep(options.step, 'starting the local worker (bundling the workflows)', () =>

@@ -1,27 +1,108 @@
 import type { Logger } from 'pino';
-import { fetchViewsPage, SupportApiError } from '../../connectors/support-api/index.js';
-import type { Dependencies } from '../../worker/compose.js';
+import type { Config } from '../../schemas/config.js';
+import type { StreamName } from '../../schemas/streams.js';
+import { buildDependencies, type Dependencies } from '../../worker/compose.js';
+import {
+  KeyRefusedError,
+  type Preflight,
+  probeStreams,
+  type StreamVerdict,
+  verdictLines,
+} from '../preflight/verdicts.js';
+import { reportFailure, withConfig } from './context.js';
 
-/** A failure found before anything started: the CLI prints it and exits non-zero. */
-export class PreflightError extends Error {}
+/** A failure found before anything started: the CLI prints it and exits 1 (the source or the warehouse said no). */
+export class PreflightError extends Error {
+  /** What each selected stream's probe found, when the streams were probed. */
+  readonly verdicts: StreamVerdict[] | undefined;
+  constructor(message: string, verdicts?: StreamVerdict[]) {
+    super(message);
+    this.verdicts = verdicts;
+  }
+}
 
-/**
- * Before a run starts: one cheap authenticated request (a wrong or revoked key fails here, with the API's
- * code and request_id, and nothing is written), then the destination's tables are created or migrated.
- */
-export async function preflight(deps: Dependencies, logger: Logger): Promise<void> {
+/** Probes the selected streams; a refused key or an unusable source is a PreflightError. */
+async function probe(deps: Dependencies, config: Config, streams: readonly StreamName[]): Promise<Preflight> {
   try {
-    await fetchViewsPage(deps.client, { limit: 1 });
+    return await probeStreams(deps.client, streams, {
+      includeComments: config.SYNC_CSAT_COMMENTS,
+      reportQueries: config.REPORT_QUERIES?.queries.length ?? 0,
+    });
   } catch (err) {
-    if (err instanceof SupportApiError && (err.status === 401 || err.status === 403)) {
-      throw new PreflightError(`the Support API refused the key: ${err.message}`);
-    }
+    if (err instanceof KeyRefusedError) throw new PreflightError(err.message);
     throw new PreflightError(`the Support API is not usable: ${(err as Error).message}`);
   }
+}
+
+/**
+ * Before a run starts: one cheap request per selected stream (a wrong or revoked key fails at the first,
+ * with the API's code and request_id; a stream the key may not read is named with what it lacks and the
+ * SYNC_STREAMS that leaves it out), then the destination's tables are created or migrated. Nothing is
+ * written when it fails.
+ */
+export async function preflight(
+  deps: Dependencies,
+  logger: Logger,
+  config: Config,
+  streams: readonly StreamName[],
+): Promise<void> {
+  const result = await probe(deps, config, streams);
+  if (result.problem) throw new PreflightError(result.problem, result.verdicts);
   try {
     await deps.destination.prepare();
   } catch (err) {
     throw new PreflightError(`the destination is not usable: ${(err as Error).message}`);
   }
-  logger.debug('preflight passed');
+  logger.debug({ verdicts: result.verdicts }, 'preflight passed');
+}
+
+/**
+ * `preflight`: what a run would find, without starting one — each selected stream's verdict and whether the
+ * destination answers (a read, no DDL). Exit 0 when a run can start, 1 when not, 2 on a bad configuration.
+ */
+export function preflightCommand(opts: {
+  config?: string;
+  streams?: StreamName[];
+  json?: boolean;
+}): Promise<number> {
+  return withConfig(opts, async (config, logger) => {
+    const streams = opts.streams ?? config.SYNC_STREAMS;
+    const deps = await buildDependencies(config, logger);
+    try {
+      let result: Preflight | undefined;
+      let refused: string | null = null;
+      try {
+        result = await probe(deps, config, streams);
+      } catch (err) {
+        refused = (err as Error).message;
+      }
+      const destination = await deps.destination
+        .currentTime()
+        .then(() => null)
+        .catch((err: unknown) => `the destination is not usable: ${(err as Error).message}`);
+      const problems = [refused ?? result?.problem ?? null, destination].filter((p) => p !== null);
+      if (opts.json) {
+        const report = {
+          ok: problems.length === 0,
+          streams: result?.verdicts ?? [],
+          destination: destination ?? 'reachable',
+          problems,
+        };
+        process.stdout.write(`${JSON.stringify(report)}\n`);
+      } else {
+        const lines = [
+          `preflight of ${streams.length} stream${streams.length === 1 ? '' : 's'}: ${streams.join(',')}`,
+          ...verdictLines(result?.verdicts ?? []),
+          `  ${'destination'.padEnd(17)}${destination ? `${'FAILED'.padEnd(11)}${destination}` : `${'ok'.padEnd(11)}reachable`}`,
+          ...(problems.length > 0 ? problems : ['preflight passed: a run can start']),
+        ];
+        process.stdout.write(`${lines.join('\n')}\n`);
+      }
+      return problems.length === 0 ? 0 : 1;
+    } catch (err) {
+      return reportFailure(err);
+    } finally {
+      await deps.close();
+    }
+  });
 }

@@ -4,7 +4,7 @@ import { embeddedSource } from '../../embedded/demo-source.js';
 import { asStep, createStepReporter } from '../../embedded/step-progress.js';
 import { temporalFor } from '../../embedded/temporal.js';
 import { type EmbeddedWarehouse, embeddedWarehouse } from '../../embedded/warehouse.js';
-import { ALL_STREAMS, type StreamName } from '../../schemas/sync.js';
+import type { StreamName } from '../../schemas/sync.js';
 import { createLogger } from '../../worker/logger.js';
 import { exitCodeOf } from '../../worker/run-sync.js';
 import { biSummaryLines, EXAMPLE_REPORT_QUERIES } from '../display/bi-summary.js';
@@ -113,7 +113,7 @@ export async function startCommand(opts: StartOptions): Promise<number> {
           temporal,
           logger,
           mode: 'incremental',
-          streams: opts.streams ?? [...ALL_STREAMS],
+          streams: opts.streams ?? config.SYNC_STREAMS,
           localWorker: true,
           display: true,
           signal: abort.signal,

@@ -1,5 +1,4 @@
-import type { SyncMode } from '../../schemas/sync.js';
-import { ALL_STREAMS, type StreamName } from '../../schemas/sync.js';
+import type { StreamName, SyncMode } from '../../schemas/sync.js';
 import { exitCodeOf } from '../../worker/run-sync.js';
 import { reportFailure, withTemporal } from './context.js';
 import { runJob } from './job.js';
@@ -43,7 +42,7 @@ function runOnce(
         temporal,
         logger,
         mode,
-        streams: opts.streams ?? [...ALL_STREAMS],
+        streams: opts.streams ?? config.SYNC_STREAMS,
         ...(range ? { range } : {}),
         ...(force ? { force } : {}),
         localWorker: opts.localWorker,
@@ -53,7 +52,8 @@ function runOnce(
       return exitCodeOf(summary);
     } catch (err) {
       if (err instanceof PreflightError) {
-        process.stdout.write(`${JSON.stringify({ status: 'failed', error: err.message })}\n`);
+        const preflight = err.verdicts ? { preflight: err.verdicts } : {};
+        process.stdout.write(`${JSON.stringify({ status: 'failed', error: err.message, ...preflight })}\n`);
       }
       return reportFailure(err);
     }

@@ -11,6 +11,7 @@ import pino, { type Logger } from 'pino';
 import { Agent, type Dispatcher, request as undiciRequest } from 'undici';
 import type { z } from 'zod';
 import { Health } from '../../schemas/api/health.js';
+import { KeyIdentity } from '../../schemas/api/identity.js';
 import { ReportQueryBody, ReportResult } from '../../schemas/api/reports.js';
 import { Ticket } from '../../schemas/api/tickets.js';
 import type { Secret } from '../../schemas/secret.js';
@@ -391,6 +392,14 @@ export class SupportApiClient {
   /** `GET /health` (no key). */
   health(): Promise<Health> {
     return this.getOne({ method: 'GET', path: '/health', anonymous: true }, Health);
+  }
+
+  /**
+   * `GET /me`: the key's scopes and linked agent (not in the spec: see schemas/api/identity.ts). A source
+   * without it answers 404 (a SupportApiError).
+   */
+  identity(): Promise<KeyIdentity> {
+    return this.getOne({ method: 'GET', path: '/me' }, KeyIdentity);
   }
 
   /** `GET /tickets/:ticketNumber`. */

@@ -46,6 +46,8 @@ export function streamRoutes(registry: StreamRegistry): Routes {
 const OTHER_ROUTES: Routes = {
   'GET /tickets/:ticketNumber': 'detail',
   'GET /health': 'detail',
+  // Not in the spec (schemas/api/identity.ts): a single read, like the other detail routes.
+  'GET /me': 'detail',
   'POST /tickets': 'write',
   'POST /tickets/:ticketNumber/messages': 'write',
   'POST /tickets/:ticketNumber': 'ticket_update',

@@ -4,6 +4,7 @@ export * from './directory.js';
 export * from './envelope.js';
 export * from './exports.js';
 export * from './health.js';
+export * from './identity.js';
 export * from './messages.js';
 export * from './open.js';
 export * from './reports.js';

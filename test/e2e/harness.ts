@@ -5,7 +5,7 @@ import pg from 'pg';
 import pino from 'pino';
 import { type CompanionHandle, type CompanionOptions, startCompanion } from '../../companion/index.js';
 import type { Config } from '../../schemas/config.js';
-import { ALL_STREAMS, type StreamName, type SyncMode, type SyncRunInput } from '../../schemas/sync.js';
+import type { StreamName, SyncMode, SyncRunInput } from '../../schemas/sync.js';
 import { buildDependencies, type Dependencies } from '../../worker/compose.js';
 import { loadConfig, settingsFromConfig } from '../../worker/config.js';
 import { newRunId, type RunSummary, runSync } from '../../worker/run-sync.js';
@@ -98,7 +98,8 @@ export async function startPipeline(
       await pipeline.workers?.shutdown();
       pipeline.workers = undefined;
     },
-    async run(mode, overrides = {}, streams = [...ALL_STREAMS]) {
+    // The streams of the configuration (SYNC_STREAMS, default all), as the CLI takes them without --streams.
+    async run(mode, overrides = {}, streams = config.SYNC_STREAMS) {
       const now = new Date();
       return runSync(env.client, taskQueue, {
         runId: newRunId(now),

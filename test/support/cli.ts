@@ -19,7 +19,7 @@ export function cli(args: string[], env: Record<string, string>): Promise<CliRes
   const started = Date.now();
   const base = Object.fromEntries(
     Object.entries(process.env).filter(
-      ([k]) => !/^(SUPPORT_|DESTINATION_|TEMPORAL_|SYNC_|POSTGRES_|BIGQUERY_|ANALYTICS_)/.test(k),
+      ([k]) => !/^(SUPPORT_|DESTINATION_|TEMPORAL_|SYNC_|POSTGRES_|BIGQUERY_|ANALYTICS_|REPORT_)/.test(k),
     ),
   );
   const child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', ...args], {

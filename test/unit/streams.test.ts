@@ -105,6 +105,7 @@ describe('the stream registry', () => {
         'syncExportPage',
         'syncReportSnapshot',
         'reconcile',
+        'readReportAccess',
       ].map((name) => [name, () => name]),
     ) as unknown as Activities;
     const names = Object.fromEntries(
@@ -116,7 +117,7 @@ describe('the stream registry', () => {
     expect(names).toEqual({
       list: ['syncReferencePage', 'syncTicketsPage'],
       directory: ['syncReferencePage'],
-      detail: ['syncThreadPage'],
+      detail: ['readReportAccess', 'syncThreadPage'],
       analytics: ['reconcile', 'syncExportPage', 'syncReportSnapshot'],
     });
   });

@@ -1,5 +1,5 @@
 import { type ChildWorkflowHandle, executeChild, startChild } from '@temporalio/workflow';
-import type { StreamProgress } from '../../schemas/sync.js';
+import { type StreamProgress, TICKET_FOLLOWERS } from '../../schemas/sync.js';
 import { runIdleSignal, threadsWorkflow, ticketsListedSignal } from '../threads.js';
 import { ticketsWorkflow } from '../tickets.js';
 import { child, type Lane, type RunContext, runStream, track } from './context.js';
@@ -90,6 +90,7 @@ export function ticketsLanes(
                   sweep: tickets.sweep,
                   headFloor: tickets.headFloor,
                   queueAllThreads: tickets.queueAllThreads,
+                  followers: TICKET_FOLLOWERS.filter((s) => ctx.input.streams.includes(s)),
                   patienceMs,
                 },
               ],
