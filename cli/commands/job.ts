@@ -5,6 +5,11 @@ import type { Config } from '../../schemas/config.js';
 import type { RunProgress, StreamName, SyncMode, SyncRunInput } from '../../schemas/sync.js';
 import { buildDependencies } from '../../worker/compose.js';
 import { settingsFromConfig } from '../../worker/config.js';
+import {
+  type MetricsAddress,
+  type MetricsEndpoint,
+  openMetricsEndpoint,
+} from '../../worker/metrics-endpoint.js';
 import { findRunningRun, followRun, newRunId, type RunSummary, runSync } from '../../worker/run-sync.js';
 import { startLocalWorkers } from '../../worker/workers.js';
 import { failedWindowLines, uncoveredFailures } from '../display/failed-windows.js';
@@ -32,6 +37,8 @@ export interface JobOptions {
   step?: StepStarter;
   /** The `--config` file printed commands need to reach this deployment (`npm start`'s demo). */
   configFile?: string;
+  /** Serve the Prometheus metrics of this process (its worker's activities) here while the run goes. */
+  metricsPort?: MetricsAddress;
 }
 
 /**
@@ -40,8 +47,11 @@ export interface JobOptions {
  */
 export async function runJob(options: JobOptions): Promise<RunSummary> {
   const { config, temporal, logger } = options;
-  const deps = await buildDependencies(config, logger);
+  const deps = await buildDependencies(config, logger, { metrics: options.metricsPort !== undefined });
+  let endpoint: MetricsEndpoint | undefined;
   try {
+    endpoint = await openMetricsEndpoint(deps.metrics, options.metricsPort, logger);
+    if (endpoint) process.stderr.write(`metrics:     ${endpoint.url}\n`);
     await preflight(deps, logger);
     const taskQueue = config.TEMPORAL_TASK_QUEUE;
     const workers = options.localWorker
@@ -99,6 +109,7 @@ export async function runJob(options: JobOptions): Promise<RunSummary> {
       await workers?.shutdown();
     }
   } finally {
+    await endpoint?.close();
     await deps.close();
   }
 }

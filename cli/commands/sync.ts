@@ -1,5 +1,6 @@
 import type { SyncMode } from '../../schemas/sync.js';
 import { ALL_STREAMS, type StreamName } from '../../schemas/sync.js';
+import type { MetricsAddress } from '../../worker/metrics-endpoint.js';
 import { exitCodeOf } from '../../worker/run-sync.js';
 import { reportFailure, withTemporal } from './context.js';
 import { runJob } from './job.js';
@@ -10,6 +11,7 @@ interface SyncOptions {
   streams?: StreamName[];
   fullRefresh?: boolean;
   localWorker: boolean;
+  metricsPort?: MetricsAddress;
 }
 
 /**
@@ -48,6 +50,7 @@ function runOnce(
         ...(force ? { force } : {}),
         localWorker: opts.localWorker,
         display: true,
+        ...(opts.metricsPort ? { metricsPort: opts.metricsPort } : {}),
       });
       process.stdout.write(`${JSON.stringify(summary)}\n`);
       return exitCodeOf(summary);
