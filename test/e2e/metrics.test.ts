@@ -4,24 +4,15 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type CompanionHandle, startCompanion } from '../../companion/index.js';
 import { FRESH_STREAMS, FRESHNESS_STAMPS, freshTableOf } from '../../schemas/freshness.js';
+import { STREAM_TABLE_NAMES } from '../../schemas/warehouse.js';
 import type { StreamFreshness } from '../../worker/freshness.js';
 import { freshDatabase } from '../support/postgres.js';
 import { type RewritingProxy, startRewritingProxy } from './rewriting-proxy.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-/** The tables a sync of the companion's world fills (no REPORT_QUERIES: no report snapshots). */
-const TABLES = [
-  'tickets',
-  'ticket_messages',
-  'csat_surveys',
-  'agent_sessions',
-  'views',
-  'tags',
-  'teams',
-  'agents',
-  'metric_catalog',
-];
+/** The tables a sync of the companion's world fills: every stream's (no REPORT_QUERIES, no report snapshots). */
+const TABLES = STREAM_TABLE_NAMES;
 
 /** `support-sync <args>` as a user runs it, with exactly `env` as its configuration. */
 function cli(args: string[], env: Record<string, string>) {
