@@ -270,5 +270,6 @@ export function succeededWindows(deps: ActivityDeps) {
 export function recordRun(deps: ActivityDeps) {
   return async (run: SyncRunRecord) => {
     await deps.destination.recordRun(run);
+    deps.observer?.runRecorded(run);
   };
 }

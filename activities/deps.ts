@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Destination } from '../connectors/destination.js';
 import type { SupportApiClient } from '../connectors/support-api/index.js';
+import type { SyncObserver } from './observer.js';
 
 /** What activities need, built once in the worker's composition root (worker/compose.ts). */
 export interface ActivityDeps {
@@ -9,4 +10,6 @@ export interface ActivityDeps {
   logger: Logger;
   /** Wall clock for `deleted_at` and thread look-back; injectable for tests. */
   now?: () => Date;
+  /** Told of pages read, rows written and runs recorded (the worker's metrics); none: nobody watches. */
+  observer?: SyncObserver;
 }

@@ -31,6 +31,7 @@ export function syncReportSnapshot(deps: ActivityDeps) {
       if (err instanceof SupportApiError && err.status === 400) throw rejectedQuery(input.query, err);
       throw err;
     }
+    deps.observer?.pageRead(REPORT_SNAPSHOTS_STREAM, null);
     const snapshot: ReportSnapshotInput = { query, timezone, taken_at: input.takenAt, result };
     const values = reportSnapshotValues(snapshot);
     await destination.writeTables(
@@ -48,6 +49,17 @@ export function syncReportSnapshot(deps: ActivityDeps) {
         rows: (previous?.rows ?? 0) + 1 + values.length,
       },
     );
+    for (const [table, rows] of [
+      ['report_snapshots', 1],
+      ['report_snapshot_values', values.length],
+    ] as const)
+      deps.observer?.rowsWritten({
+        stream: REPORT_SNAPSHOTS_STREAM,
+        table,
+        rows,
+        rejected: 0,
+        newestMs: null,
+      });
     return { rows: 1, values: values.length, skipped: false, snapshotId: reportSnapshotId(snapshot) };
   };
 }

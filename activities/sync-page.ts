@@ -1,4 +1,6 @@
 import type { Page } from '../connectors/support-api/index.js';
+import { newestStampMs } from '../schemas/freshness.js';
+import { streamOf } from '../schemas/streams.js';
 import type { Checkpoint, TableName } from '../schemas/warehouse.js';
 import { nextCheckpoint } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
@@ -130,9 +132,19 @@ export async function syncPage(
     ]);
     return { ...NOTHING_READ, ...store.nothing };
   }
+  const stream = streamOf(target.stream);
+  const { items, rejected } = step.page;
+  deps.observer?.pageRead(stream, newestStampMs(stream, [...items, ...rejected.map((r) => r.raw)]));
   // A restarted scope counts its pages and rows from its start again.
   const base = step.restarted && previous ? { ...previous, pages: 0, rows: 0 } : previous;
   const stored = await store.write(deps, target, step, base);
+  deps.observer?.rowsWritten({
+    stream,
+    table: target.table,
+    rows: stored.rows,
+    rejected: stored.rejected,
+    newestMs: newestStampMs(stream, items),
+  });
   return { ...stored, pages: 1, cursorTag: step.nextCursorTag, restarted: step.restarted };
 }
 

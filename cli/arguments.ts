@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from 'commander';
 import { type StreamName, streamList } from '../schemas/streams.js';
+import type { MetricsAddress } from '../worker/metrics-endpoint.js';
 
 // Flag values are checked as they are parsed: a bad one is a usage error (exit 2) before anything starts.
 
@@ -16,4 +17,16 @@ export function parseInstant(value: string): string {
   if (!Number.isFinite(ms))
     throw new InvalidArgumentError(`"${value}" is not a date (YYYY-MM-DD) or ISO instant`);
   return new Date(ms).toISOString();
+}
+
+/** `--metrics-port`: a port (every interface) or `host:port` (`127.0.0.1:9464`, `[::1]:9464`); 0 picks a free port. */
+export function parseMetricsAddress(value: string): MetricsAddress {
+  const match = /^(?:\[([^\]]+)\]:|([^:[\]]+):)?(\d{1,5})$/.exec(value.trim());
+  const port = Number(match?.[3]);
+  if (!match || port > 65535)
+    throw new InvalidArgumentError(
+      `"${value}" is not a port (0-65535) or host:port, e.g. 9464 or 127.0.0.1:9464`,
+    );
+  const host = match[1] ?? match[2];
+  return host ? { host, port } : { port };
 }

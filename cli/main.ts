@@ -7,7 +7,7 @@
  */
 import { Command, Option } from 'commander';
 import { ALL_STREAMS } from '../schemas/sync.js';
-import { parseInstant, parseStreams } from './arguments.js';
+import { parseInstant, parseMetricsAddress, parseStreams } from './arguments.js';
 import { exitWith } from './commands/exit.js';
 import { preflightCommand } from './commands/preflight.js';
 import { replayCommand } from './commands/replay.js';
@@ -32,6 +32,10 @@ const streamsOption = new Option(
   '--streams <list>',
   `comma-separated streams (default: SYNC_STREAMS, else all: ${ALL_STREAMS.join(',')})`,
 ).argParser(parseStreams);
+const metricsPortOption = new Option(
+  '--metrics-port <[host:]port>',
+  "serve Prometheus metrics (the sync's and the Temporal SDK's) at /metrics while this process runs a worker; 0: a free port, printed",
+).argParser(parseMetricsAddress);
 
 program
   .command('start')
@@ -50,6 +54,7 @@ program
   )
   .addOption(configOption)
   .addOption(streamsOption)
+  .addOption(metricsPortOption)
   .action(async (opts) => exitWith(await startCommand(opts)));
 
 program
@@ -65,6 +70,7 @@ program
   .option('--no-local-worker', 'do not run a worker in this process (a worker fleet serves the task queue)')
   .addOption(configOption)
   .addOption(streamsOption)
+  .addOption(metricsPortOption)
   .action(async (opts) => exitWith(await syncCommand(opts)));
 
 program
@@ -78,6 +84,7 @@ program
   .option('--no-local-worker', 'do not run a worker in this process')
   .addOption(configOption)
   .addOption(streamsOption)
+  .addOption(metricsPortOption)
   .action(async (opts) => exitWith(await backfillCommand(opts)));
 
 program
@@ -99,6 +106,7 @@ program
     'Run a worker for TEMPORAL_ADDRESS until SIGINT/SIGTERM (running activities finish their page)',
   )
   .addOption(configOption)
+  .addOption(metricsPortOption)
   .action(async (opts) => exitWith(await workerCommand(opts)));
 
 program

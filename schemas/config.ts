@@ -173,6 +173,9 @@ export const ConfigFromEnv = z.object({
   SYNC_SOURCE_PATIENCE: IsoDurationMs.prefault('PT6H').describe(
     'How long a page may keep failing with transient errors (an outage: backing off to a retry a minute) before its window fails',
   ),
+  SYNC_FRESHNESS_SLO: IsoDurationMs.prefault('PT2H').describe(
+    'Freshness target per stream: `status` flags a stream whose warehouse lags the source by more, or that was not read within it; the metrics export it for alert rules',
+  ),
   SYNC_CSAT_COMMENTS: z
     .enum(['true', 'false'])
     .default('true')

@@ -232,3 +232,9 @@ export const EXPORT_PASSES: Readonly<Record<ExportStream, readonly ExportPass[]>
 export function streamOfPass(pass: ExportPass): ExportStream {
   return streamOfPassIn(STREAMS, pass) as ExportStream;
 }
+
+/** The stream a page path's name belongs to: an export pass's stream, or the stream itself. */
+export function streamOf(streamOrPass: string): StreamName {
+  const parsed = StreamName.safeParse(streamOrPass);
+  return parsed.success ? parsed.data : streamOfPass(ExportPass.parse(streamOrPass));
+}

@@ -5,11 +5,15 @@ import { createDestination } from '../connectors/index.js';
 import { GovernorRegistry, SupportApiClient } from '../connectors/support-api/index.js';
 import type { Config } from '../schemas/config.js';
 import { Redactor } from '../schemas/warehouse.js';
+import { warehouseNewest } from './freshness.js';
+import { SyncMetrics } from './metrics.js';
 
 export interface Dependencies {
   client: SupportApiClient;
   destination: Destination;
   activities: Activities;
+  /** The process's Prometheus metrics, told by the activities what they do (when asked for). */
+  metrics: SyncMetrics | undefined;
   close(): Promise<void>;
 }
 
@@ -24,9 +28,14 @@ const fleetGovernors = new GovernorRegistry({ reserve: FLEET_RESERVE });
 
 /**
  * The composition root: the API client (one keep-alive pool, one rate governor per key and class), the
- * destination (one pool) and the activities bound to them — built once per process.
+ * destination (one pool), with `metrics` the process's metrics watching them, and the activities bound to
+ * them — built once per process.
  */
-export async function buildDependencies(config: Config, logger: Logger): Promise<Dependencies> {
+export async function buildDependencies(
+  config: Config,
+  logger: Logger,
+  options: { metrics?: boolean } = {},
+): Promise<Dependencies> {
   const client = new SupportApiClient({
     baseUrl: config.SUPPORT_API_URL,
     apiKey: config.SUPPORT_API_KEY,
@@ -43,11 +52,25 @@ export async function buildDependencies(config: Config, logger: Logger): Promise
     retry: { maxAttempts: 4, baseDelayMs: 200, maxDelayMs: 2000 },
   });
   const destination = await destinationFromConfig(config);
-  const activities = createActivities({ client, destination, logger });
+  const metrics = options.metrics
+    ? new SyncMetrics({
+        rateStats: () => client.rateStats(),
+        warehouseNewest: () => warehouseNewest(destination),
+        freshnessSloMs: config.SYNC_FRESHNESS_SLO,
+        logger,
+      })
+    : undefined;
+  const activities = createActivities({
+    client,
+    destination,
+    logger,
+    ...(metrics ? { observer: metrics } : {}),
+  });
   return {
     client,
     destination,
     activities,
+    metrics,
     async close() {
       await Promise.allSettled([client.close(), destination.close()]);
     },

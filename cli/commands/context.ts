@@ -2,14 +2,17 @@ import type { Logger } from 'pino';
 import { type TemporalTarget, temporalFor } from '../../embedded/temporal.js';
 import type { Config } from '../../schemas/config.js';
 import { ConfigError, loadConfig } from '../../worker/config.js';
-import { createLogger, installTemporalRuntimeLogger } from '../../worker/logger.js';
+import { createLogger } from '../../worker/logger.js';
+import type { MetricsAddress } from '../../worker/metrics-endpoint.js';
+import { installTemporalRuntime } from '../../worker/temporal-runtime.js';
 
 /**
  * Loads the configuration (one line per problem and exit code 2 when it is bad, before anything starts)
- * and the process logger, then runs the command.
+ * and the process logger, installs the Temporal runtime (with its metrics exporter when the command serves
+ * `--metrics-port`), then runs the command.
  */
 export async function withConfig(
-  opts: { config?: string },
+  opts: { config?: string; metricsPort?: MetricsAddress },
   run: (config: Config, logger: Logger) => Promise<number>,
   overrides: Record<string, string> = {},
 ): Promise<number> {
@@ -24,7 +27,7 @@ export async function withConfig(
     throw err;
   }
   const logger = createLogger(config.LOG_LEVEL);
-  installTemporalRuntimeLogger(logger);
+  await installTemporalRuntime(logger, { metrics: opts.metricsPort !== undefined });
   return run(config, logger);
 }
 
@@ -33,7 +36,7 @@ export async function withConfig(
  * embedded dev server), closed — connection or server — whatever the command's outcome.
  */
 export function withTemporal(
-  opts: { config?: string },
+  opts: { config?: string; metricsPort?: MetricsAddress },
   temporalOptions: Parameters<typeof temporalFor>[2],
   run: (context: { config: Config; logger: Logger; temporal: TemporalTarget }) => Promise<number>,
 ): Promise<number> {

@@ -5,6 +5,11 @@ import type { Config } from '../../schemas/config.js';
 import type { RunProgress, StreamName, SyncMode, SyncRunInput } from '../../schemas/sync.js';
 import { buildDependencies } from '../../worker/compose.js';
 import { settingsFromConfig } from '../../worker/config.js';
+import {
+  type MetricsAddress,
+  type MetricsEndpoint,
+  openMetricsEndpoint,
+} from '../../worker/metrics-endpoint.js';
 import { findRunningRun, followRun, newRunId, type RunSummary, runSync } from '../../worker/run-sync.js';
 import { startLocalWorkers } from '../../worker/workers.js';
 import { failedWindowLines, uncoveredFailures } from '../display/failed-windows.js';
@@ -33,6 +38,8 @@ export interface JobOptions {
   step?: StepStarter;
   /** The `--config` file printed commands need to reach this deployment (`npm start`'s demo). */
   configFile?: string;
+  /** Serve the Prometheus metrics of this process (its worker's activities) here while the run goes. */
+  metricsPort?: MetricsAddress;
 }
 
 /**
@@ -41,8 +48,11 @@ export interface JobOptions {
  */
 export async function runJob(options: JobOptions): Promise<RunSummary> {
   const { config, temporal, logger } = options;
-  const deps = await buildDependencies(config, logger);
+  const deps = await buildDependencies(config, logger, { metrics: options.metricsPort !== undefined });
+  let endpoint: MetricsEndpoint | undefined;
   try {
+    endpoint = await openMetricsEndpoint(deps.metrics, options.metricsPort, logger);
+    if (endpoint) process.stderr.write(`metrics:     ${endpoint.url}\n`);
     await preflight(deps, logger, config, options.streams).catch((err: unknown) => {
       // Which streams the key may not read, one line each, above the error.
       if (err instanceof PreflightError && err.verdicts && options.display)
@@ -105,6 +115,7 @@ export async function runJob(options: JobOptions): Promise<RunSummary> {
       await workers?.shutdown();
     }
   } finally {
+    await endpoint?.close();
     await deps.close();
   }
 }

@@ -6,6 +6,7 @@ import { temporalFor } from '../../embedded/temporal.js';
 import { type EmbeddedWarehouse, embeddedWarehouse } from '../../embedded/warehouse.js';
 import type { StreamName } from '../../schemas/sync.js';
 import { createLogger } from '../../worker/logger.js';
+import type { MetricsAddress } from '../../worker/metrics-endpoint.js';
 import { exitCodeOf } from '../../worker/run-sync.js';
 import { biSummaryLines, EXAMPLE_REPORT_QUERIES } from '../display/bi-summary.js';
 import { reportFailure, withConfig } from './context.js';
@@ -18,6 +19,7 @@ interface StartOptions {
   rateLimitWindow: number;
   config?: string;
   streams?: StreamName[];
+  metricsPort?: MetricsAddress;
 }
 
 /**
@@ -117,6 +119,7 @@ export async function startCommand(opts: StartOptions): Promise<number> {
           localWorker: true,
           display: true,
           signal: abort.signal,
+          ...(opts.metricsPort ? { metricsPort: opts.metricsPort } : {}),
           resumeInterrupted: true,
           step,
           ...(demoConfig ? { configFile: demoConfig } : {}),

@@ -7,9 +7,11 @@ import { embeddedWarehouse } from '../../embedded/warehouse.js';
 import { TICKETS_SCOPES } from '../../schemas/sync.js';
 import type { Checkpoint, Freshness, ReconciliationRecord } from '../../schemas/warehouse.js';
 import { destinationFromConfig } from '../../worker/compose.js';
+import { streamFreshness } from '../../worker/freshness.js';
 import { createLogger } from '../../worker/logger.js';
 import { columnPolicyChecks, columnPolicyLines } from '../display/column-policy.js';
 import { failedWindowLines, uncoveredFailures } from '../display/failed-windows.js';
+import { durationText, freshnessLines } from '../display/freshness.js';
 import { reportFailure, withConfig } from './context.js';
 
 const pad = (s: unknown, n: number) => String(s ?? '').padEnd(n);
@@ -142,6 +144,8 @@ function statusOf(
         const sweep =
           checkpoints.find((c) => c.stream === 'tickets' && c.scope === TICKETS_SCOPES.sweep.scope) ?? null;
         const freshness = describeFreshness(await destination.freshness(), sweep, now);
+        const sloMs = config.SYNC_FRESHNESS_SLO;
+        const streams = await streamFreshness(destination, sloMs, now);
         const failedThreads = runs.filter(
           (r) => r.stream === 'ticket_messages' && r.run_id.startsWith('thread:') && r.status === 'failed',
         );
@@ -157,7 +161,7 @@ function statusOf(
         const windows = runs.filter((r) => r.parent_run_id !== null).slice(0, opts.runs * 3);
         if (opts.json) {
           process.stdout.write(
-            `${JSON.stringify({ runs: parents, windows, high_water_marks: marks.map((m) => ({ stream: m.stream, high_water_mark: m.high_water_mark, lag: lag(m.high_water_mark, now) })), open_scopes: open, queued_threads: queuedThreads, reconciliation, freshness: freshness.json, rejected, column_policy: columnPolicy, failed_threads: failedThreads.filter((r) => failedEntries.has(r.run_id.slice('thread:'.length))) })}\n`,
+            `${JSON.stringify({ runs: parents, windows, high_water_marks: marks.map((m) => ({ stream: m.stream, high_water_mark: m.high_water_mark, lag: lag(m.high_water_mark, now) })), open_scopes: open, queued_threads: queuedThreads, reconciliation, freshness: freshness.json, stream_freshness: { target: durationText(sloMs), target_seconds: sloMs / 1000, streams }, rejected, column_policy: columnPolicy, failed_threads: failedThreads.filter((r) => failedEntries.has(r.run_id.slice('thread:'.length))) })}\n`,
           );
           return 0;
         }
@@ -180,6 +184,7 @@ function statusOf(
           out.push(`  ${pad(c.stream, 26)}${pad(c.scope, 60)}${pad(c.status, 9)}pages ${c.pages}`);
         out.push(`Threads queued for the next run: ${queuedThreads}`);
         out.push('', 'How current the warehouse is:', ...freshness.lines.map((l) => `  ${l}`));
+        out.push('', ...freshnessLines(streams, sloMs));
         const stillFailed = failedThreads.filter((r) => failedEntries.has(r.run_id.slice('thread:'.length)));
         if (stillFailed.length > 0) {
           out.push('', `Threads that failed (queued again by the next run): ${stillFailed.length}`);

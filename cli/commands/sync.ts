@@ -1,4 +1,5 @@
 import type { StreamName, SyncMode } from '../../schemas/sync.js';
+import type { MetricsAddress } from '../../worker/metrics-endpoint.js';
 import { exitCodeOf } from '../../worker/run-sync.js';
 import { reportFailure, withTemporal } from './context.js';
 import { runJob } from './job.js';
@@ -9,6 +10,7 @@ interface SyncOptions {
   streams?: StreamName[];
   fullRefresh?: boolean;
   localWorker: boolean;
+  metricsPort?: MetricsAddress;
 }
 
 /**
@@ -47,6 +49,7 @@ function runOnce(
         ...(force ? { force } : {}),
         localWorker: opts.localWorker,
         display: true,
+        ...(opts.metricsPort ? { metricsPort: opts.metricsPort } : {}),
       });
       process.stdout.write(`${JSON.stringify(summary)}\n`);
       return exitCodeOf(summary);

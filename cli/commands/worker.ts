@@ -1,17 +1,26 @@
 import { buildDependencies } from '../../worker/compose.js';
+import {
+  type MetricsAddress,
+  type MetricsEndpoint,
+  openMetricsEndpoint,
+} from '../../worker/metrics-endpoint.js';
 import { registerSearchAttributesAtWorkerStart } from '../../worker/search-attributes-setup.js';
 import { startLocalWorkers } from '../../worker/workers.js';
-import { withTemporal } from './context.js';
+import { reportFailure, withTemporal } from './context.js';
 import { schedulesReadingOtherStreams } from './schedule.js';
 
 /**
  * `worker`: polls the sync task queues of TEMPORAL_ADDRESS until SIGINT/SIGTERM. On a signal it stops
- * polling and lets running activities finish their page (30 s grace) before exiting.
+ * polling and lets running activities finish their page (30 s grace) before exiting. With `--metrics-port`
+ * it serves its Prometheus metrics meanwhile.
  */
-export function workerCommand(opts: { config?: string }): Promise<number> {
+export function workerCommand(opts: { config?: string; metricsPort?: MetricsAddress }): Promise<number> {
   return withTemporal(opts, { embedIfUnset: false }, async ({ config, logger, temporal }) => {
-    const deps = await buildDependencies(config, logger);
+    const deps = await buildDependencies(config, logger, { metrics: opts.metricsPort !== undefined });
+    let endpoint: MetricsEndpoint | undefined;
     try {
+      endpoint = await openMetricsEndpoint(deps.metrics, opts.metricsPort, logger);
+      if (endpoint) logger.info({ url: endpoint.url }, 'metrics endpoint listening');
       await registerSearchAttributesAtWorkerStart(temporal.client, config.TEMPORAL_NAMESPACE, logger);
       const workers = await startLocalWorkers(temporal, config, deps.activities);
       logger.info({ address: temporal.address, taskQueue: config.TEMPORAL_TASK_QUEUE }, 'worker running');
@@ -24,7 +33,10 @@ export function workerCommand(opts: { config?: string }): Promise<number> {
       await workers.done;
       logger.info('worker stopped');
       return 0;
+    } catch (err) {
+      return reportFailure(err);
     } finally {
+      await endpoint?.close();
       await deps.close();
     }
   });

@@ -17,6 +17,7 @@ import {
   THREAD_QUEUE_STREAM,
   WarehouseRowError,
 } from '../../schemas/warehouse.js';
+import { streamFreshness, warehouseNewest } from '../../worker/freshness.js';
 import { agent, at, input, message, olderSpec, survey, ticket, view } from './fixtures.js';
 
 /**
@@ -1014,6 +1015,75 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         finished_at: '2025-03-01T10:05:00.500000Z',
       });
       expect(await dest.listRuns(1)).toHaveLength(1);
+    });
+
+    it('freshness per stream: newest live stamps, items set aside, the last complete read (status, metrics)', async () => {
+      // Last: it leaves runs in the shared ledger. Stamps in 2090, later than every other test's rows.
+      const d = await h.create();
+      const newest = survey({ sent_at: '2090-01-02T00:00:00.000001Z' });
+      const gone = survey({ sent_at: '2090-01-03T00:00:00Z' });
+      await d.writeBatch({
+        table: 'csat_surveys',
+        rows: [newest, gone, survey({ sent_at: '2090-01-01T00:00:00Z' })].map(input),
+        rejected: [
+          rejection({
+            table: 'csat_surveys',
+            stream: 'csat_surveys.sent',
+            raw: { id: 'x', sent_at: '2090-01-02T06:00:00Z', score: 9 },
+          }),
+          rejection({ table: 'csat_surveys', stream: 'csat_surveys.sent', raw: { sent_at: 'garbage' } }),
+        ],
+      });
+      await d.markDeleted('csat_surveys', [gone.id], new Date('2090-01-04T00:00:00Z'));
+      await d.writeBatch({ table: 'tickets', rows: [input(ticket({ updated_at: '2090-02-01T00:00:00Z' }))] });
+      const window = {
+        parent_run_id: 'fresh-run',
+        workflow_id: 'csat_surveys.sent/a/b',
+        stream: 'csat_surveys',
+        window_start: null,
+        window_end: null,
+        mode: 'incremental' as const,
+        started_at: '2090-01-05T00:00:00Z',
+        pages: 1,
+        rows_written: 1,
+        requests: 1,
+        error: null,
+      };
+      await d.recordRun({
+        ...window,
+        run_id: 'fresh-1',
+        status: 'succeeded',
+        finished_at: '2090-01-05T00:10:00Z',
+      });
+      // Neither a failed window nor a backfill's says the stream is current.
+      await d.recordRun({
+        ...window,
+        run_id: 'fresh-2',
+        status: 'failed',
+        finished_at: '2090-01-06T00:00:00Z',
+      });
+      await d.recordRun({
+        ...window,
+        run_id: 'fresh-3',
+        mode: 'backfill',
+        status: 'succeeded',
+        finished_at: '2090-01-07T00:00:00Z',
+      });
+      const stored = await warehouseNewest(d);
+      expect(stored.csat_surveys).toBe(Date.parse('2090-01-02T00:00:00.000Z'));
+      expect(stored.tickets).toBe(Date.parse('2090-02-01T00:00:00Z'));
+      const now = Date.parse('2090-01-05T01:10:00Z');
+      const streams = await streamFreshness(d, 2 * 3_600_000, now);
+      expect(streams.find((s) => s.stream === 'csat_surveys')).toMatchObject({
+        source_newest: '2090-01-02T06:00:00.000Z',
+        warehouse_newest: '2090-01-02T00:00:00.000Z',
+        lag_seconds: 6 * 3600,
+        last_read_at: '2090-01-05T00:10:00.000Z',
+        read_age_seconds: 3600,
+        over_slo: true,
+        reasons: ['lag'],
+      });
+      await d.close();
     });
   });
 }

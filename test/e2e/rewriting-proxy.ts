@@ -3,24 +3,28 @@ import type { AddressInfo } from 'node:net';
 
 /**
  * A proxy in front of the companion whose JSON answers a test can rewrite: a source that reads the spec's
- * open points another way, or misbehaves (repeats a cursor). Everything else passes through unchanged,
- * headers included (the rate-limit headers the governor follows).
+ * open points another way, or misbehaves (repeats a cursor). It can also hold requests back until the test
+ * lets them through (`gate`: a run kept going while the test looks at it). Everything else passes through
+ * unchanged, headers included (the rate-limit headers the governor follows).
  */
 export interface RewritingProxy {
   readonly url: string;
   target: string;
   rewrite: ((path: string, query: URLSearchParams, body: unknown) => unknown) | null;
+  /** A request waits for the promise this returns before it is forwarded (null: it goes at once). */
+  gate: ((method: string, path: string) => Promise<void> | null) | null;
   close(): Promise<void>;
 }
 
 export async function startRewritingProxy(): Promise<RewritingProxy> {
-  const proxy: RewritingProxy = { url: '', target: '', rewrite: null, close: async () => {} };
+  const proxy: RewritingProxy = { url: '', target: '', rewrite: null, gate: null, close: async () => {} };
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', async () => {
       try {
         const url = new URL(req.url ?? '/', proxy.target);
+        await proxy.gate?.(req.method ?? 'GET', url.pathname.replace(/^\/public\/v1/, ''));
         const headers = Object.fromEntries(
           Object.entries(req.headers).filter(([k, v]) => typeof v === 'string' && k !== 'host'),
         ) as Record<string, string>;

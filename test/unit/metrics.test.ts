@@ -1,0 +1,264 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import pino from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { parseMetricsAddress } from '../../cli/arguments.js';
+import type { RateClassStats } from '../../connectors/support-api/index.js';
+import type { FreshStream } from '../../schemas/freshness.js';
+import type { SyncRunRecord } from '../../schemas/warehouse.js';
+import { type MetricsSources, SyncMetrics } from '../../worker/metrics.js';
+import { type MetricsEndpoint, serveMetrics } from '../../worker/metrics-endpoint.js';
+
+const silent = pino({ level: 'silent' });
+const T = Date.parse('2026-06-01T12:00:00Z');
+const HOUR = 3_600_000;
+const noWarehouse = (): Record<FreshStream, number | null> => ({
+  tickets: null,
+  ticket_messages: null,
+  csat_surveys: null,
+  agent_sessions: null,
+});
+
+/** Metrics over sources a test controls: the governor's counters, the warehouse's answer, the clock. */
+function metricsWith(over: Partial<MetricsSources> = {}) {
+  const state = { now: T, warehouse: noWarehouse(), warehouseReads: 0, stats: [] as RateClassStats[] };
+  const metrics = new SyncMetrics({
+    rateStats: () => state.stats,
+    warehouseNewest: async () => {
+      state.warehouseReads += 1;
+      return { ...state.warehouse };
+    },
+    freshnessSloMs: 2 * HOUR,
+    logger: silent,
+    now: () => state.now,
+    ...over,
+  });
+  return { metrics, state };
+}
+
+/** The value of one sample of the exposition text, or undefined when the series is absent. */
+async function sample(metrics: SyncMetrics, series: string): Promise<number | undefined> {
+  const text = await metrics.registry.metrics();
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
+const run = (over: Partial<SyncRunRecord>): SyncRunRecord => ({
+  run_id: 'r1',
+  parent_run_id: null,
+  workflow_id: 'sync-run/r1',
+  stream: null,
+  window_start: null,
+  window_end: null,
+  mode: 'incremental',
+  status: 'running',
+  started_at: '2026-06-01T11:00:00.000Z',
+  finished_at: null,
+  pages: 0,
+  rows_written: 0,
+  requests: 0,
+  error: null,
+  ...over,
+});
+
+describe('the sync metrics (worker/metrics.ts)', () => {
+  it('count rows written and items set aside per table, pages per stream', async () => {
+    const { metrics } = metricsWith();
+    metrics.pageRead('tickets', null);
+    metrics.rowsWritten({ stream: 'tickets', table: 'tickets', rows: 40, rejected: 1, newestMs: null });
+    metrics.pageRead('tickets', null);
+    metrics.rowsWritten({ stream: 'tickets', table: 'tickets', rows: 2, rejected: 0, newestMs: null });
+    metrics.rowsWritten({
+      stream: 'report_snapshots',
+      table: 'report_snapshot_values',
+      rows: 7,
+      rejected: 0,
+      newestMs: null,
+    });
+    expect(await sample(metrics, 'support_sync_rows_written_total{table="tickets"}')).toBe(42);
+    expect(await sample(metrics, 'support_sync_rows_written_total{table="report_snapshot_values"}')).toBe(7);
+    expect(await sample(metrics, 'support_sync_rejected_items_total{table="tickets"}')).toBe(1);
+    expect(await sample(metrics, 'support_sync_pages_read_total{stream="tickets"}')).toBe(2);
+    expect(await sample(metrics, 'support_sync_source_read_timestamp_seconds{stream="tickets"}')).toBe(
+      T / 1000,
+    );
+  });
+
+  it('count windows and runs once each, however often a retried activity records them', async () => {
+    const { metrics } = metricsWith();
+    const window = run({ run_id: 'r1:w1:a', parent_run_id: 'r1', stream: 'agent_sessions' });
+    metrics.runRecorded(run({}));
+    metrics.runRecorded(window);
+    expect(await sample(metrics, 'support_sync_last_run_status{status="running"}')).toBe(1);
+    metrics.runRecorded({ ...window, status: 'failed', finished_at: '2026-06-01T11:10:00.000Z' });
+    metrics.runRecorded({ ...window, status: 'failed', finished_at: '2026-06-01T11:10:00.000Z' });
+    metrics.runRecorded({ ...window, run_id: 'r1:w1:b', status: 'succeeded' });
+    const finished = run({ status: 'incomplete', finished_at: '2026-06-01T11:30:00.000Z' });
+    metrics.runRecorded(finished);
+    metrics.runRecorded(finished);
+    expect(await sample(metrics, 'support_sync_windows_total{stream="agent_sessions",status="failed"}')).toBe(
+      1,
+    );
+    expect(
+      await sample(metrics, 'support_sync_windows_total{stream="agent_sessions",status="succeeded"}'),
+    ).toBe(1);
+    expect(await sample(metrics, 'support_sync_runs_total{mode="incremental",status="incomplete"}')).toBe(1);
+    expect(await sample(metrics, 'support_sync_last_run_status{status="running"}')).toBe(0);
+    expect(await sample(metrics, 'support_sync_last_run_status{status="incomplete"}')).toBe(1);
+    expect(await sample(metrics, 'support_sync_run_finished_timestamp_seconds{status="incomplete"}')).toBe(
+      Date.parse('2026-06-01T11:30:00.000Z') / 1000,
+    );
+  });
+
+  it("mirror the rate governor's requests, 429s and waits per route class", async () => {
+    const { metrics, state } = metricsWith();
+    const stats = (routeClass: RateClassStats['routeClass'], requests: number): RateClassStats => ({
+      routeClass,
+      requests,
+      responses: requests,
+      rateLimited: routeClass === 'detail' ? 3 : 0,
+      waits: 5,
+      totalWaitMs: 2500,
+      limit: undefined,
+      remaining: undefined,
+      resetAt: undefined,
+      windowMs: 60_000,
+      inFlight: 0,
+      pausedUntil: undefined,
+    });
+    state.stats = [stats('detail', 120), stats('write', 0)];
+    expect(await sample(metrics, 'support_sync_api_requests_total{route_class="detail"}')).toBe(120);
+    expect(await sample(metrics, 'support_sync_api_rate_limited_total{route_class="detail"}')).toBe(3);
+    expect(await sample(metrics, 'support_sync_rate_limit_waits_total{route_class="detail"}')).toBe(5);
+    expect(await sample(metrics, 'support_sync_rate_limit_wait_seconds_total{route_class="detail"}')).toBe(
+      2.5,
+    );
+    // Every class the sync reads is there from the start (rate() needs a zero); a class it never used is not.
+    expect(await sample(metrics, 'support_sync_api_requests_total{route_class="list"}')).toBe(0);
+    expect(await sample(metrics, 'support_sync_api_requests_total{route_class="write"}')).toBeUndefined();
+    state.stats = [stats('detail', 130)];
+    expect(await sample(metrics, 'support_sync_api_requests_total{route_class="detail"}')).toBe(130);
+  });
+
+  it('freshness: the newest stamp the reader saw minus the newest the warehouse holds, per stream', async () => {
+    const { metrics, state } = metricsWith();
+    state.warehouse = { ...noWarehouse(), csat_surveys: T - 5 * HOUR };
+    expect(await sample(metrics, 'support_sync_freshness_slo_seconds')).toBe(7200);
+    // Nothing read yet: no lag to tell, only the warehouse's side.
+    expect(
+      await sample(metrics, 'support_sync_freshness_lag_seconds{stream="csat_surveys"}'),
+    ).toBeUndefined();
+    expect(
+      await sample(metrics, 'support_sync_warehouse_newest_timestamp_seconds{stream="csat_surveys"}'),
+    ).toBe((T - 5 * HOUR) / 1000);
+    // A page served surveys up to T − 1 h (an item it set aside included): the warehouse lags by 4 h.
+    metrics.pageRead('csat_surveys', T - 1 * HOUR);
+    expect(await sample(metrics, 'support_sync_source_newest_timestamp_seconds{stream="csat_surveys"}')).toBe(
+      (T - HOUR) / 1000,
+    );
+    expect(await sample(metrics, 'support_sync_freshness_lag_seconds{stream="csat_surveys"}')).toBe(4 * 3600);
+    // Its stored items, up to T − 2 h, are committed: the lag is what was set aside.
+    metrics.rowsWritten({
+      stream: 'csat_surveys',
+      table: 'csat_surveys',
+      rows: 9,
+      rejected: 1,
+      newestMs: T - 2 * HOUR,
+    });
+    expect(await sample(metrics, 'support_sync_freshness_lag_seconds{stream="csat_surveys"}')).toBe(3600);
+    // An older page later does not move the source's side back.
+    metrics.pageRead('csat_surveys', T - 30 * HOUR);
+    expect(await sample(metrics, 'support_sync_freshness_lag_seconds{stream="csat_surveys"}')).toBe(3600);
+    // A stream without a stamp has a read time, no freshness.
+    metrics.pageRead('views', null);
+    expect(await sample(metrics, 'support_sync_freshness_lag_seconds{stream="views"}')).toBeUndefined();
+  });
+
+  it('ask the warehouse at most once a minute; its answer replaces what was known, writes made meanwhile kept', async () => {
+    const { metrics, state } = metricsWith();
+    state.warehouse = { ...noWarehouse(), tickets: T - 3 * HOUR };
+    metrics.pageRead('tickets', T);
+    await metrics.registry.metrics();
+    await metrics.registry.metrics();
+    expect(state.warehouseReads).toBe(1);
+    expect(await sample(metrics, 'support_sync_freshness_lag_seconds{stream="tickets"}')).toBe(3 * 3600);
+    // Rows of the warehouse marked deleted: the next read, a minute on, lowers its newest stamp.
+    state.warehouse = { ...noWarehouse(), tickets: T - 4 * HOUR };
+    state.now = T + 61_000;
+    expect(await sample(metrics, 'support_sync_freshness_lag_seconds{stream="tickets"}')).toBe(4 * 3600);
+    expect(state.warehouseReads).toBe(2);
+    // A write committed while a read is under way is newer than what that read may see.
+    state.now = T + 122_000;
+    const scrape = metrics.registry.metrics();
+    metrics.rowsWritten({ stream: 'tickets', table: 'tickets', rows: 1, rejected: 0, newestMs: T });
+    await scrape;
+    expect(state.warehouseReads).toBe(3);
+    expect(await sample(metrics, 'support_sync_freshness_lag_seconds{stream="tickets"}')).toBe(0);
+  });
+});
+
+describe('the /metrics endpoint (worker/metrics-endpoint.ts)', () => {
+  let endpoint: MetricsEndpoint | undefined;
+  let sdk: Server | undefined;
+  afterEach(async () => {
+    await endpoint?.close();
+    await new Promise<void>((resolve) => (sdk ? sdk.close(() => resolve()) : resolve()));
+    endpoint = sdk = undefined;
+  });
+
+  /** A stand-in for the SDK's exporter on a loopback port: the Prometheus text Temporal's core serves. */
+  async function sdkExporter(): Promise<string> {
+    sdk = createServer((_req, res) =>
+      res
+        .writeHead(200, { 'content-type': 'text/plain' })
+        .end(
+          '# HELP temporal_worker_start_total x\n# TYPE temporal_worker_start_total counter\ntemporal_worker_start_total 5\n',
+        ),
+    );
+    await new Promise<void>((resolve) => sdk!.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(sdk.address() as AddressInfo).port}/metrics`;
+  }
+
+  it("serves the sync's metrics followed by the Temporal SDK's, in the Prometheus text format", async () => {
+    const { metrics } = metricsWith();
+    metrics.rowsWritten({ stream: 'tags', table: 'tags', rows: 12, rejected: 0, newestMs: null });
+    endpoint = await serveMetrics(metrics, { host: '127.0.0.1', port: 0 }, await sdkExporter(), silent);
+    const res = await fetch(endpoint.url);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+    const text = await res.text();
+    expect(text).toMatch(/^support_sync_rows_written_total\{table="tags"\} 12$/m);
+    expect(text).toMatch(/^support_sync_temporal_runtime_metrics_up 1$/m);
+    expect(text).toMatch(/^temporal_worker_start_total 5$/m);
+    expect(text).toMatch(/^process_cpu_seconds_total /m);
+    expect((await fetch(endpoint.url.replace('/metrics', '/'))).status).toBe(404);
+  });
+
+  it("still answers when the SDK's exporter does not, and says so", async () => {
+    const { metrics } = metricsWith();
+    const gone = await sdkExporter();
+    await new Promise<void>((resolve) => sdk!.close(() => resolve()));
+    sdk = undefined;
+    endpoint = await serveMetrics(metrics, { host: '127.0.0.1', port: 0 }, gone, silent);
+    const text = await (await fetch(endpoint.url)).text();
+    expect(text).toMatch(/^support_sync_temporal_runtime_metrics_up 0$/m);
+    expect(text).not.toMatch(/^temporal_/m);
+  });
+
+  it('refuses a port in use with a message naming the flag', async () => {
+    const { metrics } = metricsWith();
+    endpoint = await serveMetrics(metrics, { host: '127.0.0.1', port: 0 }, null, silent);
+    const port = Number(new URL(endpoint.url).port);
+    await expect(serveMetrics(metrics, { host: '127.0.0.1', port }, null, silent)).rejects.toThrow(
+      `--metrics-port: cannot listen on 127.0.0.1:${port} (EADDRINUSE)`,
+    );
+  });
+
+  it('--metrics-port takes a port or host:port', () => {
+    expect(parseMetricsAddress('9464')).toEqual({ port: 9464 });
+    expect(parseMetricsAddress('127.0.0.1:0')).toEqual({ host: '127.0.0.1', port: 0 });
+    expect(parseMetricsAddress('[::1]:9464')).toEqual({ host: '::1', port: 9464 });
+    for (const bad of ['', 'x', '70000', 'host:', ':9464', '1.2.3.4:9464:1'])
+      expect(() => parseMetricsAddress(bad), bad).toThrow(/is not a port/);
+  });
+});

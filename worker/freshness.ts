@@ -1,0 +1,176 @@
+import type { Destination } from '../connectors/destination.js';
+import {
+  FRESH_STREAMS,
+  FRESHNESS_STAMPS,
+  type FreshStream,
+  freshTableOf,
+  isFreshStream,
+  newestStampMs,
+} from '../schemas/freshness.js';
+import { tableSpecOf } from '../schemas/warehouse.js';
+
+/*
+ * Freshness per stream (schemas/freshness.ts): the newest stamp the reader saw at the source minus the newest
+ * the warehouse holds, and when the stream was last read. The worker's metrics know the source side live;
+ * `status`, which only reads the warehouse, finds it again there: every item a reader saw is either stored
+ * or set aside in `_rejected`, so the newest of both is the newest the source served.
+ */
+
+type Reader = Pick<Destination, 'select'>;
+
+const msOf = (value: unknown): number | null => {
+  const ms = typeof value === 'string' ? Date.parse(value) : Number.NaN;
+  return Number.isFinite(ms) ? ms : null;
+};
+
+/**
+ * The newest stamp of the live rows of every stream with a stamp (epoch ms; null: no row). One statement, an
+ * aggregate per table over one column (the tables have an index on it in PostgreSQL).
+ */
+export async function warehouseNewest(warehouse: Reader): Promise<Record<FreshStream, number | null>> {
+  const rows = await warehouse.select((d) =>
+    FRESH_STREAMS.map((stream) => {
+      const spec = tableSpecOf(freshTableOf(stream));
+      const live = spec.tracksDeletion ? ` WHERE ${d.ident('_deleted_at')} IS NULL` : '';
+      return `SELECT ${d.string(stream)} AS stream, MAX(${d.ident(FRESHNESS_STAMPS[stream])}) AS newest FROM ${d.table(spec.name)}${live}`;
+    }).join(' UNION ALL '),
+  );
+  const newest = Object.fromEntries(FRESH_STREAMS.map((s) => [s, null])) as Record<
+    FreshStream,
+    number | null
+  >;
+  for (const row of rows) {
+    const stream = String(row['stream']);
+    if (isFreshStream(stream)) newest[stream] = msOf(row['newest']);
+  }
+  return newest;
+}
+
+/** The newest stamp among items set aside in `_rejected` and not stored since, per stream (epoch ms). */
+async function setAsideNewest(warehouse: Reader): Promise<Partial<Record<FreshStream, number>>> {
+  const tables = new Map(FRESH_STREAMS.map((s) => [freshTableOf(s) as string, s]));
+  const rows = await warehouse.select(
+    (d) =>
+      `SELECT ${d.ident('table_name')} AS table_name, ${d.ident('raw')} AS raw FROM ${d.table('_rejected')} ` +
+      `WHERE ${d.ident('resolved_at')} IS NULL AND ${d.ident('table_name')} IN (${[...tables.keys()].map((t) => d.string(t)).join(', ')})`,
+  );
+  const newest: Partial<Record<FreshStream, number>> = {};
+  for (const row of rows) {
+    const stream = tables.get(String(row['table_name']));
+    if (!stream) continue;
+    const ms = newestStampMs(stream, [parsedJson(row['raw'])]);
+    if (ms !== null && ms > (newest[stream] ?? Number.NEGATIVE_INFINITY)) newest[stream] = ms;
+  }
+  return newest;
+}
+
+/** A JSON column's value: an object already (PostgreSQL) or its text (BigQuery); unparseable text is null. */
+function parsedJson(value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  try {
+    return JSON.parse(value);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * When each stream was last read completely by a run that reads up to its start (incremental or full
+ * refresh; a backfill or a replay re-reads the past): the newest end of a succeeded window (epoch ms).
+ */
+async function lastCompleteReads(warehouse: Reader): Promise<Partial<Record<FreshStream, number>>> {
+  const rows = await warehouse.select(
+    (d) =>
+      `SELECT ${d.ident('stream')} AS stream, MAX(${d.ident('finished_at')}) AS last_read FROM ${d.table('_sync_runs')} ` +
+      `WHERE ${d.ident('parent_run_id')} IS NOT NULL AND ${d.ident('status')} = ${d.string('succeeded')} ` +
+      `AND ${d.ident('mode')} IN (${d.string('incremental')}, ${d.string('full_refresh')}) ` +
+      `AND ${d.ident('stream')} IN (${FRESH_STREAMS.map((s) => d.string(s)).join(', ')}) GROUP BY ${d.ident('stream')}`,
+  );
+  const reads: Partial<Record<FreshStream, number>> = {};
+  for (const row of rows) {
+    const stream = String(row['stream']);
+    const ms = msOf(row['last_read']);
+    if (isFreshStream(stream) && ms !== null) reads[stream] = ms;
+  }
+  return reads;
+}
+
+/** How far the warehouse lags what the reader saw (ms, never negative); null when a side is unknown. */
+export function lagMs(sourceNewestMs: number | null, warehouseNewestMs: number | null): number | null {
+  if (sourceNewestMs === null || warehouseNewestMs === null) return null;
+  return Math.max(0, sourceNewestMs - warehouseNewestMs);
+}
+
+/** One stream's freshness as `status` prints it (`--json`: these keys). */
+export interface StreamFreshness {
+  stream: FreshStream;
+  /** The stamp field compared (`updated_at`, `created_at`, `sent_at`, `session_start`). */
+  stamp: string;
+  source_newest: string | null;
+  warehouse_newest: string | null;
+  /** source_newest − warehouse_newest, never negative; null when either is unknown. */
+  lag_seconds: number | null;
+  last_read_at: string | null;
+  read_age_seconds: number | null;
+  /**
+   * Over the target when the warehouse lags the source by more than it, or when the stream was not read
+   * completely within it (what the source did since is unknown), or never.
+   */
+  over_slo: boolean;
+  reasons: string[];
+}
+
+/** A stream's freshness against the target (`sloMs`), from the two newest stamps and its last read. */
+export function assessFreshness(input: {
+  stream: FreshStream;
+  sourceNewestMs: number | null;
+  warehouseNewestMs: number | null;
+  lastReadMs: number | null;
+  nowMs: number;
+  sloMs: number;
+}): StreamFreshness {
+  const { stream, sourceNewestMs, warehouseNewestMs, lastReadMs, nowMs, sloMs } = input;
+  const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+  const lag = lagMs(sourceNewestMs, warehouseNewestMs);
+  const age = lastReadMs === null ? null : Math.max(0, nowMs - lastReadMs);
+  const reasons: string[] = [];
+  if (lag !== null && lag > sloMs) reasons.push('lag');
+  if (age === null) reasons.push('never read');
+  else if (age > sloMs) reasons.push('not read within the target');
+  return {
+    stream,
+    stamp: FRESHNESS_STAMPS[stream],
+    source_newest: iso(sourceNewestMs),
+    warehouse_newest: iso(warehouseNewestMs),
+    lag_seconds: lag === null ? null : lag / 1000,
+    last_read_at: iso(lastReadMs),
+    read_age_seconds: age === null ? null : age / 1000,
+    over_slo: reasons.length > 0,
+    reasons,
+  };
+}
+
+/** Every stream's freshness, read from the warehouse alone (for `status`). */
+export async function streamFreshness(
+  warehouse: Reader,
+  sloMs: number,
+  nowMs: number,
+): Promise<StreamFreshness[]> {
+  const [stored, setAside, reads] = await Promise.all([
+    warehouseNewest(warehouse),
+    setAsideNewest(warehouse),
+    lastCompleteReads(warehouse),
+  ]);
+  return FRESH_STREAMS.map((stream) => {
+    const warehouseNewestMs = stored[stream];
+    const seen = [warehouseNewestMs, setAside[stream] ?? null].filter((ms): ms is number => ms !== null);
+    return assessFreshness({
+      stream,
+      sourceNewestMs: seen.length > 0 ? Math.max(...seen) : null,
+      warehouseNewestMs,
+      lastReadMs: reads[stream] ?? null,
+      nowMs,
+      sloMs,
+    });
+  });
+}

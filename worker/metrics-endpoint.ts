@@ -1,0 +1,101 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import type { SyncMetrics } from './metrics.js';
+import { temporalRuntimeMetricsUrl } from './temporal-runtime.js';
+
+/** Where `--metrics-port` listens: a port (every interface), or host and port; port 0 picks a free one. */
+export interface MetricsAddress {
+  readonly host?: string;
+  readonly port: number;
+}
+
+export interface MetricsEndpoint {
+  /** `http://<host>:<port>/metrics`, with the port actually bound. */
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+/** How long a scrape waits for the Temporal SDK's exporter before answering without its metrics. */
+const RUNTIME_METRICS_TIMEOUT_MS = 2000;
+
+/**
+ * Serves `GET /metrics` in the Prometheus text format: the sync's metrics (worker/metrics.ts) followed by the
+ * Temporal SDK's runtime metrics, which the SDK's own exporter serves on a loopback address
+ * (`runtimeMetricsUrl`, worker/temporal-runtime.ts) and which are fetched for each scrape — one scrape target
+ * per worker, and the SDK's exporter, which has no authentication of its own, never on the network.
+ */
+export async function serveMetrics(
+  metrics: SyncMetrics,
+  address: MetricsAddress,
+  runtimeMetricsUrl: string | null,
+  logger: Logger,
+): Promise<MetricsEndpoint> {
+  const server = createServer((req, res) => {
+    const path = new URL(req.url ?? '/', 'http://metrics.local').pathname;
+    if (req.method !== 'GET' || path !== '/metrics') {
+      res
+        .writeHead(404, { 'content-type': 'text/plain' })
+        .end('not found: the metrics are at GET /metrics\n');
+      return;
+    }
+    void scrape(metrics, runtimeMetricsUrl).then(
+      (text) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text),
+      (err: unknown) => {
+        logger.warn({ err: (err as Error).message }, 'metrics: scrape failed');
+        res.writeHead(500, { 'content-type': 'text/plain' }).end('metrics unavailable\n');
+      },
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(
+        new Error(
+          `--metrics-port: cannot listen on ${address.host ?? '*'}:${address.port} (${err.code ?? err.message})`,
+        ),
+      ),
+    );
+    server.listen(address.port, address.host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const host =
+    !address.host || address.host === '0.0.0.0' || address.host === '::' ? 'localhost' : address.host;
+  return {
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}/metrics`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/**
+ * The endpoint of this process's metrics at `address`, with the Temporal SDK's metrics when the runtime was
+ * installed with them; none without an address (or without metrics).
+ */
+export function openMetricsEndpoint(
+  metrics: SyncMetrics | undefined,
+  address: MetricsAddress | undefined,
+  logger: Logger,
+): Promise<MetricsEndpoint | undefined> {
+  if (!metrics || !address) return Promise.resolve(undefined);
+  return serveMetrics(metrics, address, temporalRuntimeMetricsUrl(), logger);
+}
+
+/** The sync's metrics, then the SDK's (when its exporter answers; `support_sync_temporal_runtime_metrics_up` says). */
+async function scrape(metrics: SyncMetrics, runtimeMetricsUrl: string | null): Promise<string> {
+  const runtime = runtimeMetricsUrl ? await runtimeMetrics(runtimeMetricsUrl) : null;
+  if (runtimeMetricsUrl) metrics.runtimeMetricsRead(runtime !== null);
+  const own = await metrics.registry.metrics();
+  return runtime ? `${own.trimEnd()}\n${runtime.trimEnd()}\n` : own;
+}
+
+async function runtimeMetrics(url: string): Promise<string | null> {
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(RUNTIME_METRICS_TIMEOUT_MS) });
+    return res.ok ? await res.text() : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,282 @@
+import type { Logger } from 'pino';
+import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import type { SyncObserver } from '../activities/observer.js';
+import type { RateClassStats } from '../connectors/support-api/index.js';
+import { FRESH_STREAMS, type FreshStream, isFreshStream } from '../schemas/freshness.js';
+import { STREAM_ROUTE_CLASSES, type StreamName } from '../schemas/streams.js';
+import { type SyncRunRecord, SyncRunStatus } from '../schemas/warehouse.js';
+import { lagMs } from './freshness.js';
+
+/** What the metrics read when scraped, besides what the activities tell them (SyncObserver). */
+export interface MetricsSources {
+  /** The rate governor's counters per route class (the API client's `rateStats()`). */
+  rateStats(): readonly RateClassStats[];
+  /** The newest stamp of the warehouse's live rows per stream (worker/freshness.ts `warehouseNewest`). */
+  warehouseNewest(): Promise<Record<FreshStream, number | null>>;
+  /** SYNC_FRESHNESS_SLO, exported so that alert rules compare against the configured target. */
+  freshnessSloMs: number;
+  logger: Logger;
+  now?: () => number;
+}
+
+/**
+ * How often a scrape may ask the warehouse for its newest stamps: one small aggregate per stream table, so a
+ * scrape every 15 s costs four a minute at most (on BigQuery each is a billed query). Between reads, this
+ * process's own committed writes move the warehouse side forward.
+ */
+const WAREHOUSE_REFRESH_MS = 60_000;
+
+/** Run and window records already counted (a retried `recordRun` activity writes the same record again). */
+const COUNTED_RECORDS_KEPT = 10_000;
+
+const seconds = (ms: number) => ms / 1000;
+
+/**
+ * The worker's Prometheus metrics, in one registry: what its activities did (SyncObserver: pages, rows,
+ * items set aside, runs and windows), the rate governor's counters, and freshness per stream. Every
+ * process exports its own counts; Prometheus sums them over a fleet (`sum by (table)`), and freshness is
+ * the worst over it (`max by (stream)`).
+ */
+export class SyncMetrics implements SyncObserver {
+  readonly registry = new Registry();
+  readonly #sources: MetricsSources;
+  readonly #now: () => number;
+  readonly #counted = new Set<string>();
+  readonly #sourceNewestMs = new Map<FreshStream, number>();
+  readonly #warehouseNewestMs = new Map<FreshStream, number>();
+  /** Newest stamps this process committed while a read of the warehouse was under way (it may miss them). */
+  readonly #writtenDuringRead = new Map<FreshStream, number>();
+  #warehouseReadAt = Number.NEGATIVE_INFINITY;
+  #warehouseRead: Promise<void> | undefined;
+
+  readonly #rows = this.#counter(
+    'support_sync_rows_written_total',
+    'Rows written to the warehouse (for tickets: new or changed rows), by table',
+    ['table'],
+  );
+  readonly #rejected = this.#counter(
+    'support_sync_rejected_items_total',
+    'Items the source served that were set aside in _rejected (read again by every run until stored), by table',
+    ['table'],
+  );
+  readonly #pages = this.#counter('support_sync_pages_read_total', 'Pages read from the source, by stream', [
+    'stream',
+  ]);
+  readonly #windows = this.#counter(
+    'support_sync_windows_total',
+    'Windows that finished, by stream and status (succeeded, failed)',
+    ['stream', 'status'],
+  );
+  readonly #runs = this.#counter(
+    'support_sync_runs_total',
+    'Sync runs that finished, by mode and status (succeeded, incomplete, failed)',
+    ['mode', 'status'],
+  );
+  readonly #lastRunStatus = this.#gauge(
+    'support_sync_last_run_status',
+    'The status of the latest run this worker recorded: 1 for its status, 0 for the others',
+    ['status'],
+  );
+  readonly #runFinished = this.#gauge(
+    'support_sync_run_finished_timestamp_seconds',
+    'When the latest run of each status finished (Unix time)',
+    ['status'],
+  );
+  readonly #readAt = this.#gauge(
+    'support_sync_source_read_timestamp_seconds',
+    'When a page of the stream was last read from the source (Unix time)',
+    ['stream'],
+  );
+  readonly #runtimeUp = this.#gauge(
+    'support_sync_temporal_runtime_metrics_up',
+    "Whether the Temporal SDK's runtime metrics were included in this scrape (1) or could not be read (0)",
+  );
+  readonly #sourceNewest = this.#gauge(
+    'support_sync_source_newest_timestamp_seconds',
+    'The newest stamp (updated_at, created_at, sent_at, session_start) the reader has seen at the source, stored or set aside (Unix time)',
+    ['stream'],
+  );
+
+  constructor(sources: MetricsSources) {
+    this.#sources = sources;
+    this.#now = sources.now ?? Date.now;
+    collectDefaultMetrics({ register: this.registry });
+    this.#gauge('support_sync_freshness_slo_seconds', 'The freshness target, SYNC_FRESHNESS_SLO').set(
+      seconds(sources.freshnessSloMs),
+    );
+    this.#mirroredCounters();
+    this.#freshnessGauges();
+  }
+
+  pageRead(stream: StreamName, newestMs: number | null): void {
+    this.#pages.inc({ stream });
+    this.#readAt.set({ stream }, seconds(this.#now()));
+    if (newestMs === null || !isFreshStream(stream)) return;
+    if (newestMs > (this.#sourceNewestMs.get(stream) ?? Number.NEGATIVE_INFINITY)) {
+      this.#sourceNewestMs.set(stream, newestMs);
+      this.#sourceNewest.set({ stream }, seconds(newestMs));
+    }
+  }
+
+  rowsWritten(write: Parameters<SyncObserver['rowsWritten']>[0]): void {
+    this.#rows.inc({ table: write.table }, write.rows);
+    this.#rejected.inc({ table: write.table }, write.rejected);
+    const { stream, newestMs } = write;
+    // Committed: the warehouse holds at least this, whatever the last read of it said.
+    if (newestMs === null || !isFreshStream(stream)) return;
+    raise(this.#warehouseNewestMs, stream, newestMs);
+    if (this.#warehouseRead) raise(this.#writtenDuringRead, stream, newestMs);
+  }
+
+  runRecorded(run: SyncRunRecord): void {
+    if (run.parent_run_id === null) {
+      for (const status of SyncRunStatus.options)
+        this.#lastRunStatus.set({ status }, status === run.status ? 1 : 0);
+    }
+    if (run.status === 'running' || !this.#firstCount(run)) return;
+    if (run.parent_run_id === null) {
+      this.#runs.inc({ mode: run.mode, status: run.status });
+      this.#runFinished.set(
+        { status: run.status },
+        seconds(Date.parse(run.finished_at ?? '') || this.#now()),
+      );
+    } else if (run.stream !== null) {
+      this.#windows.inc({ stream: run.stream, status: run.status });
+    }
+  }
+
+  /** Whether the Temporal SDK's own metrics could be read for the scrape they are appended to. */
+  runtimeMetricsRead(ok: boolean): void {
+    this.#runtimeUp.set(ok ? 1 : 0);
+  }
+
+  /** Whether this finished record is counted for the first time (an activity retry records it again). */
+  #firstCount(run: SyncRunRecord): boolean {
+    const key = `${run.run_id} ${run.status}`;
+    if (this.#counted.has(key)) return false;
+    if (this.#counted.size >= COUNTED_RECORDS_KEPT) this.#counted.clear();
+    this.#counted.add(key);
+    return true;
+  }
+
+  /** Requests, 429s and rate-limit waits per route class, as the rate governor counts them. */
+  #mirroredCounters(): void {
+    const mirror = (name: string, help: string, value: (s: RateClassStats) => number) => {
+      const sources = this.#sources;
+      new Counter({
+        name,
+        help,
+        labelNames: ['route_class'],
+        registers: [this.registry],
+        collect() {
+          // The governor's counters only grow (one governor per key and process): copy them as they are.
+          this.reset();
+          const stats = new Map(sources.rateStats().map((s) => [s.routeClass as string, s]));
+          // The classes the sync reads, and any other that was used (the governor knows every class).
+          const used = [...stats.values()].filter((s) => s.requests > 0).map((s) => s.routeClass as string);
+          for (const routeClass of new Set([...STREAM_ROUTE_CLASSES, ...used])) {
+            const s = stats.get(routeClass);
+            this.inc({ route_class: routeClass }, s ? value(s) : 0);
+          }
+        },
+      });
+    };
+    mirror(
+      'support_sync_api_requests_total',
+      'Requests sent to the Support API, by route class',
+      (s) => s.requests,
+    );
+    mirror(
+      'support_sync_api_rate_limited_total',
+      'Responses 429 (rate limited) from the Support API, by route class',
+      (s) => s.rateLimited,
+    );
+    mirror(
+      'support_sync_rate_limit_waits_total',
+      'Times a request waited for the rate governor, by route class',
+      (s) => s.waits,
+    );
+    mirror(
+      'support_sync_rate_limit_wait_seconds_total',
+      'Time requests spent waiting for the rate governor, by route class',
+      (s) => seconds(s.totalWaitMs),
+    );
+  }
+
+  /** The warehouse's newest stamps and the lag behind the source, read when scraped. */
+  #freshnessGauges(): void {
+    const refresh = () => this.#refreshWarehouseNewest();
+    const newest = this.#warehouseNewestMs;
+    const sourceNewest = this.#sourceNewestMs;
+    new Gauge({
+      name: 'support_sync_warehouse_newest_timestamp_seconds',
+      help: 'The newest stamp (updated_at, created_at, sent_at, session_start) of the live rows in the warehouse (Unix time)',
+      labelNames: ['stream'],
+      registers: [this.registry],
+      async collect() {
+        await refresh();
+        this.reset();
+        for (const [stream, ms] of newest) this.set({ stream }, seconds(ms));
+      },
+    });
+    new Gauge({
+      name: 'support_sync_freshness_lag_seconds',
+      help: 'How far the warehouse lags the source: the newest stamp the reader saw minus the newest in the warehouse (never negative)',
+      labelNames: ['stream'],
+      registers: [this.registry],
+      async collect() {
+        await refresh();
+        this.reset();
+        for (const stream of FRESH_STREAMS) {
+          const lag = lagMs(sourceNewest.get(stream) ?? null, newest.get(stream) ?? null);
+          if (lag !== null) this.set({ stream }, seconds(lag));
+        }
+      },
+    });
+  }
+
+  /** Reads the warehouse's newest stamps when the last read is older than WAREHOUSE_REFRESH_MS. */
+  #refreshWarehouseNewest(): Promise<void> {
+    if (this.#warehouseRead) return this.#warehouseRead;
+    if (this.#now() - this.#warehouseReadAt < WAREHOUSE_REFRESH_MS) return Promise.resolve();
+    this.#warehouseReadAt = this.#now();
+    this.#writtenDuringRead.clear();
+    this.#warehouseRead = this.#sources
+      .warehouseNewest()
+      .then((read) => {
+        // The warehouse's answer replaces what was known (rows can be marked deleted), except for what this
+        // process committed while the read was under way.
+        for (const stream of FRESH_STREAMS) {
+          const ms = read[stream];
+          if (ms === null) this.#warehouseNewestMs.delete(stream);
+          else this.#warehouseNewestMs.set(stream, ms);
+          const written = this.#writtenDuringRead.get(stream);
+          if (written !== undefined) raise(this.#warehouseNewestMs, stream, written);
+        }
+      })
+      .catch((err: unknown) => {
+        // The last values stay; the next scrape after the refresh interval tries again.
+        this.#sources.logger.warn(
+          { err: (err as Error).message },
+          'metrics: reading the warehouse newest stamps failed',
+        );
+      })
+      .finally(() => {
+        this.#warehouseRead = undefined;
+      });
+    return this.#warehouseRead;
+  }
+
+  #counter<L extends string>(name: string, help: string, labelNames: readonly L[]): Counter<L> {
+    return new Counter({ name, help, labelNames, registers: [this.registry] });
+  }
+
+  #gauge<L extends string>(name: string, help: string, labelNames: readonly L[] = []): Gauge<L> {
+    return new Gauge({ name, help, labelNames, registers: [this.registry] });
+  }
+}
+
+/** Sets `key` to `value` unless it already holds a larger one. */
+function raise<K>(map: Map<K, number>, key: K, value: number): void {
+  map.set(key, Math.max(value, map.get(key) ?? value));
+}
