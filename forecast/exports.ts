@@ -107,6 +107,7 @@ export async function forecastExports(input: {
           planned.pass,
           candidate.w,
           input.includeComments,
+          basis,
         ));
         probes += 1;
         density = probedItems / candidate.b;
@@ -197,14 +198,15 @@ async function storedPass(
 
 /**
  * One page of the pass over the window, at the API's largest page size. Its items are the window's when the
- * page held them all; otherwise the page's items over the part of the window they cover (the export is in
- * ascending date order), stretched to the whole window.
+ * page held them all; otherwise the page's items over the part of the window's activity (`basis`) they
+ * cover — the export is in ascending date order — stretched to the whole window's.
  */
 async function probeWindow(
   client: SupportApiClient,
   pass: ExportPass,
   window: { windowStart: string; windowEnd: string },
   includeComments: boolean,
+  basis: (range: Range) => number,
 ): Promise<{ probe: NonNullable<ForecastPass['probe']>; items: number }> {
   const page = await PAGE_FETCHERS[pass](
     client,
@@ -221,13 +223,12 @@ async function probeWindow(
   if (probe.complete) return { probe, items: read };
   // Sessions that began before the window and overlap it come first, once per window whatever its length:
   // only the items dated inside the window say how densely they follow.
-  const from = Date.parse(window.windowStart);
+  const range = rangeOf(window);
   const dates = page.rawItems
     .map((item) => item[PASS_COUNTING[pass].dateColumn])
     .map((at) => (typeof at === 'string' ? Date.parse(at) : Number.NaN))
-    .filter((at) => at >= from);
-  const covered = (dates.at(-1) ?? from) - from;
-  const length = Date.parse(window.windowEnd) - from;
+    .filter((at) => at >= range.from);
+  const covered = basis({ from: range.from, before: (dates.at(-1) ?? range.from) + 1 });
   if (covered <= 0) return { probe, items: read };
-  return { probe, items: Math.max(read, read - dates.length + (dates.length * length) / covered) };
+  return { probe, items: Math.max(read, read - dates.length + (dates.length * basis(range)) / covered) };
 }

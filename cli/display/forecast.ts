@@ -21,7 +21,7 @@ export function forecastLines(f: Forecast): string[] {
   const lines = [
     `Forecast: ${f.kind}${f.range ? ` of [${f.range.from}, ${f.range.before})` : ''}, ${f.streams.length} stream(s) — made ${f.made_at}`,
     `Settings: page size ${f.settings.page_size}, export windows ${isoDuration(f.settings.window_ms)}, look-back ${isoDuration(f.settings.lookback_ms)}, thread look-back ${isoDuration(f.settings.thread_lookback_ms)}, rolling re-read ${f.settings.thread_reverify_per_run} a run; limits ${f.settings.limits_from === 'spec' ? "the spec's (SUPPORT_API_RATE_LIMITS is off)" : 'as configured'}`,
-    `Tickets: ${count(f.tickets.listed)} listed in ${count(f.tickets.list_pages)} page(s)${f.tickets.oldest_created_at ? `, oldest created ${f.tickets.oldest_created_at}` : ''}; exports from ${f.history_start ?? '(not planned)'}`,
+    `Tickets: ${count(f.tickets.listed)} listed in ${count(f.tickets.list_pages)} page(s)${f.tickets.oldest_created_at ? `, oldest created ${f.tickets.oldest_created_at}` : ''}; exports ${f.range ? 'over the range' : f.history_start ? `from ${f.history_start}` : 'not planned'}`,
     '',
     'Export windows:',
   ];
