@@ -16,7 +16,7 @@
  * The last stdout line is one JSON object with every figure.
  */
 
-import { startCompanion } from '../companion/index.js';
+import { type RequestLogEntry, startCompanion } from '../companion/index.js';
 import { SupportApiClient } from '../connectors/support-api/index.js';
 import { makeForecast } from '../forecast/forecast.js';
 import { forecastReadsOf } from '../forecast/warehouse-reads.js';
@@ -54,6 +54,13 @@ const WORLDS = [
 ];
 
 const services = await startServices();
+
+/** The export pass of a request in the companion's log (its endpoint, and for CSAT its date pair). */
+function passOf(entry: RequestLogEntry): string | null {
+  if (entry.path.endsWith('/agent-sessions')) return 'agent_sessions';
+  if (!entry.path.endsWith('/csat-surveys')) return null;
+  return entry.query['sent_from'] !== undefined ? 'csat_surveys.sent' : 'csat_surveys.submitted';
+}
 const pct = (forecast: number, actual: number) =>
   actual === 0 ? (forecast === 0 ? 0 : Number.POSITIVE_INFINITY) : ((forecast - actual) / actual) * 100;
 
@@ -124,10 +131,12 @@ async function world(spec: (typeof WORLDS)[number]) {
         measuredRatio: Number((run.ms / forecast.wall.lower_bound_ms).toFixed(3)),
         forecastRatio: Number(forecast.wall.ratio.toFixed(3)),
       },
-      estimates: forecast.passes.map((p) => ({
+      passes: forecast.passes.map((p) => ({
         pass: p.pass,
         windows: p.windows.length,
         items: p.windows.reduce((n, w) => n + w.items, 0),
+        forecast: p.windows.reduce((n, w) => n + w.pages, 0),
+        actual: companion.requestLog.filter((e) => passOf(e) === p.pass).length,
         probe: p.probe,
       })),
     };
@@ -158,6 +167,9 @@ for (const r of results) {
       'error %': v.errorPct,
       '429s': v.rateLimited,
     })),
+  );
+  console.log(
+    `export pages (estimated): ${r.passes.map((p) => `${p.pass} ${p.forecast} (actual ${p.actual}, ~${p.items} items in ${p.windows} windows)`).join('; ')}`,
   );
   console.log(
     `wall time: lower bound ${(r.wall.lowerBoundMs / 1000).toFixed(1)} s, forecast ${(r.wall.forecastMs / 1000).toFixed(1)} s (× ${r.wall.forecastRatio}), actual ${(r.wall.actualMs / 1000).toFixed(1)} s (× ${r.wall.measuredRatio}); error ${r.wall.errorPct} %`,
