@@ -107,7 +107,9 @@ export async function forecastExports(input: {
           planned.pass,
           candidate.w,
           input.includeComments,
-          basis,
+          [...new Set([counting.basis, 'days' as const])].map(
+            (b) => (range: Range) => basisOf({ ...counting, basis: b }, input.activity, range),
+          ),
         ));
         probes += 1;
         density = probedItems / candidate.b;
@@ -198,15 +200,18 @@ async function storedPass(
 
 /**
  * One page of the pass over the window, at the API's largest page size. Its items are the window's when the
- * page held them all; otherwise the page's items over the part of the window's activity (`basis`) they
- * cover — the export is in ascending date order — stretched to the whole window's.
+ * page held them all; otherwise the page's items over the part of the window they cover (the export is in
+ * ascending date order), stretched to the whole window by each measure of `spreads` — the window's days
+ * within the workspace's activity (not the quiet time before its first ticket) and, for surveys, its
+ * tickets — and the mean taken. Surveys follow their tickets with a delay: by tickets alone, the start of a
+ * window counts the surveys of earlier tickets; by days alone, a growing workspace is denser at its end.
  */
 async function probeWindow(
   client: SupportApiClient,
   pass: ExportPass,
   window: { windowStart: string; windowEnd: string },
   includeComments: boolean,
-  basis: (range: Range) => number,
+  spreads: readonly ((range: Range) => number)[],
 ): Promise<{ probe: NonNullable<ForecastPass['probe']>; items: number }> {
   const page = await PAGE_FETCHERS[pass](
     client,
@@ -228,7 +233,10 @@ async function probeWindow(
     .map((item) => item[PASS_COUNTING[pass].dateColumn])
     .map((at) => (typeof at === 'string' ? Date.parse(at) : Number.NaN))
     .filter((at) => at >= range.from);
-  const covered = basis({ from: range.from, before: (dates.at(-1) ?? range.from) + 1 });
-  if (covered <= 0) return { probe, items: read };
-  return { probe, items: Math.max(read, read - dates.length + (dates.length * basis(range)) / covered) };
+  const pageRange = { from: range.from, before: (dates.at(-1) ?? range.from) + 1 };
+  const stretched = spreads
+    .filter((spread) => spread(pageRange) > 0)
+    .map((spread) => read - dates.length + (dates.length * spread(range)) / spread(pageRange));
+  if (stretched.length === 0) return { probe, items: read };
+  return { probe, items: Math.max(read, stretched.reduce((a, b) => a + b, 0) / stretched.length) };
 }
