@@ -9,6 +9,7 @@ COPY connectors ./connectors
 COPY activities ./activities
 COPY workflows ./workflows
 COPY worker ./worker
+COPY forecast ./forecast
 COPY cli ./cli
 COPY embedded ./embedded
 COPY companion ./companion

@@ -1,3 +1,4 @@
+import type { StateReads } from '../connectors/destination.js';
 import { planWindows } from '../connectors/support-api/index.js';
 import {
   EXPORT_PASSES,
@@ -14,7 +15,8 @@ import type { SyncRunRecord, TableName } from '../schemas/warehouse.js';
 import { laterInstant, restartedCheckpoint } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
 
-const HWM_SCOPE = 'hwm';
+/** Scope of a stream's (or export pass's) high-water mark in `_sync_state`. */
+export const HWM_SCOPE = 'hwm';
 
 export interface RunPlan {
   /** What the tickets stream does this run (see TicketsInput); null when tickets are not synced. */
@@ -29,6 +31,14 @@ export interface RunPlan {
    * Null: not known yet — the first complete ticket sweep finds it; the exports are planned after it.
    */
   historyStart: string | null;
+}
+
+/**
+ * What planning reads of the warehouse, and nothing else: the run plans with it, and so does the `plan`
+ * command (forecast/), which must not write.
+ */
+export interface PlanningReads {
+  destination: Pick<StateReads, 'readCheckpoint' | 'select'>;
 }
 
 /** Creates or migrates the destination's tables once per worker process. */
@@ -54,7 +64,7 @@ export function prepareDestination(deps: ActivityDeps) {
  *    full refresh: from the history start; backfill: the given range, without moving any mark. Ranges are
  *    cut into adjacent windows of at most `windowMs` (≤ 90 × 24 h).
  */
-export function planRun(deps: ActivityDeps) {
+export function planRun(deps: PlanningReads) {
   return async (input: {
     mode: SyncMode;
     streams: StreamName[];
@@ -150,7 +160,7 @@ export function planRun(deps: ActivityDeps) {
  * whole) of a pass with unresolved `_rejected` items.
  */
 async function windowsWithRejected(
-  deps: ActivityDeps,
+  deps: PlanningReads,
   pass: string,
   from: string,
 ): Promise<{ windowStart: string; windowEnd: string }[]> {
@@ -171,7 +181,7 @@ async function windowsWithRejected(
  * Where the exports start when no complete sweep has found the history's start yet: the oldest ticket the
  * warehouse holds (the failed sweep got that far), else now, minus HISTORY_MARGIN_MS.
  */
-async function provisionalHistoryStart(deps: ActivityDeps, now: string): Promise<string> {
+async function provisionalHistoryStart(deps: PlanningReads, now: string): Promise<string> {
   const [row] = await deps.destination.select(
     (d) => `SELECT MIN(${d.ident('created_at')}) AS oldest FROM ${d.table('tickets')}`,
   );
@@ -180,7 +190,7 @@ async function provisionalHistoryStart(deps: ActivityDeps, now: string): Promise
 }
 
 /** SYNC_START_DATE, else the oldest ticket a complete sweep listed minus HISTORY_MARGIN_MS, else null. */
-async function findHistoryStart(deps: ActivityDeps, settings: SyncSettings): Promise<string | null> {
+async function findHistoryStart(deps: PlanningReads, settings: SyncSettings): Promise<string | null> {
   if (settings.startDate) return settings.startDate;
   const oldest = await deps.destination.readCheckpoint(
     TICKETS_SCOPES.oldest.stream,
@@ -254,7 +264,7 @@ export function markUnseenDeleted(deps: ActivityDeps) {
 }
 
 /** Of these window workflow ids, those with a succeeded attempt in `_sync_runs` (a backfill skips them). */
-export function succeededWindows(deps: ActivityDeps) {
+export function succeededWindows(deps: PlanningReads) {
   return async (input: { workflowIds: string[] }): Promise<string[]> => {
     if (input.workflowIds.length === 0) return [];
     const rows = await deps.destination.select(

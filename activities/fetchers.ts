@@ -30,6 +30,12 @@ export interface ThreadRead {
   readonly ticketNumber: number;
 }
 
+/** Streams whose list comes whole in one unpaginated answer: one request per run, whatever the page size. */
+export const UNPAGINATED_STREAMS: readonly StreamOfKind<'reference'>[] = ['metric_catalog'];
+
+/** Messages per thread page: the most the API serves (a thread costs one request per this many messages). */
+export const THREAD_PAGE_LIMIT = 100;
+
 type Fetcher<R> = (
   client: SupportApiClient,
   read: R,
@@ -51,12 +57,17 @@ export const PAGE_FETCHERS = {
   tags: (client, read, cursor) => fetchTagsPage(client, { cursor, limit: read.limit }),
   teams: (client, read, cursor) => fetchTeamsPage(client, { cursor, limit: read.limit }),
   agents: (client, read, cursor) => fetchAgentsPage(client, { cursor, limit: read.limit }),
-  // The whole catalog in one unpaginated answer.
+  // The whole catalog in one unpaginated answer (UNPAGINATED_STREAMS).
   metric_catalog: (client) => fetchMetricCatalog(client),
   tickets: (client, read, cursor) =>
     fetchTicketsPage(client, { cursor, limit: read.limit, includeTicketFields: true }),
   ticket_messages: (client, read, cursor) =>
-    fetchMessagesPage(client, { ticketNumber: read.ticketNumber, cursor, limit: 100, order: 'asc' }),
+    fetchMessagesPage(client, {
+      ticketNumber: read.ticketNumber,
+      cursor,
+      limit: THREAD_PAGE_LIMIT,
+      order: 'asc',
+    }),
   'csat_surveys.sent': (client, read, cursor) =>
     fetchCsatPage(client, { ...window(read, cursor), by: 'sent' }),
   'csat_surveys.submitted': (client, read, cursor) =>

@@ -1,3 +1,4 @@
+import type { StateReads } from '../connectors/destination.js';
 import { THREAD_QUEUE_STREAM } from '../schemas/warehouse.js';
 import { restartedCheckpoint } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
@@ -73,29 +74,37 @@ export function queueThreadsToReverify(deps: ActivityDeps) {
  */
 export function requeueUnsettledThreads(deps: ActivityDeps) {
   return async () => {
-    const { destination } = deps;
-    const failed = await destination.listCheckpoints(THREAD_QUEUE_STREAM, { status: 'failed' });
-    const inTransit = await destination.select(
-      (d) =>
-        `SELECT DISTINCT CAST(${d.ident('ticket_number')} AS ${d.type('string')}) AS scope FROM ${d.table('ticket_messages')} ` +
-        `WHERE ${d.ident('status')} IN (${TRANSIT_STATUSES.map((x) => d.string(x)).join(', ')}) AND ${d.ident('_deleted_at')} IS NULL`,
-    );
-    // Threads with a message set aside (`_rejected`): read again until it can be stored.
-    const withRejected = await destination.select(
-      (d) =>
-        `SELECT DISTINCT ${d.ident('scope')} AS scope FROM ${d.table('_rejected')} ` +
-        `WHERE ${d.ident('table_name')} = ${d.string('ticket_messages')} AND ${d.ident('resolved_at')} IS NULL`,
-    );
-    const failedScopes = new Set(failed.map((cp) => cp.scope));
-    const again = [...new Set([...inTransit, ...withRejected].map((row) => String(row['scope'])))];
-    await destination.writeCheckpoints([
+    const { failed, inTransit, withRejected, again } = await unsettledThreads(deps.destination);
+    await deps.destination.writeCheckpoints([
       ...failed.map((cp) => ({ ...cp, status: 'running' as const })),
-      ...again
-        .filter((scope) => !failedScopes.has(scope))
-        .map((scope) => restartedCheckpoint(THREAD_QUEUE_STREAM, scope)),
+      ...again.map((scope) => restartedCheckpoint(THREAD_QUEUE_STREAM, scope)),
     ]);
-    return { requeued: failed.length, inTransit: inTransit.length, withRejected: withRejected.length };
+    return { requeued: failed.length, inTransit, withRejected };
   };
+}
+
+/**
+ * The unsettled threads (see requeueUnsettledThreads), read only: the failed queue entries, and the other
+ * threads (`again`) to queue from scratch. The `plan` command counts them too.
+ */
+export async function unsettledThreads(reads: Pick<StateReads, 'listCheckpoints' | 'select'>) {
+  const failed = await reads.listCheckpoints(THREAD_QUEUE_STREAM, { status: 'failed' });
+  const inTransit = await reads.select(
+    (d) =>
+      `SELECT DISTINCT CAST(${d.ident('ticket_number')} AS ${d.type('string')}) AS scope FROM ${d.table('ticket_messages')} ` +
+      `WHERE ${d.ident('status')} IN (${TRANSIT_STATUSES.map((x) => d.string(x)).join(', ')}) AND ${d.ident('_deleted_at')} IS NULL`,
+  );
+  // Threads with a message set aside (`_rejected`): read again until it can be stored.
+  const withRejected = await reads.select(
+    (d) =>
+      `SELECT DISTINCT ${d.ident('scope')} AS scope FROM ${d.table('_rejected')} ` +
+      `WHERE ${d.ident('table_name')} = ${d.string('ticket_messages')} AND ${d.ident('resolved_at')} IS NULL`,
+  );
+  const failedScopes = new Set(failed.map((cp) => cp.scope));
+  const again = [...new Set([...inTransit, ...withRejected].map((row) => String(row['scope'])))].filter(
+    (scope) => !failedScopes.has(scope),
+  );
+  return { failed, inTransit: inTransit.length, withRejected: withRejected.length, again };
 }
 
 /** Message delivery states that still move on (spec 3: `queued`, `sent`; `delivered` and `failed` are final). */

@@ -2,7 +2,12 @@ import type { Page } from '../connectors/support-api/index.js';
 import type { Ticket } from '../schemas/api/tickets.js';
 import { STREAMS } from '../schemas/streams.js';
 import { TICKET_FOLLOWERS, TICKETS_SCOPES, type TicketFollower } from '../schemas/sync.js';
-import { type CheckpointUpdate, THREAD_QUEUE_STREAM } from '../schemas/warehouse.js';
+import {
+  type Checkpoint,
+  type CheckpointUpdate,
+  type StoredVersion,
+  THREAD_QUEUE_STREAM,
+} from '../schemas/warehouse.js';
 import { laterInstant, nextCheckpoint, restartedCheckpoint } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
 import { PAGE_FETCHERS } from './fetchers.js';
@@ -58,6 +63,42 @@ interface TicketsPageInput {
   repair?: boolean;
 }
 
+/*
+ * The decisions of a tickets page that do not write (the `plan` command's forecast makes them too, on the
+ * same pages, so that it counts what the run will do rather than re-deriving it).
+ */
+
+/** Ids of the listed tickets whose version is not the stored one (new, changed, or back after deletion). */
+export function versionMovedIds(
+  items: readonly Pick<Ticket, 'id' | 'updated_at'>[],
+  stored: ReadonlyMap<string, StoredVersion>,
+): Set<string> {
+  return new Set(items.filter((t) => !sameInstant(stored.get(t.id)?.version, t.updated_at)).map((t) => t.id));
+}
+
+/**
+ * The listed tickets whose thread is queued: every one (`queueAll`), a new one or one whose version moved,
+ * and one created since `threadCutoff` (the spec does not promise that a new message moves `updated_at`).
+ */
+export function threadsToQueue<T extends Pick<Ticket, 'id' | 'created_at'>>(
+  items: readonly T[],
+  versionMoved: ReadonlySet<string>,
+  rule: { threadCutoff: string | null; queueAll: boolean },
+): T[] {
+  const cutoff = rule.threadCutoff === null ? Number.POSITIVE_INFINITY : Date.parse(rule.threadCutoff);
+  return items.filter((t) => rule.queueAll || versionMoved.has(t.id) || Date.parse(t.created_at) >= cutoff);
+}
+
+/** A listing ends with the API's last page, or (a head pass) with the page that reaches below `stopBelow`. */
+export function listingDone(
+  page: { hasMore: boolean; items: readonly Pick<Ticket, 'created_at'>[] },
+  stopBelow: string | null,
+): boolean {
+  const oldest = page.items.at(-1)?.created_at ?? null;
+  const stopMs = stopBelow === null ? Number.NEGATIVE_INFINITY : Date.parse(stopBelow);
+  return !page.hasMore || (oldest !== null && Date.parse(oldest) < stopMs);
+}
+
 /** How a tickets page is stored (see syncTicketsPage), and what it reports besides the page report. */
 function changedTickets(input: TicketsPageInput): PageStore<
   Page<Ticket>,
@@ -80,9 +121,7 @@ function changedTickets(input: TicketsPageInput): PageStore<
         page.items.map((t) => t.id),
       );
       const rows = rowsOf(page);
-      const versionMoved = new Set(
-        page.items.filter((t) => !sameInstant(stored.get(t.id)?.version, t.updated_at)).map((t) => t.id),
-      );
+      const versionMoved = versionMovedIds(page.items, stored);
       const changedRows = rows.filter(
         (r) =>
           target.repair ||
@@ -90,14 +129,10 @@ function changedTickets(input: TicketsPageInput): PageStore<
           stored.get(r.item.id)?.contentHash !== destination.contentHashOf('tickets', r),
       );
       const changed = new Set(changedRows.map((r) => r.item.id));
-      const cutoff = input.threadCutoff === null ? Number.POSITIVE_INFINITY : Date.parse(input.threadCutoff);
-      const toQueue = page.items.filter(
-        (t) => input.queueAll || versionMoved.has(t.id) || Date.parse(t.created_at) >= cutoff,
-      );
+      const toQueue = threadsToQueue(page.items, versionMoved, input);
       const newest = page.items[0]?.created_at ?? null;
       const oldest = page.items.at(-1)?.created_at ?? null;
-      const stopMs = input.stopBelow === null ? Number.NEGATIVE_INFINITY : Date.parse(input.stopBelow);
-      const done = !page.hasMore || (oldest !== null && Date.parse(oldest) < stopMs);
+      const done = listingDone(page, input.stopBelow);
       const checkpoints: CheckpointUpdate[] = [
         nextCheckpoint(previous, {
           stream: 'tickets',
@@ -155,15 +190,23 @@ export function beginSweep(deps: ActivityDeps) {
   return async (input: { restart: boolean }) => {
     const { destination } = deps;
     const current = await destination.readCheckpoint(TICKETS_SWEEP.stream, TICKETS_SWEEP.scope);
-    if (current && current.status === 'running' && !input.restart && current.high_water_mark) {
-      return { startedAt: current.high_water_mark, resumedAtPage: current.pages };
-    }
+    const resumed = sweepUnderWay(current, input.restart);
+    if (resumed) return resumed;
     const startedAt = (await destination.currentTime()).toISOString();
     await destination.writeCheckpoints([
       restartedCheckpoint(TICKETS_SWEEP.stream, TICKETS_SWEEP.scope, startedAt),
     ]);
     return { startedAt, resumedAtPage: 0 };
   };
+}
+
+/** The sweep under way that a run continues (where it began, how many pages it read), or null: a new one. */
+export function sweepUnderWay(
+  current: Checkpoint | null,
+  restart: boolean,
+): { startedAt: string; resumedAtPage: number } | null {
+  if (current?.status !== 'running' || restart || !current.high_water_mark) return null;
+  return { startedAt: current.high_water_mark, resumedAtPage: current.pages };
 }
 
 /**

@@ -9,6 +9,7 @@ import { Command, Option } from 'commander';
 import { ALL_STREAMS } from '../schemas/sync.js';
 import { parseInstant, parseMetricsAddress, parseStreams } from './arguments.js';
 import { exitWith } from './commands/exit.js';
+import { planCommand } from './commands/plan.js';
 import { preflightCommand } from './commands/preflight.js';
 import { replayCommand } from './commands/replay.js';
 import { scheduleCommand } from './commands/schedule.js';
@@ -86,6 +87,22 @@ program
   .addOption(streamsOption)
   .addOption(metricsPortOption)
   .action(async (opts) => exitWith(await backfillCommand(opts)));
+
+program
+  .command('plan')
+  .description(
+    "Dry run: sweep the ticket list once (list budget only) and forecast what the next sync --once (--full-refresh, or a backfill) requests per route class, its windows and its wall time at the key's limits; writes nothing to the warehouse",
+  )
+  .option('--full-refresh', 'forecast a full refresh instead of the next incremental run')
+  .option('--backfill', 'forecast a backfill of [--from, --to)')
+  .option('--from <date>', 'backfill: inclusive start (YYYY-MM-DD or ISO instant)', parseInstant)
+  .option('--to <date>', 'backfill: exclusive end (YYYY-MM-DD or ISO instant)', parseInstant)
+  .option('--force', 'backfill: also the windows an earlier backfill of the range completed')
+  .option('--json', 'print the forecast as one JSON object')
+  .option('--no-save', 'do not keep the forecast for the next run to compare with')
+  .addOption(configOption)
+  .addOption(streamsOption)
+  .action(async (opts) => exitWith(await planCommand(opts)));
 
 program
   .command('replay')

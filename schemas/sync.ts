@@ -195,6 +195,14 @@ export const TicketsInput = PagingChildInput.extend({
 });
 export type TicketsInput = z.infer<typeof TicketsInput>;
 
+/**
+ * Tickets created at or after this instant have their thread queued whether or not `updated_at` moved (the
+ * spec does not promise that a new message moves it); null on a full refresh, which queues every thread.
+ */
+export function threadCutoffOf(mode: SyncMode, before: string, threadLookbackMs: number): string | null {
+  return mode === 'full_refresh' ? null : new Date(Date.parse(before) - threadLookbackMs).toISOString();
+}
+
 const IanaZone = z.string().refine(
   (tz) => {
     try {

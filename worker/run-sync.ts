@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type Client, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import type { ForecastComparison } from '../schemas/forecast.js';
 import {
   type MissingData,
   type ReconcileSummary,
@@ -29,6 +30,8 @@ export interface RunSummary {
   reconciliation?: ReconcileSummary;
   /** What the warehouse misses after the run and how it comes back (set when anything is missing). */
   missing?: MissingData;
+  /** The forecast `plan` made for this run, next to the run's own requests per class and wall time. */
+  forecast?: ForecastComparison;
   error?: string;
 }
 

@@ -1,5 +1,5 @@
 import { STREAMS } from '../schemas/streams.js';
-import { type StreamCounts, TICKETS_SCOPES, type TicketsInput } from '../schemas/sync.js';
+import { type StreamCounts, TICKETS_SCOPES, type TicketsInput, threadCutoffOf } from '../schemas/sync.js';
 import { bookkeeping, classActivities } from './activity-proxies.js';
 import { pageGuard } from './page-guard.js';
 import { readPages } from './page-loop.js';
@@ -23,10 +23,7 @@ async function ticketsWorkflowBody(input: TicketsInput): Promise<StreamCounts & 
   const progress = trackChildProgress(null, input.carried);
   const list = classActivities(STREAMS.tickets.routeClass, { patienceMs: input.patienceMs });
   const seen = input.seen ?? { newest: null, coveredDownTo: null, headDone: false, listPages: 0 };
-  const threadCutoff =
-    input.mode === 'full_refresh'
-      ? null
-      : new Date(Date.parse(input.before) - input.threadLookbackMs).toISOString();
+  const threadCutoff = threadCutoffOf(input.mode, input.before, input.threadLookbackMs);
   const budgetLeft = () =>
     input.sweep?.maxPages == null ? Number.POSITIVE_INFINITY : input.sweep.maxPages - seen.listPages;
 

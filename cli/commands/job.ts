@@ -1,6 +1,9 @@
 import type { Logger } from 'pino';
+import { DATA_DIR } from '../../embedded/data-dir.js';
 import { asStep, type StepStarter } from '../../embedded/step-progress.js';
 import type { TemporalTarget } from '../../embedded/temporal.js';
+import { compareWithRun, takeForecast } from '../../forecast/store.js';
+import { targetOf } from '../../forecast/target.js';
 import type { Config } from '../../schemas/config.js';
 import type { RunProgress, StreamName, SyncMode, SyncRunInput } from '../../schemas/sync.js';
 import { buildDependencies } from '../../worker/compose.js';
@@ -100,6 +103,22 @@ export async function runJob(options: JobOptions): Promise<RunSummary> {
             },
           ]),
       );
+      // The forecast `plan` made for this run, if any, next to what the run did (requests are counted by
+      // this process's client: only with the local worker).
+      const forecast = options.localWorker
+        ? takeForecast(DATA_DIR, {
+            target: targetOf(config),
+            mode: options.mode,
+            streams: options.streams,
+            range: options.range ?? null,
+          })
+        : null;
+      if (forecast) {
+        summary.forecast = compareWithRun(forecast, {
+          requests: summary.requests,
+          durationMs: summary.duration_ms,
+        });
+      }
       if (options.display) process.stderr.write(`${summaryTable(summary)}\n`);
       if (summary.status === 'failed') {
         // What on-call needs for each failed window: code, request id, the UI link, the replay command.

@@ -1,0 +1,294 @@
+import { planRun } from '../activities/bookkeeping.js';
+import { UNPAGINATED_STREAMS } from '../activities/fetchers.js';
+import type { SupportApiClient } from '../connectors/support-api/index.js';
+import { type Config, QUEUED_ROUTE_CLASSES, type QueuedRouteClass } from '../schemas/config.js';
+import type { Forecast, ForecastItem } from '../schemas/forecast.js';
+import { STREAMS } from '../schemas/streams.js';
+import {
+  EXPORT_STREAMS,
+  HISTORY_MARGIN_MS,
+  REFERENCE_STREAMS,
+  type StreamName,
+  type SyncMode,
+  streamOfPass,
+  TICKETS_SCOPES,
+} from '../schemas/sync.js';
+import { TABLES } from '../schemas/warehouse.js';
+import { settingsFromConfig } from '../worker/config.js';
+import { forecastExports, pagesOf } from './exports.js';
+import { oldestCreatedAt, type SweptPage, sweepTicketList } from './sweep.js';
+import { targetOf } from './target.js';
+import { forecastTickets } from './tickets.js';
+import { classBudgets, expectedMs, wallTime } from './wall-time.js';
+import type { ForecastReads } from './warehouse-reads.js';
+
+export type ForecastMode = Exclude<SyncMode, 'replay'>;
+
+export interface ForecastRequest {
+  config: Config;
+  /** A client of the key the run will use: the sweep and the probes spend its list and analytics budget. */
+  client: SupportApiClient;
+  /** The warehouse, read only (forecast/warehouse-reads.ts). */
+  reads: ForecastReads;
+  mode: ForecastMode;
+  streams: StreamName[];
+  range?: { from: string; before: string };
+  /** A backfill re-reads the windows an earlier one completed, too. */
+  force?: boolean;
+  now: Date;
+  /** Progress of the sweep (it can take a while: 6,000 tickets a minute at the spec's list limit). */
+  onSweepPage?: (pages: number, tickets: number) => void;
+}
+
+/**
+ * The forecast of the run `sync --once` (or `--full-refresh`, or `backfill`) would make now: its plan comes
+ * from the run's own planner (`planRun`, reading the warehouse's checkpoints), its ticket pages and threads
+ * from one sweep of the ticket list judged by the run's own rules, its export windows from the same window
+ * planner, their pages estimated (forecast/exports.ts); then requests per route class, the wall time at the
+ * key's limits and the budget left to other clients (forecast/wall-time.ts). It writes nothing.
+ */
+export async function makeForecast(request: ForecastRequest): Promise<Forecast> {
+  const { config, client, reads, mode, streams, range } = request;
+  const settings = settingsFromConfig(config, request.now);
+  const before = range?.before ?? request.now.toISOString();
+  const planInput = { mode, streams, settings, now: before, ...(range ? { range } : {}) };
+  const plan = await planRun({ destination: reads })(planInput);
+
+  const exportsWanted = EXPORT_STREAMS.some((s) => streams.includes(s));
+  const pages: SweptPage[] =
+    streams.includes('tickets') || exportsWanted
+      ? await sweepTicketList(client, settings.pageSize, request.onSweepPage)
+      : [];
+  const oldest = oldestCreatedAt(pages);
+
+  // As the run does once its first sweep has found where the history starts: the exports planned from it.
+  let { passes, historyStart } = plan;
+  if (historyStart === null && !range && exportsWanted && oldest !== null) {
+    historyStart = new Date(Date.parse(oldest) - HISTORY_MARGIN_MS).toISOString();
+    passes = (
+      await planRun({ destination: reads })({
+        ...planInput,
+        settings: { ...settings, startDate: historyStart },
+      })
+    ).passes;
+  }
+
+  const tickets = await forecastTickets({
+    reads,
+    pages,
+    plan: plan.tickets,
+    mode,
+    settings,
+    before,
+    withThreads: streams.includes('ticket_messages'),
+  });
+  const swept = pages.flatMap((p) => p.tickets);
+  const exports = await forecastExports({
+    reads,
+    client,
+    passes,
+    historyStart,
+    activity: {
+      tickets: swept,
+      span: oldest ? { from: Date.parse(oldest), before: Date.parse(before) } : null,
+    },
+    pageSize: settings.pageSize,
+    includeComments: settings.csatIncludeComments,
+    skipSucceeded: mode === 'backfill' && request.force !== true,
+  });
+
+  const items: ForecastItem[] = [
+    {
+      source: 'preflight',
+      route_class: STREAMS.views.routeClass,
+      what: 'preflight: the key checked with one page of GET /views (limit 1)',
+      requests: 1,
+      at_least: 1,
+      basis: 'every run',
+    },
+  ];
+  for (const stream of REFERENCE_STREAMS.filter((s) => streams.includes(s))) {
+    const { pages: n, basis } = await referencePages(reads, stream, settings.pageSize);
+    items.push({
+      source: stream,
+      route_class: STREAMS[stream].routeClass,
+      what: `${stream}: ${n} page(s)`,
+      requests: n,
+      at_least: 1,
+      basis,
+    });
+  }
+  if (plan.tickets) {
+    const listPages = tickets.headPages + tickets.sweepPages;
+    items.push({
+      source: 'tickets',
+      route_class: STREAMS.tickets.routeClass,
+      what:
+        `tickets: ${listPages} list page(s), ${tickets.listed} tickets` +
+        (tickets.headPages > 0 ? ` (head pass ${tickets.headPages}, sweep ${tickets.sweepPages})` : ''),
+      requests: listPages,
+      at_least: listPages,
+      basis: `counted by this plan's sweep (${pages.length} pages of ${settings.pageSize})`,
+    });
+  }
+  const threads = tickets.threads;
+  if (threads) {
+    items.push({
+      source: 'ticket_messages',
+      route_class: STREAMS.ticket_messages.routeClass,
+      what:
+        `ticket_messages: ${threads.queuedByListing} thread(s) queued by the listing, ${threads.queuedBefore} queued ` +
+        `before or unsettled, ${threads.reverifyMin} of the rolling re-read`,
+      requests: threads.requests,
+      at_least: threads.requests,
+      basis:
+        "the run's queueing rule against the stored versions; one request per thread page of 100 messages",
+    });
+  }
+  for (const pass of exports.passes) {
+    const requests = pass.windows.reduce((n, w) => n + w.pages, 0);
+    const how = pass.windows.some((w) => w.basis === 'warehouse')
+      ? 'rows the warehouse holds per window, the rest at their density'
+      : pass.probe
+        ? `one probe page: ${pass.probe.items} item(s) ${pass.probe.complete ? 'in' : 'in the start of'} ${pass.probe.window_start}/${pass.probe.window_end}, per ${pass.pass === 'agent_sessions' ? 'day' : 'ticket'} elsewhere`
+        : 'no activity in its windows: one page each';
+    items.push({
+      source: pass.pass,
+      route_class: STREAMS[streamOfPass(pass.pass)].routeClass,
+      what: `${pass.pass}: ${pass.windows.length} window(s)${pass.skipped ? ` (${pass.skipped} done before, skipped)` : ''}, ~${pass.windows.reduce((n, w) => n + w.items, 0)} items`,
+      requests,
+      at_least: pass.windows.length,
+      basis: `estimated: ${how}`,
+    });
+  }
+  const queries = streams.includes('report_snapshots') ? (settings.reportQueries?.length ?? 0) : 0;
+  if (queries > 0) {
+    items.push({
+      source: 'report_snapshots',
+      route_class: STREAMS.report_snapshots.routeClass,
+      what: `report_snapshots: ${queries} saved report queries`,
+      requests: queries,
+      at_least: 0,
+      basis: 'one POST /reports/query each (none when taken at this time already)',
+    });
+  }
+  if (plan.tickets) {
+    items.push({
+      source: 'reconciliation',
+      route_class: 'analytics',
+      what: 'reconciliation: one report query (new tickets per day)',
+      requests: 1,
+      at_least: 0,
+      basis: 'after a run whose tickets succeeded',
+    });
+  }
+
+  const { budgets, from } = classBudgets(config);
+  const perClass = sumByClass(items);
+  // The rolling re-read goes on beyond its minimum while the run's other streams are busy (the detail
+  // budget would idle): about the detail queue's dispatch over their time, as far as threads allow.
+  if (threads && threads.reverifyMore > 0 && from === 'configured') {
+    const othersMs = Math.max(
+      ...QUEUED_ROUTE_CLASSES.map((c) =>
+        expectedMs(sumByClass(items.filter(isOtherLane))[c].requests, budgets[c]),
+      ),
+    );
+    const capacity = Math.floor((othersMs / 1000) * budgets.detail.dispatchPerSecond);
+    const more = Math.min(threads.reverifyMore, Math.max(0, capacity - perClass.detail.requests));
+    if (more > 0) {
+      items.push({
+        source: 'ticket_messages',
+        route_class: STREAMS.ticket_messages.routeClass,
+        what: `ticket_messages: ${more} more thread(s) of the rolling re-read while other streams run`,
+        requests: more,
+        at_least: 0,
+        basis: "the detail queue's dispatch over the other streams' expected time",
+      });
+      perClass.detail.requests += more;
+    }
+  }
+  const { classes, binding, wall } = wallTime(perClass, budgets);
+  const firstSync =
+    mode === 'incremental' &&
+    (await reads.readCheckpoint(TICKETS_SCOPES.hwm.stream, TICKETS_SCOPES.hwm.scope)) === null;
+  const cost = Object.fromEntries(QUEUED_ROUTE_CLASSES.map((c) => [c, 0])) as Record<
+    QueuedRouteClass,
+    number
+  >;
+  cost[STREAMS.tickets.routeClass] += pages.length;
+  cost.analytics += exports.probes;
+  return {
+    made_at: request.now.toISOString(),
+    mode,
+    kind: firstSync ? 'first sync (whole history)' : KIND[mode],
+    streams,
+    range: range ?? null,
+    target: targetOf(config),
+    settings: {
+      page_size: settings.pageSize,
+      window_ms: settings.windowMs,
+      lookback_ms: settings.lookbackMs,
+      thread_lookback_ms: settings.threadLookbackMs,
+      thread_reverify_per_run: settings.threadReverifyPerRun,
+      limits_from: from,
+    },
+    tickets: {
+      listed: tickets.listed,
+      list_pages: tickets.headPages + tickets.sweepPages,
+      oldest_created_at: oldest,
+      threads: threads?.requests ?? 0,
+    },
+    history_start: historyStart,
+    passes: exports.passes,
+    items,
+    classes,
+    binding,
+    wall,
+    cost,
+  };
+}
+
+const KIND: Record<ForecastMode, string> = {
+  incremental: 'incremental run',
+  full_refresh: 'full refresh',
+  backfill: 'backfill',
+};
+
+/**
+ * The run's lanes besides tickets and threads (reference lists, export passes, report snapshots): while
+ * they are busy the rolling re-read goes on. Not the preflight nor the reconciliation (after every lane).
+ */
+const isOtherLane = (item: ForecastItem) =>
+  !['tickets', 'ticket_messages', 'preflight', 'reconciliation'].includes(item.source);
+
+function sumByClass(
+  items: readonly ForecastItem[],
+): Record<QueuedRouteClass, { requests: number; atLeast: number }> {
+  const out = Object.fromEntries(QUEUED_ROUTE_CLASSES.map((c) => [c, { requests: 0, atLeast: 0 }])) as Record<
+    QueuedRouteClass,
+    { requests: number; atLeast: number }
+  >;
+  for (const item of items) {
+    out[item.route_class].requests += item.requests;
+    out[item.route_class].atLeast += item.at_least;
+  }
+  return out;
+}
+
+/** Pages of a reference list: its rows in the warehouse over the page size, or one when none is stored. */
+async function referencePages(
+  reads: ForecastReads,
+  stream: (typeof REFERENCE_STREAMS)[number],
+  pageSize: number,
+): Promise<{ pages: number; basis: string }> {
+  if (UNPAGINATED_STREAMS.includes(stream)) return { pages: 1, basis: 'one unpaginated answer' };
+  const table = TABLES[STREAMS[stream].table as keyof typeof TABLES];
+  const [row] = await reads.select(
+    (d) =>
+      `SELECT COUNT(*) AS n FROM ${d.table(table.name)}` +
+      (table.tracksDeletion ? ` WHERE ${d.ident('_deleted_at')} IS NULL` : ''),
+  );
+  if (row === undefined)
+    return { pages: 1, basis: 'nothing stored yet: one page, more if the list is longer' };
+  return { pages: pagesOf(Number(row['n']), pageSize), basis: `${Number(row['n'])} rows in the warehouse` };
+}
