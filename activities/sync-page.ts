@@ -2,7 +2,7 @@ import type { Page } from '../connectors/support-api/index.js';
 import type { Checkpoint, TableName } from '../schemas/warehouse.js';
 import { nextCheckpoint } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
-import { fetchPageStep, type PageStep, rejectedOf, rowsOf } from './page-step.js';
+import { fetchPageStep, type PageStep, rejectedOf, rowsOf, schemaChangesOf } from './page-step.js';
 
 type AnyPage = Page<unknown, unknown>;
 
@@ -19,6 +19,11 @@ export interface PageTarget<P extends AnyPage> {
   readonly allowRestart: boolean;
   /** Full refresh: rows are rewritten at an equal version too (see WriteBatch.repair). */
   readonly repair: boolean;
+  /**
+   * The sync run the page belongs to, for `_schema_changes` (a change counts once per run); null for a
+   * workflow started before the runs were passed down to its pages.
+   */
+  readonly runId: string | null;
   /** The page after a cursor (activities/fetchers.ts). */
   readonly fetch: (cursor: string | null) => Promise<P>;
   /** Whether the scope's checkpoint leaves nothing to read (default: the checkpoint is complete). */
@@ -73,6 +78,7 @@ export const STORE_ALL: PageStore<AnyPage, object> = {
         rows: page.items.length,
       }),
       rejected,
+      schemaChanges: schemaChangesOf(target.table, target.stream, target.runId, step),
       repair: target.repair,
     });
     return { done: !page.hasMore, rows: page.items.length, rejected: rejected.length };

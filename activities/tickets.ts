@@ -6,7 +6,7 @@ import { type CheckpointUpdate, contentHashOf, THREAD_QUEUE_STREAM } from '../sc
 import { laterInstant, nextCheckpoint, restartedCheckpoint } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
 import { PAGE_FETCHERS } from './fetchers.js';
-import { rejectedOf, rowsOf } from './page-step.js';
+import { rejectedOf, rowsOf, schemaChangesOf } from './page-step.js';
 import { type PageStore, syncPage } from './sync-page.js';
 
 const TICKETS_HWM = TICKETS_SCOPES.hwm;
@@ -41,6 +41,7 @@ export function syncTicketsPage(deps: ActivityDeps) {
         scope: input.scope,
         allowRestart: input.allowRestart ?? true,
         repair: input.repair === true,
+        runId: input.runId ?? null,
         fetch: (cursor) => PAGE_FETCHERS.tickets(deps.client, { limit: input.pageSize }, cursor),
       },
       changedTickets(input),
@@ -56,6 +57,8 @@ interface TicketsPageInput {
   allowRestart?: boolean;
   /** Full refresh: every row is rewritten at an equal version too, repairing whatever differs. */
   repair?: boolean;
+  /** The sync run, for `_schema_changes` (absent in workflows started before it was passed down). */
+  runId?: string;
 }
 
 /** How a tickets page is stored (see syncTicketsPage), and what it reports besides the page report. */
@@ -131,6 +134,7 @@ function changedTickets(input: TicketsPageInput): PageStore<
         seen: page.items.filter((t) => !changed.has(t.id)).map((t) => t.id),
         checkpoint: checkpoints,
         rejected,
+        schemaChanges: schemaChangesOf('tickets', 'tickets', target.runId, step),
         repair: target.repair,
       });
       return {

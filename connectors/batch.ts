@@ -3,6 +3,7 @@ import {
   type ColumnSpec,
   dedupeRows,
   RejectedItem,
+  SchemaChangeSighting,
   storableJson,
   storableString,
   type TableSpec,
@@ -68,6 +69,39 @@ export function rejectedList(items: readonly RejectedItem[] | undefined): Reject
     byKey.set(`${storable.table}\u0000${storable.itemKey}`, storable);
   });
   return [...byKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, item]) => item);
+}
+
+/**
+ * The schema-change sightings of some batches, validated, made storable and deduplicated on the key
+ * `_schema_changes` is upserted by (the last sighting wins), sorted by that key so concurrent writers lock
+ * entries in one order. An invalid sighting throws a DestinationError naming its position and field.
+ */
+export function schemaChangeList(batches: readonly WriteBatch[]): SchemaChangeSighting[] {
+  const byKey = new Map<string, SchemaChangeSighting>();
+  batches
+    .flatMap((b) => b.schemaChanges ?? [])
+    .forEach((sighting, i) => {
+      const parsed = SchemaChangeSighting.safeParse(sighting);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0]!;
+        throw new DestinationError(
+          `schema change ${i}: field ${issue.path.join('.') || '(sighting)'}: ${issue.message}`,
+        );
+      }
+      const c = parsed.data;
+      const text = (v: string | null) => (v === null ? null : storableString(v));
+      const storable: SchemaChangeSighting = {
+        ...c,
+        fieldPath: storableString(c.fieldPath),
+        observed: storableString(c.observed),
+        expected: text(c.expected),
+        example: storableString(c.example),
+        label: text(c.label),
+        stream: storableString(c.stream),
+      };
+      byKey.set([c.table, storable.fieldPath, c.kind, storable.observed].join('\u0000'), storable);
+    });
+  return [...byKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, c]) => c);
 }
 
 /** A batch's result from what its merge counted: the rest of what it received was unchanged. */

@@ -76,5 +76,15 @@ ON ${key.map((k) => `T.${q(k)} = S.${q(k)}`).join(' AND ')}
 WHEN MATCHED THEN UPDATE SET ${updates.join(', ')}
 WHEN NOT MATCHED THEN INSERT (${columns.map(q).join(', ')}) VALUES (${columns.map((c) => `S.${q(c)}`).join(', ')})`;
     },
+    mergeSource: (name, key, columns, source, update) => {
+      const q = bqIdent;
+      const { set, when } = update('S');
+      return `MERGE ${table(name)} T USING (${source}) S
+ON ${key.map((k) => `T.${q(k)} = S.${q(k)}`).join(' AND ')}
+WHEN MATCHED AND (${when}) THEN UPDATE SET ${Object.entries(set)
+        .map(([c, v]) => `${q(c)} = ${v}`)
+        .join(', ')}
+WHEN NOT MATCHED THEN INSERT (${columns.map(q).join(', ')}) VALUES (${columns.map((c) => `S.${q(c)}`).join(', ')})`;
+    },
   };
 }

@@ -39,5 +39,16 @@ export function postgresDialect(schema: string): WarehouseDialect {
 VALUES ${rows.map((values) => `(${values.join(', ')})`).join(',\n  ')}
 ON CONFLICT (${key.map(ident).join(', ')}) DO UPDATE SET ${updates.join(', ')}`;
     },
+    // Rows go in key order, so concurrent writers lock the keys they share in one order (no deadlock).
+    mergeSource: (table, key, columns, source, update) => {
+      const { set, when } = update('EXCLUDED');
+      const names = columns.map(ident).join(', ');
+      return `INSERT INTO ${ident(schema)}.${ident(table)} AS T (${names})
+SELECT ${names} FROM (${source}) AS S ORDER BY ${key.map(ident).join(', ')}
+ON CONFLICT (${key.map(ident).join(', ')}) DO UPDATE SET ${Object.entries(set)
+        .map(([c, v]) => `${ident(c)} = ${v}`)
+        .join(', ')}
+WHERE ${when}`;
+    },
   };
 }

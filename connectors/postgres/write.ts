@@ -6,15 +6,24 @@ import {
   type CheckpointUpdate,
   type RejectedItem,
   rowKey,
+  type SchemaChangeSighting,
   type TableName,
   type TableSpec,
 } from '../../schemas/warehouse.js';
-import { batchRows, checkpointList, rejectedList, stagedColumns, writeResult } from '../batch.js';
+import {
+  batchRows,
+  checkpointList,
+  rejectedList,
+  schemaChangeList,
+  stagedColumns,
+  writeResult,
+} from '../batch.js';
 import type { Destination, WriteBatch, WriteResult } from '../destination.js';
 import type { DestinationSettings } from '../settings.js';
 import type { CascadeConditions, CascadeCounts, DeletionRequest } from '../sql/deletions.js';
 import type { WarehouseWriter } from '../sql/destination.js';
 import { statement } from '../sql/dialect.js';
+import { schemaChangesSql } from '../sql/schema-changes.js';
 import { copyChunks } from './copy.js';
 import { ident, PG_TYPES } from './dialect.js';
 import type { PostgresSession } from './session.js';
@@ -82,6 +91,7 @@ export class PostgresWriter implements WarehouseWriter {
       return { batch, spec, rows };
     });
     const rejected = rejectedList(batches.flatMap((b) => b.rejected ?? []));
+    const schemaChanges = schemaChangeList(batches);
     const order = prepared
       .map((p, i) => ({ p, i }))
       .sort((a, b) => (a.p.spec.name < b.p.spec.name ? -1 : a.p.spec.name > b.p.spec.name ? 1 : 0));
@@ -99,6 +109,7 @@ export class PostgresWriter implements WarehouseWriter {
       }
       const stored = prepared.filter((p) => p.rows.length > 0).map((p) => p.spec);
       await this.#writeRejected(client, stored, rejected, syncedAt);
+      await this.#writeSchemaChanges(client, schemaChanges, syncedAt);
       await this.#upsertCheckpoints(client, checkpointList(checkpoint), syncedAt);
       return results;
     });
@@ -171,6 +182,28 @@ export class PostgresWriter implements WarehouseWriter {
       raw: r.raw,
     }));
     await client.query(rejectedUpsertSql(schema), [syncedAt, JSON.stringify(records)]);
+  }
+
+  /**
+   * The `_schema_changes` side of a write, after `_rejected`: one upsert of the sightings not yet recorded
+   * for their run. It reads before it locks (the NOT EXISTS of `pending`), so the pages of a run that saw
+   * the same drift before take no row locks; the rows it does write are locked in key order.
+   */
+  async #writeSchemaChanges(
+    client: pg.PoolClient,
+    sightings: readonly SchemaChangeSighting[],
+    syncedAt: Date,
+  ): Promise<void> {
+    if (sightings.length === 0) return;
+    const d = this.session.dialect;
+    const write = statement(
+      d,
+      (bind) => schemaChangesSql(d, bind, sightings, bind(syncedAt, 'timestamp')).upsert,
+    );
+    await client.query(
+      write.sql,
+      write.values.map((v) => v.value),
+    );
   }
 
   /** `_synced_at` of a transaction: the server's transaction time (never earlier than a prior currentTime()). */

@@ -3,6 +3,7 @@ import type {
   CheckpointUpdate,
   Freshness,
   ReconciliationRecord,
+  SchemaChangeRecord,
   StoredVersion,
   SyncRunRecord,
   TableName,
@@ -28,6 +29,7 @@ import {
 } from './deletions.js';
 import { parsedRows, type Row, type SqlSession, statement } from './dialect.js';
 import { hasLedger, listReconciliation, listRuns, recordReconciliation, recordRun } from './ledger.js';
+import { listSchemaChanges, type SchemaChangeFilter } from './schema-changes.js';
 import { freshness, readCheckpoints, staleThreads, storedVersions } from './state-reads.js';
 
 /** The write path of one warehouse: rows, checkpoints and deletions, each atomic. */
@@ -154,6 +156,10 @@ export class SqlDestination implements Destination {
 
   async freshness(): Promise<Freshness> {
     return freshness(this.#session);
+  }
+
+  async listSchemaChanges(filter?: SchemaChangeFilter): Promise<SchemaChangeRecord[]> {
+    return listSchemaChanges(this.#session, filter);
   }
 
   async select(build: (dialect: SqlDialect) => string): Promise<Row[]> {
