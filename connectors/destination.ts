@@ -1,3 +1,4 @@
+import type { CustomFieldColumn } from '../schemas/custom-fields-view.js';
 import type {
   Checkpoint,
   CheckpointStatus,
@@ -149,8 +150,16 @@ export interface DestinationHooks {
 /** The warehouse's schema and the destination's life. */
 export interface DestinationSchema {
   readonly capabilities: DestinationCapabilities;
-  /** Creates schema/dataset, all tables and indexes; idempotent; adds columns missing from existing tables. */
+  /**
+   * Creates schema/dataset, all tables and indexes; idempotent; adds columns missing from existing tables;
+   * then the views, `ticket_custom_fields` included (see refreshCustomFieldView).
+   */
   prepare(): Promise<void>;
+  /**
+   * Regenerates the view `ticket_custom_fields` from the custom fields the live tickets hold (one typed
+   * column per field, schemas/custom-fields-view.ts); returns its field columns.
+   */
+  refreshCustomFieldView(): Promise<CustomFieldColumn[]>;
   close(): Promise<void>;
 }
 

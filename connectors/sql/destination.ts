@@ -1,3 +1,4 @@
+import { type CustomFieldColumn, customFieldsView } from '../../schemas/custom-fields-view.js';
 import type {
   Checkpoint,
   CheckpointUpdate,
@@ -9,7 +10,7 @@ import type {
   TableName,
   TableSpec,
 } from '../../schemas/warehouse.js';
-import type { SqlDialect } from '../../schemas/warehouse-views.js';
+import type { SqlDialect, ViewSpec } from '../../schemas/warehouse-views.js';
 import type {
   CheckpointFilter,
   DeletionCascade,
@@ -19,6 +20,7 @@ import type {
   WriteResult,
 } from '../destination.js';
 import type { DestinationSettings } from '../settings.js';
+import { customFieldColumnsOf } from './custom-fields.js';
 import {
   type CascadeConditions,
   type CascadeCounts,
@@ -48,6 +50,8 @@ export interface WarehouseParts {
   readonly session: SqlSession;
   /** The DDL: creates or migrates every table, then the views. */
   readonly prepare: () => Promise<void>;
+  /** Creates or replaces one view (a view whose columns change is dropped and created again). */
+  readonly createView: (view: ViewSpec) => Promise<void>;
   readonly writer: WarehouseWriter;
 }
 
@@ -62,6 +66,7 @@ export class SqlDestination implements Destination {
   readonly #settings: DestinationSettings;
   readonly #writer: WarehouseWriter;
   readonly #prepare: () => Promise<void>;
+  readonly #createView: (view: ViewSpec) => Promise<void>;
 
   constructor(parts: WarehouseParts) {
     this.capabilities = parts.capabilities;
@@ -69,12 +74,23 @@ export class SqlDestination implements Destination {
     this.#settings = parts.settings;
     this.#writer = parts.writer;
     this.#prepare = parts.prepare;
+    this.#createView = parts.createView;
   }
 
   // --- schema and writes: the warehouse's own -----------------------------------------------------------
 
-  prepare(): Promise<void> {
-    return this.#prepare();
+  async prepare(): Promise<void> {
+    await this.#prepare();
+    await this.refreshCustomFieldView();
+  }
+
+  /** Written once: which fields and types (sql/custom-fields.ts); the DDL is the warehouse's. */
+  async refreshCustomFieldView(): Promise<CustomFieldColumn[]> {
+    // A tickets table of an older model (a test's override) without custom fields has no such view.
+    if (!this.#settings.spec('tickets').columns.some((c) => c.name === 'ticket_fields')) return [];
+    const columns = await customFieldColumnsOf(this.#session);
+    await this.#createView(customFieldsView(columns));
+    return columns;
   }
 
   writeBatch<T extends TableName>(batch: WriteBatch<T>): Promise<WriteResult> {

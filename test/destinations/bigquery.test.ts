@@ -11,6 +11,7 @@ import { createDestination } from '../../connectors/index.js';
 import { canonicalTimestamp, TABLES, type TableName, tableSpecOf } from '../../schemas/warehouse.js';
 import { type BigQueryEmulator, startBigQueryEmulator } from '../../scripts/bigquery-emulator.js';
 import { destinationConformance } from './conformance.js';
+import { customFieldsSuite } from './custom-fields-suite.js';
 import { viewsSuite } from './views-suite.js';
 
 let emulator: BigQueryEmulator;
@@ -205,6 +206,20 @@ describe('BigQuery destination specifics', () => {
 
 viewsSuite('BigQuery (bqemulator)', async () => {
   const datasetId = `views_${randomBytes(4).toString('hex')}`;
+  const client = new BigQuery({ projectId: emulator.projectId, ...emulatorClientOptions(emulator.endpoint) });
+  return {
+    create: async () =>
+      new BigQueryDestination({ projectId: emulator.projectId, datasetId, apiEndpoint: emulator.endpoint }),
+    async viewColumns(view: string) {
+      const [meta] = await client.dataset(datasetId).table(view).getMetadata();
+      return ((meta.schema?.fields ?? []) as { name: string }[]).map((f) => f.name);
+    },
+    teardown: async () => undefined,
+  };
+});
+
+customFieldsSuite('BigQuery (bqemulator)', async () => {
+  const datasetId = `custom_fields_${randomBytes(4).toString('hex')}`;
   const client = new BigQuery({ projectId: emulator.projectId, ...emulatorClientOptions(emulator.endpoint) });
   return {
     create: async () =>

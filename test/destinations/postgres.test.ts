@@ -5,6 +5,7 @@ import { PostgresDestination } from '../../connectors/postgres/destination.js';
 import { canonicalTimestamp, type TableName, tableSpecOf } from '../../schemas/warehouse.js';
 import { freshDatabase } from '../support/postgres.js';
 import { destinationConformance } from './conformance.js';
+import { customFieldsSuite } from './custom-fields-suite.js';
 import { viewsSuite } from './views-suite.js';
 
 const SCHEMA = 'support_test';
@@ -94,6 +95,22 @@ describe('PostgreSQL destination specifics', () => {
 
 viewsSuite('PostgreSQL', async () => {
   const url = await freshDatabase('destination_views');
+  const admin = new pg.Pool({ connectionString: url, max: 2 });
+  return {
+    create: async () => new PostgresDestination(url, { schema: SCHEMA }),
+    async viewColumns(view: string) {
+      const r = await admin.query(
+        'SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2 ORDER BY ordinal_position',
+        [SCHEMA, view],
+      );
+      return r.rows.map((x: { column_name: string }) => x.column_name);
+    },
+    teardown: () => admin.end(),
+  };
+});
+
+customFieldsSuite('PostgreSQL', async () => {
+  const url = await freshDatabase('destination_custom_fields');
   const admin = new pg.Pool({ connectionString: url, max: 2 });
   return {
     create: async () => new PostgresDestination(url, { schema: SCHEMA }),
