@@ -18,6 +18,7 @@ import { missingData } from './missing-data.js';
 import { syncExportPage, syncReferencePage, syncThreadPage } from './page-activities.js';
 import { reconcile } from './reconcile.js';
 import { syncReportSnapshot } from './report-snapshots.js';
+import { schemaDriftAfterRun } from './schema-drift.js';
 import {
   finishThreads,
   listQueuedThreads,
@@ -61,6 +62,7 @@ export function createActivities(deps: ActivityDeps) {
     syncExportPage: syncExportPage(deps),
     syncReportSnapshot: syncReportSnapshot(deps),
     reconcile: reconcile(deps),
+    schemaDriftAfterRun: schemaDriftAfterRun(deps),
   };
   return Object.fromEntries(
     Object.entries(activities).map(([name, fn]) => [

@@ -5,6 +5,7 @@ import {
   type ReconcileSummary,
   RUN_PRIORITY,
   type RunProgress,
+  type SchemaDriftSummary,
   type StreamCounts,
   SyncRunInput,
 } from '../schemas/sync.js';
@@ -29,6 +30,8 @@ export interface RunSummary {
   reconciliation?: ReconcileSummary;
   /** What the warehouse misses after the run and how it comes back (set when anything is missing). */
   missing?: MissingData;
+  /** Schema drift the run saw first (`_schema_changes`; set when there was any). */
+  schema_changes?: SchemaDriftSummary;
   error?: string;
 }
 
@@ -168,6 +171,7 @@ export async function followRun(
     totals,
     ...(last?.reconciliation ? { reconciliation: last.reconciliation } : {}),
     ...(last?.missing?.summary ? { missing: last.missing } : {}),
+    ...(last?.schemaChanges?.recorded ? { schema_changes: last.schemaChanges } : {}),
     ...(error ? { error } : {}),
   };
 }

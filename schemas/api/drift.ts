@@ -242,9 +242,10 @@ function short<T extends string | null>(text: T): T {
   return `${text.slice(0, TEXT_LIMIT - 1)}…` as T;
 }
 
-/** Strings that may be personal data: an e-mail address, a phone number. */
+/** Strings that may be personal data: an e-mail address, a phone number (a date is none). */
 const EMAIL = /@/;
 const PHONE = /\+?\d[\d\s\-().]{6,}\d/;
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/;
 const EXAMPLE_STRING = 40;
 
 /**
@@ -261,7 +262,7 @@ export function exampleOf(value: unknown): string {
 function shrink(value: unknown, depth: number): unknown {
   if (typeof value === 'string') {
     if (EMAIL.test(value)) return '<e-mail>';
-    if (PHONE.test(value)) return '<phone>';
+    if (PHONE.test(value) && !ISO_DATE.test(value)) return '<phone>';
     return value.length <= EXAMPLE_STRING ? value : `${value.slice(0, EXAMPLE_STRING - 1)}…`;
   }
   if (value === null || typeof value !== 'object') return value ?? null;

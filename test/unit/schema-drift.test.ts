@@ -110,6 +110,9 @@ describe('the drift reader (schemas/api/drift.ts)', () => {
       `{"phone":"<phone>","note":"${'x'.repeat(39)}…"}`,
     );
     expect(exampleOf({ a: { b: { c: 1 } } })).toBe('{"a":{"b":{"…":"…"}}}');
+    expect(exampleOf(['2026-12-01', '2026-12-01T10:00:00Z', 'ORD-16905'])).toBe(
+      '["2026-12-01","2026-12-01T10:00:00Z","ORD-16905"]',
+    );
     expect(exampleOf(Array.from({ length: 300 }, (_, i) => i)).length).toBeLessThanOrEqual(120);
     const key = new Secret('sk_live_secret');
     const scrubbed = scrubDrift(
