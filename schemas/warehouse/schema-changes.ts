@@ -65,7 +65,7 @@ export const SCHEMA_CHANGE_COLUMN_DESCRIPTIONS: Readonly<Record<keyof SchemaChan
     'What the schema expects there: the known enum values, or the JSON types it reads the field as (a custom field: its declared type); null for new fields.',
   json_type: 'JSON type of the example.',
   example:
-    'A short example of the value (its latest sighting): JSON, at most 120 characters, strings cut to 40 and masked where they look like an e-mail address (<e-mail>) or a phone number (<phone>); never the API key.',
+    'A short example of the value (its latest sighting): JSON, at most 120 characters, strings cut to 40 and masked where they look like an e-mail address (`<e-mail>`) or a phone number (`<phone>`); never the API key.',
   label: "A custom field's label (its entry's name) as first seen; null otherwise.",
   stream: 'Stream or pass that last saw it.',
   first_seen_at: 'When a sync first saw it (the stamp of the page that did).',

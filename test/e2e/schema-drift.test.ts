@@ -38,7 +38,7 @@ describe('schema drift: _schema_changes and the typed custom-field view', () => 
         )
       ).rows.map(({ ticket_number, ...values }) => [Number(ticket_number), values]),
     );
-  const valueOf = (t: TicketRecord, field: TicketFieldDefinition) =>
+  const fieldValue = (t: TicketRecord, field: TicketFieldDefinition) =>
     t.fieldValues[fields.indexOf(field)] ?? null;
 
   beforeAll(async () => {
@@ -83,10 +83,10 @@ describe('schema drift: _schema_changes and the typed custom-field view', () => 
     expect(rows.size).toBe(liveTickets().length);
     for (const t of liveTickets())
       expect(rows.get(t.number)).toEqual({
-        order_number: valueOf(t, byName('Order number')),
-        product: valueOf(t, byName('Product')),
-        refund_amount: valueOf(t, byName('Refund amount')),
-        warranty: valueOf(t, byName('Warranty')),
+        order_number: fieldValue(t, byName('Order number')),
+        product: fieldValue(t, byName('Product')),
+        refund_amount: fieldValue(t, byName('Refund amount')),
+        warranty: fieldValue(t, byName('Warranty')),
       });
   });
 
