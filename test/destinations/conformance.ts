@@ -77,6 +77,16 @@ async function rejectedRows(dest: Destination, keys: readonly string[]) {
   return rows;
 }
 
+/** A destination whose writes fail after staging, before the merge (a crash mid-batch). */
+const crashingAfterStaging = (h: ConformanceHarness) =>
+  h.create({
+    hooks: {
+      beforeMerge: () => {
+        throw new Error('injected crash after staging');
+      },
+    },
+  });
+
 /** A new-field sighting of run `run-1` on the tickets stream. */
 const sighting = (overrides: Partial<SchemaChangeSighting> = {}): SchemaChangeSighting => ({
   table: 'tickets',
@@ -330,13 +340,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         rows: 1,
       };
       await dest.writeBatch({ table: 'tickets', rows: [], checkpoint: cp });
-      const crashing = await h.create({
-        hooks: {
-          beforeMerge: () => {
-            throw new Error('injected crash after staging');
-          },
-        },
-      });
+      const crashing = await crashingAfterStaging(h);
       const t = ticket({ ticket_number: 20 });
       await expect(
         crashing.writeBatch({
@@ -922,13 +926,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         rows: 0,
       };
       await dest.writeBatch({ table: 'tickets', rows: [], checkpoint: cp });
-      const crashing = await h.create({
-        hooks: {
-          beforeMerge: () => {
-            throw new Error('injected crash after staging');
-          },
-        },
-      });
+      const crashing = await crashingAfterStaging(h);
       const lost = rejection();
       await expect(
         crashing.writeBatch({
@@ -1098,13 +1096,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
 
     it('_schema_changes is written with its batch or not at all', async () => {
       const tag = crypto.randomUUID().slice(0, 8);
-      const crashing = await h.create({
-        hooks: {
-          beforeMerge: () => {
-            throw new Error('injected crash after staging');
-          },
-        },
-      });
+      const crashing = await crashingAfterStaging(h);
       await expect(
         crashing.writeBatch({
           table: 'tickets',
