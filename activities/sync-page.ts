@@ -3,6 +3,7 @@ import type { Checkpoint, TableName } from '../schemas/warehouse.js';
 import { nextCheckpoint } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
 import { fetchPageStep, type PageStep, rejectedOf, rowsOf, schemaChangesOf } from './page-step.js';
+import { recordedDrift } from './recorded-drift.js';
 
 type AnyPage = Page<unknown, unknown>;
 
@@ -67,6 +68,8 @@ export const STORE_ALL: PageStore<AnyPage, object> = {
   async write(deps, target, step, previous) {
     const { page } = step;
     const rejected = rejectedOf(target.table, target.stream, target.scope, step);
+    const drift = recordedDrift(deps);
+    const schemaChanges = drift.unrecorded(schemaChangesOf(target.table, target.stream, target.runId, step));
     await deps.destination.writeBatch({
       table: target.table,
       rows: rowsOf(page) as never,
@@ -78,9 +81,10 @@ export const STORE_ALL: PageStore<AnyPage, object> = {
         rows: page.items.length,
       }),
       rejected,
-      schemaChanges: schemaChangesOf(target.table, target.stream, target.runId, step),
+      schemaChanges,
       repair: target.repair,
     });
+    drift.remember(schemaChanges);
     return { done: !page.hasMore, rows: page.items.length, rejected: rejected.length };
   },
 };

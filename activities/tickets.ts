@@ -7,6 +7,7 @@ import { laterInstant, nextCheckpoint, restartedCheckpoint } from './checkpoints
 import type { ActivityDeps } from './deps.js';
 import { PAGE_FETCHERS } from './fetchers.js';
 import { rejectedOf, rowsOf, schemaChangesOf } from './page-step.js';
+import { recordedDrift } from './recorded-drift.js';
 import { type PageStore, syncPage } from './sync-page.js';
 
 const TICKETS_HWM = TICKETS_SCOPES.hwm;
@@ -128,15 +129,18 @@ function changedTickets(input: TicketsPageInput): PageStore<
           });
       }
       const rejected = rejectedOf('tickets', 'tickets', target.scope, step);
+      const drift = recordedDrift(deps);
+      const schemaChanges = drift.unrecorded(schemaChangesOf('tickets', 'tickets', target.runId, step));
       await destination.writeBatch({
         table: 'tickets',
         rows: changedRows,
         seen: page.items.filter((t) => !changed.has(t.id)).map((t) => t.id),
         checkpoint: checkpoints,
         rejected,
-        schemaChanges: schemaChangesOf('tickets', 'tickets', target.runId, step),
+        schemaChanges,
         repair: target.repair,
       });
+      drift.remember(schemaChanges);
       return {
         done,
         rows: changed.size,

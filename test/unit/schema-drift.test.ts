@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import type { ActivityDeps } from '../../activities/deps.js';
+import { recordedDrift } from '../../activities/recorded-drift.js';
 import { scrubDrift } from '../../connectors/support-api/parse.js';
 import { driftOf, exampleOf, MAX_DRIFT_PER_PAGE } from '../../schemas/api/drift.js';
 import { Agent, Message, Ticket } from '../../schemas/api/index.js';
@@ -162,5 +164,35 @@ describe('ticket_custom_fields columns (schemas/custom-fields-view.ts)', () => {
       ['e', 'due', 'timestamp'],
       ['f', 'lookup', 'json'],
     ]);
+  });
+});
+
+describe("a worker's memory of the drift it recorded (activities/recorded-drift.ts)", () => {
+  const sighting = (runId: string | null, fieldPath = 'sla_breached_at') => ({
+    table: 'tickets' as const,
+    fieldPath,
+    kind: 'new_field' as const,
+    observed: '',
+    expected: null,
+    jsonType: 'string' as const,
+    example: '""',
+    label: null,
+    stream: 'tickets',
+    runId,
+  });
+
+  it('the later pages of a run carry only what the run has not recorded yet; another run records again', () => {
+    const memory = recordedDrift({} as ActivityDeps);
+    memory.remember([sighting('run-1')]);
+    expect(memory.unrecorded([sighting('run-1'), sighting('run-1', 'custom')])).toEqual([
+      sighting('run-1', 'custom'),
+    ]);
+    expect(memory.unrecorded([sighting('run-2')])).toEqual([sighting('run-2')]);
+    // Only recent runs are kept.
+    for (let i = 2; i <= 9; i++) memory.remember([sighting(`run-${i}`)]);
+    expect(memory.unrecorded([sighting('run-1')])).toEqual([sighting('run-1')]);
+    expect(memory.unrecorded([sighting('run-9')])).toEqual([]);
+    // One memory per worker (per set of activity dependencies).
+    expect(recordedDrift({} as ActivityDeps).unrecorded([sighting('run-9')])).toHaveLength(1);
   });
 });
