@@ -93,6 +93,7 @@ export const DECLARED_TYPE_JSON: Readonly<
 };
 
 export function expectedJsonTypeOf(declaredType: string | null): string | null {
-  const parsed = TicketFieldType.safeParse(declaredType);
-  return parsed.success ? DECLARED_TYPE_JSON[parsed.data] : null;
+  return declaredType !== null && Object.hasOwn(DECLARED_TYPE_JSON, declaredType)
+    ? DECLARED_TYPE_JSON[declaredType as TicketFieldType]
+    : null;
 }

@@ -143,38 +143,60 @@ export function driftOf(schema: z.ZodType, items: readonly unknown[]): DriftObse
     models.set(schema, model);
   }
   const seen = new Map<string, DriftObservation>();
-  const report = (o: DriftObservation) => {
-    const key = `${o.fieldPath}\u0000${o.kind}\u0000${o.observed}`;
+  const report: Report = (fieldPath, kind, observed, expected, value, label = null) => {
+    const key = `${fieldPath}\u0000${kind}\u0000${observed}`;
     const kept = seen.get(key);
-    // The first sighting is kept, unless it was a null and a later one shows what the field holds.
-    if (kept ? kept.jsonType === 'null' && o.jsonType !== 'null' : seen.size < MAX_DRIFT_PER_PAGE)
-      seen.set(key, o);
+    // The first sighting is kept, unless it was a null and a later one shows what the field holds. The
+    // example is made only then: most sightings repeat one already kept.
+    const keep = kept
+      ? kept.jsonType === 'null' && value !== null && value !== undefined
+      : seen.size < MAX_DRIFT_PER_PAGE;
+    if (keep)
+      seen.set(key, {
+        fieldPath,
+        kind,
+        observed,
+        expected,
+        jsonType: jsonTypeOf(value),
+        example: exampleOf(value),
+        label,
+      });
   };
   for (const item of items) walk(model, item, '', report);
   return [...seen.values()];
 }
 
-type Report = (o: DriftObservation) => void;
+type Report = (
+  fieldPath: string,
+  kind: SchemaChangeKind,
+  observed: string,
+  expected: string | null,
+  value: unknown,
+  label?: string | null,
+) => void;
 
 function walk(model: Model, value: unknown, path: string, report: Report): void {
   const type = jsonTypeOf(value);
   if (model.types && !model.types.has(type)) {
-    report(observation(path, 'type_change', type, describeTypes(model.types), value));
+    report(path, 'type_change', type, describeTypes(model.types), value);
     return;
   }
   if (model.known && typeof value === 'string' && !model.known.includes(value)) {
-    report(observation(path, 'new_enum_value', short(value), model.known.join(', '), value));
+    report(path, 'new_enum_value', short(value), model.known.join(', '), value);
   }
   if (model.customFields) walkCustomFields(value, path, report);
   if (type === 'object' && model.keys) {
-    for (const [key, child] of Object.entries(value as Record<string, unknown>)) {
-      const at = path === '' ? key : `${path}.${key}`;
+    for (const key in value as Record<string, unknown>) {
+      const child = (value as Record<string, unknown>)[key];
       const field = model.keys.get(key);
+      // Fields the schema takes as they come (open JSON) need no walk.
+      if (field === ANY) continue;
+      const at = path === '' ? key : `${path}.${key}`;
       if (field) walk(field, child, at, report);
-      else report(observation(at, 'new_field', '', null, child));
+      else report(at, 'new_field', '', null, child);
     }
   }
-  if (type === 'array' && model.element) {
+  if (type === 'array' && model.element && model.element !== ANY) {
     for (const element of value as unknown[]) walk(model.element, element, `${path}[]`, report);
   }
 }
@@ -183,44 +205,17 @@ function walk(model: Model, value: unknown, path: string, report: Report): void 
 function walkCustomFields(value: unknown, path: string, report: Report): void {
   for (const field of customFieldEntries(value)) {
     const at = `${path}.${field.key}`;
-    report({ ...observation(at, 'new_custom_field', '', null, field.value), label: short(field.label) });
-    for (const [key, v] of Object.entries(field.entry))
-      if (!ENTRY_KEYS.has(key)) report(observation(`${path}[].${key}`, 'new_field', '', null, v));
+    report(at, 'new_custom_field', '', null, field.value, short(field.label));
+    for (const key in field.entry)
+      if (!ENTRY_KEYS.has(key)) report(`${path}[].${key}`, 'new_field', '', null, field.entry[key]);
     const expected = expectedJsonTypeOf(field.declaredType);
     const type = jsonTypeOf(field.value);
-    if (expected !== null && type !== expected && type !== 'null') {
-      report(
-        observation(
-          at,
-          'type_change',
-          type,
-          `${expected} (declared type ${field.declaredType})`,
-          field.value,
-        ),
-      );
-    }
+    if (expected !== null && type !== expected && type !== 'null')
+      report(at, 'type_change', type, `${expected} (declared type ${field.declaredType})`, field.value);
   }
 }
 
 const ENTRY_KEYS: ReadonlySet<string> = new Set(CUSTOM_FIELD_ENTRY_KEYS);
-
-function observation(
-  fieldPath: string,
-  kind: SchemaChangeKind,
-  observed: string,
-  expected: string | null,
-  value: unknown,
-): DriftObservation {
-  return {
-    fieldPath,
-    kind,
-    observed,
-    expected,
-    jsonType: jsonTypeOf(value),
-    example: exampleOf(value),
-    label: null,
-  };
-}
 
 export function jsonTypeOf(value: unknown): JsonType {
   if (value === null || value === undefined) return 'null';
