@@ -252,9 +252,11 @@ export function schemaChangeStatements(
   syncedAt: string,
 ): string {
   if (sightings.length === 0) return '';
-  const { pending, upsert } = schemaChangesSql(bigQueryDialect(dataset), bindLiteral, sightings, syncedAt);
-  return `IF EXISTS (${pending}) THEN
-${upsert};
+  const sql = schemaChangesSql(bigQueryDialect(dataset), bindLiteral, sightings, syncedAt);
+  // Type changes first: they compare with the type the stored new field had before the upsert.
+  return `IF EXISTS (${sql.pending}) THEN
+${sql.typeChanges};
+${sql.upsert};
 END IF;
 `;
 }

@@ -185,8 +185,8 @@ export class PostgresWriter implements WarehouseWriter {
   }
 
   /**
-   * The `_schema_changes` side of a write, after `_rejected`: one upsert of the sightings not yet recorded
-   * for their run. It reads before it locks (the NOT EXISTS of `pending`), so the pages of a run that saw
+   * The `_schema_changes` side of a write, after `_rejected`: the upsert of the sightings not yet recorded
+   * for their run (and of the type changes of new fields they show). It reads before it locks (the NOT EXISTS of `pending`), so the pages of a run that saw
    * the same drift before take no row locks; the rows it does write are locked in key order.
    */
   async #writeSchemaChanges(
@@ -196,14 +196,17 @@ export class PostgresWriter implements WarehouseWriter {
   ): Promise<void> {
     if (sightings.length === 0) return;
     const d = this.session.dialect;
-    const write = statement(
-      d,
-      (bind) => schemaChangesSql(d, bind, sightings, bind(syncedAt, 'timestamp')).upsert,
-    );
-    await client.query(
-      write.sql,
-      write.values.map((v) => v.value),
-    );
+    // Type changes first: they compare with the type the stored new field had before this upsert.
+    for (const part of ['typeChanges', 'upsert'] as const) {
+      const write = statement(
+        d,
+        (bind) => schemaChangesSql(d, bind, sightings, bind(syncedAt, 'timestamp'))[part],
+      );
+      await client.query(
+        write.sql,
+        write.values.map((v) => v.value),
+      );
+    }
   }
 
   /** `_synced_at` of a transaction: the server's transaction time (never earlier than a prior currentTime()). */

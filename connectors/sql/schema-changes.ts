@@ -36,6 +36,12 @@ export interface SchemaChangesSql {
    * stay. A page of a workflow without a run id records only new keys.
    */
   readonly upsert: string;
+  /**
+   * Run before `upsert`: a new field recorded before with a value of one JSON type, seen now with another
+   * (neither null), gets a `type_change` row (observed: the new type; expected: the type seen before), upserted
+   * like any sighting.
+   */
+  readonly typeChanges: string;
 }
 
 export function schemaChangesSql(
@@ -64,10 +70,32 @@ export function schemaChangesSql(
     };
     return `SELECT ${COLUMNS.map((name) => `${values[name]} AS ${d.ident(name)}`).join(', ')}`;
   });
-  const sameKey = SCHEMA_CHANGE_KEY.map((k) => `T.${d.ident(k)} = S.${d.ident(k)}`).join(' AND ');
-  const pending = `SELECT * FROM (${rows.join('\nUNION ALL ')}) AS S
-WHERE NOT EXISTS (SELECT 1 FROM ${d.table(TABLE)} T WHERE ${sameKey} AND T.last_run_id = S.last_run_id)`;
-  const upsert = d.mergeSource(TABLE, SCHEMA_CHANGE_KEY, COLUMNS, pending, (incoming) => ({
+  // Aliases of their own (P, R, N, B): the statements that take these as their source name theirs T and S.
+  const sameKey = SCHEMA_CHANGE_KEY.map((k) => `R.${d.ident(k)} = P.${d.ident(k)}`).join(' AND ');
+  const pending = `SELECT * FROM (${rows.join('\nUNION ALL ')}) AS P
+WHERE NOT EXISTS (SELECT 1 FROM ${d.table(TABLE)} R WHERE ${sameKey} AND R.last_run_id = P.last_run_id)`;
+  const upsert = upsertOf(d, pending);
+  const seenBefore = COLUMNS.map((c) =>
+    c === 'kind'
+      ? `'type_change' AS kind`
+      : c === 'observed'
+        ? 'N.json_type AS observed'
+        : c === 'expected'
+          ? `B.json_type || ' (as seen before)' AS expected`
+          : `N.${d.ident(c)}`,
+  );
+  const typeChanges = upsertOf(
+    d,
+    `SELECT ${seenBefore.join(', ')} FROM (${pending}) AS N
+JOIN ${d.table(TABLE)} B ON B.table_name = N.table_name AND B.field_path = N.field_path AND B.kind = 'new_field' AND B.observed = ''
+WHERE N.kind = 'new_field' AND N.json_type <> 'null' AND B.json_type <> 'null' AND N.json_type <> B.json_type`,
+  );
+  return { pending, upsert, typeChanges };
+}
+
+/** The upsert of sightings (`source`: rows of `_schema_changes`), see SchemaChangesSql.upsert. */
+function upsertOf(d: WarehouseDialect, source: string): string {
+  return d.mergeSource(TABLE, SCHEMA_CHANGE_KEY, COLUMNS, source, (incoming) => ({
     set: {
       expected: `${incoming}.expected`,
       json_type: `${incoming}.json_type`,
@@ -80,7 +108,6 @@ WHERE NOT EXISTS (SELECT 1 FROM ${d.table(TABLE)} T WHERE ${sameKey} AND T.last_
     },
     when: `${incoming}.last_run_id IS NOT NULL AND T.last_run_id IS DISTINCT FROM ${incoming}.last_run_id`,
   }));
-  return { pending, upsert };
 }
 
 /** Narrows `listSchemaChanges`. */

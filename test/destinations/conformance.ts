@@ -1076,6 +1076,27 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         'requester',
       );
 
+      // A new field seen with another JSON type than before: a type change of its own (counted per run).
+      now = new Date('2036-01-02T12:00:00Z');
+      await d.writeBatch({
+        table: 'tickets',
+        rows: [],
+        schemaChanges: [{ ...field, runId: 'run-3', jsonType: 'number', example: '42' }],
+      });
+      rows = await changesOf(d, tag);
+      expect(rows.find((r) => r.kind === 'type_change')).toMatchObject({
+        field_path: field.fieldPath,
+        observed: 'number',
+        expected: 'string (as seen before)',
+        example: '42',
+        first_run_id: 'run-3',
+        runs_seen: 1,
+      });
+      expect(rows.find((r) => r.kind === 'new_field' && r.field_path === field.fieldPath)).toMatchObject({
+        json_type: 'number',
+        runs_seen: 3,
+      });
+
       // A page without a run id (a workflow started before runs were passed down) only adds new keys.
       now = new Date('2036-01-03T00:00:00Z');
       const unknownRun = sighting({ fieldPath: `source_${tag}`, runId: null });
@@ -1085,7 +1106,9 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         schemaChanges: [{ ...field, runId: null }, unknownRun],
       });
       rows = await changesOf(d, tag);
-      expect(rows.find((r) => r.field_path === field.fieldPath)).toMatchObject({ runs_seen: 2 });
+      expect(rows.find((r) => r.kind === 'new_field' && r.field_path === field.fieldPath)).toMatchObject({
+        runs_seen: 3,
+      });
       expect(rows.find((r) => r.field_path === unknownRun.fieldPath)).toMatchObject({
         first_run_id: null,
         runs_seen: 1,

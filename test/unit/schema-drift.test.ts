@@ -47,6 +47,18 @@ describe('the drift reader (schemas/api/drift.ts)', () => {
     ]);
   });
 
+  it('a new field whose values change JSON type on the page: the later type is a type change', () => {
+    const drift = driftOf(Message, [
+      message({ external_id: null }),
+      message({ external_id: 'abc' }),
+      message({ external_id: 42 }),
+    ]);
+    expect(drift.map((o) => [o.kind, o.fieldPath, o.observed, o.expected, o.example])).toEqual([
+      ['new_field', 'external_id', '', null, '"abc"'],
+      ['type_change', 'external_id', 'number', 'string (as seen before)', '42'],
+    ]);
+  });
+
   it('a value of an open enum outside the known ones is a new enum value, one per value', () => {
     const drift = driftOf(Message, [
       message({ role: 'end_user' }),
