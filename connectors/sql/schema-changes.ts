@@ -37,8 +37,8 @@ export interface SchemaChangesSql {
    */
   readonly upsert: string;
   /**
-   * Run before `upsert`: a new field recorded before with a value of one JSON type, seen now with another
-   * (neither null), gets a `type_change` row (observed: the new type; expected: the type seen before), upserted
+   * Run before `upsert`: a new (custom) field recorded before with a value of one JSON type, seen now with
+   * another (neither null), gets a `type_change` row (observed: the new type; expected: the type seen before), upserted
    * like any sighting.
    */
   readonly typeChanges: string;
@@ -87,8 +87,8 @@ WHERE NOT EXISTS (SELECT 1 FROM ${d.table(TABLE)} R WHERE ${sameKey} AND R.last_
   const typeChanges = upsertOf(
     d,
     `SELECT ${seenBefore.join(', ')} FROM (${pending}) AS N
-JOIN ${d.table(TABLE)} B ON B.table_name = N.table_name AND B.field_path = N.field_path AND B.kind = 'new_field' AND B.observed = ''
-WHERE N.kind = 'new_field' AND N.json_type <> 'null' AND B.json_type <> 'null' AND N.json_type <> B.json_type`,
+JOIN ${d.table(TABLE)} B ON B.table_name = N.table_name AND B.field_path = N.field_path AND B.kind = N.kind AND B.observed = ''
+WHERE N.kind IN ('new_field', 'new_custom_field') AND N.json_type <> 'null' AND B.json_type <> 'null' AND N.json_type <> B.json_type`,
   );
   return { pending, upsert, typeChanges };
 }

@@ -18,8 +18,8 @@ import { openEnumValues } from './open.js';
  *  - `new_field`: a key the schema does not have (reported once at its own path; its content is not walked);
  *  - `new_enum_value`: a value of an open enum outside the known ones (message role, direction, status, …);
  *  - `type_change`: a value whose JSON type is not one the schema reads the field as (a number where text is
- *    expected, an object where a list of ids is), for a custom field not its declared type's, for a new field
- *    not the one seen before (on the page here; across pages and runs the destination compares with the
+ *    expected, an object where a list of ids is), for a custom field not its declared type's, for a new
+ *    (custom) field not the one seen before (on the page here; across pages and runs the destination compares with the
  *    stored row, connectors/sql/schema-changes.ts);
  *  - `new_custom_field`: a custom ticket field (an entry of `ticket_fields`): each becomes a column of the
  *    view `ticket_custom_fields`, so its first sighting is a change of that view.
@@ -148,8 +148,8 @@ export function driftOf(schema: z.ZodType, items: readonly unknown[]): DriftObse
   const report: Report = (fieldPath, kind, observed, expected, value, label = null) => {
     const key = `${fieldPath}\u0000${kind}\u0000${observed}`;
     const kept = seen.get(key);
-    // A new field with values of two JSON types on one page: the later type is a type change.
-    if (kept && kind === 'new_field' && kept.jsonType !== 'null') {
+    // A new (custom) field with values of two JSON types on one page: the later type is a type change.
+    if (kept && (kind === 'new_field' || kind === 'new_custom_field') && kept.jsonType !== 'null') {
       const type = jsonTypeOf(value);
       if (type !== 'null' && type !== kept.jsonType)
         report(fieldPath, 'type_change', type, `${kept.jsonType} (as seen before)`, value);

@@ -58,11 +58,11 @@ export const SCHEMA_CHANGE_COLUMN_DESCRIPTIONS: Readonly<Record<keyof SchemaChan
   table_name: 'Table the items were stored in. Key with field_path, kind and observed.',
   field_path:
     'Where in the item (as `_raw` holds it): `sla_breached_at`, `contact.company`, `team_ids[]` (the elements of a list), `ticket_fields.<field id>` (a custom field), `ticket_fields[].<key>` (a key of the custom-field entries).',
-  kind: "new_field (a key the schema does not have), new_enum_value (a value of an open enum outside the known ones: message role, direction or status, agent kind, ticket_type, metric group or dataType), type_change (a JSON type the schema does not read the field as; for a custom field, not its declared type's; for a new field, not the one seen before) or new_custom_field (a custom ticket field: a column of ticket_custom_fields).",
+  kind: "new_field (a key the schema does not have), new_enum_value (a value of an open enum outside the known ones: message role, direction or status, agent kind, ticket_type, metric group or dataType), type_change (a JSON type the schema does not read the field as; for a custom field, not its declared type's; for a new field or custom field, not the one seen before) or new_custom_field (a custom ticket field: a column of ticket_custom_fields).",
   observed:
     'The new enum value, or the JSON type a type_change saw (string, number, boolean, object, array, null); empty for new fields.',
   expected:
-    'What the schema expects there: the known enum values, or the JSON types it reads the field as (a custom field: its declared type; a new field: the type seen before); null for new fields.',
+    'What the schema expects there: the known enum values, or the JSON types it reads the field as (a custom field: its declared type; a new field or custom field: the type seen before); null for new fields.',
   json_type: 'JSON type of the example.',
   example:
     'A short example of the value (its latest sighting): JSON, at most 120 characters, strings cut to 40 and masked where they look like an e-mail address (`<e-mail>`) or a phone number (`<phone>`); never the API key.',
