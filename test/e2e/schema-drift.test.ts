@@ -124,12 +124,13 @@ describe('schema drift: _schema_changes and the typed custom-field view', () => 
     }
 
     // `status` lists it, newest first, with the runs that saw it.
-    const status = await cli(['status'], {
+    const env = {
       SUPPORT_API_URL: p.companion.baseUrl,
       SUPPORT_API_KEY: p.companion.keys.admin,
       DESTINATION_URL: p.databaseUrl,
       TEMPORAL_ADDRESS: inject('temporalAddress'),
-    });
+    };
+    const status = await cli(['status'], env);
     console.info(`schema drift: status printed\n${status.stdout}`);
     expect(status.code).toBe(0);
     const lines = status.stdout.split('\n');
@@ -142,6 +143,14 @@ describe('schema drift: _schema_changes and the typed custom-field view', () => 
     );
     expect(lines.slice(header + 2, header + 6).every((l) => /new_custom_field .*; runs 2,/.test(l))).toBe(
       true,
+    );
+
+    // A warehouse an older version prepared has no _schema_changes yet: status (which runs no DDL) says so.
+    await p.db.query('DROP TABLE support._schema_changes');
+    const older = await cli(['status'], env);
+    expect({ code: older.code, stderr: older.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(older.stdout).toContain(
+      'Schema changes (_schema_changes): none recorded yet (the next sync creates the table)',
     );
   });
 });
