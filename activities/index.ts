@@ -19,6 +19,7 @@ import { syncExportPage, syncReferencePage, syncThreadPage } from './page-activi
 import { reconcile } from './reconcile.js';
 import { readReportAccess } from './report-access.js';
 import { syncReportSnapshot } from './report-snapshots.js';
+import { schemaDriftAfterRun } from './schema-drift.js';
 import {
   finishThreads,
   listQueuedThreads,
@@ -63,6 +64,7 @@ export function createActivities(deps: ActivityDeps) {
     syncReportSnapshot: syncReportSnapshot(deps),
     reconcile: reconcile(deps),
     readReportAccess: readReportAccess(deps),
+    schemaDriftAfterRun: schemaDriftAfterRun(deps),
   };
   return Object.fromEntries(
     Object.entries(activities).map(([name, fn]) => [

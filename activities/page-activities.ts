@@ -21,6 +21,8 @@ export function syncReferencePage(deps: ActivityDeps) {
     allowRestart?: boolean;
     /** Full refresh: rows are rewritten at an equal version too (see WriteBatch.repair). */
     repair?: boolean;
+    /** The sync run, for `_schema_changes` (absent in workflows started before it was passed down). */
+    runId?: string;
   }) =>
     syncPage(deps, {
       stream: input.stream,
@@ -28,6 +30,7 @@ export function syncReferencePage(deps: ActivityDeps) {
       scope: input.scope,
       allowRestart: input.allowRestart ?? true,
       repair: input.repair === true,
+      runId: input.runId ?? null,
       fetch: (cursor) => PAGE_FETCHERS[input.stream](deps.client, { limit: input.pageSize }, cursor),
     });
 }
@@ -47,6 +50,8 @@ export function syncExportPage(deps: ActivityDeps) {
     allowRestart?: boolean;
     /** Full refresh: rows are rewritten at an equal version too (see WriteBatch.repair). */
     repair?: boolean;
+    /** The sync run, for `_schema_changes` (absent in workflows started before it was passed down). */
+    runId?: string;
   }) =>
     syncPage(deps, {
       stream: input.pass,
@@ -54,6 +59,7 @@ export function syncExportPage(deps: ActivityDeps) {
       scope: `${input.windowStart}/${input.windowEnd}`,
       allowRestart: input.allowRestart ?? true,
       repair: input.repair === true,
+      runId: input.runId ?? null,
       fetch: (cursor) =>
         PAGE_FETCHERS[input.pass](
           deps.client,
@@ -75,7 +81,7 @@ export function syncExportPage(deps: ActivityDeps) {
  * Temporal retries that page alone (a 429 at Retry-After), never a batch.
  */
 export function syncThreadPage(deps: ActivityDeps) {
-  return (input: { scope: string; allowRestart?: boolean; repair?: boolean }) => {
+  return (input: { scope: string; allowRestart?: boolean; repair?: boolean; runId?: string }) => {
     const ticketNumber = Number(input.scope);
     return syncPage(deps, {
       stream: 'ticket_messages',
@@ -84,6 +90,7 @@ export function syncThreadPage(deps: ActivityDeps) {
       checkpointStream: THREAD_QUEUE_STREAM,
       allowRestart: input.allowRestart ?? true,
       repair: input.repair === true,
+      runId: input.runId ?? null,
       fetch: (cursor) => PAGE_FETCHERS.ticket_messages(deps.client, { ticketNumber }, cursor),
       // Read while queued; completed already (a retry of an attempt whose commit went through): nothing.
       settled: (entry) => entry?.status !== 'running',

@@ -5,7 +5,12 @@ import {
   type InvalidItem,
   type Page,
 } from '../connectors/support-api/index.js';
-import { type RejectedItem, rejectedItemKey, type TableName } from '../schemas/warehouse.js';
+import {
+  type RejectedItem,
+  rejectedItemKey,
+  type SchemaChangeSighting,
+  type TableName,
+} from '../schemas/warehouse.js';
 import type { ActivityDeps } from './deps.js';
 
 /**
@@ -111,6 +116,16 @@ export function rejectedOf(
     reason: r.reason,
     raw: r.raw,
   }));
+}
+
+/** The page's drift (what its stored items hold that their schema does not know) as `_schema_changes` sightings. */
+export function schemaChangesOf(
+  table: TableName,
+  stream: string,
+  runId: string | null,
+  step: PageStep<Page<unknown, unknown>>,
+): SchemaChangeSighting[] {
+  return step.page.drift.map((o) => ({ ...o, table, stream, runId }));
 }
 
 /** Pairs each stored item with the JSON object it came from (the warehouse keeps both). */

@@ -4,7 +4,8 @@ import { streamOf } from '../schemas/streams.js';
 import type { Checkpoint, TableName } from '../schemas/warehouse.js';
 import { nextCheckpoint } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
-import { fetchPageStep, type PageStep, rejectedOf, rowsOf } from './page-step.js';
+import { fetchPageStep, type PageStep, rejectedOf, rowsOf, schemaChangesOf } from './page-step.js';
+import { recordedDrift } from './recorded-drift.js';
 
 type AnyPage = Page<unknown, unknown>;
 
@@ -21,6 +22,11 @@ export interface PageTarget<P extends AnyPage> {
   readonly allowRestart: boolean;
   /** Full refresh: rows are rewritten at an equal version too (see WriteBatch.repair). */
   readonly repair: boolean;
+  /**
+   * The sync run the page belongs to, for `_schema_changes` (a change counts once per run); null for a
+   * workflow started before the runs were passed down to its pages.
+   */
+  readonly runId: string | null;
   /** The page after a cursor (activities/fetchers.ts). */
   readonly fetch: (cursor: string | null) => Promise<P>;
   /** Whether the scope's checkpoint leaves nothing to read (default: the checkpoint is complete). */
@@ -64,6 +70,8 @@ export const STORE_ALL: PageStore<AnyPage, object> = {
   async write(deps, target, step, previous) {
     const { page } = step;
     const rejected = rejectedOf(target.table, target.stream, target.scope, step);
+    const drift = recordedDrift(deps);
+    const schemaChanges = drift.unrecorded(schemaChangesOf(target.table, target.stream, target.runId, step));
     await deps.destination.writeBatch({
       table: target.table,
       rows: rowsOf(page) as never,
@@ -75,8 +83,10 @@ export const STORE_ALL: PageStore<AnyPage, object> = {
         rows: page.items.length,
       }),
       rejected,
+      schemaChanges,
       repair: target.repair,
     });
+    drift.remember(schemaChanges);
     return { done: !page.hasMore, rows: page.items.length, rejected: rejected.length };
   },
 };

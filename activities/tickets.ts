@@ -11,7 +11,8 @@ import {
 import { laterInstant, nextCheckpoint, restartedCheckpoint } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
 import { PAGE_FETCHERS } from './fetchers.js';
-import { rejectedOf, rowsOf } from './page-step.js';
+import { rejectedOf, rowsOf, schemaChangesOf } from './page-step.js';
+import { recordedDrift } from './recorded-drift.js';
 import { type PageStore, syncPage } from './sync-page.js';
 
 const TICKETS_HWM = TICKETS_SCOPES.hwm;
@@ -46,6 +47,7 @@ export function syncTicketsPage(deps: ActivityDeps) {
         scope: input.scope,
         allowRestart: input.allowRestart ?? true,
         repair: input.repair === true,
+        runId: input.runId ?? null,
         fetch: (cursor) => PAGE_FETCHERS.tickets(deps.client, { limit: input.pageSize }, cursor),
       },
       changedTickets(input),
@@ -61,6 +63,8 @@ interface TicketsPageInput {
   allowRestart?: boolean;
   /** Full refresh: every row is rewritten at an equal version too, repairing whatever differs. */
   repair?: boolean;
+  /** The sync run, for `_schema_changes` (absent in workflows started before it was passed down). */
+  runId?: string;
 }
 
 /*
@@ -160,14 +164,18 @@ function changedTickets(input: TicketsPageInput): PageStore<
           });
       }
       const rejected = rejectedOf('tickets', 'tickets', target.scope, step);
+      const drift = recordedDrift(deps);
+      const schemaChanges = drift.unrecorded(schemaChangesOf('tickets', 'tickets', target.runId, step));
       await destination.writeBatch({
         table: 'tickets',
         rows: changedRows,
         seen: page.items.filter((t) => !changed.has(t.id)).map((t) => t.id),
         checkpoint: checkpoints,
         rejected,
+        schemaChanges,
         repair: target.repair,
       });
+      drift.remember(schemaChanges);
       return {
         done,
         rows: changed.size,

@@ -1,8 +1,10 @@
+import type { z } from 'zod';
 import {
   type CheckpointUpdate,
   type ColumnSpec,
   dedupeRows,
   RejectedItem,
+  SchemaChangeSighting,
   storableJson,
   storableString,
   type TableSpec,
@@ -38,36 +40,70 @@ export function checkpointList(checkpoint: WriteBatch['checkpoint']): Checkpoint
 }
 
 /**
- * The rejected items of a batch, validated and made storable (like rows: no U+0000, no lone surrogates),
- * deduplicated on the key `_rejected` is merged on (the last sighting wins: one statement cannot upsert a key
- * twice) and sorted, so concurrent writers lock entries in one order. An invalid item throws a
+ * Items of a batch validated with `schema`, made storable (like rows: no U+0000, no lone surrogates),
+ * deduplicated on the key their table is upserted by (the last wins: one statement cannot upsert a key twice)
+ * and sorted by it, so concurrent writers lock entries in one order. An invalid item throws a
  * DestinationError naming its position and field, never its content (raw items may hold anything).
  */
-export function rejectedList(items: readonly RejectedItem[] | undefined): RejectedItem[] {
-  const byKey = new Map<string, RejectedItem>();
-  (items ?? []).forEach((item, i) => {
-    const parsed = RejectedItem.safeParse(item);
+function keyedList<T>(
+  items: readonly unknown[],
+  schema: z.ZodType<T>,
+  what: string,
+  storable: (item: T) => T,
+  keyOf: (item: T) => readonly string[],
+): T[] {
+  const byKey = new Map<string, T>();
+  items.forEach((item, i) => {
+    const parsed = schema.safeParse(item);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
-      throw new DestinationError(
-        `rejected item ${i}: field ${issue.path.join('.') || '(item)'}: ${issue.message}`,
-      );
+      throw new DestinationError(`${what} ${i}: field ${issue.path.join('.') || '(item)'}: ${issue.message}`);
     }
-    const r = parsed.data;
-    const text = (v: string | null) => (v === null ? null : storableString(v));
-    const storable: RejectedItem = {
-      table: r.table,
-      itemKey: storableString(r.itemKey),
-      itemId: text(r.itemId),
-      stream: storableString(r.stream),
-      scope: storableString(r.scope),
-      pageCursor: text(r.pageCursor),
-      reason: storableString(r.reason),
-      raw: storableJson(r.raw) ?? null,
-    };
-    byKey.set(`${storable.table}\u0000${storable.itemKey}`, storable);
+    const stored = storable(parsed.data);
+    byKey.set(keyOf(stored).join('\u0000'), stored);
   });
   return [...byKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, item]) => item);
+}
+
+const storableText = (v: string | null) => (v === null ? null : storableString(v));
+
+/** The rejected items of a batch, as `_rejected` upserts them (see keyedList), by (table, item key). */
+export function rejectedList(items: readonly RejectedItem[] | undefined): RejectedItem[] {
+  return keyedList(
+    items ?? [],
+    RejectedItem,
+    'rejected item',
+    (r) => ({
+      table: r.table,
+      itemKey: storableString(r.itemKey),
+      itemId: storableText(r.itemId),
+      stream: storableString(r.stream),
+      scope: storableString(r.scope),
+      pageCursor: storableText(r.pageCursor),
+      reason: storableString(r.reason),
+      raw: storableJson(r.raw) ?? null,
+    }),
+    (r) => [r.table, r.itemKey],
+  );
+}
+
+/** The schema-change sightings of some batches, as `_schema_changes` upserts them (see keyedList). */
+export function schemaChangeList(batches: readonly WriteBatch[]): SchemaChangeSighting[] {
+  return keyedList(
+    batches.flatMap((b) => b.schemaChanges ?? []),
+    SchemaChangeSighting,
+    'schema change',
+    (c) => ({
+      ...c,
+      fieldPath: storableString(c.fieldPath),
+      observed: storableString(c.observed),
+      expected: storableText(c.expected),
+      example: storableString(c.example),
+      label: storableText(c.label),
+      stream: storableString(c.stream),
+    }),
+    (c) => [c.table, c.fieldPath, c.kind, c.observed],
+  );
 }
 
 /** A batch's result from what its merge counted: the rest of what it received was unchanged. */

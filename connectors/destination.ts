@@ -1,3 +1,4 @@
+import type { CustomFieldColumn } from '../schemas/custom-fields-view.js';
 import type {
   Checkpoint,
   CheckpointStatus,
@@ -7,12 +8,15 @@ import type {
   Redactor,
   RejectedItem,
   RowInputs,
+  SchemaChangeRecord,
+  SchemaChangeSighting,
   StoredVersion,
   SyncRunRecord,
   TableName,
   TableSpec,
 } from '../schemas/warehouse.js';
 import type { SqlDialect } from '../schemas/warehouse-views.js';
+import type { SchemaChangeFilter } from './sql/schema-changes.js';
 
 export type {
   Checkpoint,
@@ -29,6 +33,7 @@ export { WarehouseRowError } from '../schemas/warehouse.js';
 export { checkpointList, rejectedList } from './batch.js';
 export { DestinationError } from './errors.js';
 export { cascadeColumn, rangeColumn, unreadColumn } from './sql/deletions.js';
+export type { SchemaChangeFilter } from './sql/schema-changes.js';
 
 /**
  * What a destination supports, declared in one place (dlt's capabilities object) so callers branch on a
@@ -75,6 +80,13 @@ export interface WriteBatch<T extends TableName = TableName> {
    * item was stored after all. A batch may hold only rejected items and a checkpoint.
    */
   readonly rejected?: readonly RejectedItem[];
+  /**
+   * What the page's items hold that their schema does not know (schemas/api/drift.ts), upserted into
+   * `_schema_changes` in the same transaction as the rows, by (table, field path, kind, observed): a new key
+   * is first seen now; a known one is seen again once per run (pages of a run it was already recorded in
+   * leave it alone, without writing).
+   */
+  readonly schemaChanges?: readonly SchemaChangeSighting[];
   /**
    * Full refresh: a row at an equal version replaces the stored one even when the stored content hash is
    * equal (the stored columns may have been edited in place), so a refresh repairs whatever differs. Never
@@ -139,8 +151,16 @@ export interface DestinationHooks {
 /** The warehouse's schema and the destination's life. */
 export interface DestinationSchema {
   readonly capabilities: DestinationCapabilities;
-  /** Creates schema/dataset, all tables and indexes; idempotent; adds columns missing from existing tables. */
+  /**
+   * Creates schema/dataset, all tables and indexes; idempotent; adds columns missing from existing tables;
+   * then the views, `ticket_custom_fields` included (see refreshCustomFieldView).
+   */
   prepare(): Promise<void>;
+  /**
+   * Regenerates the view `ticket_custom_fields` from the custom fields the live tickets hold (one typed
+   * column per field, schemas/custom-fields-view.ts); returns its field columns.
+   */
+  refreshCustomFieldView(): Promise<CustomFieldColumn[]>;
   close(): Promise<void>;
 }
 
@@ -217,6 +237,8 @@ export interface StateReads {
   staleThreads(verifiedBefore: Date, limit: number): Promise<string[]>;
   /** How current tickets and threads are known to be (for `status`). */
   freshness(): Promise<Freshness>;
+  /** Schema changes (`_schema_changes`), the newest first seen first. */
+  listSchemaChanges(filter?: SchemaChangeFilter): Promise<SchemaChangeRecord[]>;
   /**
    * Runs one read-only SELECT written against the shared SQL dialect (schemas/warehouse-views.ts) — how
    * code outside the connectors computes a number from the warehouse without knowing which one it is.

@@ -1,19 +1,23 @@
 import {
   type RejectedItem,
   rejectedItemKey,
+  type SchemaChangeSighting,
   TABLE_NAMES,
   type TableName,
   type TableSpec,
   tableSpecOf,
 } from '../schemas/warehouse.js';
-import { rejectedList } from './batch.js';
-import type { DestinationHooks, DestinationOptions } from './destination.js';
+import { rejectedList, schemaChangeList } from './batch.js';
+import type { DestinationHooks, DestinationOptions, WriteBatch } from './destination.js';
 import { DestinationError } from './errors.js';
 
 /**
  * The options every destination takes, resolved once and shared by its parts (DDL, write path, reads):
  * which spec each table has (the column policy applied), the clock that stamps writes, the hooks.
  */
+/** What `_schema_changes.example` holds where the column policy covers the table. */
+export const WITHHELD_EXAMPLE = '(withheld: SYNC_COLUMN_POLICY covers this table)';
+
 export class DestinationSettings {
   readonly clock: () => Date;
   /**
@@ -58,6 +62,18 @@ export class DestinationSettings {
    * Items set aside, as `_rejected` stores them (see rejectedList): their raw JSON under the column policy
    * too, and an item without an id keyed by the hash of what is stored, not of the plain item.
    */
+  /**
+   * The schema changes of the batches, deduplicated. An example is a piece of a source value: where the
+   * column policy covers the table, it is withheld (the field path, kind and type stay), since which of the
+   * table's values a drifted field carries cannot be told from its path alone.
+   */
+  schemaChanges(batches: readonly WriteBatch[]): SchemaChangeSighting[] {
+    const redactor = this.#redactor;
+    const changes = schemaChangeList(batches);
+    if (redactor === undefined) return changes;
+    return changes.map((c) => (redactor.covers(c.table) ? { ...c, example: WITHHELD_EXAMPLE } : c));
+  }
+
   rejectedItems(items: readonly RejectedItem[] | undefined): RejectedItem[] {
     const redactor = this.#redactor;
     if (redactor === undefined || items === undefined) return rejectedList(items);

@@ -353,6 +353,17 @@ export const MissingData = z.object({
 });
 export type MissingData = z.infer<typeof MissingData>;
 
+/** What `_schema_changes` first saw in a run (activities/schema-drift.ts). */
+export const SchemaDriftSummary = z.object({
+  /** Changes first seen by this run. */
+  recorded: z.number().int().nonnegative(),
+  /** The first few, one line each (`new_field tickets.sla_breached_at`). */
+  changes: z.array(z.string()),
+  /** Field columns of `ticket_custom_fields` when the run regenerated it (it saw a custom field first); else null. */
+  customFieldColumns: z.number().int().nonnegative().nullable(),
+});
+export type SchemaDriftSummary = z.infer<typeof SchemaDriftSummary>;
+
 export const RunProgress = z.object({
   runId: z.string(),
   mode: SyncMode,
@@ -362,6 +373,8 @@ export const RunProgress = z.object({
   streams: z.record(z.string(), StreamProgress),
   /** The reconciliation after the streams, when the run synced tickets. */
   reconciliation: ReconcileSummary.optional(),
+  /** Schema drift the run saw first (`_schema_changes`). */
+  schemaChanges: SchemaDriftSummary.optional(),
 });
 export type RunProgress = z.infer<typeof RunProgress>;
 

@@ -33,7 +33,28 @@ export interface SqlDialect {
   timestamp(iso: string): string;
   /** The type name of a logical column type (for typed NULLs). */
   type(t: ColumnType): string;
+  /** A FROM item: the elements of a JSON array as rows, each the JSON value `alias` (none for a non-array). */
+  jsonElements(json: string, alias: string): string;
+  /** The member `key` (a plain name) of a JSON object, as JSON; null where there is none. */
+  jsonMember(json: string, key: string): string;
+  /** A JSON string, number or boolean as text; null for anything else. */
+  jsonScalarText(json: string): string;
+  /**
+   * What a JSON value holds, as `ticket_custom_fields` types it: 'number', 'boolean', 'timestamp' (a string
+   * that is an ISO date, or an instant with its offset), 'text' (any other string), 'json' (object or list);
+   * null for a JSON null or none.
+   */
+  jsonValueClass(json: string): string;
+  /** A JSON value as a column of `type`; null where it does not fit (never an error). */
+  jsonAs(json: string, type: ColumnType): string;
 }
+
+/**
+ * A string the view types as a timestamp: an ISO date, or a date and time with its UTC offset (so it means
+ * one instant wherever it is read). A regular expression both warehouses run.
+ */
+export const ISO_DATE_OR_INSTANT =
+  '^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])(T([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9]([.][0-9]+)?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$';
 
 export interface ViewColumn {
   readonly name: string;

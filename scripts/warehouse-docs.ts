@@ -8,6 +8,7 @@ import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { BQ_TYPES } from '../connectors/bigquery/sql.js';
 import { PG_TYPES } from '../connectors/postgres/sql.js';
+import { customFieldsView } from '../schemas/custom-fields-view.js';
 import { type ColumnSpec, SYSTEM_TABLES, TABLES } from '../schemas/warehouse.js';
 import { WAREHOUSE_VIEWS } from '../schemas/warehouse-views.js';
 
@@ -176,12 +177,43 @@ SELECT * FROM support.sync_coverage ORDER BY pass, covered_from;
 \`\`\`
 `;
 
+/** `ticket_custom_fields`, whose field columns come from the data: its fixed columns and how the rest are made. */
+function customFieldsViewSection(): string {
+  const view = customFieldsView([]);
+  const cols = view.columns.map((c) => ({ ...c, nullable: true }));
+  return `### \`${view.name}\` (view, generated)
+
+${view.description}
+
+${columnsTable(cols)}
+| *one per custom field* | float, boolean, timestamp, string or json | yes | Named after the field's label as \`_schema_changes\` first saw it (else its id): lower case, accents dropped, every run of other characters one \`_\`, at most 50 characters, \`f_\` before a leading digit; a name already taken (by a field seen earlier) gets \`_2\`, \`_3\` and so on. Typed by the values of the live tickets: JSON numbers → float, booleans → boolean, ISO dates or instants with an offset → timestamp (a date is midnight UTC), other strings → string, objects and lists → json; none or several kinds → string (scalars as text, objects as JSON text). A value that does not fit the column's type is null here, and whole in \`tickets.ticket_fields\`. The column's comment (PostgreSQL) names the field id, label and the counts of values seen. |
+
+A field is an entry of \`ticket_fields\` (spec 2.2: shape not shown) with an id in \`field_id\`, \`id\` or \`key\`,
+a label in \`name\`, \`label\` or \`title\`, and its value in \`value\` (\`schemas/api/custom-fields.ts\`). The view
+is regenerated at \`prepare()\` (each worker's start) and after every run that recorded a new custom field
+(or one of a custom field's values of another type than the one it declares) in \`_schema_changes\` — once per
+run, so a column's type comes from every value the run stored.
+
+\`\`\`sql
+-- Refund amounts per product over the last 30 days, from two custom fields.
+SELECT c.product, sum(c.refund_amount) AS refunds, count(*) AS tickets
+FROM support.ticket_custom_fields c JOIN support.current_tickets t ON t.id = c.ticket_id
+WHERE t.created_at >= now() - interval '30 days' GROUP BY c.product;
+
+-- What the source started to send that the connector does not know, newest first.
+SELECT first_seen_at, kind, table_name, field_path, observed, expected, runs_seen, example
+FROM support._schema_changes ORDER BY first_seen_at DESC;
+\`\`\`
+`;
+}
+
 function viewsSection(): string {
   const parts = [VIEWS_INTRO];
   for (const v of WAREHOUSE_VIEWS) {
     const cols = v.columns.map((c) => ({ ...c, nullable: true }));
     parts.push(`### \`${v.name}\` (view)\n\n${v.description}\n\n${columnsTable(cols)}\n`);
   }
+  parts.push(customFieldsViewSection());
   return parts.join('\n');
 }
 

@@ -6,6 +6,7 @@ import {
   type ReconcileSummary,
   RUN_PRIORITY,
   type RunProgress,
+  type SchemaDriftSummary,
   type StreamCounts,
   SyncRunInput,
 } from '../schemas/sync.js';
@@ -32,6 +33,8 @@ export interface RunSummary {
   missing?: MissingData;
   /** The forecast `plan` made for this run, next to the run's own requests per class and wall time. */
   forecast?: ForecastComparison;
+  /** Schema drift the run saw first (`_schema_changes`; set when there was any). */
+  schema_changes?: SchemaDriftSummary;
   error?: string;
 }
 
@@ -171,6 +174,7 @@ export async function followRun(
     totals,
     ...(last?.reconciliation ? { reconciliation: last.reconciliation } : {}),
     ...(last?.missing?.summary ? { missing: last.missing } : {}),
+    ...(last?.schemaChanges?.recorded ? { schema_changes: last.schemaChanges } : {}),
     ...(error ? { error } : {}),
   };
 }

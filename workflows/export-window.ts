@@ -28,6 +28,7 @@ async function exportWindowWorkflowBody(input: WindowInput): Promise<StreamCount
         windowEnd: input.windowEnd,
         pageSize: input.pageSize,
         includeComments: input.includeComments,
+        runId: input.runId,
         ...options,
       }),
   });

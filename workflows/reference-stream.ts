@@ -21,7 +21,13 @@ async function referenceStreamWorkflowBody(input: ReferenceInput): Promise<Strea
     guard: pageGuard(input.stream),
     progress,
     read: (options) =>
-      pages.syncReferencePage({ stream: input.stream, scope, pageSize: input.pageSize, ...options }),
+      pages.syncReferencePage({
+        stream: input.stream,
+        scope,
+        pageSize: input.pageSize,
+        runId: input.runId,
+        ...options,
+      }),
   });
   // A complete snapshot: whatever it did not contain is gone from the source.
   if (input.deletionSince) {

@@ -68,6 +68,7 @@ async function threadsWorkflowBody(input: ThreadsInput): Promise<StreamCounts> {
           scope,
           allowRestart: guard.allowRestart(scope),
           repair: input.fullRefreshSince !== null,
+          runId: input.runId,
         });
         guard.observe(scope, page);
         progress.pages += page.pages;

@@ -49,6 +49,7 @@ async function ticketsWorkflowBody(input: TicketsInput): Promise<StreamCounts & 
           pageSize: input.pageSize,
           threadCutoff,
           queueAll: input.queueAllThreads,
+          runId: input.runId,
           ...options,
         }),
       // Unchanged tickets are listed, not written.

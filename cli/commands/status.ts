@@ -12,6 +12,7 @@ import { createLogger } from '../../worker/logger.js';
 import { columnPolicyChecks, columnPolicyLines } from '../display/column-policy.js';
 import { failedWindowLines, uncoveredFailures } from '../display/failed-windows.js';
 import { durationText, freshnessLines } from '../display/freshness.js';
+import { RECENT_SCHEMA_CHANGES, schemaChangeLines } from '../display/schema-changes.js';
 import { reportFailure, withConfig } from './context.js';
 
 const pad = (s: unknown, n: number) => String(s ?? '').padEnd(n);
@@ -78,7 +79,8 @@ function reconciliationLines(rows: ReconciliationRecord[]): string[] {
 
 /**
  * `status`: what the destination knows — the last runs and windows (from _sync_runs), the high-water mark
- * and lag of every stream, windows still running or failed, and the size of the thread queue.
+ * and lag of every stream, windows still running or failed, the size of the thread queue, items set aside
+ * and the recent schema changes.
  */
 export async function statusCommand(opts: {
   config?: string;
@@ -157,11 +159,12 @@ function statusOf(
         const reconciliation = await destination.listReconciliation();
         const rejected = await rejectedItems(destination);
         const columnPolicy = await columnPolicyChecks(destination, config.SYNC_COLUMN_POLICY ?? []);
+        const schemaChanges = await recentSchemaChanges(destination);
         const parents = runs.filter((r) => r.parent_run_id === null).slice(0, opts.runs);
         const windows = runs.filter((r) => r.parent_run_id !== null).slice(0, opts.runs * 3);
         if (opts.json) {
           process.stdout.write(
-            `${JSON.stringify({ runs: parents, windows, high_water_marks: marks.map((m) => ({ stream: m.stream, high_water_mark: m.high_water_mark, lag: lag(m.high_water_mark, now) })), open_scopes: open, queued_threads: queuedThreads, reconciliation, freshness: freshness.json, stream_freshness: { target: durationText(sloMs), target_seconds: sloMs / 1000, streams }, rejected, column_policy: columnPolicy, failed_threads: failedThreads.filter((r) => failedEntries.has(r.run_id.slice('thread:'.length))) })}\n`,
+            `${JSON.stringify({ runs: parents, windows, high_water_marks: marks.map((m) => ({ stream: m.stream, high_water_mark: m.high_water_mark, lag: lag(m.high_water_mark, now) })), open_scopes: open, queued_threads: queuedThreads, reconciliation, freshness: freshness.json, stream_freshness: { target: durationText(sloMs), target_seconds: sloMs / 1000, streams }, rejected, column_policy: columnPolicy, schema_changes: schemaChanges, failed_threads: failedThreads.filter((r) => failedEntries.has(r.run_id.slice('thread:'.length))) })}\n`,
           );
           return 0;
         }
@@ -192,6 +195,7 @@ function statusOf(
         }
         out.push('', ...rejectedLines(rejected));
         out.push('', ...columnPolicyLines(columnPolicy));
+        out.push('', ...schemaChangeLines(schemaChanges));
         out.push('', ...reconciliationLines(reconciliation));
         process.stdout.write(`${out.join('\n')}\n`);
         return 0;
@@ -203,6 +207,21 @@ function statusOf(
     },
     overrides,
   );
+}
+
+/** The schema changes first seen most recently; null on a warehouse without `_schema_changes` (older sync). */
+async function recentSchemaChanges(destination: Destination) {
+  try {
+    return await destination.listSchemaChanges({ limit: RECENT_SCHEMA_CHANGES });
+  } catch (err) {
+    // status runs no DDL: a warehouse an older version prepared has no such table until the next sync.
+    if (
+      /_schema_changes/.test(String((err as Error).message)) &&
+      /does not exist|not found/i.test(String((err as Error).message))
+    )
+      return null;
+    throw err;
+  }
 }
 
 /** Items set aside in `_rejected` and not stored since: per table the count, and the newest few. */

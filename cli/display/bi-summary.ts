@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../../schemas/config.js';
+import { CUSTOM_FIELDS_VIEW } from '../../schemas/custom-fields-view.js';
 import { VIEW_NAMES } from '../../schemas/warehouse-views.js';
 import type { RunSummary } from '../../worker/run-sync.js';
 
@@ -14,7 +15,7 @@ function qualifier(config: Config): string {
   return `${bigquery ? bigquery[1] : config.POSTGRES_SCHEMA}.`;
 }
 
-/** The end-of-run lines for BI users: report snapshot tables, the views, the reconciliation. */
+/** The end-of-run lines for BI users: report snapshot tables, the views, the reconciliation, schema changes. */
 export function biSummaryLines(config: Config, summary: RunSummary): string[] {
   const q = qualifier(config);
   const queries = config.REPORT_QUERIES?.queries ?? [];
@@ -31,6 +32,17 @@ export function biSummaryLines(config: Config, summary: RunSummary): string[] {
       `reconciliation: ${r.equal} equal, ${r.mismatch} mismatch${r.mismatch === 1 ? '' : 'es'}, ${r.skipped} skipped → ${q}_reconciliation (npm run status)`,
     );
     for (const m of r.mismatches) lines.push(`  warning: ${m}`);
+  }
+  const drift = summary.schema_changes;
+  if (drift) {
+    const view =
+      drift.customFieldColumns === null
+        ? ''
+        : `; ${q}${CUSTOM_FIELDS_VIEW} regenerated (${drift.customFieldColumns} field columns)`;
+    lines.push(
+      `schema changes: ${drift.recorded} first seen this run → ${q}_schema_changes (npm run status)${view}`,
+    );
+    for (const c of drift.changes) lines.push(`  ${c}`);
   }
   return lines;
 }

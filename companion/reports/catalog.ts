@@ -17,7 +17,7 @@ export interface MetricDef extends ServedMetricCatalogEntry {
 
 type Row = readonly [
   id: string,
-  group: string,
+  group: MetricDef['group'],
   family: MetricFamily,
   format: MetricDef['format'],
   aggregation: MetricDef['aggregation'],

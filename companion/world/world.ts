@@ -17,6 +17,7 @@ import type {
   TeamRecord,
   TicketEvent,
   TicketFieldDefinition,
+  TicketFieldRawValue,
   TicketRecord,
   TicketState,
   ViewRecord,
@@ -323,6 +324,23 @@ export class World {
     });
     for (const m of input.messages ?? []) this.#appendMessage(ticket, { ...m, at: m.at ?? at }, false);
     return ticket;
+  }
+
+  /**
+   * An admin adds a custom ticket field (spec 2.2 leaves field administration out; the companion's choice):
+   * it is listed on every ticket of the org from now on, with the value `valueFor` gives each existing ticket
+   * (tickets created later start with null, as for every field). Tickets' `updated_at` does not move.
+   */
+  addTicketField(
+    orgId: string,
+    field: Omit<TicketFieldDefinition, 'id' | 'orgId'>,
+    valueFor: (ticket: TicketRecord) => TicketFieldRawValue = () => null,
+  ): TicketFieldDefinition {
+    const def: TicketFieldDefinition = { id: `fld_${this.#rng.hex(5)}`, orgId, ...field };
+    this.ticketFields.push(def);
+    // Values are kept by position among the org's fields, so the new one goes last on each ticket.
+    for (const t of this.tickets) if (t.orgId === orgId) t.fieldValues.push(valueFor(t));
+    return def;
   }
 
   /** Changes status, priority, assignee or team, recording one event per changed attribute. */

@@ -1,6 +1,6 @@
 import type { TableField, TableMetadata } from '@google-cloud/bigquery';
 import type { ColumnSpec } from '../../schemas/warehouse.js';
-import { WAREHOUSE_VIEWS } from '../../schemas/warehouse-views.js';
+import { type ViewSpec, WAREHOUSE_VIEWS } from '../../schemas/warehouse-views.js';
 import type { DestinationSettings } from '../settings.js';
 import { type TableLayout, tableLayouts } from '../table-layouts.js';
 import { BQ_TYPES, bqIdent, stringLiteral } from './dialect.js';
@@ -32,10 +32,18 @@ export function prepareBigQuery(session: BigQuerySession, settings: DestinationS
     }
     for (const t of tableLayouts(settings)) await prepareTable(session, t);
     // The BI views (schemas/warehouse-views.ts), after the tables so they see every migrated column.
-    const d = session.dialect;
-    for (const view of WAREHOUSE_VIEWS)
-      await session.run(`CREATE OR REPLACE VIEW ${d.table(view.name)} AS\n${view.sql(d)}`);
+    for (const view of WAREHOUSE_VIEWS) await replaceViewSql(session, view);
   });
+}
+
+/** One view, created or replaced (BigQuery replaces a view whatever its columns were). */
+export function replaceView(session: BigQuerySession, view: ViewSpec): Promise<void> {
+  return session.withErrorMapping(`createView ${view.name}`, () => replaceViewSql(session, view));
+}
+
+async function replaceViewSql(session: BigQuerySession, view: ViewSpec): Promise<void> {
+  const d = session.dialect;
+  await session.run(`CREATE OR REPLACE VIEW ${d.table(view.name)} AS\n${view.sql(d)}`);
 }
 
 /** Creates a table, or migrates the one there: relaxed modes, added columns filled from `_raw`. */

@@ -3,7 +3,7 @@ import { GoogleAuth, PassThroughClient } from 'google-auth-library';
 import type { DestinationCapabilities, DestinationOptions } from '../destination.js';
 import { DestinationSettings } from '../settings.js';
 import { SqlDestination } from '../sql/destination.js';
-import { prepareBigQuery } from './ddl.js';
+import { prepareBigQuery, replaceView } from './ddl.js';
 import { bqIdent } from './dialect.js';
 import { BigQuerySession, normalize } from './session.js';
 import { BigQueryWriter } from './write.js';
@@ -79,6 +79,7 @@ export class BigQueryDestination extends SqlDestination {
       settings,
       session,
       prepare: () => prepareBigQuery(session, settings),
+      createView: (view) => replaceView(session, view),
       writer: new BigQueryWriter(session, settings),
     });
     this.#session = session;

@@ -1,3 +1,5 @@
+import type { ColumnType } from '../../schemas/warehouse.js';
+import { ISO_DATE_OR_INSTANT } from '../../schemas/warehouse-views.js';
 import type { Bind, WarehouseDialect } from '../sql/dialect.js';
 import { quotePlainIdentifier, typeNamesOf } from '../sql/names.js';
 
@@ -46,6 +48,37 @@ export const bindLiteral: Bind = (value, type) => {
   }
 };
 
+/**
+ * What JSON_TYPE names (string, number, boolean, object, array, null), read off the value's JSON text: the
+ * same on the service, and on the emulator we test against, whose JSON_TYPE names its own storage types.
+ */
+const jsonType = (v: string) => {
+  const text = `TO_JSON_STRING(${v})`;
+  return `CASE WHEN STARTS_WITH(${text}, '"') THEN 'string' WHEN STARTS_WITH(${text}, '{') THEN 'object'
+  WHEN STARTS_WITH(${text}, '[') THEN 'array' WHEN ${text} IN ('true', 'false') THEN 'boolean'
+  WHEN ${text} = 'null' THEN 'null' WHEN ${text} IS NOT NULL THEN 'number' END`;
+};
+const isType = (v: string, ...types: string[]) =>
+  `(${jsonType(v)}) IN (${types.map((t) => `'${t}'`).join(', ')})`;
+const isTimestampText = (v: string) =>
+  `REGEXP_CONTAINS(JSON_VALUE(${v}), ${stringLiteral(ISO_DATE_OR_INSTANT)})`;
+
+/** A JSON value as a column of `type`, never an error (SAFE_CAST: null where it does not fit). */
+function jsonAs(v: string, type: ColumnType): string {
+  switch (type) {
+    case 'float':
+    case 'integer':
+    case 'boolean':
+      return `IF(${isType(v, type === 'boolean' ? 'boolean' : 'number')}, SAFE_CAST(JSON_VALUE(${v}) AS ${BQ_TYPES[type]}), NULL)`;
+    case 'timestamp':
+      return `IF(${isType(v, 'string')} AND ${isTimestampText(v)}, SAFE_CAST(JSON_VALUE(${v}) AS TIMESTAMP), NULL)`;
+    case 'string':
+      return `CASE WHEN ${isType(v, 'string', 'number', 'boolean')} THEN JSON_VALUE(${v}) WHEN ${isType(v, 'object', 'array')} THEN TO_JSON_STRING(${v}) END`;
+    case 'json':
+      return `IF(${isType(v, 'null')}, NULL, ${v})`;
+  }
+}
+
 /** BigQuery's rendering of the shared SQL (the BI views, the bookkeeping reads) for one dataset. */
 export function bigQueryDialect(dataset: string): WarehouseDialect {
   const table = (name: string) => `${bqIdent(dataset)}.${bqIdent(name)}`;
@@ -61,6 +94,15 @@ export function bigQueryDialect(dataset: string): WarehouseDialect {
     isHexDigest: (text) => `REGEXP_CONTAINS(${text}, r'^[0-9a-f]{64}$')`,
     timestamp: (iso) => timestampLiteral(new Date(iso)),
     type: (t) => BQ_TYPES[t],
+    jsonElements: (json, alias) => `UNNEST(JSON_QUERY_ARRAY(${json})) AS ${bqIdent(alias)}`,
+    // Member names are plain (our own keys): `$.name` needs no JSONPath quoting.
+    jsonMember: (json, key) => `JSON_QUERY(${json}, '$.${bqIdent(key).slice(1, -1)}')`,
+    jsonScalarText: (json) => `IF(${isType(json, 'string', 'number', 'boolean')}, JSON_VALUE(${json}), NULL)`,
+    jsonValueClass: (json) => `CASE ${jsonType(json)}
+  WHEN 'number' THEN 'number' WHEN 'boolean' THEN 'boolean'
+  WHEN 'string' THEN IF(${isTimestampText(json)}, 'timestamp', 'text')
+  WHEN 'object' THEN 'json' WHEN 'array' THEN 'json' END`,
+    jsonAs,
     placeholder: (index) => `@p${index}`,
     isIn: (expr, list) => `${expr} IN UNNEST(${list})`,
     now: 'CURRENT_TIMESTAMP()',
@@ -75,6 +117,16 @@ export function bigQueryDialect(dataset: string): WarehouseDialect {
       return `MERGE ${table(name)} T USING (${source}) S
 ON ${key.map((k) => `T.${q(k)} = S.${q(k)}`).join(' AND ')}
 WHEN MATCHED THEN UPDATE SET ${updates.join(', ')}
+WHEN NOT MATCHED THEN INSERT (${columns.map(q).join(', ')}) VALUES (${columns.map((c) => `S.${q(c)}`).join(', ')})`;
+    },
+    mergeSource: (name, key, columns, source, update) => {
+      const q = bqIdent;
+      const { set, when } = update('S');
+      return `MERGE ${table(name)} T USING (${source}) S
+ON ${key.map((k) => `T.${q(k)} = S.${q(k)}`).join(' AND ')}
+WHEN MATCHED AND (${when}) THEN UPDATE SET ${Object.entries(set)
+        .map(([c, v]) => `${q(c)} = ${v}`)
+        .join(', ')}
 WHEN NOT MATCHED THEN INSERT (${columns.map(q).join(', ')}) VALUES (${columns.map((c) => `S.${q(c)}`).join(', ')})`;
     },
   };

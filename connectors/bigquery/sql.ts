@@ -1,6 +1,19 @@
-import type { CheckpointUpdate, RejectedItem, TableSpec } from '../../schemas/warehouse.js';
+import type {
+  CheckpointUpdate,
+  RejectedItem,
+  SchemaChangeSighting,
+  TableSpec,
+} from '../../schemas/warehouse.js';
 import { stagedColumns } from '../batch.js';
-import { bqIdent, int64Literal, stringLiteral, timestampLiteral } from './dialect.js';
+import { schemaChangesSql } from '../sql/schema-changes.js';
+import {
+  bigQueryDialect,
+  bindLiteral,
+  bqIdent,
+  int64Literal,
+  stringLiteral,
+  timestampLiteral,
+} from './dialect.js';
 
 /*
  * The SQL of BigQuery's write path: the scripts (multi-statement transactions) that merge staged batches by
@@ -56,12 +69,13 @@ export function mergeScript(
   seen: readonly string[] = [],
   rejected: readonly RejectedItem[] = [],
   repair = false,
+  schemaChanges: readonly SchemaChangeSighting[] = [],
 ): string {
   return `DECLARE inserted INT64 DEFAULT 0;
 DECLARE updated INT64 DEFAULT 0;
 BEGIN TRANSACTION;
 ${mergeStatements(dataset, spec, stage, syncedAt.sql, 'inserted', 'updated', repair)}
-${seen.length > 0 ? `${seenSql(dataset, spec, seen, syncedAt.sql)};\n` : ''}${rejectedStatements(dataset, [{ spec, stage }], rejected, syncedAt.sql)}${checkpoints.length > 0 ? `${checkpointMergeSql(dataset, checkpoints, syncedAt.checkpointTime)};\n` : ''}COMMIT TRANSACTION;
+${seen.length > 0 ? `${seenSql(dataset, spec, seen, syncedAt.sql)};\n` : ''}${rejectedStatements(dataset, [{ spec, stage }], rejected, syncedAt.sql)}${schemaChangeStatements(dataset, schemaChanges, syncedAt.sql)}${checkpoints.length > 0 ? `${checkpointMergeSql(dataset, checkpoints, syncedAt.checkpointTime)};\n` : ''}COMMIT TRANSACTION;
 SELECT inserted, updated;`;
 }
 
@@ -83,11 +97,12 @@ export function rowlessScript(
   rejected: readonly RejectedItem[],
   syncedAt: SyncedAt,
   checkpoints: readonly CheckpointUpdate[],
+  schemaChanges: readonly SchemaChangeSighting[] = [],
 ): string {
   const seenStatement =
     seen && seen.ids.length > 0 ? `${seenSql(dataset, seen.spec, seen.ids, syncedAt.sql)};\n` : '';
   return `BEGIN TRANSACTION;
-${seenStatement}${rejectedStatements(dataset, [], rejected, syncedAt.sql)}${checkpoints.length > 0 ? `${checkpointMergeSql(dataset, checkpoints, syncedAt.checkpointTime)};\n` : ''}COMMIT TRANSACTION;`;
+${seenStatement}${rejectedStatements(dataset, [], rejected, syncedAt.sql)}${schemaChangeStatements(dataset, schemaChanges, syncedAt.sql)}${checkpoints.length > 0 ? `${checkpointMergeSql(dataset, checkpoints, syncedAt.checkpointTime)};\n` : ''}COMMIT TRANSACTION;`;
 }
 
 /**
@@ -100,6 +115,7 @@ export function multiMergeScript(
   syncedAt: SyncedAt,
   checkpoints: readonly CheckpointUpdate[],
   rejected: readonly RejectedItem[] = [],
+  schemaChanges: readonly SchemaChangeSighting[] = [],
 ): string {
   const declare = parts
     .map((_, i) => `DECLARE inserted_${i} INT64 DEFAULT 0;\nDECLARE updated_${i} INT64 DEFAULT 0;`)
@@ -111,7 +127,7 @@ export function multiMergeScript(
   return `${declare}
 BEGIN TRANSACTION;
 ${merges}
-${rejectedStatements(dataset, parts, rejected, syncedAt.sql)}${checkpoints.length > 0 ? `${checkpointMergeSql(dataset, checkpoints, syncedAt.checkpointTime)};\n` : ''}COMMIT TRANSACTION;
+${rejectedStatements(dataset, parts, rejected, syncedAt.sql)}${schemaChangeStatements(dataset, schemaChanges, syncedAt.sql)}${checkpoints.length > 0 ? `${checkpointMergeSql(dataset, checkpoints, syncedAt.checkpointTime)};\n` : ''}COMMIT TRANSACTION;
 SELECT ${select || '0 AS none'};`;
 }
 
@@ -221,6 +237,28 @@ WHEN MATCHED THEN UPDATE SET ${cols
   last_seen_at = ${syncedAt}, times_seen = T.times_seen + 1, resolved_at = CAST(NULL AS TIMESTAMP)
 WHEN NOT MATCHED THEN INSERT (${cols.join(', ')}, first_seen_at, last_seen_at, times_seen, resolved_at)
   VALUES (${cols.map((c) => `S.${c}`).join(', ')}, ${syncedAt}, ${syncedAt}, 1, CAST(NULL AS TIMESTAMP))`;
+}
+
+// --- _schema_changes ---------------------------------------------------------------------------------
+
+/**
+ * The `_schema_changes` statement of a script (sql/schema-changes.ts), guarded by IF EXISTS: a batch whose
+ * drift is already recorded for its run does not mutate the table (BigQuery aborts one of two transactions
+ * mutating the same table, and every page of a drifting source carries sightings). Empty without sightings.
+ */
+export function schemaChangeStatements(
+  dataset: string,
+  sightings: readonly SchemaChangeSighting[],
+  syncedAt: string,
+): string {
+  if (sightings.length === 0) return '';
+  const sql = schemaChangesSql(bigQueryDialect(dataset), bindLiteral, sightings, syncedAt);
+  // Type changes first: they compare with the type the stored new field had before the upsert.
+  return `IF EXISTS (${sql.pending}) THEN
+${sql.typeChanges};
+${sql.upsert};
+END IF;
+`;
 }
 
 // --- checkpoints ------------------------------------------------------------------------------------

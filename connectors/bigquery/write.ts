@@ -34,17 +34,19 @@ export class BigQueryWriter implements WarehouseWriter {
     const spec = this.settings.spec(batch.table);
     const rows = batchRows(spec, batch);
     const rejected = this.settings.rejectedItems(batch.rejected);
+    const schemaChanges = this.settings.schemaChanges([batch]);
     const syncedAt = this.#syncedAt();
     const checkpoints = checkpointList(batch.checkpoint);
     const seen = batch.seen ?? [];
     if (rows.length === 0) {
-      if (seen.length > 0 || rejected.length > 0) {
+      if (seen.length > 0 || rejected.length > 0 || schemaChanges.length > 0) {
         const script = rowlessScript(
           this.session.dataset,
           { spec, ids: seen },
           rejected,
           syncedAt,
           checkpoints,
+          schemaChanges,
         );
         await this.session.withErrorMapping(context, () => this.session.script(script));
       } else {
@@ -63,6 +65,7 @@ export class BigQueryWriter implements WarehouseWriter {
         seen,
         rejected,
         batch.repair === true,
+        schemaChanges,
       ),
     );
     return writeResult(batch, counts?.['inserted'], counts?.['updated']);
@@ -77,19 +80,27 @@ export class BigQueryWriter implements WarehouseWriter {
       return { batch, spec, rows: batchRows(spec, batch) };
     });
     const rejected = this.settings.rejectedItems(batches.flatMap((b) => b.rejected ?? []));
+    const schemaChanges = this.settings.schemaChanges(batches);
     const syncedAt = this.#syncedAt();
     const checkpoints = checkpointList(checkpoint);
     const loaded = prepared.filter((p) => p.rows.length > 0);
     if (loaded.length === 0) {
-      if (rejected.length > 0) {
-        const script = rowlessScript(this.session.dataset, null, rejected, syncedAt, checkpoints);
+      if (rejected.length > 0 || schemaChanges.length > 0) {
+        const script = rowlessScript(
+          this.session.dataset,
+          null,
+          rejected,
+          syncedAt,
+          checkpoints,
+          schemaChanges,
+        );
         await this.session.withErrorMapping(context, () => this.session.script(script));
       } else await this.#checkpointOnly(checkpoints, syncedAt.checkpointTime);
       return prepared.map((p) => writeResult(p.batch, 0, 0));
     }
     const stages = loaded.map((p) => ({ ...p, stage: stageName(p.spec) }));
     const [counts] = await this.#mergeStaged(context, stages, () =>
-      multiMergeScript(this.session.dataset, stages, syncedAt, checkpoints, rejected),
+      multiMergeScript(this.session.dataset, stages, syncedAt, checkpoints, rejected, schemaChanges),
     );
     return prepared.map((p) => {
       const i = stages.findIndex((s) => s.batch === p.batch);

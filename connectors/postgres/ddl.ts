@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { ColumnSpec } from '../../schemas/warehouse.js';
-import { WAREHOUSE_VIEWS } from '../../schemas/warehouse-views.js';
+import { type ViewSpec, WAREHOUSE_VIEWS } from '../../schemas/warehouse-views.js';
 import type { DestinationSettings } from '../settings.js';
 import { tableLayouts } from '../table-layouts.js';
 import { ident, PG_TYPES, stringLiteral } from './dialect.js';
@@ -79,23 +79,33 @@ export function preparePostgres(session: PostgresSession, settings: DestinationS
  * created again (without CASCADE: a user's object built on it makes prepare() fail loudly instead).
  */
 async function createViews(client: pg.PoolClient, session: PostgresSession): Promise<void> {
+  for (const view of WAREHOUSE_VIEWS) await createView(client, session, view);
+}
+
+async function createView(client: pg.PoolClient, session: PostgresSession, view: ViewSpec): Promise<void> {
   const d = session.dialect;
-  for (const view of WAREHOUSE_VIEWS) {
-    const name = d.table(view.name);
-    const body = view.sql(d);
-    await client.query('SAVEPOINT view_ddl');
-    try {
-      await client.query(`CREATE OR REPLACE VIEW ${name} AS\n${body}`);
-    } catch {
-      await client.query('ROLLBACK TO SAVEPOINT view_ddl');
-      await client.query(`DROP VIEW IF EXISTS ${name}`);
-      await client.query(`CREATE VIEW ${name} AS\n${body}`);
-    }
-    await client.query('RELEASE SAVEPOINT view_ddl');
-    await client.query(`COMMENT ON VIEW ${name} IS ${d.string(view.description)}`);
-    for (const c of view.columns)
-      await client.query(`COMMENT ON COLUMN ${name}.${ident(c.name)} IS ${d.string(c.description)}`);
+  const name = d.table(view.name);
+  const body = view.sql(d);
+  await client.query('SAVEPOINT view_ddl');
+  try {
+    await client.query(`CREATE OR REPLACE VIEW ${name} AS\n${body}`);
+  } catch {
+    await client.query('ROLLBACK TO SAVEPOINT view_ddl');
+    await client.query(`DROP VIEW IF EXISTS ${name}`);
+    await client.query(`CREATE VIEW ${name} AS\n${body}`);
   }
+  await client.query('RELEASE SAVEPOINT view_ddl');
+  await client.query(`COMMENT ON VIEW ${name} IS ${d.string(view.description)}`);
+  for (const c of view.columns)
+    await client.query(`COMMENT ON COLUMN ${name}.${ident(c.name)} IS ${d.string(c.description)}`);
+}
+
+/** One view, created or replaced in a transaction of its own, serialized with prepare() (the DDL lock). */
+export function replaceView(session: PostgresSession, view: ViewSpec): Promise<void> {
+  return session.transaction(`createView ${view.name}`, async (client) => {
+    await session.lockDdl(client);
+    await createView(client, session, view);
+  });
 }
 
 // --- migrations: new columns filled from `_raw` ----------------------------------------------------------

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { DestinationCapabilities, DestinationOptions } from '../destination.js';
 import { DestinationSettings } from '../settings.js';
 import { SqlDestination } from '../sql/destination.js';
-import { preparePostgres } from './ddl.js';
+import { preparePostgres, replaceView } from './ddl.js';
 import { ident } from './dialect.js';
 import { PostgresSession } from './session.js';
 import { PostgresWriter } from './write.js';
@@ -47,6 +47,7 @@ export class PostgresDestination extends SqlDestination {
       settings,
       session,
       prepare: () => preparePostgres(session, settings),
+      createView: (view) => replaceView(session, view),
       writer: new PostgresWriter(session, settings),
     });
     this.schema = schema;

@@ -6,6 +6,7 @@ import {
   type CheckpointUpdate,
   type RejectedItem,
   rowKey,
+  type SchemaChangeSighting,
   type TableName,
   type TableSpec,
 } from '../../schemas/warehouse.js';
@@ -15,6 +16,7 @@ import type { DestinationSettings } from '../settings.js';
 import type { CascadeConditions, CascadeCounts, DeletionRequest } from '../sql/deletions.js';
 import type { WarehouseWriter } from '../sql/destination.js';
 import { statement } from '../sql/dialect.js';
+import { schemaChangesSql } from '../sql/schema-changes.js';
 import { copyChunks } from './copy.js';
 import { ident, PG_TYPES } from './dialect.js';
 import type { PostgresSession } from './session.js';
@@ -82,6 +84,7 @@ export class PostgresWriter implements WarehouseWriter {
       return { batch, spec, rows };
     });
     const rejected = this.settings.rejectedItems(batches.flatMap((b) => b.rejected ?? []));
+    const schemaChanges = this.settings.schemaChanges(batches);
     const order = prepared
       .map((p, i) => ({ p, i }))
       .sort((a, b) => (a.p.spec.name < b.p.spec.name ? -1 : a.p.spec.name > b.p.spec.name ? 1 : 0));
@@ -99,6 +102,7 @@ export class PostgresWriter implements WarehouseWriter {
       }
       const stored = prepared.filter((p) => p.rows.length > 0).map((p) => p.spec);
       await this.#writeRejected(client, stored, rejected, syncedAt);
+      await this.#writeSchemaChanges(client, schemaChanges, syncedAt);
       await this.#upsertCheckpoints(client, checkpointList(checkpoint), syncedAt);
       return results;
     });
@@ -171,6 +175,31 @@ export class PostgresWriter implements WarehouseWriter {
       raw: r.raw,
     }));
     await client.query(rejectedUpsertSql(schema), [syncedAt, JSON.stringify(records)]);
+  }
+
+  /**
+   * The `_schema_changes` side of a write, after `_rejected`: the upsert of the sightings not yet recorded
+   * for their run (and of the type changes of new fields they show). It reads before it locks (the NOT EXISTS of `pending`), so the pages of a run that saw
+   * the same drift before take no row locks; the rows it does write are locked in key order.
+   */
+  async #writeSchemaChanges(
+    client: pg.PoolClient,
+    sightings: readonly SchemaChangeSighting[],
+    syncedAt: Date,
+  ): Promise<void> {
+    if (sightings.length === 0) return;
+    const d = this.session.dialect;
+    // Type changes first: they compare with the type the stored new field had before this upsert.
+    for (const part of ['typeChanges', 'upsert'] as const) {
+      const write = statement(
+        d,
+        (bind) => schemaChangesSql(d, bind, sightings, bind(syncedAt, 'timestamp'))[part],
+      );
+      await client.query(
+        write.sql,
+        write.values.map((v) => v.value),
+      );
+    }
   }
 
   /** `_synced_at` of a transaction: the server's transaction time (never earlier than a prior currentTime()). */

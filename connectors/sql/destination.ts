@@ -1,15 +1,17 @@
+import { type CustomFieldColumn, customFieldsView } from '../../schemas/custom-fields-view.js';
 import type {
   Checkpoint,
   CheckpointUpdate,
   Freshness,
   ReconciliationRecord,
   RowInputs,
+  SchemaChangeRecord,
   StoredVersion,
   SyncRunRecord,
   TableName,
   TableSpec,
 } from '../../schemas/warehouse.js';
-import type { SqlDialect } from '../../schemas/warehouse-views.js';
+import type { SqlDialect, ViewSpec } from '../../schemas/warehouse-views.js';
 import type {
   CheckpointFilter,
   DeletionCascade,
@@ -19,6 +21,7 @@ import type {
   WriteResult,
 } from '../destination.js';
 import type { DestinationSettings } from '../settings.js';
+import { customFieldColumnsOf } from './custom-fields.js';
 import {
   type CascadeConditions,
   type CascadeCounts,
@@ -29,6 +32,7 @@ import {
 } from './deletions.js';
 import { parsedRows, type Row, type SqlSession, statement } from './dialect.js';
 import { hasLedger, listReconciliation, listRuns, recordReconciliation, recordRun } from './ledger.js';
+import { listSchemaChanges, type SchemaChangeFilter } from './schema-changes.js';
 import { freshness, readCheckpoints, staleThreads, storedVersions } from './state-reads.js';
 
 /** The write path of one warehouse: rows, checkpoints and deletions, each atomic. */
@@ -47,6 +51,8 @@ export interface WarehouseParts {
   readonly session: SqlSession;
   /** The DDL: creates or migrates every table, then the views. */
   readonly prepare: () => Promise<void>;
+  /** Creates or replaces one view (a view whose columns change is dropped and created again). */
+  readonly createView: (view: ViewSpec) => Promise<void>;
   readonly writer: WarehouseWriter;
 }
 
@@ -61,6 +67,7 @@ export class SqlDestination implements Destination {
   readonly #settings: DestinationSettings;
   readonly #writer: WarehouseWriter;
   readonly #prepare: () => Promise<void>;
+  readonly #createView: (view: ViewSpec) => Promise<void>;
 
   constructor(parts: WarehouseParts) {
     this.capabilities = parts.capabilities;
@@ -68,12 +75,23 @@ export class SqlDestination implements Destination {
     this.#settings = parts.settings;
     this.#writer = parts.writer;
     this.#prepare = parts.prepare;
+    this.#createView = parts.createView;
   }
 
   // --- schema and writes: the warehouse's own -----------------------------------------------------------
 
-  prepare(): Promise<void> {
-    return this.#prepare();
+  async prepare(): Promise<void> {
+    await this.#prepare();
+    await this.refreshCustomFieldView();
+  }
+
+  /** Written once: which fields and types (sql/custom-fields.ts); the DDL is the warehouse's. */
+  async refreshCustomFieldView(): Promise<CustomFieldColumn[]> {
+    // A tickets table of an older model (a test's override) without custom fields has no such view.
+    if (!this.#settings.spec('tickets').columns.some((c) => c.name === 'ticket_fields')) return [];
+    const columns = await customFieldColumnsOf(this.#session);
+    await this.#createView(customFieldsView(columns));
+    return columns;
   }
 
   writeBatch<T extends TableName>(batch: WriteBatch<T>): Promise<WriteResult> {
@@ -159,6 +177,10 @@ export class SqlDestination implements Destination {
 
   async freshness(): Promise<Freshness> {
     return freshness(this.#session);
+  }
+
+  async listSchemaChanges(filter?: SchemaChangeFilter): Promise<SchemaChangeRecord[]> {
+    return listSchemaChanges(this.#session, filter);
   }
 
   async select(build: (dialect: SqlDialect) => string): Promise<Row[]> {

@@ -31,6 +31,25 @@ export interface WarehouseDialect extends SqlDialect {
     columns: readonly string[],
     rows: readonly (readonly string[])[],
   ): string;
+  /**
+   * One statement upserting the rows of `source` (a SELECT whose columns are `columns`) into `table` by
+   * `key`: a new key is inserted as it comes; a stored row takes `set` where `when` holds. `update` gets the
+   * name the dialect gives the incoming row, and writes SQL over it and the stored row `T`.
+   */
+  mergeSource(
+    table: string,
+    key: readonly string[],
+    columns: readonly string[],
+    source: string,
+    update: (incoming: string) => MergeUpdate,
+  ): string;
+}
+
+/** How a stored row is updated by an incoming one (see WarehouseDialect.mergeSource). */
+export interface MergeUpdate {
+  /** Column → its new value (SQL over `T`, the stored row, and the incoming row). */
+  readonly set: Readonly<Record<string, string>>;
+  readonly when: string;
 }
 
 export interface BoundValue {

@@ -34,6 +34,7 @@ import {
   parsePage,
   parseSingle,
   type RawResponse,
+  scrubDrift,
   scrubRejected,
   scrubViolation,
   throwIfError,
@@ -360,10 +361,10 @@ export class SupportApiClient {
     return this.#parsed(() => parseArray(res.endpoint, res.status, res.json, item));
   }
 
-  /** Parses, with the key scrubbed from every reported problem (a broken server could echo it). */
+  /** Parses, with the key scrubbed from every reported problem and drift (a broken server could echo it). */
   #parsed<T>(parse: () => T): T {
     try {
-      const parsed = parse();
+      const parsed = this.#scrubbedDrift(parse());
       const rejected = (parsed as Partial<ParsedItems<unknown>> | null)?.rejected;
       if (Array.isArray(rejected) && rejected.length > 0) {
         const clean = rejected.map((r: InvalidItem) => scrubRejected(r, this.#key));
@@ -384,6 +385,12 @@ export class SupportApiClient {
       }
       throw err;
     }
+  }
+
+  #scrubbedDrift<T>(parsed: T): T {
+    const drift = (parsed as Partial<ParsedItems<unknown>> | null)?.drift;
+    if (!Array.isArray(drift) || drift.length === 0) return parsed;
+    return { ...parsed, drift: drift.map((o) => scrubDrift(o, this.#key)) };
   }
 
   // ---------------------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@
  */
 import type { z } from 'zod';
 import { Agent, DirectoryListQuery, Tag, Team } from '../../schemas/api/directory.js';
+import type { DriftObservation } from '../../schemas/api/drift.js';
 import { AgentSession, AgentSessionMeta, CsatMeta, CsatSurvey } from '../../schemas/api/exports.js';
 import { Message } from '../../schemas/api/messages.js';
 import { MetricCatalogEntry } from '../../schemas/api/reports.js';
@@ -25,6 +26,8 @@ export interface Page<T, M = undefined> {
   items: T[];
   rawItems: Record<string, unknown>[];
   rejected: InvalidItem[];
+  /** What the stored items hold that their schema does not know (schemas/api/drift.ts). */
+  drift: DriftObservation[];
   /** The cursor sent to get this page (null for the first page). */
   cursor: string | null;
   nextCursor: string | null;
@@ -71,6 +74,7 @@ async function fetchPage<S extends z.ZodType, M extends z.ZodType | undefined = 
     items: page.items,
     rawItems: page.rawItems,
     rejected: page.rejected,
+    drift: page.drift,
     cursor,
     nextCursor: page.hasMore ? page.nextCursor : null,
     hasMore: page.hasMore,
@@ -145,8 +149,8 @@ export function fetchAgentsPage(client: SupportApiClient, req: PageRequest = {})
 
 /** `GET /reports/metrics` (spec 4.11): the whole catalog, unpaginated. */
 export async function fetchMetricCatalog(client: SupportApiClient): Promise<Page<MetricCatalogEntry>> {
-  const { items, rawItems, rejected } = await client.getArray('/reports/metrics', MetricCatalogEntry);
-  return { items, rawItems, rejected, cursor: null, nextCursor: null, hasMore: false };
+  const { items, rawItems, rejected, drift } = await client.getArray('/reports/metrics', MetricCatalogEntry);
+  return { items, rawItems, rejected, drift, cursor: null, nextCursor: null, hasMore: false };
 }
 
 export interface CsatPageRequest extends PageRequest {

@@ -3,6 +3,7 @@
  * validation of success envelopes, with item-level reporting (index, id, field path) for lists.
  */
 import { z } from 'zod';
+import { type DriftObservation, driftOf } from '../../schemas/api/drift.js';
 import { ErrorEnvelope, Pagination } from '../../schemas/api/envelope.js';
 import type { Secret } from '../../schemas/secret.js';
 import { type Endpoint, ResponseFormatError, SchemaViolationError, SupportApiError } from './errors.js';
@@ -127,6 +128,17 @@ export function scrubRejected(r: InvalidItem, key: Secret): InvalidItem {
   };
 }
 
+/** Removes the key from every text of a drift observation (a broken server could echo it in a value). */
+export function scrubDrift(o: DriftObservation, key: Secret): DriftObservation {
+  return {
+    ...o,
+    fieldPath: key.scrub(o.fieldPath),
+    observed: key.scrub(o.observed),
+    example: key.scrub(o.example),
+    label: o.label === null ? null : key.scrub(o.label),
+  };
+}
+
 function itemIdOf(raw: unknown): string | undefined {
   if (typeof raw !== 'object' || raw === null) return undefined;
   const id = (raw as { id?: unknown }).id;
@@ -180,6 +192,8 @@ export interface ParsedItems<T> {
   /** `rawItems[i]` is the JSON object `items[i]` was parsed from. */
   rawItems: Record<string, unknown>[];
   rejected: InvalidItem[];
+  /** What the stored items hold that their schema does not know (schemas/api/drift.ts), per page. */
+  drift: DriftObservation[];
 }
 
 /** Validates each item on its own: one bad item never costs the others (they are returned, it is rejected). */
@@ -196,7 +210,7 @@ function parseItems<S extends z.ZodType>(raw: unknown[], item: S): ParsedItems<z
       rejected.push({ index, itemId: itemIdOf(r), raw: r, reason: formatIssues(parsed.error.issues) });
     }
   });
-  return { items, rawItems, rejected };
+  return { items, rawItems, rejected, drift: driftOf(item, rawItems) };
 }
 
 export interface ParsedPage<T, M> extends ParsedItems<T> {
@@ -221,12 +235,13 @@ export function parsePage<S extends z.ZodType, M extends z.ZodType | undefined>(
   });
   const env = envSchema.safeParse(json);
   if (!env.success) throw violation(endpoint, status, env.error.issues, undefined, undefined, []);
-  const { items, rawItems, rejected } = parseItems(env.data.data, item);
+  const { items, rawItems, rejected, drift } = parseItems(env.data.data, item);
   const value = env.data as { pagination: { has_more: boolean; next_cursor: string | null }; meta?: unknown };
   return {
     items,
     rawItems,
     rejected,
+    drift,
     hasMore: value.pagination.has_more,
     nextCursor: value.pagination.next_cursor,
     meta: value.meta as M extends z.ZodType ? z.infer<M> : undefined,

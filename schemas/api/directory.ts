@@ -31,7 +31,7 @@ export const Agent = z.looseObject({
   name: openText(),
   /** Null for AI agents. */
   email: openText(),
-  kind: openEnum(),
+  kind: openEnum(AgentKind.options),
   active: openBool(),
   team_ids: openIdList(),
   created_at: openTimestamp(),

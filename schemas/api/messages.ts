@@ -22,6 +22,9 @@ export type MessageRole = z.infer<typeof MessageRole>;
  */
 export const KNOWN_MESSAGE_STATUSES = ['queued', 'sent', 'delivered', 'failed'] as const;
 
+/** Directions the companion serves (the spec gives `outbound` "for example"): any direction is read. */
+export const KNOWN_MESSAGE_DIRECTIONS = ['inbound', 'outbound'] as const;
+
 /**
  * A thread item (spec 2.3).
  * STRICT: `id`, `ticket_id` (UUID), `ticket_number` (integer), `channel` (the channel values), `created_at`.
@@ -32,12 +35,12 @@ export const Message = z.looseObject({
   id: Uuid,
   ticket_id: Uuid,
   ticket_number: z.number().int().positive(),
-  role: openEnum(),
-  direction: openEnum(),
+  role: openEnum(MessageRole.options),
+  direction: openEnum(KNOWN_MESSAGE_DIRECTIONS),
   text: openText(),
   channel: Channel,
   author_name: openText(),
-  status: openEnum(),
+  status: openEnum(KNOWN_MESSAGE_STATUSES),
   created_at: Timestamp,
   attachments: openJson(),
 });

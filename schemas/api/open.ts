@@ -30,10 +30,17 @@ export const openText = () =>
   );
 
 /**
- * Open enum (role, direction, delivery status, agent kind, …): any non-empty string is a value, a number is
- * its text, anything else null. The values we know are documentation, never a filter.
+ * The values an open enum is known to take (the spec's examples, the companion's choices), by schema: what
+ * the drift reader (schemas/api/drift.ts) compares a served value with to report a new one.
  */
-export const openEnum = openText;
+export const openEnumValues = z.registry<{ readonly known: readonly string[] }>();
+
+/**
+ * Open enum (role, direction, delivery status, agent kind, …): any non-empty string is a value, a number is
+ * its text, anything else null. The values we know (`known`) are documentation and the baseline of schema
+ * drift (`_schema_changes`), never a filter.
+ */
+export const openEnum = (known: readonly string[]) => openText().register(openEnumValues, { known });
 
 /** An opaque id (agent ids, contact ids, tag ids …): a string, or a number as its decimal text; else null. */
 export const openId = () =>

@@ -20,13 +20,31 @@ export const MetricAttribution = z.enum([
 ]);
 export type MetricAttribution = z.infer<typeof MetricAttribution>;
 
+/** Metric groups the companion serves (values not given by spec 2.9): any group is read. */
+export const KNOWN_METRIC_GROUPS = [
+  'automation',
+  'backlog',
+  'commerce',
+  'presence',
+  'quality',
+  'resolution',
+  'responsiveness',
+  'routing',
+  'satisfaction',
+  'sla',
+  'volume',
+] as const;
+
+/** Value types the companion serves for `dataType` (values not given by spec 2.9): any is read. */
+export const KNOWN_METRIC_DATA_TYPES = ['integer', 'number'] as const;
+
 /** A metric catalog entry as the COMPANION serves it (its choice for `group` and `dataType`). */
 export const ServedMetricCatalogEntry = z.object({
   id: z.string().regex(/^[a-z][a-z0-9_]*$/),
   label: z.string().min(1),
   description: z.string().min(1),
-  group: z.string().min(1),
-  dataType: z.enum(['integer', 'number']),
+  group: z.enum(KNOWN_METRIC_GROUPS),
+  dataType: z.enum(KNOWN_METRIC_DATA_TYPES),
   format: MetricFormat,
   aggregation: MetricAggregation,
   attribution: MetricAttribution,
@@ -46,8 +64,8 @@ export const MetricCatalogEntry = z.looseObject({
   id: z.string().min(1),
   label: openText(),
   description: openText(),
-  group: openEnum(),
-  dataType: openEnum(),
+  group: openEnum(KNOWN_METRIC_GROUPS),
+  dataType: openEnum(KNOWN_METRIC_DATA_TYPES),
   format: MetricFormat,
   aggregation: MetricAggregation,
   attribution: MetricAttribution,

@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { Channel, Metadata, Priority, TicketStatus, TicketType, Timestamp, Uuid } from './common.js';
-import { openBool, openEnum, openId, openJson, openObject, openText, openTimestamp } from './open.js';
+import { customFieldValues, TicketFieldType } from './custom-fields.js';
+import { openBool, openEnum, openId, openObject, openText, openTimestamp } from './open.js';
+
+export { TicketFieldType } from './custom-fields.js';
 
 /**
  * Contact object on a ticket. Shape: not shown (spec 2.2), so OPEN (schemas/api/open.ts): the companion
@@ -16,10 +19,6 @@ export const Contact = openObject({
   phone: openText(),
 });
 export type Contact = z.infer<typeof Contact>;
-
-/** Type of a custom ticket field as the companion serves it (not shown, spec 2.2; the companion's choice). */
-export const TicketFieldType = z.enum(['text', 'number', 'boolean', 'dropdown', 'multi_select', 'date']);
-export type TicketFieldType = z.infer<typeof TicketFieldType>;
 
 /**
  * A custom ticket field value as the COMPANION serves it, with `include=ticket_fields` (shape not shown,
@@ -54,15 +53,18 @@ export const Ticket = z.looseObject({
   tags: z.array(z.string()),
   contact: Contact,
   // --- further ticket fields: not shown (spec 2.2); read when present (see companion/README.md) ---
-  ticket_type: openEnum(),
+  ticket_type: openEnum(TicketType.options),
   parent_ticket_id: openId(),
   assignee_id: openId(),
   team_id: openId(),
   language: openText(),
   is_spam: openBool(),
   resolved_at: openTimestamp(),
-  /** Only with `include=ticket_fields`; value shape not shown: kept whole as JSON. */
-  ticket_fields: openJson().optional(),
+  /**
+   * Only with `include=ticket_fields`; value shape not shown: kept whole as JSON, its entries read as custom
+   * fields (schemas/api/custom-fields.ts) for `_schema_changes` and the view `ticket_custom_fields`.
+   */
+  ticket_fields: customFieldValues().optional(),
 });
 export type Ticket = z.infer<typeof Ticket>;
 

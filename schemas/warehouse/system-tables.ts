@@ -3,12 +3,19 @@ import { z } from 'zod';
 import { Timestamp } from '../api/index.js';
 import { SyncMode } from '../sync.js';
 import { type ColumnSpec, deriveColumns } from './derive.js';
+import {
+  SCHEMA_CHANGE_COLUMN_DESCRIPTIONS,
+  SCHEMA_CHANGE_KEY,
+  SCHEMA_CHANGES_DESCRIPTION,
+  SchemaChangeRecord,
+} from './schema-changes.js';
 import { type SystemTableName, TableName } from './table-names.js';
 import { canonicalJson } from './values.js';
 
 /**
  * The bookkeeping tables — checkpoints (`_sync_state`), the run ledger (`_sync_runs`), reconciliation
- * (`_reconciliation`) and items set aside (`_rejected`) — as zod schemas of their rows, with the columns
+ * (`_reconciliation`), items set aside (`_rejected`) and schema drift (`_schema_changes`, its rows in
+ * schema-changes.ts) — as zod schemas of their rows, with the columns
  * derived from them for DDL and docs; and `Freshness`, what `status` reads from them.
  */
 
@@ -241,5 +248,10 @@ export const SYSTEM_TABLES: { readonly [T in SystemTableName]: SystemTableSpec<T
       resolved_at:
         'When a later batch stored a row with its id; null while unresolved (a new rejection resets it).',
     },
+  }),
+  _schema_changes: systemTable('_schema_changes', SchemaChangeRecord, {
+    description: SCHEMA_CHANGES_DESCRIPTION,
+    primaryKey: SCHEMA_CHANGE_KEY,
+    descriptions: SCHEMA_CHANGE_COLUMN_DESCRIPTIONS,
   }),
 };

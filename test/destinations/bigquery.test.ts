@@ -11,6 +11,7 @@ import { createDestination } from '../../connectors/index.js';
 import { canonicalTimestamp, TABLES, type TableName, tableSpecOf } from '../../schemas/warehouse.js';
 import { type BigQueryEmulator, startBigQueryEmulator } from '../../scripts/bigquery-emulator.js';
 import { destinationConformance } from './conformance.js';
+import { customFieldsSuite } from './custom-fields-suite.js';
 import { viewsSuite } from './views-suite.js';
 
 let emulator: BigQueryEmulator;
@@ -203,8 +204,9 @@ describe('BigQuery destination specifics', () => {
   });
 });
 
-viewsSuite('BigQuery (bqemulator)', async () => {
-  const datasetId = `views_${randomBytes(4).toString('hex')}`;
+/** A destination on a dataset of its own, and its views' columns (the BI view suites). */
+const viewsHarness = (prefix: string) => async () => {
+  const datasetId = `${prefix}_${randomBytes(4).toString('hex')}`;
   const client = new BigQuery({ projectId: emulator.projectId, ...emulatorClientOptions(emulator.endpoint) });
   return {
     create: async () =>
@@ -215,4 +217,7 @@ viewsSuite('BigQuery (bqemulator)', async () => {
     },
     teardown: async () => undefined,
   };
-});
+};
+
+viewsSuite('BigQuery (bqemulator)', viewsHarness('views'));
+customFieldsSuite('BigQuery (bqemulator)', viewsHarness('custom_fields'));

@@ -12,6 +12,7 @@ import {
   type ReportSnapshotInput,
   reportSnapshotId,
   reportSnapshotValues,
+  type SchemaChangeSighting,
   TABLES,
   type TableName,
   THREAD_QUEUE_STREAM,
@@ -75,6 +76,36 @@ async function rejectedRows(dest: Destination, keys: readonly string[]) {
       `SELECT * FROM ${d.table('_rejected')} WHERE item_key IN (${keys.map((k) => d.string(k)).join(', ')}) ORDER BY table_name, item_key`,
   );
   return rows;
+}
+
+/** A destination whose writes fail after staging, before the merge (a crash mid-batch). */
+const crashingAfterStaging = (h: ConformanceHarness) =>
+  h.create({
+    hooks: {
+      beforeMerge: () => {
+        throw new Error('injected crash after staging');
+      },
+    },
+  });
+
+/** A new-field sighting of run `run-1` on the tickets stream. */
+const sighting = (overrides: Partial<SchemaChangeSighting> = {}): SchemaChangeSighting => ({
+  table: 'tickets',
+  fieldPath: 'sla_breached_at',
+  kind: 'new_field',
+  observed: '',
+  expected: null,
+  jsonType: 'string',
+  example: '"2026-01-01T00:00:00Z"',
+  label: null,
+  stream: 'tickets',
+  runId: 'run-1',
+  ...overrides,
+});
+
+/** The `_schema_changes` rows whose field path carries a test's tag. */
+async function changesOf(dest: Destination, tag: string) {
+  return (await dest.listSchemaChanges()).filter((r) => r.field_path.includes(tag));
 }
 
 const rejection = (overrides: Partial<RejectedItem> = {}): RejectedItem => {
@@ -310,13 +341,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         rows: 1,
       };
       await dest.writeBatch({ table: 'tickets', rows: [], checkpoint: cp });
-      const crashing = await h.create({
-        hooks: {
-          beforeMerge: () => {
-            throw new Error('injected crash after staging');
-          },
-        },
-      });
+      const crashing = await crashingAfterStaging(h);
       const t = ticket({ ticket_number: 20 });
       await expect(
         crashing.writeBatch({
@@ -902,13 +927,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         rows: 0,
       };
       await dest.writeBatch({ table: 'tickets', rows: [], checkpoint: cp });
-      const crashing = await h.create({
-        hooks: {
-          beforeMerge: () => {
-            throw new Error('injected crash after staging');
-          },
-        },
-      });
+      const crashing = await crashingAfterStaging(h);
       const lost = rejection();
       await expect(
         crashing.writeBatch({
@@ -931,6 +950,190 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       expect(`${err.message} ${err.stack}`).not.toContain(secret);
       expect(await rejectedRows(dest, [bad.itemKey])).toEqual([]);
       expect(await dest.readCheckpoint('tickets', 'rejects-crash')).toMatchObject({ cursor: 'before' });
+    });
+
+    it('_schema_changes: drift commits with its page, once per key, counted once per run', async () => {
+      let now = new Date('2036-01-01T00:00:00Z');
+      const d = await h.create({ clock: () => now });
+      const stamp = () => canonicalTimestamp(now);
+      const tag = crypto.randomUUID().slice(0, 8);
+      const field = sighting({ fieldPath: `sla_breached_at_${tag}`, runId: 'run-1' });
+      const role = sighting({
+        table: 'ticket_messages',
+        stream: 'ticket_messages',
+        fieldPath: `role_${tag}`,
+        kind: 'new_enum_value',
+        observed: 'end_user',
+        expected: 'customer, agent, ai',
+        jsonType: 'string',
+        example: '"end_user"',
+        runId: 'run-1',
+      });
+      const custom = sighting({
+        fieldPath: `ticket_fields.fld_${tag}`,
+        kind: 'new_custom_field',
+        jsonType: 'number',
+        example: '12',
+        label: 'Refund amount',
+        runId: 'run-1',
+      });
+      const cp = {
+        stream: 'tickets',
+        scope: `drift-${tag}`,
+        cursor: 'c1',
+        high_water_mark: null,
+        status: 'running' as const,
+        pages: 1,
+        rows: 1,
+      };
+      await d.writeBatch({
+        table: 'tickets',
+        rows: [input(ticket({ ticket_number: 96001 }))],
+        schemaChanges: [field, custom, { ...field, example: '"later on the page"' }],
+        checkpoint: cp,
+      });
+      await d.writeBatch({ table: 'ticket_messages', rows: [], schemaChanges: [role] });
+      const first = stamp();
+      let rows = await changesOf(d, tag);
+      expect(rows).toHaveLength(3);
+      expect(rows.find((r) => r.field_path === field.fieldPath)).toEqual({
+        table_name: 'tickets',
+        field_path: field.fieldPath,
+        kind: 'new_field',
+        observed: '',
+        expected: null,
+        json_type: 'string',
+        example: '"later on the page"',
+        label: null,
+        stream: 'tickets',
+        first_seen_at: first,
+        last_seen_at: first,
+        first_run_id: 'run-1',
+        last_run_id: 'run-1',
+        runs_seen: 1,
+      });
+      expect(rows.find((r) => r.kind === 'new_enum_value')).toMatchObject({
+        table_name: 'ticket_messages',
+        observed: 'end_user',
+        expected: 'customer, agent, ai',
+        runs_seen: 1,
+      });
+      expect(await d.readCheckpoint('tickets', cp.scope)).toMatchObject({ cursor: 'c1' });
+
+      // More pages of the same run: nothing moves (the run counts once, its first sighting stands).
+      now = new Date('2036-01-01T00:05:00Z');
+      await d.writeBatch({
+        table: 'tickets',
+        rows: [],
+        schemaChanges: [{ ...field, example: '"second page"' }, custom],
+        checkpoint: { ...cp, cursor: 'c2' },
+      });
+      expect(await changesOf(d, tag)).toEqual(rows);
+      expect(await d.readCheckpoint('tickets', cp.scope)).toMatchObject({ cursor: 'c2' });
+
+      // The next run sees them again: counted, latest example; first sighting and label kept. A sighting
+      // of another observed value is a row of its own.
+      now = new Date('2036-01-02T00:00:00Z');
+      await d.writeTables(
+        [
+          {
+            table: 'tickets',
+            rows: [],
+            schemaChanges: [
+              { ...field, runId: 'run-2', example: '"2036-01-02T00:00:00Z"', stream: 'tickets.head' },
+              { ...custom, runId: 'run-2', label: 'Renamed' },
+            ],
+          },
+          {
+            table: 'ticket_messages',
+            rows: [],
+            schemaChanges: [{ ...role, runId: 'run-2', observed: 'requester' }],
+          },
+        ],
+        { ...cp, cursor: 'c3' },
+      );
+      rows = await changesOf(d, tag);
+      expect(rows).toHaveLength(4);
+      expect(rows.find((r) => r.field_path === field.fieldPath)).toMatchObject({
+        example: '"2036-01-02T00:00:00Z"',
+        stream: 'tickets.head',
+        first_seen_at: first,
+        last_seen_at: stamp(),
+        first_run_id: 'run-1',
+        last_run_id: 'run-2',
+        runs_seen: 2,
+      });
+      expect(rows.find((r) => r.kind === 'new_custom_field')).toMatchObject({
+        label: 'Refund amount',
+        runs_seen: 2,
+      });
+      expect(rows.filter((r) => r.kind === 'new_enum_value').map((r) => [r.observed, r.runs_seen])).toEqual(
+        expect.arrayContaining([
+          ['end_user', 1],
+          ['requester', 1],
+        ]),
+      );
+      expect((await d.listSchemaChanges({ firstRunId: 'run-2' })).map((r) => r.observed)).toContain(
+        'requester',
+      );
+
+      // A new field seen with another JSON type than before: a type change of its own (counted per run).
+      now = new Date('2036-01-02T12:00:00Z');
+      await d.writeBatch({
+        table: 'tickets',
+        rows: [],
+        schemaChanges: [{ ...field, runId: 'run-3', jsonType: 'number', example: '42' }],
+      });
+      rows = await changesOf(d, tag);
+      expect(rows.find((r) => r.kind === 'type_change')).toMatchObject({
+        field_path: field.fieldPath,
+        observed: 'number',
+        expected: 'string (as seen before)',
+        example: '42',
+        first_run_id: 'run-3',
+        runs_seen: 1,
+      });
+      expect(rows.find((r) => r.kind === 'new_field' && r.field_path === field.fieldPath)).toMatchObject({
+        json_type: 'number',
+        runs_seen: 3,
+      });
+
+      // A page without a run id (a workflow started before runs were passed down) only adds new keys.
+      now = new Date('2036-01-03T00:00:00Z');
+      const unknownRun = sighting({ fieldPath: `source_${tag}`, runId: null });
+      await d.writeBatch({
+        table: 'tickets',
+        rows: [],
+        schemaChanges: [{ ...field, runId: null }, unknownRun],
+      });
+      rows = await changesOf(d, tag);
+      expect(rows.find((r) => r.kind === 'new_field' && r.field_path === field.fieldPath)).toMatchObject({
+        runs_seen: 3,
+      });
+      expect(rows.find((r) => r.field_path === unknownRun.fieldPath)).toMatchObject({
+        first_run_id: null,
+        runs_seen: 1,
+        first_seen_at: stamp(),
+      });
+      await d.close();
+    });
+
+    it('_schema_changes is written with its batch or not at all', async () => {
+      const tag = crypto.randomUUID().slice(0, 8);
+      const crashing = await crashingAfterStaging(h);
+      await expect(
+        crashing.writeBatch({
+          table: 'tickets',
+          rows: [input(ticket({ ticket_number: 96101 }))],
+          schemaChanges: [sighting({ fieldPath: `lost_${tag}` })],
+        }),
+      ).rejects.toThrow(/injected crash/);
+      await crashing.close();
+      expect(await changesOf(dest, tag)).toEqual([]);
+      const err = (await dest
+        .writeBatch({ table: 'tickets', rows: [], schemaChanges: [sighting({ fieldPath: '' })] })
+        .catch((e: unknown) => e)) as Error;
+      expect(err.message).toMatch(/schema change 0: field fieldPath/);
     });
 
     it('report snapshots: one row per snapshot and one value row per number', async () => {

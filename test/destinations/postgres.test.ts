@@ -5,6 +5,7 @@ import { PostgresDestination } from '../../connectors/postgres/destination.js';
 import { canonicalTimestamp, type TableName, tableSpecOf } from '../../schemas/warehouse.js';
 import { freshDatabase } from '../support/postgres.js';
 import { destinationConformance } from './conformance.js';
+import { customFieldsSuite } from './custom-fields-suite.js';
 import { viewsSuite } from './views-suite.js';
 
 const SCHEMA = 'support_test';
@@ -92,8 +93,9 @@ describe('PostgreSQL destination specifics', () => {
   });
 });
 
-viewsSuite('PostgreSQL', async () => {
-  const url = await freshDatabase('destination_views');
+/** A destination on a fresh database of its own, and its views' columns (the BI view suites). */
+const viewsHarness = (database: string) => async () => {
+  const url = await freshDatabase(database);
   const admin = new pg.Pool({ connectionString: url, max: 2 });
   return {
     create: async () => new PostgresDestination(url, { schema: SCHEMA }),
@@ -106,4 +108,7 @@ viewsSuite('PostgreSQL', async () => {
     },
     teardown: () => admin.end(),
   };
-});
+};
+
+viewsSuite('PostgreSQL', viewsHarness('destination_views'));
+customFieldsSuite('PostgreSQL', viewsHarness('destination_custom_fields'));

@@ -118,6 +118,33 @@ describe('the pipeline into BigQuery (bqemulator), end to end', () => {
     );
     // The thread queue is drained.
     expect(await p.deps.destination.listCheckpoints('ticket_messages', { status: 'running' })).toEqual([]);
+    // Schema drift (issue 23): the workspace's custom fields recorded once, and a typed column each.
+    const fields = p.companion.world.ticketFields.filter((f) => f.orgId === p.companion.world.orgA.id);
+    const drift = await p.deps.destination.listSchemaChanges();
+    expect(drift.map((c) => [c.kind, c.field_path, c.runs_seen]).sort()).toEqual(
+      fields.map((f) => ['new_custom_field', `ticket_fields.${f.id}`, 1]).sort(),
+    );
+    expect(summary.schema_changes).toMatchObject({
+      recorded: fields.length,
+      customFieldColumns: fields.length,
+    });
+    const [custom] = await bq.query(
+      `SELECT ticket_number, refund_amount, warranty FROM \`${dataset}\`.ticket_custom_fields`,
+    );
+    const refund = fields.findIndex((f) => f.name === 'Refund amount');
+    const warranty = fields.findIndex((f) => f.name === 'Warranty');
+    const live = p.companion.world.tickets.filter(
+      (t) => t.orgId === p.companion.world.orgA.id && !t.deletedAt,
+    );
+    expect(
+      (custom as { ticket_number: number; refund_amount: number | null; warranty: boolean | null }[])
+        .map((r) => [Number(r.ticket_number), r.refund_amount, r.warranty])
+        .sort((a, b) => Number(a[0]) - Number(b[0])),
+    ).toEqual(
+      live
+        .map((t) => [t.number, t.fieldValues[refund] ?? null, t.fieldValues[warranty] ?? null])
+        .sort((a, b) => Number(a[0]) - Number(b[0])),
+    );
   }, 300_000);
 
   it('an incremental run after world mutations brings it equal again', async () => {

@@ -22,6 +22,14 @@ describe('a variant world (the spec read differently where it is open)', () => {
     await p?.close();
   });
 
+  let driftAfterFirstRun = 0;
+  const driftRows = async () =>
+    (
+      await p.db.query(
+        'SELECT table_name, field_path, kind, observed, runs_seen::int AS runs_seen, first_run_id, last_run_id FROM support._schema_changes',
+      )
+    ).rows;
+
   it('syncs to the end: every item the API served is in the warehouse, unknown fields in _raw', async () => {
     const summary = await p.run('incremental');
     expect(summary.error).toBeUndefined();
@@ -56,11 +64,61 @@ describe('a variant world (the spec read differently where it is open)', () => {
     expect(unknownFields.rows[0].n).toBeGreaterThan(0);
     const dataTypes = await p.db.query(`SELECT DISTINCT "dataType" AS t FROM support.metric_catalog`);
     expect(dataTypes.rows.length).toBeGreaterThan(2);
+
+    // Issue 23: the drift is recorded, one row per (table, field path, kind, observed), by this run.
+    const drift = await driftRows();
+    const has = (table: string, path: string, kind: string, observed?: RegExp) =>
+      drift.some(
+        (r) =>
+          r.table_name === table &&
+          r.field_path === path &&
+          r.kind === kind &&
+          (observed === undefined || observed.test(r.observed)) &&
+          r.first_run_id === summary.run_id,
+      );
+    expect(has('tickets', 'sla_breached_at', 'new_field')).toBe(true);
+    expect(has('tickets', 'custom', 'new_field')).toBe(true);
+    expect(has('tickets', 'ticket_fields.fld_order_total', 'new_custom_field')).toBe(true);
+    expect(
+      has(
+        'ticket_messages',
+        'role',
+        'new_enum_value',
+        /^(end_user|requester|system_user|staff|bot|ai_agent)$/,
+      ),
+    ).toBe(true);
+    expect(has('metric_catalog', 'dataType', 'new_enum_value')).toBe(true);
+    expect(drift.some((r) => r.kind === 'type_change' && r.field_path.startsWith('ticket_fields.'))).toBe(
+      true,
+    );
+    // The custom fields of another shape are typed columns too: lookups as JSON; a number field whose values
+    // are sometimes decimal strings as text.
+    const columns = Object.fromEntries(
+      (
+        await p.db.query(
+          `SELECT column_name, data_type FROM information_schema.columns
+           WHERE table_schema = 'support' AND table_name = 'ticket_custom_fields'`,
+        )
+      ).rows.map((r) => [r.column_name, r.data_type]),
+    );
+    expect(columns).toMatchObject({ order_total: 'jsonb', linked_order: 'jsonb', refund_amount: 'text' });
+    driftAfterFirstRun = drift.length;
   });
 
   it('a second run over the unchanged variant world rewrites nothing', async () => {
     const summary = await p.run('incremental');
     expect(summary.status).toBe('succeeded');
     expect(summary.streams['tickets']?.rows).toBe(0);
+
+    // The same drift is not recorded again: no new row, and the rows the run saw again count it once.
+    expect(summary.schema_changes).toBeUndefined();
+    const drift = await driftRows();
+    expect(drift).toHaveLength(driftAfterFirstRun);
+    const sla = drift.filter((r) => r.table_name === 'tickets' && r.field_path === 'sla_breached_at');
+    expect(sla).toEqual([
+      expect.objectContaining({ kind: 'new_field', runs_seen: 2, last_run_id: summary.run_id }),
+    ]);
+    for (const r of drift.filter((x) => x.table_name === 'tickets' || x.table_name === 'metric_catalog'))
+      expect(r, `${r.table_name}.${r.field_path}`).toMatchObject({ runs_seen: 2 });
   });
 });

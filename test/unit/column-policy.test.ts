@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DestinationSettings } from '../../connectors/settings.js';
+import { DestinationSettings, WITHHELD_EXAMPLE } from '../../connectors/settings.js';
 import { Secret } from '../../schemas/secret.js';
 import { ColumnPolicyText, Redactor, rowContentHash, TABLES } from '../../schemas/warehouse.js';
 import { type ConfigError, loadConfig } from '../../worker/config.js';
@@ -214,5 +214,32 @@ describe('the policy applied to a row: typed columns and _raw alike, before the 
     expect(withId!.itemKey).toBe('id-1');
     expect(withoutId!.itemKey).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect(withoutId!.itemKey).not.toBe('sha256:plain');
+  });
+
+  it('withholds the examples of schema changes in a table the policy covers', () => {
+    const settings = new DestinationSettings({ redactor });
+    const sighting = (table: 'tickets' | 'tags') => ({
+      table,
+      fieldPath: `${table}.contact.nickname`,
+      kind: 'new_field' as const,
+      observed: 'string',
+      expected: null,
+      jsonType: 'string' as const,
+      example: '"Janie D."',
+      label: null,
+      stream: table,
+      runId: 'run-1',
+    });
+    const batch = (table: 'tickets' | 'tags') => ({
+      table,
+      rows: [],
+      checkpoint: null,
+      schemaChanges: [sighting(table)],
+    });
+    const [covered] = settings.schemaChanges([batch('tickets') as never]);
+    const [uncovered] = settings.schemaChanges([batch('tags') as never]);
+    expect(covered).toMatchObject({ fieldPath: 'tickets.contact.nickname', example: WITHHELD_EXAMPLE });
+    expect(JSON.stringify(covered)).not.toContain('Janie');
+    expect(uncovered!.example).toBe('"Janie D."');
   });
 });

@@ -8,8 +8,9 @@ import type { RunContext } from './context.js';
 const RECONCILE_DAYS = 14;
 
 /**
- * The end of a run, once every lane has settled: the reconciliation (when tickets were synced), what the
- * warehouse is missing, the run's final `_sync_runs` row; then the counts per stream, or a failure naming
+ * The end of a run, once every lane has settled: the reconciliation (when tickets were synced), the schema
+ * drift it saw first (and the custom-field view regenerated when it saw a new field), what the warehouse is
+ * missing, the run's final `_sync_runs` row; then the counts per stream, or a failure naming
  * every failed stream and window.
  */
 export async function finishRun(
@@ -66,6 +67,18 @@ export async function finishRun(
     } catch (err) {
       log.warn('reconciliation failed (the run is not affected)', { error: messageOf(err) });
       progress.reconciliation = { equal: 0, mismatch: 0, skipped: 0, mismatches: [], error: messageOf(err) };
+    }
+  }
+
+  // Schema drift (activities/schema-drift.ts): what the run saw first; a new custom field becomes a column of
+  // ticket_custom_fields now. A warning when it fails, never a failed run.
+  // patched: histories of runs that ended before this step existed replay without it.
+  if (patched('schema-drift-after-run')) {
+    try {
+      const { requests: _none, ...drift } = await bookkeeping.schemaDriftAfterRun({ runId });
+      progress.schemaChanges = drift;
+    } catch (err) {
+      log.warn('schema drift summary failed (the run is not affected)', { error: messageOf(err) });
     }
   }
 
