@@ -97,16 +97,8 @@ export async function makeForecast(request: ForecastRequest): Promise<Forecast> 
     skipSucceeded: mode === 'backfill' && request.force !== true,
   });
 
-  const items: ForecastItem[] = [
-    {
-      source: 'preflight',
-      route_class: STREAMS.views.routeClass,
-      what: 'preflight: the key checked with one page of GET /views (limit 1)',
-      requests: 1,
-      at_least: 1,
-      basis: 'every run',
-    },
-  ];
+  const queries = streams.includes('report_snapshots') ? (settings.reportQueries?.length ?? 0) : 0;
+  const items: ForecastItem[] = preflightItems(streams, queries, tickets.listed > 0);
   for (const stream of REFERENCE_STREAMS.filter((s) => streams.includes(s))) {
     const { pages: n, basis } = await referencePages(reads, stream, settings.pageSize);
     items.push({
@@ -161,7 +153,6 @@ export async function makeForecast(request: ForecastRequest): Promise<Forecast> 
       basis: `estimated: ${how}`,
     });
   }
-  const queries = streams.includes('report_snapshots') ? (settings.reportQueries?.length ?? 0) : 0;
   if (queries > 0) {
     items.push({
       source: 'report_snapshots',
@@ -173,14 +164,24 @@ export async function makeForecast(request: ForecastRequest): Promise<Forecast> 
     });
   }
   if (plan.tickets) {
-    items.push({
-      source: 'reconciliation',
-      route_class: 'analytics',
-      what: 'reconciliation: one report query (new tickets per day)',
-      requests: 1,
-      at_least: 0,
-      basis: 'after a run whose tickets succeeded',
-    });
+    items.push(
+      {
+        source: 'reconciliation',
+        route_class: 'detail',
+        what: "reconciliation: the key's identity (GET /me), what the report API answers within",
+        requests: 1,
+        at_least: 0,
+        basis: 'after a run whose tickets succeeded',
+      },
+      {
+        source: 'reconciliation',
+        route_class: 'analytics',
+        what: 'reconciliation: one report query (new tickets per day)',
+        requests: 1,
+        at_least: 0,
+        basis: 'after a run whose tickets succeeded',
+      },
+    );
   }
 
   const { budgets, from } = classBudgets(config);
@@ -291,4 +292,35 @@ async function referencePages(
   if (row === undefined)
     return { pages: 1, basis: 'nothing stored yet: one page, more if the list is longer' };
   return { pages: pagesOf(Number(row['n']), pageSize), basis: `${Number(row['n'])} rows in the warehouse` };
+}
+
+/**
+ * The preflight before every run (cli/preflight/probes.ts): one request per selected stream, in its class, as
+ * the run makes it. The newest ticket is read once for tickets and threads (one list page of one); a thread
+ * only when the workspace has a ticket; report snapshots only with saved queries.
+ */
+function preflightItems(
+  streams: readonly StreamName[],
+  reportQueries: number,
+  hasTicket: boolean,
+): ForecastItem[] {
+  const probe = (stream: StreamName, what: string): ForecastItem => ({
+    source: 'preflight',
+    route_class: STREAMS[stream].routeClass,
+    what: `preflight: ${what}`,
+    requests: 1,
+    at_least: 1,
+    basis: 'every run: one request per selected stream',
+  });
+  const items: ForecastItem[] = [];
+  for (const stream of streams) {
+    if (stream === 'ticket_messages') {
+      if (hasTicket) items.push(probe(stream, 'one thread page of the newest ticket'));
+    } else if (stream === 'report_snapshots') {
+      if (reportQueries > 0) items.push(probe(stream, 'the smallest report query'));
+    } else if (stream !== 'tickets') items.push(probe(stream, `one page of ${stream} (limit 1)`));
+  }
+  if (streams.includes('tickets') || streams.includes('ticket_messages'))
+    items.push(probe('tickets', 'the newest ticket (GET /tickets, limit 1)'));
+  return items;
 }
