@@ -35,7 +35,7 @@ import { DestinationSettings } from '../connectors/settings.js';
 import { tableLayouts } from '../connectors/table-layouts.js';
 import { MINIMUM_BILLED_BYTES } from '../scripts/bigquery-billing.js';
 import { startBigQueryEmulator } from '../scripts/bigquery-emulator.js';
-import { BIGQUERY_LIMITS, type QuotaReport, tableGroupOf } from '../scripts/bigquery-quota-ledger.js';
+import { BIGQUERY_LIMITS, type QuotaReport } from '../scripts/bigquery-quota-ledger.js';
 import { startBigQueryQuotaProxy } from '../scripts/bigquery-quota-proxy.js';
 import { startTableSizeSampler } from './support/bigquery-sizes.js';
 import {
@@ -134,9 +134,10 @@ function totalsOf(report: QuotaReport) {
   const max = (k: keyof (typeof tables)[number]) => tables.reduce((a, f) => Math.max(a, f[k]), 0);
   const violations: Record<string, number> = {};
   for (const v of report.violations) violations[v.rule] = (violations[v.rule] ?? 0) + 1;
-  // Tables the run wrote (staging tables apart): the bound a no-change run's bill should keep.
-  const touched = Object.entries(report.tables).filter(
-    ([t, f]) => f.jobs > 0 && tableGroupOf(t) === t,
+  // Warehouse tables the run read or wrote (staging tables and views apart): the bound a no-change run's
+  // bill should keep is 10 MB for each.
+  const touched = TABLES.filter(
+    (t) => (report.tables[t]?.jobs ?? 0) + (report.tables[t]?.readJobs ?? 0) > 0,
   ).length;
   return {
     queryJobs: report.queryJobs,
@@ -233,7 +234,7 @@ try {
     console.log(
       `billed (estimate): ${mib(totals.billedBytesEstimate)} MiB over ${totals.billedStatements} statements ` +
         `(child jobs); the floor alone, one 10 MB bill per query job: ${mib(totals.billedBytesFloorPerJob)} MiB; ` +
-        `10 MB × the ${totals.tablesTouched} tables written: ${mib(totals.touchedTablesFloor)} MiB; ` +
+        `10 MB × the ${totals.tablesTouched} tables read or written: ${mib(totals.touchedTablesFloor)} MiB; ` +
         `warehouse size after the run: ${mib(Object.values(bytes).reduce((a, b) => a + b, 0))} MiB`,
     );
     const rules = Object.entries(totals.violations);
