@@ -151,7 +151,8 @@ export function shapeOfQuery(sql: string): JobShape {
   };
   let depth = 0;
   for (const raw of text.split(';')) {
-    let piece = raw.trim();
+    // A block's BEGIN (not BEGIN TRANSACTION) opens no statement: what follows it is the first one.
+    let piece = raw.trim().replace(/^BEGIN\b(?!\s+TRANSACTION)\s*/i, '');
     if (piece.length === 0) continue;
     if (/^END\s+IF\b/i.test(piece)) {
       depth = Math.max(0, depth - 1);

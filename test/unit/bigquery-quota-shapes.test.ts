@@ -128,6 +128,15 @@ describe('what a BigQuery job writes (quota proxy)', () => {
     ).toBe(false);
   });
 
+  it("a block's statements are read like a script's", () => {
+    expect(
+      shapeOfQuery('BEGIN UPDATE ds.t SET v = 1 WHERE true; DELETE FROM ds.u WHERE true; END').statements,
+    ).toEqual([
+      { kind: 'update', table: 't', conditional: false },
+      { kind: 'delete', table: 'u', conditional: false },
+    ]);
+  });
+
   it('DDL statements are table operations, not DML', () => {
     const shape = shapeOfQuery(
       'CREATE TABLE IF NOT EXISTS `ds`.`t` (id STRING); ALTER TABLE `ds`.`t` ADD COLUMN IF NOT EXISTS `x` STRING; CREATE OR REPLACE VIEW `ds`.`v` AS SELECT * FROM `ds`.`t`; DROP TABLE IF EXISTS ds.old',
