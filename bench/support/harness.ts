@@ -75,6 +75,7 @@ export async function startServices(
 /** Where one sync of a bench reads and writes: its companion, database and task queue, as configuration. */
 export interface SyncTarget {
   taskQueue: string;
+  /** The destination: a PostgreSQL database's URL, or `destinationUrl` as given. */
   databaseUrl: string;
   /** The environment of a worker process (`npm run worker`) for this target. */
   env: Record<string, string>;
@@ -82,15 +83,22 @@ export interface SyncTarget {
 }
 
 /**
- * A new database named `database` on the services' cluster, and the configuration that syncs `companion`
- * into it on `taskQueue`; `env` adds or overrides settings (rate window, start date, log level…).
+ * A new database named `database` on the services' cluster (or the warehouse at `destinationUrl`, e.g. a
+ * BigQuery dataset), and the configuration that syncs `companion` into it on `taskQueue`; `env` adds or
+ * overrides settings (rate window, start date, log level…).
  */
 export async function syncTarget(
   services: Services,
   companion: CompanionHandle,
-  options: { database: string; taskQueue: string; env: Record<string, string> },
+  options: ({ database: string } | { destinationUrl: string }) & {
+    taskQueue: string;
+    env: Record<string, string>;
+  },
 ): Promise<SyncTarget> {
-  const databaseUrl = await services.postgres.createDatabase(options.database);
+  const databaseUrl =
+    'destinationUrl' in options
+      ? options.destinationUrl
+      : await services.postgres.createDatabase(options.database);
   const env: Record<string, string> = {
     SUPPORT_API_URL: companion.baseUrl,
     SUPPORT_API_KEY: companion.keys.admin,

@@ -1,9 +1,24 @@
 import { randomBytes } from 'node:crypto';
-import { BigQuery } from '@google-cloud/bigquery';
+import { Readable } from 'node:stream';
+import { BigQuery, type Job, type Table } from '@google-cloud/bigquery';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emulatorClientOptions } from '../../connectors/bigquery/destination.js';
 import { type BigQueryEmulator, startBigQueryEmulator } from '../../scripts/bigquery-emulator.js';
 import { type BigQueryQuotaProxy, startBigQueryQuotaProxy } from '../../scripts/bigquery-quota-proxy.js';
+
+/** Loads newline-delimited JSON into `table` with a load job (the client's multipart upload). */
+function load(table: Table, fields: { name: string; type: string }[], ndjson: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const stream = table.createWriteStream({ sourceFormat: 'NEWLINE_DELIMITED_JSON', schema: { fields } });
+    stream.on('error', reject);
+    stream.on('complete', (job: Job) => {
+      const error = job.metadata?.status?.errorResult;
+      if (error) reject(new Error(`load job failed: ${error.message}`));
+      else resolve();
+    });
+    Readable.from([Buffer.from(ndjson)]).pipe(stream);
+  });
+}
 
 /**
  * The quota proxy makes the emulator refuse what BigQuery refuses (per-table DML concurrency and rate,
@@ -72,6 +87,35 @@ describe('BigQuery quota proxy in front of the emulator', () => {
     await (await first)[0].getQueryResults();
     // Once the first is seen done, the table is free again.
     await bq.query(`BEGIN TRANSACTION; INSERT INTO ${table('t')} (id) VALUES ('c'); COMMIT TRANSACTION;`);
+  });
+
+  it("passes a load job's upload through and counts it, with the staging table's creation, on its table", async () => {
+    proxy.reset();
+    const fields = [
+      { name: 'id', type: 'STRING' },
+      { name: 'v', type: 'INT64' },
+    ];
+    const stage = bq.dataset(dataset).table('_stage_t_0a1b2c3d4e5f');
+    await stage.create({ schema: { fields } });
+    await load(stage, fields, '{"id":"a","v":1}\n{"id":"bc","v":null}\n');
+    const [rows] = await bq.query(`SELECT COUNT(*) AS n FROM ${table('_stage_t_0a1b2c3d4e5f')}`);
+    expect(rows).toEqual([{ n: 2 }]);
+    const report = proxy.report();
+    expect(report.loadJobs).toBe(1);
+    // tables.insert and the load job's output are metadata updates of the staging table.
+    expect(report.tables['_stage_t*']).toMatchObject({ loadJobs: 1, tableOps: 2, readJobs: 1 });
+    expect(report.requests['POST /upload/projects/*/jobs']).toBe(1);
+    expect(report.violations).toEqual([]);
+  });
+
+  it('refuses the sixth metadata update of one table within 10 seconds (DDL included)', async () => {
+    proxy.reset();
+    for (let i = 0; i < 5; i++)
+      await bq.query(`ALTER TABLE ${table('t')} ADD COLUMN IF NOT EXISTS c${i} STRING`);
+    await expect(bq.query(`ALTER TABLE ${table('t')} ADD COLUMN IF NOT EXISTS c5 STRING`)).rejects.toThrow(
+      /6 metadata updates of t within 10 s/,
+    );
+    expect(proxy.report().tables['t']).toMatchObject({ tableOps: 5, peakTableOpsPer10s: 5 });
   });
 
   it('refuses the 26th DML statement on one table within 10 seconds', async () => {

@@ -41,6 +41,26 @@ async function duplicateIds(bq: BigQuery, dataset: string): Promise<Record<strin
   return out;
 }
 
+/**
+ * The deletion mark of one row: `{ deletedAt }` (an ISO time, or null for a live row), or undefined when
+ * the table holds no row with that id — so a check that a row was kept fails when it is gone.
+ */
+async function deletionMark(
+  bq: BigQuery,
+  dataset: string,
+  table: string,
+  id: string,
+): Promise<{ deletedAt: string | null } | undefined> {
+  const [rows] = await bq.query({
+    query: `SELECT _deleted_at FROM \`${dataset}\`.\`${table}\` WHERE id = @id`,
+    params: { id },
+  });
+  const found = rows as { _deleted_at: { value: string } | null }[];
+  if (found.length > 1) throw new Error(`${table} holds ${found.length} rows with id ${id}`);
+  const row = found[0];
+  return row && { deletedAt: row._deleted_at?.value ?? null };
+}
+
 /** One saved KPI query (new tickets over the last 60 days). */
 function reportQueriesFile(): string {
   const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
@@ -178,18 +198,62 @@ describe('the pipeline into BigQuery (bqemulator), end to end', () => {
 
   it('a full refresh marks a ticket deleted in the source as deleted, keeping its row', async () => {
     const world = p.companion.world;
-    // A ticket without a CSAT survey: the export stops serving surveys of deleted tickets (spec 2.7 rule 7)
-    // and csat_surveys does not track deletion (in PostgreSQL neither), a known gap of the warehouse model.
-    const surveyed = new Set(world.surveys.map((s) => s.ticketIdx));
     const victim = world
       .ticketsSorted(world.orgA.id)
-      .find((t) => !t.deletedAt && t.ticketType === 'regular' && !surveyed.has(t.idx))!;
+      .find((t) => !t.deletedAt && t.ticketType === 'regular' && world.messagesOf(t).length > 0)!;
+    const before = await deletionMark(bq, dataset, 'tickets', victim.id);
+    expect(before, 'the victim was synced, live').toEqual({ deletedAt: null });
+    const messagesOfVictim = async () =>
+      (
+        await bq.query({
+          query: `SELECT COUNTIF(_deleted_at IS NULL) AS live, COUNT(*) AS kept FROM \`${dataset}\`.ticket_messages WHERE ticket_id = @id`,
+          params: { id: victim.id },
+        })
+      )[0] as { live: number; kept: number }[];
+    const [synced] = await messagesOfVictim();
+    expect(synced!.kept, 'its thread was synced').toBeGreaterThan(0);
+    expect(synced!.live).toBe(synced!.kept);
+    const startedAt = Date.now();
     world.deleteTicket(victim.number);
     const summary = await p.run('full_refresh');
     expect(summary.error).toBeUndefined();
     expect(summary.status).toBe('succeeded');
-    const [rows] = await bq.query(`SELECT _deleted_at FROM \`${dataset}\`.tickets WHERE id = '${victim.id}'`);
-    expect((rows as { _deleted_at: unknown }[])[0]?._deleted_at).not.toBeNull();
+    // The row is still there (never a hard delete), marked by this run.
+    const mark = await deletionMark(bq, dataset, 'tickets', victim.id);
+    expect(mark, 'the deleted ticket keeps its row').toBeDefined();
+    expect(mark!.deletedAt, 'the kept row is marked deleted').not.toBeNull();
+    expect(Date.parse(mark!.deletedAt!)).toBeGreaterThanOrEqual(startedAt - 1000);
+    // Its messages follow it, kept and marked too.
+    expect(await messagesOfVictim()).toEqual([{ live: 0, kept: synced!.kept }]);
+    await expectBigQueryEqualsSource(bq, dataset, await sourceSnapshot(p.deps.client, from()));
+    expect(await duplicateIds(bq, dataset)).toEqual(noDuplicates);
+  }, 300_000);
+
+  it("a deleted ticket's CSAT survey follows it out, and comes back with it", async () => {
+    const world = p.companion.world;
+    // A survey the export serves now (spec 2.7 rule 7: it stops serving surveys of deleted tickets), sent
+    // well inside the synced history (SYNC_START_DATE is 200 days back).
+    const survey = world.surveys.find((s) => {
+      const t = world.tickets[s.ticketIdx];
+      const sentRecently = s.sentAt / 1000 > Date.now() - 150 * DAY_MS;
+      return t && t.orgId === world.orgA.id && !t.deletedAt && t.ticketType === 'regular' && sentRecently;
+    })!;
+    expect(survey, 'a live ticket with a survey').toBeDefined();
+    const ticket = world.tickets[survey.ticketIdx]!;
+    expect(await deletionMark(bq, dataset, 'csat_surveys', survey.id)).toEqual({ deletedAt: null });
+
+    world.deleteTicket(ticket.number);
+    expect((await p.run('incremental')).status).toBe('succeeded');
+    const ticketGone = await deletionMark(bq, dataset, 'tickets', ticket.id);
+    const surveyGone = await deletionMark(bq, dataset, 'csat_surveys', survey.id);
+    expect(ticketGone?.deletedAt, 'the ticket is marked deleted').toEqual(expect.any(String));
+    expect(surveyGone?.deletedAt, 'its survey is marked deleted, its row kept').toEqual(expect.any(String));
+    await expectBigQueryEqualsSource(bq, dataset, await sourceSnapshot(p.deps.client, from()));
+
+    world.restoreTicket(ticket.number);
+    expect((await p.run('incremental')).status).toBe('succeeded');
+    expect(await deletionMark(bq, dataset, 'tickets', ticket.id)).toEqual({ deletedAt: null });
+    expect(await deletionMark(bq, dataset, 'csat_surveys', survey.id)).toEqual({ deletedAt: null });
     await expectBigQueryEqualsSource(bq, dataset, await sourceSnapshot(p.deps.client, from()));
     expect(await duplicateIds(bq, dataset)).toEqual(noDuplicates);
   }, 300_000);
