@@ -78,12 +78,19 @@ export async function temporalTarget(
 export function temporalFor(
   config: Config,
   logger: Logger,
-  options: { embedIfUnset: boolean; persistent?: boolean; ui?: boolean; step?: StepStarter },
+  options: {
+    embedIfUnset: boolean;
+    persistent?: boolean;
+    ui?: boolean;
+    step?: StepStarter;
+    /** TEMPORAL_ADDRESS was given (environment or --config file); default: set in the environment. */
+    addressConfigured?: boolean;
+  },
 ): Promise<TemporalTarget> {
-  const fromEnv = process.env['TEMPORAL_ADDRESS'] || undefined;
+  const configured = options.addressConfigured ?? Boolean(process.env['TEMPORAL_ADDRESS']);
   return temporalTarget(
     {
-      address: options.embedIfUnset ? fromEnv : config.TEMPORAL_ADDRESS,
+      address: !options.embedIfUnset || configured ? config.TEMPORAL_ADDRESS : undefined,
       namespace: config.TEMPORAL_NAMESPACE,
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       persistent: options.persistent ?? false,

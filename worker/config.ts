@@ -31,6 +31,24 @@ function readYamlFile(path: string, format: string): { content: unknown } | { pr
   }
 }
 
+/**
+ * Whether a setting was given (in the environment, or in the `--config` file), as opposed to left to its
+ * default: commands that embed what is not configured (a dev server, the embedded warehouse) ask this, so
+ * that a `--config` file (e.g. the running demo's `.data/demo.yaml`) counts as configuring it.
+ */
+export function isConfigured(
+  name: string,
+  file: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): boolean {
+  if (env[name]) return true;
+  if (!file) return false;
+  const read = readYamlFile(file, 'YAML/JSON');
+  if ('problem' in read) return false; // loadConfig reports the problem
+  const content = read.content as Record<string, unknown> | null;
+  return content !== null && typeof content === 'object' && content[name] != null && content[name] !== '';
+}
+
 /** The REPORT_QUERIES file at `path`, read for the schema that validates it (`ReportQueriesSource`). */
 export function readReportQueries(path: string): z.input<typeof ReportQueriesSource> {
   return { path, ...readYamlFile(path, 'YAML') };

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { type TemporalTarget, temporalFor } from '../../embedded/temporal.js';
 import type { Config } from '../../schemas/config.js';
-import { ConfigError, loadConfig } from '../../worker/config.js';
+import { ConfigError, isConfigured, loadConfig } from '../../worker/config.js';
 import { createLogger } from '../../worker/logger.js';
 import type { MetricsAddress } from '../../worker/metrics-endpoint.js';
 import { installTemporalRuntime } from '../../worker/temporal-runtime.js';
@@ -41,7 +41,10 @@ export function withTemporal(
   run: (context: { config: Config; logger: Logger; temporal: TemporalTarget }) => Promise<number>,
 ): Promise<number> {
   return withConfig(opts, async (config, logger) => {
-    const temporal = await temporalFor(config, logger, temporalOptions);
+    const temporal = await temporalFor(config, logger, {
+      ...temporalOptions,
+      addressConfigured: isConfigured('TEMPORAL_ADDRESS', opts.config),
+    });
     try {
       return await run({ config, logger, temporal });
     } finally {

@@ -7,6 +7,7 @@ import { embeddedWarehouse } from '../../embedded/warehouse.js';
 import { TICKETS_SCOPES } from '../../schemas/sync.js';
 import type { Checkpoint, Freshness, ReconciliationRecord } from '../../schemas/warehouse.js';
 import { destinationFromConfig } from '../../worker/compose.js';
+import { isConfigured } from '../../worker/config.js';
 import { streamFreshness } from '../../worker/freshness.js';
 import { createLogger } from '../../worker/logger.js';
 import { columnPolicyChecks, columnPolicyLines } from '../display/column-policy.js';
@@ -91,12 +92,14 @@ export async function statusCommand(opts: {
   // Status reads only the warehouse: the source settings may be absent. Without DESTINATION_URL it reads the
   // main job's embedded warehouse in .data/postgres, if there is one.
   const overrides: Record<string, string> = {};
-  if (!process.env['SUPPORT_API_URL']) overrides['SUPPORT_API_URL'] = 'http://source.not-needed.invalid';
-  if (!process.env['SUPPORT_API_KEY']) overrides['SUPPORT_API_KEY'] = 'not-needed';
+  const given = (name: string) => isConfigured(name, opts.config);
+  if (!given('SUPPORT_API_URL')) overrides['SUPPORT_API_URL'] = 'http://source.not-needed.invalid';
+  if (!given('SUPPORT_API_KEY')) overrides['SUPPORT_API_KEY'] = 'not-needed';
   // It checks the column policy's columns, never hashes: a role without the hash key can ask too.
-  if (!process.env['SYNC_HASH_KEY']) overrides['SYNC_HASH_KEY'] = 'not-needed-by-status'.padEnd(32, '.');
+  if (!given('SYNC_HASH_KEY')) overrides['SYNC_HASH_KEY'] = 'not-needed-by-status'.padEnd(32, '.');
   let embedded: EmbeddedPostgres | undefined;
-  if (!process.env['DESTINATION_URL'] && existsSync(join(DATA_DIR, 'postgres', 'PG_VERSION'))) {
+  // The running demo's --config file names its warehouse: never a second server on the same data directory.
+  if (!given('DESTINATION_URL') && existsSync(join(DATA_DIR, 'postgres', 'PG_VERSION'))) {
     embedded = await embeddedWarehouse(createLogger('warn'));
     overrides['DESTINATION_URL'] = embedded.url;
   }

@@ -28,6 +28,14 @@ describe('the running demo as a --config file', () => {
     expect(config.DESTINATION_URL).toBe(settings.DESTINATION_URL);
     expect(config.TEMPORAL_ADDRESS).toBe(settings.TEMPORAL_ADDRESS);
     expect(config.TEMPORAL_UI_URL).toBe(settings.TEMPORAL_UI_URL);
+    // Commands that embed what is not configured (a dev server, the embedded warehouse) see the file's settings
+    // as configured, so `status --config .data/demo.yaml` reads the demo's warehouse instead of starting one.
+    const { isConfigured } = await import('../../worker/config.js');
+    expect(isConfigured('TEMPORAL_ADDRESS', file, {})).toBe(true);
+    expect(isConfigured('DESTINATION_URL', file, {})).toBe(true);
+    expect(isConfigured('SYNC_HASH_KEY', file, {})).toBe(false);
+    expect(isConfigured('DESTINATION_URL', undefined, {})).toBe(false);
+    expect(isConfigured('DESTINATION_URL', undefined, { DESTINATION_URL: 'postgres://x' })).toBe(true);
     await removeDemoConfig();
     expect(() => statSync(DEMO_CONFIG_FILE)).toThrow();
   });
