@@ -99,7 +99,7 @@ export function requeueUnsettledThreads(deps: ActivityDeps) {
 }
 
 /** Message delivery states that still move on (spec 3: `queued`, `sent`; `delivered` and `failed` are final). */
-const TRANSIT_STATUSES = ['queued', 'sent'] as const;
+export const TRANSIT_STATUSES = ['queued', 'sent'] as const;
 
 /**
  * After a full refresh drained the thread queue (every thread re-read since `fullRefreshSince`): messages

@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from 'commander';
+import { AUDIT_TABLE_NAMES, AuditTable } from '../schemas/audit.js';
 import { ALL_STREAMS, StreamName } from '../schemas/sync.js';
 
 // Flag values are checked as they are parsed: a bad one is a usage error (exit 2) before anything starts.
@@ -23,4 +24,23 @@ export function parseInstant(value: string): string {
   if (!Number.isFinite(ms))
     throw new InvalidArgumentError(`"${value}" is not a date (YYYY-MM-DD) or ISO instant`);
   return new Date(ms).toISOString();
+}
+
+/** `audit --sample N`: rows per table, 1 … MAX (an audit's workflow history grows with every request). */
+export function parseAuditSample(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > MAX_AUDIT_SAMPLE)
+    throw new InvalidArgumentError(`"${value}" is not a number of rows from 1 to ${MAX_AUDIT_SAMPLE}`);
+  return n;
+}
+
+/** The most rows per table one `audit --sample` compares. */
+export const MAX_AUDIT_SAMPLE = 1000;
+
+/** `audit --table T`: one of the audited tables. */
+export function parseAuditTable(value: string): AuditTable {
+  const table = AuditTable.safeParse(value);
+  if (!table.success)
+    throw new InvalidArgumentError(`"${value}" is not an audited table (${AUDIT_TABLE_NAMES.join(', ')})`);
+  return table.data;
 }

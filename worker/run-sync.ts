@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type Client, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import type { AuditSummary } from '../schemas/audit.js';
 import {
   type MissingData,
   type ReconcileSummary,
@@ -29,6 +30,11 @@ export interface RunSummary {
   reconciliation?: ReconcileSummary;
   /** What the warehouse misses after the run and how it comes back (set when anything is missing). */
   missing?: MissingData;
+  /**
+   * The field-level audit after the run: rows re-read from the live API (`sampled`), those that differed
+   * (`differs`, healed at once: `healed`), the 95 % upper bound on the share that differs, per table too.
+   */
+  audit?: AuditSummary;
   error?: string;
 }
 
@@ -168,6 +174,7 @@ export async function followRun(
     totals,
     ...(last?.reconciliation ? { reconciliation: last.reconciliation } : {}),
     ...(last?.missing?.summary ? { missing: last.missing } : {}),
+    ...(last?.audit ? { audit: last.audit } : {}),
     ...(error ? { error } : {}),
   };
 }

@@ -1,4 +1,6 @@
+import type { AuditCounts, AuditSeed } from '../../schemas/audit.js';
 import type {
+  AuditRecord,
   Checkpoint,
   CheckpointUpdate,
   Freshness,
@@ -18,6 +20,7 @@ import type {
   WriteResult,
 } from '../destination.js';
 import type { DestinationSettings } from '../settings.js';
+import { type AuditFilter, auditCounts, auditSample, recordAudit } from './audit.js';
 import {
   type CascadeConditions,
   type CascadeCounts,
@@ -184,5 +187,19 @@ export class SqlDestination implements Destination {
 
   async listReconciliation(runId?: string): Promise<ReconciliationRecord[]> {
     return listReconciliation(this.#session, runId);
+  }
+
+  // --- the audit: one SQL for every warehouse ------------------------------------------------------------
+
+  async auditSample(table: TableName, seedColumn: string, seed: string, limit: number): Promise<AuditSeed[]> {
+    return auditSample(this.#session, this.#settings.spec(table), { seedColumn, seed, limit });
+  }
+
+  async recordAudit(rows: readonly AuditRecord[]): Promise<void> {
+    await recordAudit(this.#session, rows);
+  }
+
+  async auditCounts(filter: AuditFilter): Promise<Record<string, AuditCounts>> {
+    return auditCounts(this.#session, filter);
   }
 }

@@ -30,5 +30,11 @@ export const STREAM_TABLE_NAMES = TABLE_NAMES.filter(
 export type TableName = z.infer<typeof TableName>;
 
 /** Bookkeeping tables, written through the destination's checkpoint, run and batch methods. */
-export const SYSTEM_TABLE_NAMES = ['_sync_state', '_sync_runs', '_reconciliation', '_rejected'] as const;
+export const SYSTEM_TABLE_NAMES = [
+  '_sync_state',
+  '_sync_runs',
+  '_reconciliation',
+  '_rejected',
+  '_audit',
+] as const;
 export type SystemTableName = (typeof SYSTEM_TABLE_NAMES)[number];

@@ -2,15 +2,16 @@ import { ApplicationFailure, log, patched } from '@temporalio/workflow';
 import type { StreamCounts } from '../../schemas/sync.js';
 import { bookkeeping, reconcileActivities } from '../activity-proxies.js';
 import { messageOf } from '../failures.js';
+import { auditAfterRun } from './audit.js';
 import type { RunContext } from './context.js';
 
 /** Days of new_tickets the reconciliation compares (one report request). */
 const RECONCILE_DAYS = 14;
 
 /**
- * The end of a run, once every lane has settled: the reconciliation (when tickets were synced), what the
- * warehouse is missing, the run's final `_sync_runs` row; then the counts per stream, or a failure naming
- * every failed stream and window.
+ * The end of a run, once every lane has settled: the reconciliation (when tickets were synced), the audit
+ * (its share of the spare budget), what the warehouse is missing, the run's final `_sync_runs` row; then the
+ * counts per stream, or a failure naming every failed stream and window.
  */
 export async function finishRun(
   ctx: RunContext,
@@ -53,6 +54,11 @@ export async function finishRun(
     }
   }
 
+  // The audit: a sample re-read from the live API, healed where it differs (workflows/run/audit.ts).
+  const audit = await auditAfterRun(ctx);
+  if (audit) progress.audit = audit;
+  const auditRequests = Object.values(audit?.requests ?? {}).reduce((n, r) => n + r, 0);
+
   // A run that lost data never says "succeeded": items set aside and failed threads make it incomplete.
   // patched: histories of runs that ended before this step existed replay without it.
   if (patched('missing-data-report')) {
@@ -66,7 +72,10 @@ export async function finishRun(
     finished_at: new Date().toISOString(),
     pages: totals.pages,
     rows_written: totals.rows,
-    requests: Object.values(progress.streams).reduce((n, e) => n + (e.requests ?? 0), reconcileRequests),
+    requests: Object.values(progress.streams).reduce(
+      (n, e) => n + (e.requests ?? 0),
+      reconcileRequests + auditRequests,
+    ),
     error: failures.length || missing ? [...failures, ...(missing ? [missing] : [])].join('; ') : null,
   });
   if (failures.length) {
