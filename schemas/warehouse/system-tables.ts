@@ -293,7 +293,7 @@ export const SYSTEM_TABLES: { readonly [T in SystemTableName]: SystemTableSpec<T
       table_name: 'Table of the row (tickets, ticket_messages, csat_surveys, agent_sessions).',
       row_id: 'Id of the row.',
       verdict:
-        'equal, differs, missing_in_warehouse, missing_in_source, or changed_since (the source changed the row after the warehouse last read it: not a difference).',
+        'What the audit concluded; changed_since: the source changed the row after the warehouse last read it (not a difference).',
       differences:
         'JSON text, [{field, warehouse, source}]: each stored field that differs, with both values (typed columns by name, other fields of the item as _raw.<key>); null when none.',
       synced_at: "The row's _synced_at when it was compared (when a sync last received it).",

@@ -3,7 +3,7 @@ import { judge, SOURCE_GRACE_MS } from '../../activities/audit/judge.js';
 import { renderDifferences } from '../../activities/audit/render.js';
 import { Message, Ticket } from '../../schemas/api/index.js';
 import { splitBudget, tableResult, upperBound95 } from '../../schemas/audit.js';
-import { tableSpecOf, type WarehouseRow } from '../../schemas/warehouse.js';
+import { type TableSpec, tableSpecOf, type WarehouseRow } from '../../schemas/warehouse.js';
 
 /** P(X ≤ k) for X ~ Binomial(n, p), summed directly (small n): an independent check of the bound. */
 function cdf(k: number, n: number, p: number): number {
@@ -84,7 +84,7 @@ const ticketItem = Ticket.parse({
   contact: null,
   assignee_id: null,
 });
-const tickets = tableSpecOf('tickets');
+const tickets = tableSpecOf('tickets') as TableSpec<unknown>;
 const served = (item: Record<string, unknown>) => ({
   item: item as { id: string },
   raw: JSON.parse(JSON.stringify(item)) as Record<string, unknown>,
@@ -157,7 +157,7 @@ describe('judging a row the source serves now', () => {
   });
 
   it('rows on one side only: missing_in_warehouse unless newer than the last read, missing_in_source', () => {
-    const messages = tableSpecOf('ticket_messages');
+    const messages = tableSpecOf('ticket_messages') as TableSpec<unknown>;
     const message = (id: string, created: string) =>
       Message.parse({
         id,
