@@ -87,10 +87,17 @@ export interface JudgeRules {
   readonly readThrough: string | null;
   /** A difference the warehouse knows will move on without a stamp (a message still in transit). */
   readonly unsettled?: (stored: WarehouseRow, differences: readonly FieldDifference[]) => boolean;
+  /**
+   * Whether a stored row the source no longer serves was still there at the warehouse's latest read of its
+   * range (the ticket sweep listed it, its thread's last read served it): then it went away since. The API
+   * gives a deletion no stamp, so that is all there is to tell a deletion since from one the sync missed.
+   */
+  readonly goneSince?: (stored: WarehouseRow) => boolean;
 }
 
-const later = (version: string | null, than: string | null) =>
-  version !== null && than !== null && Date.parse(version) > Date.parse(than) - SOURCE_GRACE_MS;
+/** `stamp` is later than `read`, or too close before it to be sure the read saw it (SOURCE_GRACE_MS). */
+export const later = (stamp: string | null, read: string | null): boolean =>
+  stamp !== null && read !== null && Date.parse(stamp) > Date.parse(read) - SOURCE_GRACE_MS;
 
 /**
  * Judges the rows of one unit: `served` (what the page returned) against `stored` (the live rows the
@@ -100,7 +107,8 @@ const later = (version: string | null, than: string | null) =>
  *    be read again;
  *  - served only: `missing_in_warehouse`, or `changed_since` when it is newer than the warehouse's read of
  *    its range;
- *  - stored only: `missing_in_source`.
+ *  - stored only: `missing_in_source`, or `changed_since` when it was still there at the warehouse's latest
+ *    read of its range (goneSince).
  */
 export function judge(
   spec: TableSpec<unknown>,
@@ -151,13 +159,15 @@ export function judge(
   const servedIds = new Set(out.map((j) => j.id));
   for (const [id, mine] of stored) {
     if (servedIds.has(id)) continue;
+    const syncedAt = (mine['_synced_at'] as string | null) ?? null;
+    const goneSince = rules.goneSince?.(mine) === true;
     out.push({
       id,
-      verdict: 'missing_in_source',
+      verdict: goneSince ? 'changed_since' : 'missing_in_source',
       differences: [],
-      syncedAt: (mine['_synced_at'] as string | null) ?? null,
+      syncedAt,
       sourceVersion: (mine[v] as string | null) ?? null,
-      heal: spec.tracksDeletion ? { markDeleted: true } : null,
+      heal: !goneSince && spec.tracksDeletion ? { markDeleted: true } : null,
     });
   }
   return out;

@@ -6,14 +6,14 @@ import {
   type AuditUnitResult,
   type WindowTable,
 } from '../../schemas/audit.js';
-import { rereadScope } from '../../schemas/sync.js';
+import { rereadScope, TICKETS_SCOPES } from '../../schemas/sync.js';
 import { THREAD_QUEUE_STREAM, tableSpecOf, type WarehouseRow } from '../../schemas/warehouse.js';
 import { restartedCheckpoint } from '../checkpoints.js';
 import type { ActivityDeps } from '../deps.js';
 import { PAGE_FETCHERS } from '../fetchers.js';
 import { rowsOf } from '../page-step.js';
 import { TRANSIT_STATUSES } from '../threads.js';
-import { judge, type Served } from './judge.js';
+import { judge, later, type Served } from './judge.js';
 import { idIn, settle, storedRows } from './settle.js';
 
 /*
@@ -37,11 +37,16 @@ export function auditTicket(deps: ActivityDeps) {
         if (notFound(err)) return null;
         throw err;
       });
+    const sweptAt = await sweepBegan(deps);
     const judged = judge(tableSpecOf(table), fresh ? [fresh] : [], stored, {
       rawKeys: 'common',
       versionColumn: 'updated_at',
       readAt: syncedAt,
       readThrough: null,
+      // Listed by the current sweep and 404 now: deleted since; that sweep (or the next) marks it. (In a
+      // workspace swept across runs, tickets the running sweep has not reached count as missing: the
+      // conservative side.)
+      goneSince: (row) => later(syncedAt(row), sweptAt),
     });
     // A ticket rewritten here is not rewritten by the sweep (its version no longer moves): its thread is
     // queued as the sweep would have queued it.
@@ -88,6 +93,8 @@ export function auditThread(deps: ActivityDeps) {
       unsettled: (row, differences) =>
         differences.every((d) => d.field === 'status') &&
         (TRANSIT_STATUSES as readonly unknown[]).includes(row['status']),
+      // Served by the thread's last read and not now: deleted since (only a full refresh marks those).
+      goneSince: (row) => later(syncedAt(row), readAt),
     });
     const queue = [restartedCheckpoint(THREAD_QUEUE_STREAM, String(ticketNumber))];
     const compared = await settle(deps, { runId: input.runId, table, judged, queue });
@@ -132,16 +139,35 @@ export function auditWindow(deps: ActivityDeps) {
     const stored = within(new Map([...inRange, ...byId]), (id) => !rejected.has(id));
     const hwm = (await deps.destination.readCheckpoint(pass, 'hwm'))?.high_water_mark ?? null;
     const spec = tableSpecOf(table);
+    const ticketsSeen = await ticketsSeenBySweep(deps, [...stored.values()]);
     const judged = judge(spec, served, stored, {
       rawKeys: 'all',
       versionColumn: spec.versionColumn ?? seedColumn,
       readAt: syncedAt,
       readThrough: hwm,
+      // The export serves a survey exactly while its ticket exists (spec 2.7 rule 7): a survey whose ticket
+      // the current sweep listed and that is not served now lost its ticket since.
+      goneSince: (row) => ticketsSeen.has(String(row['ticket_id'])),
     });
     const queue = [restartedCheckpoint(pass, rereadScope(from, before))];
     const compared = await settle(deps, { runId: input.runId, table, judged, queue });
     return { compared, coveredFrom: from, coveredUntil };
   };
+}
+
+/** When the current (or last) sweep of the ticket list began: every ticket it listed is stamped later. */
+async function sweepBegan(deps: ActivityDeps): Promise<string | null> {
+  const { stream, scope } = TICKETS_SCOPES.sweep;
+  return (await deps.destination.readCheckpoint(stream, scope))?.high_water_mark ?? null;
+}
+
+/** Of the tickets these rows belong to (`ticket_id`), those the current sweep listed, live in the warehouse. */
+async function ticketsSeenBySweep(deps: ActivityDeps, rows: readonly WarehouseRow[]): Promise<Set<string>> {
+  const ids = [...new Set(rows.flatMap((r) => (typeof r['ticket_id'] === 'string' ? [r['ticket_id']] : [])))];
+  if (ids.length === 0) return new Set();
+  const sweptAt = await sweepBegan(deps);
+  const tickets = await storedRows(deps, 'tickets', (d) => idIn(d, ids));
+  return new Set([...tickets].filter(([, t]) => later(syncedAt(t), sweptAt)).map(([id]) => id));
 }
 
 function requireTicketNumber(seed: AuditSeed): number {

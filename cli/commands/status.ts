@@ -132,9 +132,7 @@ function statusOf(
         const checkpoints = await destination.listCheckpoints();
         const now = Date.now();
         const marks = checkpoints.filter((c) => c.scope === 'hwm');
-        const rereads = checkpoints.filter(
-          (c) => c.scope.startsWith(REREAD_SCOPE_PREFIX) && c.status === 'running',
-        );
+        const rereads = pendingRereads(checkpoints);
         const open = checkpoints.filter(
           (c) =>
             c.scope !== 'hwm' &&
@@ -205,6 +203,21 @@ function statusOf(
     },
     overrides,
   );
+}
+
+/**
+ * Export windows the audit queued for a re-read that no run has read since: the entry's window has not
+ * completed after it was queued (the rule the planner applies, activities/bookkeeping.ts).
+ */
+function pendingRereads(checkpoints: readonly Checkpoint[]): Checkpoint[] {
+  const completedAt = new Map(
+    checkpoints.filter((c) => c.status === 'complete').map((c) => [`${c.stream} ${c.scope}`, c.updated_at]),
+  );
+  return checkpoints.filter((c) => {
+    if (!c.scope.startsWith(REREAD_SCOPE_PREFIX) || c.status !== 'running') return false;
+    const read = completedAt.get(`${c.stream} ${c.scope.slice(REREAD_SCOPE_PREFIX.length)}`);
+    return read === undefined || Date.parse(read) < Date.parse(c.updated_at);
+  });
 }
 
 /** How far back `status` sums the audit's results (every run's sample adds to the evidence). */

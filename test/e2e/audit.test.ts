@@ -183,7 +183,10 @@ describe('on an untouched warehouse, at the default share', () => {
   let p: Pipeline;
   beforeAll(async () => {
     // Rate limits off: the budget is the default share (0.1) of the spec's limits per window.
-    p = await startPipeline('e2e_audit_share', { companion: { seed: 37, tickets: 30 } });
+    p = await startPipeline('e2e_audit_share', {
+      companion: { seed: 37, tickets: 30 },
+      env: { SYNC_AUDIT_SHARE: '0.1' }, // the default
+    });
   });
   afterAll(async () => {
     await p?.close();

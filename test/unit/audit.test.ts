@@ -190,6 +190,12 @@ describe('judging a row the source serves now', () => {
       ['changed_since', null],
       ['missing_in_source', 'markDeleted'],
     ]);
+    // The thread's latest read served the message the source no longer serves: deleted since, not missed.
+    const servedByLastRead = { ...threadRules, goneSince: () => true };
+    expect(judge(messages, [], stored(gone), servedByLastRead)[0]).toMatchObject({
+      verdict: 'changed_since',
+      heal: null,
+    });
     // A thread the warehouse has queued (never read whole): nothing it lacks is a difference yet.
     expect(judge(messages, [old], new Map(), { ...threadRules, readThrough: null })[0]!.verdict).toBe(
       'changed_since',

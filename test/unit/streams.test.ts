@@ -105,6 +105,9 @@ describe('the stream registry', () => {
         'syncExportPage',
         'syncReportSnapshot',
         'reconcile',
+        'auditTicket',
+        'auditThread',
+        'auditWindow',
       ].map((name) => [name, () => name]),
     ) as unknown as Activities;
     const names = Object.fromEntries(
@@ -116,8 +119,9 @@ describe('the stream registry', () => {
     expect(names).toEqual({
       list: ['syncReferencePage', 'syncTicketsPage'],
       directory: ['syncReferencePage'],
-      detail: ['syncThreadPage'],
-      analytics: ['reconcile', 'syncExportPage', 'syncReportSnapshot'],
+      // The audit's units: a ticket's detail and a thread's page are detail requests, a window analytics.
+      detail: ['auditThread', 'auditTicket', 'syncThreadPage'],
+      analytics: ['auditWindow', 'reconcile', 'syncExportPage', 'syncReportSnapshot'],
     });
   });
 

@@ -17,11 +17,14 @@ import type { RunContext } from './context.js';
  * The audit of a run (issue 24), once every lane has settled — so it never delays the run's own streams —
  * and only by the runs that keep the warehouse current: a child workflow `audit/<run id>` that spends the
  * run's audit budget (SYNC_AUDIT_SHARE) re-reading a sample of the tables this run synced successfully.
- * Its failure is a warning in the summary, never a failed run. Undefined when the run has no audit.
+ * Its failure is a warning in the summary, never a failed run. Undefined when the run has no audit
+ * (no budget, or a budget of 0 requests).
  */
 export async function auditAfterRun(ctx: RunContext): Promise<AuditSummary | undefined> {
   const { settings, mode, progress, runId } = ctx;
-  if (!settings.auditRequests || (mode !== 'incremental' && mode !== 'full_refresh')) return undefined;
+  const budget = settings.auditRequests;
+  if (!budget || Object.values(budget).every((n) => n === 0)) return undefined;
+  if (mode !== 'incremental' && mode !== 'full_refresh') return undefined;
   const tables = AUDIT_TABLE_NAMES.filter((t) =>
     AUDIT_TABLES[t].streams.every((s) => progress.streams[s]?.status === 'succeeded'),
   );
@@ -41,7 +44,7 @@ export async function auditAfterRun(ctx: RunContext): Promise<AuditSummary | und
           runId,
           tables,
           rowsPerTable: null,
-          requests: settings.auditRequests,
+          requests: budget,
           includeComments: settings.csatIncludeComments,
         },
       ],
@@ -55,7 +58,7 @@ export async function auditAfterRun(ctx: RunContext): Promise<AuditSummary | und
       healed: 0,
       bound: 1,
       requests: {},
-      budget: settings.auditRequests,
+      budget,
       tables: {},
       error: messageOf(err),
     };
