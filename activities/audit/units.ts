@@ -22,7 +22,15 @@ import { idIn, settle, storedRows } from './settle.js';
  * with the warehouse, heal what differs, record every verdict in `_audit`.
  */
 
-const notFound = (err: unknown) => err instanceof SupportApiError && err.code === 'TICKET_NOT_FOUND';
+/** What a read of a ticket gives, or null for a ticket the source no longer serves (a 404 is an answer). */
+async function unlessGone<T>(read: Promise<T>): Promise<T | null> {
+  try {
+    return await read;
+  } catch (err) {
+    if (err instanceof SupportApiError && err.code === 'TICKET_NOT_FOUND') return null;
+    throw err;
+  }
+}
 
 /** `GET /tickets/:ticketNumber?include=ticket_fields` of a sampled ticket. */
 export function auditTicket(deps: ActivityDeps) {
@@ -30,13 +38,7 @@ export function auditTicket(deps: ActivityDeps) {
     const table = 'tickets';
     const ticketNumber = requireTicketNumber(input.seed);
     const stored = await storedRows(deps, table, (d) => idIn(d, [input.seed.id]));
-    // A 404 is an answer: the source no longer serves the ticket.
-    const fresh = await deps.client
-      .readTicket(ticketNumber, { includeTicketFields: true })
-      .catch((err: unknown) => {
-        if (notFound(err)) return null;
-        throw err;
-      });
+    const fresh = await unlessGone(deps.client.readTicket(ticketNumber, { includeTicketFields: true }));
     const sweptAt = await sweepBegan(deps);
     const judged = judge(tableSpecOf(table), fresh ? [fresh] : [], stored, {
       rawKeys: 'common',
@@ -63,12 +65,9 @@ export function auditThread(deps: ActivityDeps) {
   return async (input: { runId: string; seed: AuditSeed }): Promise<AuditUnitResult> => {
     const table = 'ticket_messages';
     const ticketNumber = requireTicketNumber(input.seed);
-    let page: Page<unknown, unknown> | null = null;
-    try {
-      page = await PAGE_FETCHERS.ticket_messages(deps.client, { ticketNumber }, null);
-    } catch (err) {
-      if (!notFound(err)) throw err;
-    }
+    const page: Page<unknown, unknown> | null = await unlessGone(
+      PAGE_FETCHERS.ticket_messages(deps.client, { ticketNumber }, null),
+    );
     const served = page ? (rowsOf(page) as Served[]) : [];
     // Oldest first: with more pages, the page covers the messages created before its last one.
     const last = page?.hasMore ? (served.at(-1)?.item as { created_at?: string } | undefined) : undefined;

@@ -1,9 +1,8 @@
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { upperBound95 } from '../../schemas/audit.js';
 import { settingsFromConfig } from '../../worker/config.js';
 import type { RunSummary } from '../../worker/run-sync.js';
+import { cli } from './cli.js';
 import { type Pipeline, startPipeline } from './harness.js';
 import { sourceSnapshot } from './source-snapshot.js';
 import { expectWarehouseEqualsSource } from './warehouse-compare.js';
@@ -248,25 +247,3 @@ describe('on an untouched warehouse, at the default share', () => {
     expect(bad.stderr).toContain('"views" is not an audited table');
   });
 });
-
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-
-/** The CLI as an operator runs it (`npm run cli -- …`), against the test's warehouse and Temporal. */
-function cli(args: string[], env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', ...args], {
-    cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (d: Buffer) => {
-    stdout += d.toString();
-  });
-  child.stderr!.on('data', (d: Buffer) => {
-    stderr += d.toString();
-  });
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-    child.once('exit', (code) => resolve({ code, stdout, stderr })),
-  );
-}

@@ -1,34 +1,11 @@
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { settingsFromConfig } from '../../worker/config.js';
 import { newRunId, runSync } from '../../worker/run-sync.js';
+import { cli } from './cli.js';
 import { DAY_MS, type Pipeline, startPipeline } from './harness.js';
 import { sourceSnapshot } from './source-snapshot.js';
 import { expectWarehouseEqualsSource } from './warehouse-compare.js';
-
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-
-/** The CLI as on-call runs it (`npm run cli -- …`), against the test's warehouse and Temporal. */
-function cli(args: string[], env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', ...args], {
-    cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (d: Buffer) => {
-    stdout += d.toString();
-  });
-  child.stderr!.on('data', (d: Buffer) => {
-    stderr += d.toString();
-  });
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-    child.once('exit', (code) => resolve({ code, stdout, stderr })),
-  );
-}
 
 /**
  * Issue 12: a window fails at night; on-call finds it (`status --failed`: code, request id, UI link, replay

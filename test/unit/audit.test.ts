@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { judge, SOURCE_GRACE_MS } from '../../activities/audit/judge.js';
 import { renderDifferences } from '../../activities/audit/render.js';
-import { Message, Ticket } from '../../schemas/api/index.js';
 import { splitBudget, tableResult, upperBound95 } from '../../schemas/audit.js';
 import { type TableSpec, tableSpecOf, type WarehouseRow } from '../../schemas/warehouse.js';
+import { message as messageFixture, ticket } from '../destinations/fixtures.js';
 
 /** P(X ≤ k) for X ~ Binomial(n, p), summed directly (small n): an independent check of the bound. */
 function cdf(k: number, n: number, p: number): number {
@@ -71,19 +71,7 @@ describe("each table's share of its class's budget", () => {
   });
 });
 
-const ticketItem = Ticket.parse({
-  id: '0b8f4f0e-6f1e-4d54-9a39-1f0a3a1d2c11',
-  ticket_number: 1042,
-  subject: 'Order arrived damaged',
-  status: 'open',
-  priority: 'medium',
-  channel: 'email',
-  created_at: '2026-11-20T09:15:00Z',
-  updated_at: '2026-11-21T10:00:00.123Z',
-  tags: ['shipping'],
-  contact: null,
-  assignee_id: null,
-});
+const ticketItem = ticket({ updated_at: '2026-11-21T10:00:00.123Z' });
 const tickets = tableSpecOf('tickets') as TableSpec<unknown>;
 const served = (item: Record<string, unknown>) => ({
   item: item as { id: string },
@@ -158,24 +146,16 @@ describe('judging a row the source serves now', () => {
 
   it('rows on one side only: missing_in_warehouse unless newer than the last read, missing_in_source', () => {
     const messages = tableSpecOf('ticket_messages') as TableSpec<unknown>;
-    const message = (id: string, created: string) =>
-      Message.parse({
-        id,
+    const message = (created: string) =>
+      messageFixture({
         ticket_id: ticketItem.id,
-        ticket_number: 1042,
-        role: 'customer',
-        direction: 'inbound',
-        text: 'hello',
-        channel: 'email',
-        author_name: 'Ana',
-        status: 'delivered',
+        ticket_number: ticketItem.ticket_number,
         created_at: created,
-        attachments: [],
       });
-    const old = served(message('9d2f4f0e-6f1e-4d54-9a39-1f0a3a1d2c11', '2026-11-20T09:15:00Z'));
-    const fresh = served(message('8d2f4f0e-6f1e-4d54-9a39-1f0a3a1d2c11', '2026-11-21T23:59:30Z'));
+    const old = served(message('2026-11-20T09:15:00Z'));
+    const fresh = served(message('2026-11-21T23:59:30Z'));
     const gone = {
-      ...messages.toRow(served(message('7d2f4f0e-6f1e-4d54-9a39-1f0a3a1d2c11', '2026-11-20T10:00:00Z'))),
+      ...messages.toRow(served(message('2026-11-20T10:00:00Z'))),
       _synced_at: LATER,
     };
     const threadRules = {
