@@ -5,6 +5,7 @@ import {
   EXPORT_STREAMS,
   type ExportPass,
   HISTORY_MARGIN_MS,
+  REREAD_SCOPE_PREFIX,
   type StreamName,
   type SyncMode,
   type SyncSettings,
@@ -142,9 +143,11 @@ export function planRun(deps: PlanningReads) {
         // Scheduled runs also re-read the earlier windows that hold items set aside (`_rejected`), so an
         // item the source fixes (or the connector learns to read) comes in without a manual replay.
         const retried = input.range ? [] : await windowsWithRejected(deps, pass, from);
+        // And the windows the audit queued for a re-read (a row of them differed from the source).
+        const queued = input.range ? [] : await windowsQueuedForReread(deps, pass);
         passes.push({
           pass,
-          windows: [...retried, ...planned],
+          windows: distinctWindows([...retried, ...queued, ...planned]),
           // A provisional start may be too late: the mark stays, so the first run that knows the real start
           // reads the whole history.
           advanceHighWaterMark: mode !== 'backfill' && mode !== 'replay' && !provisional,
@@ -175,6 +178,37 @@ async function windowsWithRejected(
     .map(([windowStart, windowEnd]) => ({ windowStart, windowEnd }))
     .filter((w) => Number.isFinite(Date.parse(w.windowEnd)) && Date.parse(w.windowStart) < Date.parse(from))
     .sort((a, b) => Date.parse(a.windowStart) - Date.parse(b.windowStart));
+}
+
+/**
+ * Windows of a pass the audit queued for a re-read (`reread/<from>/<before>` entries, schemas/sync.ts)
+ * whose own scope has not completed since they were queued: the entry clears itself when a run has read
+ * the window, with no second write that a crash could lose.
+ */
+async function windowsQueuedForReread(
+  deps: PlanningReads,
+  pass: string,
+): Promise<{ windowStart: string; windowEnd: string }[]> {
+  const rows = await deps.destination.select(
+    (d) =>
+      `SELECT q.${d.ident('scope')} AS scope FROM ${d.table('_sync_state')} q ` +
+      `LEFT JOIN ${d.table('_sync_state')} w ON w.${d.ident('stream')} = q.${d.ident('stream')} ` +
+      `AND CONCAT(${d.string(REREAD_SCOPE_PREFIX)}, w.${d.ident('scope')}) = q.${d.ident('scope')} ` +
+      `AND w.${d.ident('status')} = ${d.string('complete')} AND w.${d.ident('updated_at')} >= q.${d.ident('updated_at')} ` +
+      `WHERE q.${d.ident('stream')} = ${d.string(pass)} AND q.${d.ident('status')} = ${d.string('running')} ` +
+      `AND q.${d.ident('scope')} LIKE ${d.string(`${REREAD_SCOPE_PREFIX}%`)} AND w.${d.ident('scope')} IS NULL`,
+  );
+  return rows
+    .map((r) => String(r['scope']).slice(REREAD_SCOPE_PREFIX.length).split('/'))
+    .filter((parts): parts is [string, string] => parts.length === 2)
+    .map(([windowStart, windowEnd]) => ({ windowStart, windowEnd }))
+    .filter((w) => Date.parse(w.windowStart) < Date.parse(w.windowEnd))
+    .sort((a, b) => Date.parse(a.windowStart) - Date.parse(b.windowStart));
+}
+
+/** Each window once: its workflow id is derived from its bounds, so two alike would be one child twice. */
+function distinctWindows<W extends { windowStart: string; windowEnd: string }>(windows: readonly W[]): W[] {
+  return [...new Map(windows.map((w) => [`${w.windowStart}/${w.windowEnd}`, w])).values()];
 }
 
 /**

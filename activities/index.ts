@@ -1,6 +1,9 @@
 import { Context } from '@temporalio/activity';
 import { countRequests } from '../connectors/support-api/index.js';
+import { AUDIT_TABLES } from '../schemas/audit.js';
 import { ALL_STREAMS, STREAMS, type StreamKind, type StreamRouteClass } from '../schemas/streams.js';
+import { finishAudit, planAudit } from './audit/plan.js';
+import { auditThread, auditTicket, auditWindow } from './audit/units.js';
 import {
   advanceHighWaterMark,
   beginScope,
@@ -65,6 +68,11 @@ export function createActivities(deps: ActivityDeps) {
     reconcile: reconcile(deps),
     readReportAccess: readReportAccess(deps),
     schemaDriftAfterRun: schemaDriftAfterRun(deps),
+    planAudit: planAudit(deps),
+    finishAudit: finishAudit(deps),
+    auditTicket: auditTicket(deps),
+    auditThread: auditThread(deps),
+    auditWindow: auditWindow(deps),
   };
   return Object.fromEntries(
     Object.entries(activities).map(([name, fn]) => [
@@ -94,12 +102,19 @@ const PAGE_ACTIVITY: Readonly<Record<StreamKind, keyof Activities>> = {
   report: 'syncReportSnapshot',
 };
 
+/** The audit's unit activity of each kind of audited table (schemas/audit.ts): one request each. */
+const AUDIT_UNIT_ACTIVITY = {
+  ticket: 'auditTicket',
+  thread: 'auditThread',
+  window: 'auditWindow',
+} as const satisfies Record<string, keyof Activities>;
+
 /**
  * The activities each route class's task queue serves: the page activity of every stream of that class
  * (from the registry, schemas/streams.ts), the reconciliation's one report query (analytics) and the
- * key's report access before it (`GET /me`, detail). One
- * activity makes one request of its class, so the server's dispatch rate on the queue is the fleet's
- * request rate for the class.
+ * key's report access before it (`GET /me`, detail), and the audit's units (by the class of the request
+ * each makes). One activity makes one request of its class, so the server's dispatch rate on the queue is
+ * the fleet's request rate for the class.
  */
 export function activitiesByRouteClass(
   activities: Activities,
@@ -113,6 +128,10 @@ export function activitiesByRouteClass(
   for (const stream of ALL_STREAMS) {
     const { kind, routeClass } = STREAMS[stream];
     const name = PAGE_ACTIVITY[kind];
+    Object.assign(byClass[routeClass], { [name]: activities[name] });
+  }
+  for (const { unit, routeClass } of Object.values(AUDIT_TABLES)) {
+    const name = AUDIT_UNIT_ACTIVITY[unit];
     Object.assign(byClass[routeClass], { [name]: activities[name] });
   }
   return byClass;

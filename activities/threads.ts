@@ -108,7 +108,7 @@ export async function unsettledThreads(reads: Pick<StateReads, 'listCheckpoints'
 }
 
 /** Message delivery states that still move on (spec 3: `queued`, `sent`; `delivered` and `failed` are final). */
-const TRANSIT_STATUSES = ['queued', 'sent'] as const;
+export const TRANSIT_STATUSES = ['queued', 'sent'] as const;
 
 /**
  * After a full refresh drained the thread queue (every thread re-read since `fullRefreshSince`): messages

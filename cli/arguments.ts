@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from 'commander';
+import { AUDIT_TABLE_NAMES, AuditTable } from '../schemas/audit.js';
 import { type StreamName, streamList } from '../schemas/streams.js';
 import type { MetricsAddress } from '../worker/metrics-endpoint.js';
 
@@ -29,4 +30,23 @@ export function parseMetricsAddress(value: string): MetricsAddress {
     );
   const host = match[1] ?? match[2];
   return host ? { host, port } : { port };
+}
+
+/** `audit --sample N`: rows per table, 1 … MAX (an audit's workflow history grows with every request). */
+export function parseAuditSample(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > MAX_AUDIT_SAMPLE)
+    throw new InvalidArgumentError(`"${value}" is not a number of rows from 1 to ${MAX_AUDIT_SAMPLE}`);
+  return n;
+}
+
+/** The most rows per table one `audit --sample` compares. */
+export const MAX_AUDIT_SAMPLE = 1000;
+
+/** `audit --table T`: one of the audited tables. */
+export function parseAuditTable(value: string): AuditTable {
+  const table = AuditTable.safeParse(value);
+  if (!table.success)
+    throw new InvalidArgumentError(`"${value}" is not an audited table (${AUDIT_TABLE_NAMES.join(', ')})`);
+  return table.data;
 }

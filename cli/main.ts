@@ -7,7 +7,14 @@
  */
 import { Command, Option } from 'commander';
 import { ALL_STREAMS } from '../schemas/sync.js';
-import { parseInstant, parseMetricsAddress, parseStreams } from './arguments.js';
+import {
+  parseAuditSample,
+  parseAuditTable,
+  parseInstant,
+  parseMetricsAddress,
+  parseStreams,
+} from './arguments.js';
+import { auditCommand } from './commands/audit.js';
 import { exitWith } from './commands/exit.js';
 import { planCommand } from './commands/plan.js';
 import { preflightCommand } from './commands/preflight.js';
@@ -155,6 +162,22 @@ program
   .option('--runs <n>', 'how many runs to show', (v) => Number.parseInt(v, 10), 10)
   .addOption(configOption)
   .action(async (opts) => exitWith(await statusCommand(opts)));
+
+program
+  .command('audit')
+  .description(
+    'Re-read a random sample of stored rows from the live API, compare every stored field, heal what differs (exit 3 when rows differed, 0 when none did)',
+  )
+  .requiredOption('--sample <n>', 'rows per table to compare (at most 1000)', parseAuditSample)
+  .option(
+    '--table <table>',
+    'only this table (tickets, ticket_messages, csat_surveys, agent_sessions)',
+    parseAuditTable,
+  )
+  .option('--json', 'print the summary as JSON (last stdout line)')
+  .option('--no-local-worker', 'do not run a worker in this process (a worker fleet serves the task queue)')
+  .addOption(configOption)
+  .action(async (opts) => exitWith(await auditCommand(opts)));
 
 program
   .command('schedule')

@@ -1,5 +1,7 @@
+import type { AuditCounts, AuditSeed } from '../schemas/audit.js';
 import type { CustomFieldColumn } from '../schemas/custom-fields-view.js';
 import type {
+  AuditRecord,
   Checkpoint,
   CheckpointStatus,
   CheckpointUpdate,
@@ -19,6 +21,7 @@ import type { SqlDialect } from '../schemas/warehouse-views.js';
 import type { SchemaChangeFilter } from './sql/schema-changes.js';
 
 export type {
+  AuditRecord,
   Checkpoint,
   CheckpointUpdate,
   ReconciliationRecord,
@@ -261,12 +264,29 @@ export interface RunLedger {
   listReconciliation(runId?: string): Promise<ReconciliationRecord[]>;
 }
 
+/** The field-level audit: its sample of a table and its results (`_audit`). */
+export interface AuditLedger {
+  /**
+   * Up to `limit` live rows of `table` in an order fixed by a hash of each row's id and `seed` (the run id):
+   * the audit's random sample, the same on every warehouse. Each with its `seedColumn` (a ticket number or a
+   * date: where the audit starts reading it).
+   */
+  auditSample(table: TableName, seedColumn: string, seed: string, limit: number): Promise<AuditSeed[]>;
+  /** Upserts audit results by (run_id, table_name, row_id). */
+  recordAudit(rows: readonly AuditRecord[]): Promise<void>;
+  /** Counts of `_audit` rows per table by verdict: of one run, or of every run since an instant. */
+  auditCounts(
+    filter: { readonly runId: string } | { readonly since: Date },
+  ): Promise<Record<string, AuditCounts>>;
+}
+
 export interface Destination
   extends DestinationSchema,
     WarehouseWrites,
     WarehouseDeletions,
     StateReads,
-    RunLedger {}
+    RunLedger,
+    AuditLedger {}
 
 /** Options shared by every destination. */
 export interface DestinationOptions {

@@ -108,6 +108,11 @@ export const StreamList = z.string().transform((text, ctx) => {
   }
   return list.streams;
 });
+/** The spec's limits per class (SUPPORT_API_RATE_LIMITS' default). */
+export const SPEC_CLASS_LIMITS = ClassRateLimits.parse(DEFAULT_CLASS_LIMITS_TEXT) as Record<
+  QueuedRouteClass,
+  number
+>;
 
 /** `postgres://…` or `bigquery://project/dataset`. */
 export const DestinationUrl = z.string().refine((url) => /^(postgres|postgresql|bigquery):\/\//.test(url), {
@@ -204,6 +209,14 @@ export const ConfigFromEnv = z.object({
     .default(1)
     .describe(
       "Share of each class's limit the task queues may dispatch, at most (they also leave room for the rate limiter's burst); lower it to leave budget to other clients of the same key",
+    ),
+  SYNC_AUDIT_SHARE: z.coerce
+    .number()
+    .min(0)
+    .max(1)
+    .default(0.1)
+    .describe(
+      "Share of each route class's limit per rate window that the audit after every run spends re-reading a random sample of stored rows from the live API (0 turns it off)",
     ),
   ANALYTICS_REQUESTS_PER_MINUTE: z.coerce
     .number()

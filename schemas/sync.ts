@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { MAX_EXPORT_WINDOW_MS } from './api/exports.js';
+import { AuditRequests, AuditSummary } from './audit.js';
 import { ExportPass, ReferenceStream, StreamName, type StreamRouteClass } from './streams.js';
 
 /**
@@ -87,6 +88,11 @@ export const SyncSettings = z.object({
   csatIncludeComments: z.boolean(),
   /** Saved report queries (REPORT_QUERIES) snapshotted by the `report_snapshots` stream; none by default. */
   reportQueries: z.array(z.lazy(() => ReportQuery)).optional(),
+  /**
+   * Requests per route class the audit after the run may send (SYNC_AUDIT_SHARE of each class's limit per
+   * rate window); absent (older inputs, or a share of 0): no audit.
+   */
+  auditRequests: AuditRequests.optional(),
 });
 export type SyncSettings = z.infer<typeof SyncSettings>;
 
@@ -375,6 +381,8 @@ export const RunProgress = z.object({
   reconciliation: ReconcileSummary.optional(),
   /** Schema drift the run saw first (`_schema_changes`). */
   schemaChanges: SchemaDriftSummary.optional(),
+  /** The field-level audit after the run (its share of spare budget), when the run had one. */
+  audit: AuditSummary.optional(),
 });
 export type RunProgress = z.infer<typeof RunProgress>;
 
@@ -409,6 +417,16 @@ export const TICKETS_SCOPES = {
   oldest: { stream: 'tickets', scope: 'oldest' },
   head: (before: string) => ({ stream: 'tickets', scope: `head/${before}` }),
 } as const;
+
+/**
+ * `_sync_state` scope of an export window queued for a re-read (the audit found a row of it differing):
+ * `reread/<from>/<before>` under the pass, `running` while queued. Scheduled runs plan the window (as
+ * `<from>/<before>`) until its own scope has completed after it was queued (activities/bookkeeping.ts).
+ */
+export const REREAD_SCOPE_PREFIX = 'reread/';
+export function rereadScope(from: string, before: string): string {
+  return `${REREAD_SCOPE_PREFIX}${from}/${before}`;
+}
 
 /** `<stream>/<from>/<before>`: the window workflow id on-call searches for. */
 export function windowWorkflowId(pass: string, from: string, before: string): string {

@@ -1,7 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
-import { Config, ConfigFromEnv, type ReportQueriesSource } from '../schemas/config.js';
+import type { AuditRequests } from '../schemas/audit.js';
+import {
+  Config,
+  ConfigFromEnv,
+  QUEUED_ROUTE_CLASSES,
+  type ReportQueriesSource,
+  SPEC_CLASS_LIMITS,
+} from '../schemas/config.js';
 import { classTaskQueue, type SyncSettings } from '../schemas/sync.js';
 
 /** A configuration that failed validation: one message per problem, printed by the CLI before exit 2. */
@@ -121,9 +128,29 @@ export function settingsFromConfig(config: Config, _now?: Date): SyncSettings {
     analyticsTaskQueue: analyticsQueueOf(config.TEMPORAL_TASK_QUEUE),
     csatIncludeComments: config.SYNC_CSAT_COMMENTS,
     ...(config.REPORT_QUERIES ? { reportQueries: config.REPORT_QUERIES.queries } : {}),
+    ...auditOf(config),
   };
+}
+
+/**
+ * The audit's budget per run: SYNC_AUDIT_SHARE of each class's limit per rate window, rounded down (the
+ * spec's limits when SUPPORT_API_RATE_LIMITS is off: the share is still of what a real key would have).
+ * At the defaults, 12 detail requests (6 tickets, 6 threads) and 1 analytics request (a window of surveys
+ * or of sessions, by turns) per run. Undefined at a share of 0: no audit.
+ */
+export function auditRequestsOf(config: Config): AuditRequests | undefined {
+  if (config.SYNC_AUDIT_SHARE === 0) return undefined;
+  const limits = config.SUPPORT_API_RATE_LIMITS ?? SPEC_CLASS_LIMITS;
+  return Object.fromEntries(
+    QUEUED_ROUTE_CLASSES.map((c) => [c, Math.floor(config.SYNC_AUDIT_SHARE * limits[c] + 1e-9)]),
+  );
 }
 
 export function analyticsQueueOf(taskQueue: string): string {
   return classTaskQueue(taskQueue, 'analytics');
+}
+
+function auditOf(config: Config): Pick<SyncSettings, 'auditRequests'> {
+  const auditRequests = auditRequestsOf(config);
+  return auditRequests ? { auditRequests } : {};
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type Client, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import type { AuditSummary } from '../schemas/audit.js';
 import type { ForecastComparison } from '../schemas/forecast.js';
 import {
   type MissingData,
@@ -35,6 +36,11 @@ export interface RunSummary {
   forecast?: ForecastComparison;
   /** Schema drift the run saw first (`_schema_changes`; set when there was any). */
   schema_changes?: SchemaDriftSummary;
+  /**
+   * The field-level audit after the run: rows re-read from the live API (`sampled`), those that differed
+   * (`differs`, healed at once: `healed`), the 95 % upper bound on the share that differs, per table too.
+   */
+  audit?: AuditSummary;
   error?: string;
 }
 
@@ -175,6 +181,7 @@ export async function followRun(
     ...(last?.reconciliation ? { reconciliation: last.reconciliation } : {}),
     ...(last?.missing?.summary ? { missing: last.missing } : {}),
     ...(last?.schemaChanges?.recorded ? { schema_changes: last.schemaChanges } : {}),
+    ...(last?.audit ? { audit: last.audit } : {}),
     ...(error ? { error } : {}),
   };
 }

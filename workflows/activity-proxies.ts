@@ -81,3 +81,16 @@ export function reconcileActivities(taskQueue: string) {
     retry: { ...retry, maximumAttempts: 3 },
   });
 }
+
+/**
+ * The audit's units (one request each) on their class's queue: a few attempts, since the audit is a check
+ * whose failure is only a warning and must not hold the end of a run for long.
+ */
+export function auditActivities(routeClass: StreamRouteClass) {
+  return proxyActivities<Activities>({
+    ...base(),
+    scheduleToCloseTimeout: '10 minutes',
+    taskQueue: classTaskQueue(workflowInfo().taskQueue, routeClass),
+    retry: { ...retry, maximumAttempts: 5 },
+  });
+}

@@ -1,4 +1,5 @@
 // The workflow bundle's entry point: every workflow type the worker registers.
+export { auditWorkflow } from './audit.js';
 export { exportWindowWorkflow } from './export-window.js';
 export { referenceStreamWorkflow } from './reference-stream.js';
 export { reportSnapshotsWorkflow } from './report-snapshots.js';

@@ -4,12 +4,14 @@ import type { Destination } from '../../connectors/destination.js';
 import { DATA_DIR } from '../../embedded/data-dir.js';
 import type { EmbeddedPostgres } from '../../embedded/postgres.js';
 import { embeddedWarehouse } from '../../embedded/warehouse.js';
-import { TICKETS_SCOPES } from '../../schemas/sync.js';
+import { type AuditTableResult, tableResult } from '../../schemas/audit.js';
+import { REREAD_SCOPE_PREFIX, TICKETS_SCOPES } from '../../schemas/sync.js';
 import type { Checkpoint, Freshness, ReconciliationRecord } from '../../schemas/warehouse.js';
 import { destinationFromConfig } from '../../worker/compose.js';
 import { isConfigured } from '../../worker/config.js';
 import { streamFreshness } from '../../worker/freshness.js';
 import { createLogger } from '../../worker/logger.js';
+import { auditTableLines } from '../display/audit.js';
 import { columnPolicyChecks, columnPolicyLines } from '../display/column-policy.js';
 import { failedWindowLines, uncoveredFailures } from '../display/failed-windows.js';
 import { durationText, freshnessLines } from '../display/freshness.js';
@@ -140,8 +142,13 @@ function statusOf(
         const checkpoints = await destination.listCheckpoints();
         const now = Date.now();
         const marks = checkpoints.filter((c) => c.scope === 'hwm');
+        const rereads = pendingRereads(checkpoints);
         const open = checkpoints.filter(
-          (c) => c.scope !== 'hwm' && c.stream !== 'ticket_messages' && c.status !== 'complete',
+          (c) =>
+            c.scope !== 'hwm' &&
+            c.stream !== 'ticket_messages' &&
+            c.status !== 'complete' &&
+            !c.scope.startsWith(REREAD_SCOPE_PREFIX),
         );
         const queuedThreads = checkpoints.filter(
           (c) => c.stream === 'ticket_messages' && c.status === 'running',
@@ -163,11 +170,12 @@ function statusOf(
         const rejected = await rejectedItems(destination);
         const columnPolicy = await columnPolicyChecks(destination, config.SYNC_COLUMN_POLICY ?? []);
         const schemaChanges = await recentSchemaChanges(destination);
+        const audit = await auditOfLastDays(destination, now);
         const parents = runs.filter((r) => r.parent_run_id === null).slice(0, opts.runs);
         const windows = runs.filter((r) => r.parent_run_id !== null).slice(0, opts.runs * 3);
         if (opts.json) {
           process.stdout.write(
-            `${JSON.stringify({ runs: parents, windows, high_water_marks: marks.map((m) => ({ stream: m.stream, high_water_mark: m.high_water_mark, lag: lag(m.high_water_mark, now) })), open_scopes: open, queued_threads: queuedThreads, reconciliation, freshness: freshness.json, stream_freshness: { target: durationText(sloMs), target_seconds: sloMs / 1000, streams }, rejected, column_policy: columnPolicy, schema_changes: schemaChanges, failed_threads: failedThreads.filter((r) => failedEntries.has(r.run_id.slice('thread:'.length))) })}\n`,
+            `${JSON.stringify({ runs: parents, windows, high_water_marks: marks.map((m) => ({ stream: m.stream, high_water_mark: m.high_water_mark, lag: lag(m.high_water_mark, now) })), open_scopes: open, queued_threads: queuedThreads, export_rereads: rereads.length, reconciliation, audit, freshness: freshness.json, stream_freshness: { target: durationText(sloMs), target_seconds: sloMs / 1000, streams }, rejected, column_policy: columnPolicy, schema_changes: schemaChanges, failed_threads: failedThreads.filter((r) => failedEntries.has(r.run_id.slice('thread:'.length))) })}\n`,
           );
           return 0;
         }
@@ -189,6 +197,7 @@ function statusOf(
         for (const c of open.slice(0, 20))
           out.push(`  ${pad(c.stream, 26)}${pad(c.scope, 60)}${pad(c.status, 9)}pages ${c.pages}`);
         out.push(`Threads queued for the next run: ${queuedThreads}`);
+        out.push(`Export windows queued for a re-read (the audit found a row differing): ${rereads.length}`);
         out.push('', 'How current the warehouse is:', ...freshness.lines.map((l) => `  ${l}`));
         out.push('', ...freshnessLines(streams, sloMs));
         const stillFailed = failedThreads.filter((r) => failedEntries.has(r.run_id.slice('thread:'.length)));
@@ -200,6 +209,7 @@ function statusOf(
         out.push('', ...columnPolicyLines(columnPolicy));
         out.push('', ...schemaChangeLines(schemaChanges));
         out.push('', ...reconciliationLines(reconciliation));
+        out.push('', ...auditLines(audit));
         process.stdout.write(`${out.join('\n')}\n`);
         return 0;
       } catch (err) {
@@ -225,6 +235,52 @@ async function recentSchemaChanges(destination: Destination) {
       return null;
     throw err;
   }
+}
+
+/**
+ * Export windows the audit queued for a re-read that no run has read since: the entry's window has not
+ * completed after it was queued (the rule the planner applies, activities/bookkeeping.ts).
+ */
+function pendingRereads(checkpoints: readonly Checkpoint[]): Checkpoint[] {
+  const completedAt = new Map(
+    checkpoints.filter((c) => c.status === 'complete').map((c) => [`${c.stream} ${c.scope}`, c.updated_at]),
+  );
+  return checkpoints.filter((c) => {
+    if (!c.scope.startsWith(REREAD_SCOPE_PREFIX) || c.status !== 'running') return false;
+    const read = completedAt.get(`${c.stream} ${c.scope.slice(REREAD_SCOPE_PREFIX.length)}`);
+    return read === undefined || Date.parse(read) < Date.parse(c.updated_at);
+  });
+}
+
+/** How far back `status` sums the audit's results (every run's sample adds to the evidence). */
+const AUDIT_STATUS_DAYS = 30;
+
+/**
+ * The audit's results of the last AUDIT_STATUS_DAYS days per table: rows re-read from the live API, the
+ * share that differed and its 95 % upper bound. A warehouse from before the audit has no `_audit` yet.
+ */
+async function auditOfLastDays(destination: Destination, now: number) {
+  const since = new Date(now - AUDIT_STATUS_DAYS * 24 * 60 * 60 * 1000);
+  try {
+    const counts = await destination.auditCounts({ since });
+    const tables: Record<string, AuditTableResult> = Object.fromEntries(
+      Object.entries(counts).map(([table, c]) => [table, tableResult(c)]),
+    );
+    return { since: since.toISOString(), tables };
+  } catch (err) {
+    if (/does not exist|not found/i.test(String((err as Error).message ?? err)))
+      return { since: since.toISOString(), tables: {} };
+    throw err;
+  }
+}
+
+function auditLines(audit: Awaited<ReturnType<typeof auditOfLastDays>>): string[] {
+  if (Object.keys(audit.tables).length === 0)
+    return ['Audit: none yet (every run ends with one: SYNC_AUDIT_SHARE; or `audit --sample N`)'];
+  return [
+    `Audit (rows re-read from the live API in the last ${AUDIT_STATUS_DAYS} days; 95 % upper bound: exact, Clopper-Pearson; 1 - 0.05^(1/n) ≈ 3/n when none of n differ):`,
+    ...auditTableLines(audit.tables),
+  ];
 }
 
 /** Items set aside in `_rejected` and not stored since: per table the count, and the newest few. */

@@ -1,6 +1,7 @@
 import type { RateClassStats } from '../../connectors/support-api/index.js';
 import type { RunProgress } from '../../schemas/sync.js';
 import type { RunSummary } from '../../worker/run-sync.js';
+import { auditSummaryLine } from './audit.js';
 
 const pad = (s: string | number, n: number) => String(s).padEnd(n);
 const padStart = (s: string | number, n: number) => String(s).padStart(n);
@@ -110,7 +111,10 @@ export function summaryTable(summary: RunSummary): string {
     `${pad('total', 35)}${padStart('', 8)}${padStart(summary.totals.pages, 8)}${padStart(summary.totals.rows, 9)}`,
   ];
   const head = `sync ${summary.status} in ${(summary.duration_ms / 1000).toFixed(1)}s (run ${summary.run_id})${summary.missing?.summary ? ` — missing: ${summary.missing.summary}` : ''}`;
-  return [head, ...rows.map((r) => `  ${r}`), ...(summary.error ? [`  error: ${summary.error}`] : [])].join(
-    '\n',
-  );
+  return [
+    head,
+    ...rows.map((r) => `  ${r}`),
+    ...(summary.audit ? [`  ${auditSummaryLine(summary.audit)}`] : []),
+    ...(summary.error ? [`  error: ${summary.error}`] : []),
+  ].join('\n');
 }

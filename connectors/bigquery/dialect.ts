@@ -106,6 +106,7 @@ export function bigQueryDialect(dataset: string): WarehouseDialect {
     placeholder: (index) => `@p${index}`,
     isIn: (expr, list) => `${expr} IN UNNEST(${list})`,
     now: 'CURRENT_TIMESTAMP()',
+    md5Hex: (text) => `TO_HEX(MD5(${text}))`,
     // A MERGE from a UNION ALL of parameter rows: notes and view names are arbitrary text, which the emulator
     // does not take as struct-array literals (and parameters are the clean way on the real service too).
     upsert: (name, key, columns, rows) => {

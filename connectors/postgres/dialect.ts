@@ -74,6 +74,7 @@ export function postgresDialect(schema: string): WarehouseDialect {
     placeholder: (index, type) => `$${index + 1}::${type === 'string_list' ? 'text[]' : PG_TYPES[type]}`,
     isIn: (expr, list) => `${expr} = ANY(${list})`,
     now: 'now()',
+    md5Hex: (text) => `md5(${text})`,
     upsert: (table, key, columns, rows) => {
       const names = columns.map(ident);
       const updates = columns

@@ -1,5 +1,7 @@
+import type { AuditCounts, AuditSeed } from '../../schemas/audit.js';
 import { type CustomFieldColumn, customFieldsView } from '../../schemas/custom-fields-view.js';
 import type {
+  AuditRecord,
   Checkpoint,
   CheckpointUpdate,
   Freshness,
@@ -21,6 +23,7 @@ import type {
   WriteResult,
 } from '../destination.js';
 import type { DestinationSettings } from '../settings.js';
+import { type AuditFilter, auditCounts, auditSample, recordAudit } from './audit.js';
 import { customFieldColumnsOf } from './custom-fields.js';
 import {
   type CascadeConditions,
@@ -211,5 +214,19 @@ export class SqlDestination implements Destination {
 
   async listReconciliation(runId?: string): Promise<ReconciliationRecord[]> {
     return listReconciliation(this.#session, runId);
+  }
+
+  // --- the audit: one SQL for every warehouse ------------------------------------------------------------
+
+  async auditSample(table: TableName, seedColumn: string, seed: string, limit: number): Promise<AuditSeed[]> {
+    return auditSample(this.#session, this.#settings.spec(table), { seedColumn, seed, limit });
+  }
+
+  async recordAudit(rows: readonly AuditRecord[]): Promise<void> {
+    await recordAudit(this.#session, rows);
+  }
+
+  async auditCounts(filter: AuditFilter): Promise<Record<string, AuditCounts>> {
+    return auditCounts(this.#session, filter);
   }
 }

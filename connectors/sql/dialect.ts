@@ -22,6 +22,11 @@ export interface WarehouseDialect extends SqlDialect {
   /** The warehouse's clock in a statement (PostgreSQL: the transaction's start). */
   readonly now: string;
   /**
+   * The MD5 of a text as 32 lowercase hex digits — the same value on every warehouse, so an order by it
+   * (the audit's sample) is the same wherever the rows live.
+   */
+  md5Hex(text: string): string;
+  /**
    * One statement inserting `rows` (each the SQL of its values, in `columns` order) into `table`, or, where
    * a row with the same `key` exists, overwriting its other columns.
    */

@@ -6,13 +6,13 @@ import { limitClause, parsedRows, type Row, type SqlSession, statement } from '.
  * dialect: an upsert by the table's key, and reads in a fixed order.
  */
 
-type LedgerTable = (typeof SYSTEM_TABLES)['_sync_runs' | '_reconciliation'];
+type LedgerTable = (typeof SYSTEM_TABLES)['_sync_runs' | '_reconciliation' | '_audit'];
 
 /**
  * Upserts records into a ledger table by its key, in one statement. Records with the same key: the last
  * wins (one statement cannot write a key twice; the last is what upserting them one by one leaves).
  */
-function upsert(
+export function upsert(
   session: SqlSession,
   context: string,
   table: LedgerTable,

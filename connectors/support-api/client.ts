@@ -410,15 +410,25 @@ export class SupportApiClient {
   }
 
   /** `GET /tickets/:ticketNumber`. */
-  getTicket(ticketNumber: number, options: { includeTicketFields?: boolean } = {}): Promise<Ticket> {
-    return this.getOne(
-      {
-        method: 'GET',
-        path: `/tickets/${ticketPathSegment(ticketNumber)}`,
-        query: { include: options.includeTicketFields ? 'ticket_fields' : undefined },
-      },
-      Ticket,
-    );
+  async getTicket(ticketNumber: number, options: { includeTicketFields?: boolean } = {}): Promise<Ticket> {
+    return (await this.readTicket(ticketNumber, options)).item;
+  }
+
+  /**
+   * `GET /tickets/:ticketNumber`, with the JSON object the ticket was parsed from: the warehouse keeps both
+   * (`_raw`), so a reader comparing a stored row with the source needs both too.
+   */
+  async readTicket(
+    ticketNumber: number,
+    options: { includeTicketFields?: boolean } = {},
+  ): Promise<{ item: Ticket; raw: Record<string, unknown> }> {
+    const res = await this.send({
+      method: 'GET',
+      path: `/tickets/${ticketPathSegment(ticketNumber)}`,
+      query: { include: options.includeTicketFields ? 'ticket_fields' : undefined },
+    });
+    const item = this.#parsed(() => parseSingle(res.endpoint, res.status, res.json, Ticket));
+    return { item, raw: (res.json as { data: Record<string, unknown> }).data };
   }
 
   /** `POST /reports/query`. A read: retried like a GET. */

@@ -14,8 +14,8 @@ import { canonicalJson } from './values.js';
 
 /**
  * The bookkeeping tables — checkpoints (`_sync_state`), the run ledger (`_sync_runs`), reconciliation
- * (`_reconciliation`), items set aside (`_rejected`) and schema drift (`_schema_changes`, its rows in
- * schema-changes.ts) — as zod schemas of their rows, with the columns
+ * (`_reconciliation`), items set aside (`_rejected`), schema drift (`_schema_changes`, its rows in
+ * schema-changes.ts) and the field-level audit (`_audit`) — as zod schemas of their rows, with the columns
  * derived from them for DDL and docs; and `Freshness`, what `status` reads from them.
  */
 
@@ -154,6 +154,47 @@ export const RejectedRecord = z.object({
 });
 export type RejectedRecord = z.infer<typeof RejectedRecord>;
 
+/**
+ * What the audit concluded about one row it re-read from the live API (activities/audit/):
+ *  - `equal`: every stored field is what the source serves now;
+ *  - `differs`: a field differs, and the source did not change the row after the warehouse stored it;
+ *  - `missing_in_warehouse`: the source serves a row the warehouse does not hold (live), although it
+ *    existed when the warehouse last read its range;
+ *  - `missing_in_source`: the warehouse holds a live row the source no longer serves;
+ *  - `changed_since`: the fields differ, but the source changed the row after the warehouse last read it —
+ *    the next run brings it; not a difference of the sync.
+ */
+export const AuditVerdict = z.enum([
+  'equal',
+  'differs',
+  'missing_in_warehouse',
+  'missing_in_source',
+  'changed_since',
+]);
+export type AuditVerdict = z.infer<typeof AuditVerdict>;
+
+/** The verdicts that say the warehouse was wrong (what the audit's share and bound count). */
+export const DIFFERING_VERDICTS: readonly AuditVerdict[] = [
+  'differs',
+  'missing_in_warehouse',
+  'missing_in_source',
+];
+
+/** A row of `_audit`: one row of a data table the audit compared with the live API in one run. */
+export const AuditRecord = z.object({
+  run_id: z.string().min(1),
+  table_name: z.string().min(1),
+  row_id: z.string().min(1),
+  verdict: AuditVerdict,
+  /** JSON text: `[{ field, warehouse, source }]`, values as `_audit` renders them (activities/audit/render.ts). */
+  differences: z.string().nullable(),
+  synced_at: Timestamp.nullable(),
+  source_version: Timestamp.nullable(),
+  healed: z.boolean(),
+  checked_at: Timestamp,
+});
+export type AuditRecord = z.infer<typeof AuditRecord>;
+
 /** A bookkeeping table as DDL and docs need it. */
 export interface SystemTableSpec<T extends SystemTableName = SystemTableName> {
   readonly name: T;
@@ -253,5 +294,25 @@ export const SYSTEM_TABLES: { readonly [T in SystemTableName]: SystemTableSpec<T
     description: SCHEMA_CHANGES_DESCRIPTION,
     primaryKey: SCHEMA_CHANGE_KEY,
     descriptions: SCHEMA_CHANGE_COLUMN_DESCRIPTIONS,
+  }),
+  _audit: systemTable('_audit', AuditRecord, {
+    description:
+      "The field-level audit: rows of tickets, ticket_messages, csat_surveys and agent_sessions re-read from the live API after a run (a small share of each class's budget, SYNC_AUDIT_SHARE) or by `audit --sample N`, one row per (run, table, row) with the verdict and the fields that differ. A differing or missing row is rewritten at once and its thread or export window queued for a re-read (healed). `status` shows per table the sample, the share that differs and its 95 % upper bound.",
+    primaryKey: ['run_id', 'table_name', 'row_id'],
+    descriptions: {
+      run_id: 'Run (or on-demand audit) that compared the row. Primary key with table_name and row_id.',
+      table_name: 'Table of the row (tickets, ticket_messages, csat_surveys, agent_sessions).',
+      row_id: 'Id of the row.',
+      verdict:
+        'What the audit concluded; changed_since: the source changed the row after the warehouse last read it (not a difference).',
+      differences:
+        'JSON text, [{field, warehouse, source}]: each stored field that differs, with both values (typed columns by name, other fields of the item as _raw.<key>); null when none.',
+      synced_at: "The row's _synced_at when it was compared (when a sync last received it).",
+      source_version:
+        "The source's version of the row (updated_at; coalesce(submitted_at, sent_at) for surveys; created_at for messages), when it has one.",
+      healed:
+        'The row was rewritten from the API (or marked deleted) at once, and its thread or export window queued for a re-read.',
+      checked_at: 'When the row was compared.',
+    },
   }),
 };

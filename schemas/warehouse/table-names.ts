@@ -36,5 +36,6 @@ export const SYSTEM_TABLE_NAMES = [
   '_reconciliation',
   '_rejected',
   '_schema_changes',
+  '_audit',
 ] as const;
 export type SystemTableName = (typeof SYSTEM_TABLE_NAMES)[number];

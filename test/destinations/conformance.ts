@@ -1220,6 +1220,78 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       expect(await dest.listRuns(1)).toHaveLength(1);
     });
 
+    it("the audit's sample: live rows by MD5 of id and seed, the same order on every warehouse", async () => {
+      await dest.writeBatch({
+        table: 'tickets',
+        rows: [40, 41, 42, 43, 44].map((n) => input(ticket({ ticket_number: n }))),
+      });
+      const live = (await h.readRows('tickets')).filter((r) => r['_deleted_at'] === null);
+      const expected = (seed: string) =>
+        live
+          .map((r) => ({ id: String(r['id']), n: r['ticket_number'] as number }))
+          .sort((a, b) => {
+            const [ka, kb] = [a, b].map((x) => createHash('md5').update(`${x.id}${seed}`).digest('hex'));
+            return ka! < kb! ? -1 : ka! > kb! ? 1 : 0;
+          })
+          .slice(0, 4)
+          .map((x) => ({ id: x.id, ticketNumber: x.n, at: null }));
+      expect(await dest.auditSample('tickets', 'ticket_number', 'run-a', 4)).toEqual(expected('run-a'));
+      expect(await dest.auditSample('tickets', 'ticket_number', 'run-b', 4)).toEqual(expected('run-b'));
+      const [byDate] = await dest.auditSample('tickets', 'created_at', 'run-a', 1);
+      expect(byDate).toEqual({ id: expected('run-a')[0]!.id, ticketNumber: null, at: expect.any(String) });
+    });
+
+    it('_audit: results upserted by (run, table, row), counted per table and verdict', async () => {
+      const record = (row_id: string, verdict: 'equal' | 'differs' | 'changed_since', healed = false) => ({
+        run_id: 'audit-1',
+        table_name: 'tickets',
+        row_id,
+        verdict,
+        differences: verdict === 'equal' ? null : '[{"field":"status","source":"open","warehouse":"closed"}]',
+        synced_at: at(5),
+        source_version: at(1),
+        healed,
+        checked_at: at(10),
+      });
+      await dest.recordAudit([
+        record('a', 'differs', true),
+        record('b', 'equal'),
+        record('c', 'changed_since'),
+      ]);
+      await dest.recordAudit([record('b', 'equal'), { ...record('d', 'equal'), table_name: 'csat_surveys' }]);
+      const counts = await dest.auditCounts({ runId: 'audit-1' });
+      expect(counts).toEqual({
+        csat_surveys: {
+          equal: 1,
+          differs: 0,
+          missing_in_warehouse: 0,
+          missing_in_source: 0,
+          changed_since: 0,
+          healed: 0,
+        },
+        tickets: {
+          equal: 1,
+          differs: 1,
+          missing_in_warehouse: 0,
+          missing_in_source: 0,
+          changed_since: 1,
+          healed: 1,
+        },
+      });
+      expect(await dest.auditCounts({ since: new Date(at(11)) })).toEqual({});
+      expect(Object.keys(await dest.auditCounts({ since: new Date(at(0)) }))).toEqual([
+        'csat_surveys',
+        'tickets',
+      ]);
+      const [stored] = await dest.select(
+        (d) => `SELECT differences, healed FROM ${d.table('_audit')} WHERE row_id = ${d.string('a')}`,
+      );
+      expect(JSON.parse(String(stored!['differences']))).toEqual([
+        { field: 'status', source: 'open', warehouse: 'closed' },
+      ]);
+      expect(stored!['healed']).toBe(true);
+    });
+
     it('freshness per stream: newest live stamps, items set aside, the last complete read (status, metrics)', async () => {
       // Last: it leaves runs in the shared ledger. Stamps in 2090, later than every other test's rows.
       const d = await h.create();

@@ -68,6 +68,9 @@ export async function startPipeline(
     // The companion's limits are off in most tests: no server-side pacing either (tests that turn limits
     // on set SUPPORT_API_RATE_LIMITS / SUPPORT_API_RATE_WINDOW to match).
     SUPPORT_API_RATE_LIMITS: 'off',
+    // The audit after each run re-reads rows of its own (threads, export pages, ticket details): tests that
+    // count a run's requests would see them. test/e2e/audit.test.ts turns it on.
+    SYNC_AUDIT_SHARE: '0',
     LOG_LEVEL: 'silent',
     ...options.env,
   });

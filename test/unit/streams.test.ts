@@ -106,6 +106,9 @@ describe('the stream registry', () => {
         'syncReportSnapshot',
         'reconcile',
         'readReportAccess',
+        'auditTicket',
+        'auditThread',
+        'auditWindow',
       ].map((name) => [name, () => name]),
     ) as unknown as Activities;
     const names = Object.fromEntries(
@@ -117,8 +120,9 @@ describe('the stream registry', () => {
     expect(names).toEqual({
       list: ['syncReferencePage', 'syncTicketsPage'],
       directory: ['syncReferencePage'],
-      detail: ['readReportAccess', 'syncThreadPage'],
-      analytics: ['reconcile', 'syncExportPage', 'syncReportSnapshot'],
+      // The audit's units: a ticket's detail and a thread's page are detail requests, a window analytics.
+      detail: ['auditThread', 'auditTicket', 'readReportAccess', 'syncThreadPage'],
+      analytics: ['auditWindow', 'reconcile', 'syncExportPage', 'syncReportSnapshot'],
     });
   });
 

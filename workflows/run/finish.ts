@@ -2,6 +2,7 @@ import { ApplicationFailure, log, patched, workflowInfo } from '@temporalio/work
 import { classTaskQueue, type ReportAccess, type StreamCounts } from '../../schemas/sync.js';
 import { bookkeeping, reconcileActivities } from '../activity-proxies.js';
 import { messageOf } from '../failures.js';
+import { auditAfterRun } from './audit.js';
 import type { RunContext } from './context.js';
 
 /** Days of new_tickets the reconciliation compares (one report request). */
@@ -9,9 +10,9 @@ const RECONCILE_DAYS = 14;
 
 /**
  * The end of a run, once every lane has settled: the reconciliation (when tickets were synced), the schema
- * drift it saw first (and the custom-field view regenerated when it saw a new field), what the warehouse is
- * missing, the run's final `_sync_runs` row; then the counts per stream, or a failure naming
- * every failed stream and window.
+ * drift it saw first (and the custom-field view regenerated when it saw a new field), the audit (its share of
+ * the spare budget), what the warehouse is missing, the run's final `_sync_runs` row; then the counts per
+ * stream, or a failure naming every failed stream and window.
  */
 export async function finishRun(
   ctx: RunContext,
@@ -81,6 +82,10 @@ export async function finishRun(
       log.warn('schema drift summary failed (the run is not affected)', { error: messageOf(err) });
     }
   }
+  // The audit: a sample re-read from the live API, healed where it differs (workflows/run/audit.ts).
+  const audit = await auditAfterRun(ctx);
+  if (audit) progress.audit = audit;
+  const auditRequests = Object.values(audit?.requests ?? {}).reduce((n, r) => n + r, 0);
 
   // A run that lost data never says "succeeded": items set aside and failed threads make it incomplete.
   // patched: histories of runs that ended before this step existed replay without it.
@@ -95,7 +100,10 @@ export async function finishRun(
     finished_at: new Date().toISOString(),
     pages: totals.pages,
     rows_written: totals.rows,
-    requests: Object.values(progress.streams).reduce((n, e) => n + (e.requests ?? 0), reconcileRequests),
+    requests: Object.values(progress.streams).reduce(
+      (n, e) => n + (e.requests ?? 0),
+      reconcileRequests + auditRequests,
+    ),
     error: failures.length || missing ? [...failures, ...(missing ? [missing] : [])].join('; ') : null,
   });
   if (failures.length) {

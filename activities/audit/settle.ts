@@ -1,0 +1,81 @@
+import type { AuditTable } from '../../schemas/audit.js';
+import {
+  type AuditRecord,
+  type CheckpointUpdate,
+  tableSpecOf,
+  type WarehouseRow,
+} from '../../schemas/warehouse.js';
+import type { SqlDialect } from '../../schemas/warehouse-views.js';
+import type { ActivityDeps } from '../deps.js';
+import type { Judged } from './judge.js';
+import { renderDifferences } from './render.js';
+
+/** The live rows of `table` a condition on `t` selects, every column, by id (as the warehouse holds them). */
+export async function storedRows(
+  deps: ActivityDeps,
+  table: AuditTable,
+  where: (d: SqlDialect) => string,
+): Promise<Map<string, WarehouseRow>> {
+  const spec = tableSpecOf(table);
+  const rows = await deps.destination.select((d) => {
+    const live = spec.tracksDeletion ? `t.${d.ident('_deleted_at')} IS NULL AND ` : '';
+    const columns = spec.columns.map((c) => `t.${d.ident(c.name)}`).join(', ');
+    return `SELECT ${columns} FROM ${d.table(table)} t WHERE ${live}(${where(d)})`;
+  });
+  return new Map(rows.map((row) => [String(row['id']), row]));
+}
+
+/** `t.id` is one of `ids` (`1 = 0` for none). */
+export function idIn(d: SqlDialect, ids: readonly string[]): string {
+  return ids.length === 0 ? '1 = 0' : `t.${d.ident('id')} IN (${ids.map((id) => d.string(id)).join(', ')})`;
+}
+
+/**
+ * Heals what a unit found and records every judged row in `_audit`:
+ *  - a row that differs or is missing is rewritten from the API at once, through the page path's write
+ *    (merged by the table's rule as a repair: at an equal version too, never an older version over a newer
+ *    one), in one transaction with `queue` — its thread or export window queued for a re-read, since what
+ *    was wrong about one row may be wrong about its neighbours;
+ *  - a row the source no longer serves is marked deleted (where the table tracks deletions).
+ * Returns how many rows were compared.
+ */
+export async function settle(
+  deps: ActivityDeps,
+  input: {
+    runId: string;
+    table: AuditTable;
+    judged: readonly Judged[];
+    /** Written with the healed rows, when any row was healed. */
+    queue: readonly CheckpointUpdate[];
+  },
+): Promise<number> {
+  const { destination } = deps;
+  const { table, judged } = input;
+  const writes = judged.flatMap((j) => (j.heal && 'write' in j.heal ? [j.heal.write] : []));
+  const gone = judged.flatMap((j) => (j.heal && 'markDeleted' in j.heal ? [j.id] : []));
+  const healing = writes.length + gone.length > 0;
+  if (writes.length > 0 || (healing && input.queue.length > 0)) {
+    await destination.writeBatch({ table, rows: writes as never, checkpoint: input.queue, repair: true });
+  }
+  const now = deps.now?.() ?? new Date();
+  if (gone.length > 0) await destination.markDeleted(table, gone, now);
+  const checkedAt = now.toISOString();
+  const records: AuditRecord[] = judged.map((j) => ({
+    run_id: input.runId,
+    table_name: table,
+    row_id: j.id,
+    verdict: j.verdict,
+    differences: renderDifferences(table, j.differences),
+    synced_at: j.syncedAt,
+    source_version: j.sourceVersion,
+    healed: j.heal !== null,
+    checked_at: checkedAt,
+  }));
+  await destination.recordAudit(records);
+  if (healing)
+    deps.logger.info(
+      { table, rewritten: writes.length, markedDeleted: gone.length },
+      'audit: rows that differed from the source healed',
+    );
+  return judged.length;
+}

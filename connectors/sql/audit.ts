@@ -1,0 +1,79 @@
+import { type AuditCounts, type AuditSeed, addCounts, NO_AUDIT_COUNTS } from '../../schemas/audit.js';
+import { AuditRecord, AuditVerdict, SYSTEM_TABLES, type TableSpec } from '../../schemas/warehouse.js';
+import { limitClause, parsedRows, type SqlSession, statement } from './dialect.js';
+import { upsert } from './ledger.js';
+
+/*
+ * The audit's reads and writes, written once against the dialect: its sample of a table (an order fixed by
+ * a hash of each row's id and the run), its results in `_audit`, and their counts per table and verdict.
+ */
+
+/** Rows per upsert statement (a thread's or a window's page is at most 100). */
+const AUDIT_CHUNK = 500;
+
+/** Upserts audit results by (run_id, table_name, row_id). */
+export async function recordAudit(session: SqlSession, records: readonly AuditRecord[]): Promise<void> {
+  const parsed = records.map((r) => AuditRecord.parse(r));
+  for (let i = 0; i < parsed.length; i += AUDIT_CHUNK)
+    await upsert(session, 'recordAudit', SYSTEM_TABLES._audit, parsed.slice(i, i + AUDIT_CHUNK));
+}
+
+/**
+ * Up to `limit` live rows of a table in the audit's order: by the MD5 of the row's id followed by `seed`
+ * (the run id). The same on every warehouse and for every worker, a different sample every run, and
+ * every row equally likely to come first. Each comes back with its seed column (a ticket number or a date).
+ */
+export async function auditSample(
+  session: SqlSession,
+  spec: TableSpec<unknown>,
+  options: { seedColumn: string; seed: string; limit: number },
+): Promise<AuditSeed[]> {
+  const d = session.dialect;
+  const column = spec.columns.find((c) => c.name === options.seedColumn);
+  if (!column || (column.type !== 'integer' && column.type !== 'timestamp'))
+    throw new Error(`auditSample: ${spec.name}.${options.seedColumn} is not an integer or timestamp column`);
+  const id = `CAST(t.${d.ident('id')} AS ${d.type('string')})`;
+  const live = spec.tracksDeletion ? ` WHERE t.${d.ident('_deleted_at')} IS NULL` : '';
+  const query = statement(
+    d,
+    (bind) => `SELECT ${id} AS id, t.${d.ident(column.name)} AS seed FROM ${d.table(spec.name)} t${live}
+      ORDER BY ${d.md5Hex(`CONCAT(${id}, ${bind(options.seed, 'string')})`)}, ${id}${limitClause(options.limit)}`,
+  );
+  return parsedRows(session, 'auditSample', query, (row) => {
+    const seed = row['seed'];
+    return {
+      id: String(row['id']),
+      ticketNumber: column.type === 'integer' && typeof seed === 'number' ? seed : null,
+      at: column.type === 'timestamp' && typeof seed === 'string' ? seed : null,
+    };
+  });
+}
+
+/** Which audit results to count: one run's, or every run's since an instant. */
+export type AuditFilter = { readonly runId: string } | { readonly since: Date };
+
+/** Counts of `_audit` rows per table by verdict (and how many were healed). */
+export async function auditCounts(
+  session: SqlSession,
+  filter: AuditFilter,
+): Promise<Record<string, AuditCounts>> {
+  const d = session.dialect;
+  const query = statement(d, (bind) => {
+    const where =
+      'runId' in filter
+        ? `run_id = ${bind(filter.runId, 'string')}`
+        : `checked_at >= ${bind(filter.since, 'timestamp')}`;
+    return `SELECT table_name, verdict, COUNT(*) AS n, COUNT(CASE WHEN healed THEN 1 END) AS healed
+      FROM ${d.table('_audit')} WHERE ${where} GROUP BY table_name, verdict ORDER BY table_name, verdict`;
+  });
+  const rows = await parsedRows(session, 'auditCounts', query, (row) => ({
+    table: String(row['table_name']),
+    verdict: AuditVerdict.parse(row['verdict']),
+    n: Number(row['n']),
+    healed: Number(row['healed']),
+  }));
+  const out: Record<string, AuditCounts> = {};
+  for (const r of rows)
+    out[r.table] = addCounts(out[r.table] ?? NO_AUDIT_COUNTS, { [r.verdict]: r.n, healed: r.healed });
+  return out;
+}
