@@ -184,6 +184,12 @@ export interface WarehouseWrites {
    * — so a writer compares like with like against `storedVersions` (tickets: a content-only change).
    */
   contentHashOf<T extends TableName>(table: T, input: RowInputs[T]): string;
+  /**
+   * The table spec this destination writes `table` with (the column policy applied): what a row read again
+   * from the source must go through to compare with the stored one (the audit), hashed and dropped fields
+   * alike.
+   */
+  writtenSpec(table: TableName): TableSpec<unknown>;
   /** Checkpoints alone, atomically (a window restarted, a high-water mark moved). */
   writeCheckpoints(checkpoints: readonly CheckpointUpdate[]): Promise<void>;
   /**

@@ -9,9 +9,10 @@ export interface FieldDifference {
 }
 
 /**
- * How a value of `table.field` is written into `_audit` — the one place, so that a column policy (a column
- * the warehouse keeps only as a hash, or not at all) applies here and no audit row can leak what the table
- * itself does not hold. Today every value is kept as the warehouse and the source have it.
+ * How a value of `table.field` is written into `_audit` — the one place that does. Both values come out of
+ * the destination's written spec (`Destination.writtenSpec`: the column policy applied to the source's row
+ * before comparing), so a field the policy hashes appears here as its two hashes and a dropped field never
+ * differs: no audit row holds what the table itself does not.
  */
 export function renderAuditValue(_table: AuditTable, _field: string, value: unknown): unknown {
   return value;

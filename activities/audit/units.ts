@@ -7,7 +7,7 @@ import {
   type WindowTable,
 } from '../../schemas/audit.js';
 import { rereadScope, TICKETS_SCOPES } from '../../schemas/sync.js';
-import { THREAD_QUEUE_STREAM, tableSpecOf, type WarehouseRow } from '../../schemas/warehouse.js';
+import { THREAD_QUEUE_STREAM, type WarehouseRow } from '../../schemas/warehouse.js';
 import { restartedCheckpoint } from '../checkpoints.js';
 import type { ActivityDeps } from '../deps.js';
 import { PAGE_FETCHERS } from '../fetchers.js';
@@ -40,7 +40,7 @@ export function auditTicket(deps: ActivityDeps) {
     const stored = await storedRows(deps, table, (d) => idIn(d, [input.seed.id]));
     const fresh = await unlessGone(deps.client.readTicket(ticketNumber, { includeTicketFields: true }));
     const sweptAt = await sweepBegan(deps);
-    const judged = judge(tableSpecOf(table), fresh ? [fresh] : [], stored, {
+    const judged = judge(deps.destination.writtenSpec(table), fresh ? [fresh] : [], stored, {
       rawKeys: 'common',
       versionColumn: 'updated_at',
       readAt: syncedAt,
@@ -83,7 +83,7 @@ export function auditThread(deps: ActivityDeps) {
     // The warehouse's last complete read of the thread; a thread queued (or failed) is known to be stale.
     const entry = await deps.destination.readCheckpoint(THREAD_QUEUE_STREAM, String(ticketNumber));
     const readAt = entry?.status === 'complete' ? entry.updated_at : null;
-    const judged = judge(tableSpecOf(table), served, stored, {
+    const judged = judge(deps.destination.writtenSpec(table), served, stored, {
       rawKeys: 'all',
       versionColumn: 'created_at',
       readAt: () => readAt,
@@ -137,7 +137,7 @@ export function auditWindow(deps: ActivityDeps) {
     const byId = await storedRows(deps, table, (d) => idIn(d, servedIds));
     const stored = within(new Map([...inRange, ...byId]), (id) => !rejected.has(id));
     const hwm = (await deps.destination.readCheckpoint(pass, 'hwm'))?.high_water_mark ?? null;
-    const spec = tableSpecOf(table);
+    const spec = deps.destination.writtenSpec(table);
     const ticketsSeen = await ticketsSeenBySweep(deps, [...stored.values()]);
     const judged = judge(spec, served, stored, {
       rawKeys: 'all',

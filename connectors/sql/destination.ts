@@ -109,6 +109,10 @@ export class SqlDestination implements Destination {
     return this.#settings.spec(table).toRow(input)['_content_hash'] as string;
   }
 
+  writtenSpec(table: TableName): TableSpec<unknown> {
+    return this.#settings.spec(table);
+  }
+
   writeCheckpoints(checkpoints: readonly CheckpointUpdate[]): Promise<void> {
     return this.#writer.writeCheckpoints(checkpoints);
   }

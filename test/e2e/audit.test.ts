@@ -247,3 +247,66 @@ describe('on an untouched warehouse, at the default share', () => {
     expect(bad.stderr).toContain('"views" is not an audited table');
   });
 });
+
+describe('under a column policy (hashed and dropped fields)', () => {
+  let p: Pipeline;
+  beforeAll(async () => {
+    p = await startPipeline('e2e_audit_policy', {
+      companion: { seed: 41, tickets: 12 },
+      env: {
+        SYNC_THREAD_REVERIFY_PER_RUN: '0',
+        SUPPORT_API_RATE_LIMITS: 'list=100,detail=100,analytics=100,directory=100',
+        SUPPORT_API_RATE_WINDOW: 'PT1S',
+        SYNC_AUDIT_SHARE: '1',
+        SYNC_COLUMN_POLICY: 'tickets.contact_email=hash,ticket_messages.text=drop',
+        SYNC_HASH_KEY: 'audit-test-hash-key-0123456789abcdef',
+      },
+    });
+  });
+  afterAll(async () => {
+    await p?.close();
+  });
+
+  it('compares the source through the policy: 0 differences, and a wrong hash shows as two hashes', async () => {
+    // Before the audit judged through the destination's written spec, every hashed or dropped field of
+    // every sampled row "differed" from the plain value the source serves.
+    const first = await run(p);
+    expect(first.audit).toMatchObject({ differs: 0 });
+    expect(first.audit!.tables['tickets']!.sampled).toBeGreaterThan(0);
+    expect(first.audit!.tables['ticket_messages']!.sampled).toBeGreaterThan(0);
+
+    const ticket = (
+      await p.db.query(
+        `SELECT id, contact_email FROM support.tickets WHERE _deleted_at IS NULL AND contact_email IS NOT NULL ORDER BY ticket_number LIMIT 1`,
+      )
+    ).rows[0];
+    expect(ticket.contact_email).toMatch(/^[0-9a-f]{64}$/);
+    const wrong = 'f'.repeat(64);
+    await p.db.query(
+      `UPDATE support.tickets SET contact_email = $2::text, _raw = jsonb_set(_raw, '{contact,email}', to_jsonb($2::text)) WHERE id = $1`,
+      [ticket.id, wrong],
+    );
+    const second = await run(p);
+    const found = (await auditRows(p, second.run_id)).filter((r) => r.verdict === 'differs');
+    expect(found.map((r) => r.row_id)).toEqual([ticket.id]);
+    const differences = JSON.parse(found[0]!.differences!) as {
+      field: string;
+      warehouse: unknown;
+      source: unknown;
+    }[];
+    expect(differences.map((d) => d.field)).toContain('contact_email');
+    for (const d of differences) {
+      // No plain e-mail address reaches _audit: both sides are the policy's hashes.
+      expect(String(d.warehouse)).not.toContain('@');
+      expect(String(d.source)).not.toContain('@');
+    }
+    expect(differences.find((d) => d.field === 'contact_email')).toEqual({
+      field: 'contact_email',
+      warehouse: wrong,
+      source: ticket.contact_email,
+    });
+    // Healed: the stored hash is the policy's again.
+    const healed = await p.db.query('SELECT contact_email FROM support.tickets WHERE id = $1', [ticket.id]);
+    expect(healed.rows[0].contact_email).toBe(ticket.contact_email);
+  });
+});
