@@ -15,6 +15,7 @@ import {
 } from '../schemas/sync.js';
 import { TABLES } from '../schemas/warehouse.js';
 import { settingsFromConfig } from '../worker/config.js';
+import { forecastAudit } from './audit.js';
 import { forecastExports, pagesOf } from './exports.js';
 import { oldestCreatedAt, type SweptPage, sweepTicketList } from './sweep.js';
 import { targetOf } from './target.js';
@@ -184,6 +185,24 @@ export async function makeForecast(request: ForecastRequest): Promise<Forecast> 
     );
   }
 
+  const exportRows = (pass: string) =>
+    exports.passes
+      .filter((p) => p.pass === pass)
+      .reduce((n, p) => n + p.windows.reduce((m, w) => m + w.items, 0), 0);
+  items.push(
+    ...(await forecastAudit({
+      config,
+      mode,
+      streams,
+      reads,
+      expectedRows: {
+        tickets: swept.length,
+        csat_surveys: exportRows('csat_surveys.sent'),
+        agent_sessions: exportRows('agent_sessions'),
+      },
+    })),
+  );
+
   const { budgets, from } = classBudgets(config);
   const perClass = sumByClass(items);
   // The rolling re-read goes on beyond its minimum while the run's other streams are busy (the detail
@@ -257,10 +276,11 @@ const KIND: Record<ForecastMode, string> = {
 
 /**
  * The run's lanes besides tickets and threads (reference lists, export passes, report snapshots): while
- * they are busy the rolling re-read goes on. Not the preflight nor the reconciliation (after every lane).
+ * they are busy the rolling re-read goes on. Not the preflight, the reconciliation nor the audit (after every
+ * lane).
  */
 const isOtherLane = (item: ForecastItem) =>
-  !['tickets', 'ticket_messages', 'preflight', 'reconciliation'].includes(item.source);
+  !['tickets', 'ticket_messages', 'preflight', 'reconciliation', 'audit'].includes(item.source);
 
 function sumByClass(
   items: readonly ForecastItem[],
