@@ -1,10 +1,10 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, chown, cp, mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, chown, cp, mkdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { arch, platform, tmpdir, userInfo } from 'node:os';
-import { dirname, join, relative } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { freePort } from './free-port.js';
@@ -91,6 +91,39 @@ async function postgresUserIds(): Promise<{ uid: number; gid: number }> {
   }
 }
 
+/**
+ * As root the server runs as the `postgres` user, which must be able to reach the cluster folder: a clone
+ * under a 0700 folder (`/root`, `mktemp -d`) is not traversable by it, and initdb would fail deep inside
+ * with "could not open …pwfile: Permission denied". Checked first, with a message that names the folder
+ * and the two ways out.
+ */
+async function requireTraversable(dataDir: string, ids: { uid: number; gid: number }): Promise<void> {
+  const blocked = await untraversableFolders(dataDir, ids);
+  if (blocked.length === 0) return;
+  throw new Error(
+    `embedded PostgreSQL: running as root, the server runs as the "${SUPERUSER}" user, which cannot reach ` +
+      `${resolve(dataDir)}: ${blocked.map((d) => `${d} is not traversable by others`).join('; ')}. ` +
+      `Either allow it (chmod o+x ${blocked.join(' ')}), or keep the data elsewhere ` +
+      `(SUPPORT_SYNC_DATA_DIR=/var/tmp/support-sync), or run as an ordinary user.`,
+  );
+}
+
+/** The existing folders above `path` that a process of user `ids` cannot traverse (no search permission). */
+export async function untraversableFolders(
+  path: string,
+  ids: { uid: number; gid: number },
+): Promise<string[]> {
+  const blocked: string[] = [];
+  for (let dir = dirname(resolve(path)); ; dir = dirname(dir)) {
+    const info = await stat(dir).catch(() => null);
+    if (info) {
+      const bit = info.uid === ids.uid ? 0o100 : info.gid === ids.gid ? 0o010 : 0o001;
+      if ((info.mode & bit) === 0) blocked.push(dir);
+    }
+    if (dirname(dir) === dir) return blocked;
+  }
+}
+
 /** As root: a copy of the binaries that the unprivileged `postgres` user can traverse and execute. */
 async function binariesForRoot(native: string, step?: StepStarter): Promise<string> {
   const version = JSON.parse(await readFile(join(native, '..', 'package.json'), 'utf8')).version as string;
@@ -156,6 +189,10 @@ export async function startEmbeddedPostgres(
   const isRoot = userInfo().uid === 0;
   const ids = isRoot ? await postgresUserIds() : undefined;
   if (isRoot) native = await binariesForRoot(native, options.step);
+  // The folders above the cluster with the default mode (the server's user must traverse them), the
+  // cluster itself 0700 (PostgreSQL requires it).
+  await mkdir(dirname(dataDir), { recursive: true });
+  if (ids) await requireTraversable(dataDir, ids);
 
   const passwordFile = join(dataDir, '..', `.${randomBytes(6).toString('hex')}.pwfile`);
   const initialised = existsSync(join(dataDir, 'PG_VERSION'));
@@ -166,6 +203,7 @@ export async function startEmbeddedPostgres(
   } else {
     password = randomBytes(12).toString('hex');
     await mkdir(dataDir, { recursive: true, mode: 0o700 });
+    await chmod(dataDir, 0o700);
     if (ids) await chown(dataDir, ids.uid, ids.gid);
     // 0600 from creation: initdb (as the postgres user when we are root, hence the chown) is its only reader.
     await writeFile(passwordFile, password, { mode: 0o600 });
