@@ -7,6 +7,8 @@
  * - Paces: with `available` requests left before the reset at `resetAt`, the next request goes at
  *   `lastGrant + (resetAt - lastGrant) / (available + 1)`, so a window's budget is spread over the window
  *   instead of burst at its start and then stalled (which a sliding-window server would punish with 429s).
+ *   Classes paced elsewhere (`pacedElsewhere`: the worker's, by their task queues) are only kept within
+ *   the window's budget.
  * - A server that does not count (its `remaining` still equals `limit` after answering our request, e.g.
  *   limits switched off) is not paced until it counts again.
  * - Before anything is known about a class, one probe request is let through and the others wait for its
@@ -73,6 +75,14 @@ export interface RateGovernorOptions {
    * more than the limit less one.
    */
   reserve?: number;
+  /**
+   * Classes whose requests something else already paces evenly (default none): the governor then only
+   * keeps each of them within its window's budget and does not spread them over the window itself. The
+   * worker's route classes, whose task queues the Temporal server paces for the whole fleet: two pacers in
+   * series at a low limit (10 a minute) made most analytics pages wait out both — the governor's wait came
+   * back to Temporal as a retry that queued for a second dispatch token (issue 22).
+   */
+  pacedElsewhere?: readonly RouteClass[];
 }
 
 export interface AcquireOptions {
@@ -154,12 +164,14 @@ export class RateGovernor {
   readonly #baseMarginMs: number;
   readonly #utilization: number;
   readonly #reserve: number;
+  readonly #pacedElsewhere: ReadonlySet<RouteClass>;
 
   constructor(options: RateGovernorOptions = {}) {
     this.#clock = options.clock ?? systemClock;
     this.#baseMarginMs = options.resetMarginMs ?? 20;
     this.#utilization = Math.min(1, Math.max(0.01, options.utilization ?? 1));
     this.#reserve = Math.max(0, Math.floor(options.reserve ?? 0));
+    this.#pacedElsewhere = new Set(options.pacedElsewhere ?? []);
     for (const routeClass of ROUTE_CLASSES) {
       const start = options.initialLimits?.[routeClass] ?? SPEC_LIMITS[routeClass];
       this.#states.set(routeClass, {
@@ -216,6 +228,7 @@ export class RateGovernor {
     const available = Math.min(s.remaining - reserve, budget) - s.inFlight;
     if (available <= 0)
       return { waitMs: Math.max(1, s.resetAt + s.marginMs - now), reason: 'window_exhausted' };
+    if (this.#pacedElsewhere.has(s.routeClass)) return { waitMs: 0, reason: 'ok' };
     const span = s.resetAt - s.lastGrantAt;
     const nextAt = Number.isFinite(span) ? s.lastGrantAt + span / (available + 1) : now;
     if (nextAt > now) return { waitMs: Math.ceil(nextAt - now), reason: 'paced' };

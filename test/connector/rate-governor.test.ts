@@ -107,6 +107,29 @@ describe('rate governor (fake clock)', () => {
     expect(tiny.decide('analytics')).toEqual({ waitMs: 0, reason: 'ok' });
   });
 
+  it('does not pace a class paced elsewhere (the task queue), only keeps it within its window and reserve', async () => {
+    // Issue 22: at 10 a minute the governor's even spread (~6 s) on top of the task queue's own pacing
+    // made each analytics page wait out both, and a wait beyond maxRateWaitMs became a Temporal retry.
+    const clock = new FakeClock();
+    const resetAt = clock.now() + 60_000;
+    const paced = new RateGovernor({ clock, reserve: 1 });
+    const queued = new RateGovernor({ clock, reserve: 1, pacedElsewhere: ['analytics'] });
+    for (const gov of [paced, queued]) {
+      await gov.acquire('analytics');
+      gov.observe('analytics', { status: 200, headers: headers(10, 9, resetAt) });
+    }
+    expect(paced.decide('analytics').reason).toBe('paced');
+    expect(queued.decide('analytics')).toEqual({ waitMs: 0, reason: 'ok' });
+    // Other classes of the same governor are still paced.
+    await queued.acquire('list');
+    queued.observe('list', { status: 200, headers: headers(60, 58, resetAt) });
+    expect(queued.decide('list').reason).toBe('paced');
+    // The window's budget and the fleet reserve still hold: one left is the reserve's.
+    await queued.acquire('analytics');
+    queued.observe('analytics', { status: 200, headers: headers(10, 1, resetAt) });
+    expect(queued.decide('analytics')).toEqual({ waitMs: 60_000 + 20, reason: 'window_exhausted' });
+  });
+
   it('pauses a class on 429 until Retry-After; other classes are independent', async () => {
     const clock = new FakeClock();
     const gov = new RateGovernor({ clock });
