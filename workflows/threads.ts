@@ -21,6 +21,13 @@ export const ticketsListedSignal = defineSignal('ticketsListed');
 /** Every other stream of the run is done: the rolling re-read stops at its per-run minimum. */
 export const runIdleSignal = defineSignal('runIdle');
 
+/**
+ * Threads queued per round of the rolling re-read: enough to keep a few detail requests in flight, few
+ * enough that the round in flight when the run's other streams finish ends within a couple of seconds at
+ * the spec's 120 a minute.
+ */
+const REVERIFY_ROUND = 4;
+
 /** Threads failing one after the other, with no success between: the source is down, not one thread. */
 const OUTAGE_AFTER_CONSECUTIVE_FAILURES = 5;
 
@@ -29,9 +36,11 @@ const OUTAGE_AFTER_CONSECUTIVE_FAILURES = 5;
  * detail task queue (the server paces it for the whole fleet), `concurrency` threads at a time:
  *  1. every thread the tickets stream queues (new or changed tickets, the thread look-back), read while the
  *     tickets are still being listed — the parent signals `ticketsListed` when the listing is done;
- *  2. the rolling re-read: threads of unchanged tickets, oldest read first — at least `reverify.min` per
- *     run, more while the run's other streams are still busy (the detail budget would idle), never a
- *     thread this run already read. Changed threads never wait behind it: it starts after them.
+ *  2. the rolling re-read: threads of unchanged tickets, oldest read first, a few at a time while the run's
+ *     other streams are still busy (the detail budget would idle) and at most `reverify.min` per run; it
+ *     stops when they are done (`runIdle`), so it never holds the run open. Never a thread this run already
+ *     read. Changed threads never wait behind it: it starts after them. (Histories from before
+ *     `reverify-spare-budget-only` re-read at least `reverify.min`, idle or not.)
  * A failing page is retried alone; a thread that keeps failing is set aside (marked failed, retried by the
  * next run, shown by `status`) and the others go on. When every thread fails (an outage), the lanes stop
  * and one thread is retried patiently (up to SYNC_SOURCE_PATIENCE) until the source answers again.
@@ -180,7 +189,22 @@ async function threadsWorkflowBody(input: ThreadsInput): Promise<StreamCounts> {
   progress.detail = 'changed threads';
   await drain(true);
 
-  if (input.reverify) {
+  if (input.reverify && patched('reverify-spare-budget-only')) {
+    // The re-read only spends what the run's other streams leave of the detail budget, and never holds the
+    // run open (issue 22: a no-change run of 250 tickets took 172 s, all of it re-reading): small rounds
+    // while they are busy, none after. `min` (SYNC_THREAD_REVERIFY_PER_RUN) is now the most per run.
+    const { min: most, runStartedAt } = input.reverify;
+    while (!runIdle && reverified < most) {
+      progress.detail = `re-reading unchanged threads (${reverified} this run)`;
+      const { queued } = await bookkeeping.queueThreadsToReverify({
+        limit: Math.min(REVERIFY_ROUND, most - reverified),
+        verifiedBefore: runStartedAt,
+      });
+      if (queued === 0) break; // every thread was read by this run
+      reverified += queued;
+      await drain(false);
+    }
+  } else if (input.reverify) {
     const { min, runStartedAt } = input.reverify;
     while (reverified < min || !runIdle) {
       progress.detail = `re-reading unchanged threads (${reverified} this run)`;
