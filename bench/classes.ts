@@ -20,7 +20,8 @@
  *     and their lower bound; then one with the default re-read: its wall time over that lower bound, and
  *     how many threads it re-read;
  *  3. the peer (bench/support/page-loop-peer.ts): a plain sequential page loop over the same streams and
- *     windows on a fresh companion of the same world; support-sync's first sync over the peer's time.
+ *     windows on a fresh companion of the same world (once per world); support-sync's first sync over the
+ *     peer's time.
  * `--trace` also prints the analytics class's pacing: the gaps between its requests' arrivals, how often
  * two were in flight at once, and from the export windows' histories each page's schedule → start →
  * complete (and the next page's schedule after it).
@@ -231,9 +232,11 @@ const services = await startServices();
 const results = [];
 try {
   for (const world of worlds) {
+    let peerFigures: Awaited<ReturnType<Awaited<ReturnType<typeof measure>>['peer']>> | null | undefined;
     for (const size of fleetSizes) {
       const { peer, ...figures } = await measure(services, world, size);
-      const peerFigures = values['no-peer'] ? null : await peer();
+      // The peer is one process whatever the fleet: measured once per world.
+      peerFigures ??= values['no-peer'] ? null : await peer();
       results.push({
         ...figures,
         peer: peerFigures,
