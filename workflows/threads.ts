@@ -36,10 +36,11 @@ const OUTAGE_AFTER_CONSECUTIVE_FAILURES = 5;
  * detail task queue (the server paces it for the whole fleet), `concurrency` threads at a time:
  *  1. every thread the tickets stream queues (new or changed tickets, the thread look-back), read while the
  *     tickets are still being listed — the parent signals `ticketsListed` when the listing is done;
- *  2. the rolling re-read: threads of unchanged tickets, oldest read first, a few at a time while the run's
- *     other streams are still busy (the detail budget would idle) and at most `reverify.min` per run; it
- *     stops when they are done (`runIdle`), so it never holds the run open. Never a thread this run already
- *     read. Changed threads never wait behind it: it starts after them. (Histories from before
+ *  2. the rolling re-read: threads of unchanged tickets, oldest read first, a few at a time while the
+ *     listing goes on with nothing queued and, after it, while the run's other streams are still busy (the
+ *     detail budget would idle), at most `reverify.min` per run; it stops when they are done (`runIdle`), so
+ *     it never holds the run open. Never a thread this run already
+ *     read. Changed threads wait behind at most one round of it (REVERIFY_ROUND threads). (Histories from before
  *     `reverify-spare-budget-only` re-read at least `reverify.min`, idle or not.)
  * A failing page is retried alone; a thread that keeps failing is set aside (marked failed, retried by the
  * next run, shown by `status`) and the others go on. When every thread fails (an outage), the lanes stop
@@ -67,6 +68,22 @@ async function threadsWorkflowBody(input: ThreadsInput): Promise<StreamCounts> {
   // refill another lane starts in between would otherwise list it again and a second lane read it twice
   // (measured: 6 of 150 threads in a first sync without limits). patched: older histories read without it.
   const claimOnTake = patched('threads-claim-on-take');
+  // The rolling re-read spends only spare detail budget (issue 22): while the listing goes on with nothing
+  // queued, and after it while the run's other streams are busy; never after. patched: older histories
+  // re-read at least `reverify.min` after the listing, idle or not.
+  const spareOnly = input.reverify ? patched('reverify-spare-budget-only') : false;
+  let staleLeft = true;
+  /** Queues a round of the re-read if it may take one; whether it queued any thread. */
+  async function reverifyRound(): Promise<boolean> {
+    if (!input.reverify || !staleLeft || reverified >= input.reverify.min) return false;
+    const { queued } = await bookkeeping.queueThreadsToReverify({
+      limit: Math.min(REVERIFY_ROUND, input.reverify.min - reverified),
+      verifiedBefore: input.reverify.runStartedAt,
+    });
+    reverified += queued;
+    if (queued === 0) staleLeft = false; // every thread was read by this run
+    return queued > 0;
+  }
   const guard = pageGuard('ticket_messages');
 
   /** Reads one thread to its end; false if it was set aside. */
@@ -145,7 +162,10 @@ async function threadsWorkflowBody(input: ThreadsInput): Promise<StreamCounts> {
           buffer = scopes;
           if (scopes.length === 0) {
             if (!untilListed || listedBefore) exhausted = true;
-            // The queue is empty for now: wait for the next tickets page (or the end of the listing).
+            // The queue is empty for now, and the listing holds the run open: a round of the re-read
+            // (changed threads queued meanwhile wait at most for it), or wait for the next tickets page.
+            else if (spareOnly && !ticketsListed && (await reverifyRound()))
+              progress.detail = 're-reading while listing';
             else await condition(() => ticketsListed, '2 seconds');
           }
         })().finally(() => {
@@ -189,19 +209,13 @@ async function threadsWorkflowBody(input: ThreadsInput): Promise<StreamCounts> {
   progress.detail = 'changed threads';
   await drain(true);
 
-  if (input.reverify && patched('reverify-spare-budget-only')) {
+  if (spareOnly) {
     // The re-read only spends what the run's other streams leave of the detail budget, and never holds the
     // run open (issue 22: a no-change run of 250 tickets took 172 s, all of it re-reading): small rounds
     // while they are busy, none after. `min` (SYNC_THREAD_REVERIFY_PER_RUN) is now the most per run.
-    const { min: most, runStartedAt } = input.reverify;
-    while (!runIdle && reverified < most) {
+    while (!runIdle) {
       progress.detail = `re-reading unchanged threads (${reverified} this run)`;
-      const { queued } = await bookkeeping.queueThreadsToReverify({
-        limit: Math.min(REVERIFY_ROUND, most - reverified),
-        verifiedBefore: runStartedAt,
-      });
-      if (queued === 0) break; // every thread was read by this run
-      reverified += queued;
+      if (!(await reverifyRound())) break;
       await drain(false);
     }
   } else if (input.reverify) {

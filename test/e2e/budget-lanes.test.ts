@@ -2,8 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HWM_SCOPE } from '../../activities/bookkeeping.js';
 import { DAY_MS, type Pipeline, startPipeline } from './harness.js';
 
-const THREAD_PATH = /^\/public\/v1\/tickets\/\d+\/messages$/;
-
 /** The run's child workflow ids, and the order the parent saw them start and close. */
 async function childEvents(p: Pipeline, runWorkflowId: string) {
   const history = await p.env.client.workflow.getHandle(runWorkflowId).fetchHistory();
@@ -65,21 +63,25 @@ describe('budget lanes', () => {
     expect(Date.parse(mark!.high_water_mark!)).toBe(Date.parse(newestEnd));
   });
 
-  it('a run with nothing but tickets and threads ends with the changes: the re-read has no spare budget to spend', async () => {
+  it('a run with nothing but tickets and threads re-reads only while the listing holds it open', async () => {
     const streams = ['tickets', 'ticket_messages'] as const;
     await p.run('incremental', {}, [...streams]);
-    // The threads any no-change run reads (unsettled messages): the re-read switched off.
-    p.companion.clearRequestLog();
-    const necessary = await p.run('incremental', { threadReverifyPerRun: 0 }, [...streams]);
-    expect(necessary.status).toBe('succeeded');
-    const necessaryThreads = p.companion.requestLog.filter((e) => THREAD_PATH.test(e.path)).length;
-    // With the default re-read (600 a run, more than this workspace has), the run reads no more: before the
-    // change it re-read every thread, after every other stream had long finished.
-    p.companion.clearRequestLog();
+    // No other stream: the run is idle as soon as the listing is done. Before the change the re-read then
+    // began (600 a run at least: every thread of this workspace), after the listing had ended.
     const noChange = await p.run('incremental', { threadReverifyPerRun: 600 }, [...streams]);
     expect(noChange.status).toBe('succeeded');
-    const threads = p.companion.requestLog.filter((e) => THREAD_PATH.test(e.path)).length;
-    expect(threads).toBe(necessaryThreads);
-    expect(threads).toBeLessThan(30);
+    const threadsId = (await childEvents(p, noChange.workflow_id)).find((e) =>
+      e.workflowId.startsWith('ticket_messages/'),
+    )!.workflowId;
+    const history = await p.env.client.workflow.getHandle(threadsId).fetchHistory();
+    const events = history.events ?? [];
+    const listed = events.findIndex(
+      (e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'ticketsListed',
+    );
+    expect(listed).toBeGreaterThan(0);
+    const roundsAfterListing = events
+      .slice(listed)
+      .filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'queueThreadsToReverify');
+    expect(roundsAfterListing).toEqual([]);
   });
 });
