@@ -39,7 +39,7 @@ const OUTAGE_AFTER_CONSECUTIVE_FAILURES = 5;
  *  2. the rolling re-read: threads of unchanged tickets, oldest read first, a few at a time while the
  *     listing goes on with nothing queued and, after it, while the run's other streams are still busy (the
  *     detail budget would idle), at most `reverify.min` per run; it stops when they are done (`runIdle`), so
- *     it never holds the run open. Never a thread this run already
+ *     it holds the run open for one round at most (the one round a run it always reads). Never a thread this run already
  *     read. Changed threads wait behind at most one round of it (REVERIFY_ROUND threads). (Histories from before
  *     `reverify-spare-budget-only` re-read at least `reverify.min`, idle or not.)
  * A failing page is retried alone; a thread that keeps failing is set aside (marked failed, retried by the
@@ -212,8 +212,10 @@ async function threadsWorkflowBody(input: ThreadsInput): Promise<StreamCounts> {
   if (spareOnly) {
     // The re-read only spends what the run's other streams leave of the detail budget, and never holds the
     // run open (issue 22: a no-change run of 250 tickets took 172 s, all of it re-reading): small rounds
-    // while they are busy, none after. `min` (SYNC_THREAD_REVERIFY_PER_RUN) is now the most per run.
-    while (!runIdle) {
+    // while they are busy, none after — but one round a run at least, so that every thread is re-read within
+    // ⌈threads / REVERIFY_ROUND⌉ runs even when no run leaves spare budget (a source without limits, whose
+    // streams finish in seconds). `min` (SYNC_THREAD_REVERIFY_PER_RUN) is now the most per run.
+    while (!runIdle || reverified === 0) {
       progress.detail = `re-reading unchanged threads (${reverified} this run)`;
       if (!(await reverifyRound())) break;
       await drain(false);
