@@ -19,9 +19,9 @@ export interface TicketsForecast {
     queuedByListing: number;
     /** Threads queued before the run or unsettled (failed, a message in transit or set aside). */
     queuedBefore: number;
-    /** The rolling re-read's minimum this run (`SYNC_THREAD_REVERIFY_PER_RUN`, as far as threads allow). */
+    /** The rolling re-read's minimum this run: 0 since it only spends spare budget (issue 22). */
     reverifyMin: number;
-    /** Threads the rolling re-read could take beyond its minimum while other streams are busy. */
+    /** Threads the rolling re-read could take while other streams are busy (at most `SYNC_THREAD_REVERIFY_PER_RUN`). */
     reverifyMore: number;
     /** Detail requests of the queued threads (one per page of `THREAD_PAGE_LIMIT` messages). */
     requests: number;
@@ -92,8 +92,9 @@ export async function forecastTickets(input: {
   ])
     queued.add(scope);
 
-  // The rolling re-read takes threads read before this run, oldest first: at least its minimum, more while
-  // other streams are busy (the caller estimates how many from their wall time).
+  // The rolling re-read takes threads read before this run, oldest first, only while other streams are
+  // busy and at most SYNC_THREAD_REVERIFY_PER_RUN (the caller estimates how many from their wall time): it
+  // has no minimum that would hold the run open (issue 22).
   const reverifying =
     settings.threadReverifyPerRun > 0 && (mode === 'incremental' || mode === 'full_refresh');
   const freshness = await reads.freshness();
@@ -101,8 +102,8 @@ export async function forecastTickets(input: {
     0,
     freshness.threads.live - freshness.threads.unread - storedAndQueued - unsettled.again.length,
   );
-  const reverifyMin = reverifying ? Math.min(settings.threadReverifyPerRun, readBefore) : 0;
-  const reverifyMore = reverifying ? readBefore - reverifyMin : 0;
+  const reverifyMin = 0;
+  const reverifyMore = reverifying ? Math.min(settings.threadReverifyPerRun, readBefore) : 0;
 
   const long = await longThreads(reads);
   let requests = reverifyMin;

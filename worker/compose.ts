@@ -3,7 +3,7 @@ import { type Activities, createActivities } from '../activities/index.js';
 import type { Destination } from '../connectors/destination.js';
 import { createDestination } from '../connectors/index.js';
 import { GovernorRegistry, SupportApiClient } from '../connectors/support-api/index.js';
-import type { Config } from '../schemas/config.js';
+import { type Config, QUEUED_ROUTE_CLASSES } from '../schemas/config.js';
 import { Redactor } from '../schemas/warehouse.js';
 import { warehouseNewest } from './freshness.js';
 import { SyncMetrics } from './metrics.js';
@@ -20,11 +20,27 @@ export interface Dependencies {
 /**
  * The governors of this process's workers. Several worker processes share each key's budget (the class task
  * queues pace them together, worker/workers.ts), but Temporal's limiter is approximate — a straggler or a
- * recycled token can put one request more into an API window — so no process spends a window's last
- * request: one of ten at a 10-per-window limit, one of 120 at the spec's detail limit.
+ * recycled token can put one request more into an API window — so while a process sees the key shared (the
+ * server counted requests in a window that were not its own), it does not spend a window's last request:
+ * one of ten at a 10-per-window limit, one of 120 at the spec's detail limit. A process alone on its key
+ * knows every request of its windows and spends them all (issue 22: the reserve cost a tenth of analytics).
  */
 export const FLEET_RESERVE = 1;
-const fleetGovernors = new GovernorRegistry({ reserve: FLEET_RESERVE });
+/**
+ * With the class task queues on, the Temporal server paces every queued class for the fleet, so the
+ * governors only keep each within its window (and the reserve): a second, per-process pacer in series made
+ * each analytics page wait for both, and a wait longer than `maxRateWaitMs` went back to Temporal as a retry
+ * that queued for another dispatch token — about 4 requests a minute of 10 (issue 22). Without queue rates
+ * (`SUPPORT_API_RATE_LIMITS=off`) the governors pace, following the API's headers.
+ */
+const fleetGovernors = {
+  queuePaced: new GovernorRegistry({
+    reserve: FLEET_RESERVE,
+    reserveWhenShared: true,
+    pacedElsewhere: QUEUED_ROUTE_CLASSES,
+  }),
+  selfPaced: new GovernorRegistry({ reserve: FLEET_RESERVE, reserveWhenShared: true }),
+};
 
 /**
  * The composition root: the API client (one keep-alive pool, one rate governor per key and class), the
@@ -39,7 +55,9 @@ export async function buildDependencies(
   const client = new SupportApiClient({
     baseUrl: config.SUPPORT_API_URL,
     apiKey: config.SUPPORT_API_KEY,
-    governor: fleetGovernors.for(config.SUPPORT_API_KEY),
+    governor: (config.SUPPORT_API_RATE_LIMITS ? fleetGovernors.queuePaced : fleetGovernors.selfPaced).for(
+      config.SUPPORT_API_KEY,
+    ),
     logger,
     // Long waits go back to Temporal as a retry at Retry-After instead of holding an activity slot.
     rateLimitMode: 'throw',

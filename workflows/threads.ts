@@ -21,6 +21,13 @@ export const ticketsListedSignal = defineSignal('ticketsListed');
 /** Every other stream of the run is done: the rolling re-read stops at its per-run minimum. */
 export const runIdleSignal = defineSignal('runIdle');
 
+/**
+ * Threads queued per round of the rolling re-read: enough to keep a few detail requests in flight, few
+ * enough that the round in flight when the run's other streams finish ends within a couple of seconds at
+ * the spec's 120 a minute.
+ */
+const REVERIFY_ROUND = 4;
+
 /** Threads failing one after the other, with no success between: the source is down, not one thread. */
 const OUTAGE_AFTER_CONSECUTIVE_FAILURES = 5;
 
@@ -29,9 +36,12 @@ const OUTAGE_AFTER_CONSECUTIVE_FAILURES = 5;
  * detail task queue (the server paces it for the whole fleet), `concurrency` threads at a time:
  *  1. every thread the tickets stream queues (new or changed tickets, the thread look-back), read while the
  *     tickets are still being listed — the parent signals `ticketsListed` when the listing is done;
- *  2. the rolling re-read: threads of unchanged tickets, oldest read first — at least `reverify.min` per
- *     run, more while the run's other streams are still busy (the detail budget would idle), never a
- *     thread this run already read. Changed threads never wait behind it: it starts after them.
+ *  2. the rolling re-read: threads of unchanged tickets, oldest read first, a few at a time while the
+ *     listing goes on with nothing queued and, after it, while the run's other streams are still busy (the
+ *     detail budget would idle), at most `reverify.min` per run; it stops when they are done (`runIdle`), so
+ *     it holds the run open for one round at most (the one round a run it always reads). Never a thread this run already
+ *     read. Changed threads wait behind at most one round of it (REVERIFY_ROUND threads). (Histories from before
+ *     `reverify-spare-budget-only` re-read at least `reverify.min`, idle or not.)
  * A failing page is retried alone; a thread that keeps failing is set aside (marked failed, retried by the
  * next run, shown by `status`) and the others go on. When every thread fails (an outage), the lanes stop
  * and one thread is retried patiently (up to SYNC_SOURCE_PATIENCE) until the source answers again.
@@ -58,6 +68,22 @@ async function threadsWorkflowBody(input: ThreadsInput): Promise<StreamCounts> {
   // refill another lane starts in between would otherwise list it again and a second lane read it twice
   // (measured: 6 of 150 threads in a first sync without limits). patched: older histories read without it.
   const claimOnTake = patched('threads-claim-on-take');
+  // The rolling re-read spends only spare detail budget (issue 22): while the listing goes on with nothing
+  // queued, and after it while the run's other streams are busy; never after. patched: older histories
+  // re-read at least `reverify.min` after the listing, idle or not.
+  const spareOnly = input.reverify ? patched('reverify-spare-budget-only') : false;
+  let staleLeft = true;
+  /** Queues a round of the re-read if it may take one; whether it queued any thread. */
+  async function reverifyRound(): Promise<boolean> {
+    if (!input.reverify || !staleLeft || reverified >= input.reverify.min) return false;
+    const { queued } = await bookkeeping.queueThreadsToReverify({
+      limit: Math.min(REVERIFY_ROUND, input.reverify.min - reverified),
+      verifiedBefore: input.reverify.runStartedAt,
+    });
+    reverified += queued;
+    if (queued === 0) staleLeft = false; // every thread was read by this run
+    return queued > 0;
+  }
   const guard = pageGuard('ticket_messages');
 
   /** Reads one thread to its end; false if it was set aside. */
@@ -136,7 +162,10 @@ async function threadsWorkflowBody(input: ThreadsInput): Promise<StreamCounts> {
           buffer = scopes;
           if (scopes.length === 0) {
             if (!untilListed || listedBefore) exhausted = true;
-            // The queue is empty for now: wait for the next tickets page (or the end of the listing).
+            // The queue is empty for now, and the listing holds the run open: a round of the re-read
+            // (changed threads queued meanwhile wait at most for it), or wait for the next tickets page.
+            else if (spareOnly && !ticketsListed && (await reverifyRound()))
+              progress.detail = 're-reading while listing';
             else await condition(() => ticketsListed, '2 seconds');
           }
         })().finally(() => {
@@ -180,7 +209,18 @@ async function threadsWorkflowBody(input: ThreadsInput): Promise<StreamCounts> {
   progress.detail = 'changed threads';
   await drain(true);
 
-  if (input.reverify) {
+  if (spareOnly) {
+    // The re-read only spends what the run's other streams leave of the detail budget, and never holds the
+    // run open (issue 22: a no-change run of 250 tickets took 172 s, all of it re-reading): small rounds
+    // while they are busy, none after — but one round a run at least, so that every thread is re-read within
+    // ⌈threads / REVERIFY_ROUND⌉ runs even when no run leaves spare budget (a source without limits, whose
+    // streams finish in seconds). `min` (SYNC_THREAD_REVERIFY_PER_RUN) is now the most per run.
+    while (!runIdle || reverified === 0) {
+      progress.detail = `re-reading unchanged threads (${reverified} this run)`;
+      if (!(await reverifyRound())) break;
+      await drain(false);
+    }
+  } else if (input.reverify) {
     const { min, runStartedAt } = input.reverify;
     while (reverified < min || !runIdle) {
       progress.detail = `re-reading unchanged threads (${reverified} this run)`;

@@ -7,6 +7,8 @@
  * - Paces: with `available` requests left before the reset at `resetAt`, the next request goes at
  *   `lastGrant + (resetAt - lastGrant) / (available + 1)`, so a window's budget is spread over the window
  *   instead of burst at its start and then stalled (which a sliding-window server would punish with 429s).
+ *   Classes paced elsewhere (`pacedElsewhere`: the worker's, by their task queues) are only kept within
+ *   the window's budget.
  * - A server that does not count (its `remaining` still equals `limit` after answering our request, e.g.
  *   limits switched off) is not paced until it counts again.
  * - Before anything is known about a class, one probe request is let through and the others wait for its
@@ -16,6 +18,8 @@
  * - Classes are independent; callers of one class are served first come, first served, and requests in
  *   flight count against the budget until their response is observed (or released).
  * - Optionally keeps the last request(s) of every window back (`reserve`), for a fleet of processes on one
+ *   key — with `reserveWhenShared`, only once the server's count shows requests that are not this
+ *   process's (a process alone knows every request of its windows and needs no reserve)
  *   key whose counts reach each of them late.
  * - One governor per API key and process: `GovernorRegistry.for(key)` keys by a fingerprint (a hash
  *   prefix) of the key, never by the key itself.
@@ -73,6 +77,20 @@ export interface RateGovernorOptions {
    * more than the limit less one.
    */
   reserve?: number;
+  /**
+   * Keep the reserve only while the key is seen shared: the server counted more requests in a window than
+   * this process made (default false: always). At a limit of 10 a window, a reserve of one is a tenth of
+   * the budget, which a process alone on its key does not need.
+   */
+  reserveWhenShared?: boolean;
+  /**
+   * Classes whose requests something else already paces evenly (default none): the governor then only
+   * keeps each of them within its window's budget and does not spread them over the window itself. The
+   * worker's route classes, whose task queues the Temporal server paces for the whole fleet: two pacers in
+   * series at a low limit (10 a minute) made most analytics pages wait out both — the governor's wait came
+   * back to Temporal as a retry that queued for a second dispatch token (issue 22).
+   */
+  pacedElsewhere?: readonly RouteClass[];
 }
 
 export interface AcquireOptions {
@@ -102,6 +120,10 @@ interface ClassState {
   /** The window whose reset we saw last from the server (to ignore stale, out-of-order responses). */
   serverResetAt: number;
   inFlight: number;
+  /** Responses to this process's requests in the server's window `serverResetAt`. */
+  ownInWindow: number;
+  /** Until when the key counts as shared with other clients (the server counted requests not ours). */
+  sharedUntil: number;
   /** When the window was last rolled over locally (a 429 soon after means our reset was early). */
   rolledAt: number;
   lastGrantAt: number;
@@ -111,6 +133,9 @@ interface ClassState {
   wake: Array<() => void>;
   stats: { requests: number; responses: number; rateLimited: number; waits: number; totalWaitMs: number };
 }
+
+/** How long (in windows) a key seen shared keeps the reserve after the last sign of another client. */
+const SHARED_MEMORY_WINDOWS = 10;
 
 const HEADER_LIMIT = 'x-ratelimit-limit';
 const HEADER_REMAINING = 'x-ratelimit-remaining';
@@ -154,12 +179,16 @@ export class RateGovernor {
   readonly #baseMarginMs: number;
   readonly #utilization: number;
   readonly #reserve: number;
+  readonly #reserveWhenShared: boolean;
+  readonly #pacedElsewhere: ReadonlySet<RouteClass>;
 
   constructor(options: RateGovernorOptions = {}) {
     this.#clock = options.clock ?? systemClock;
     this.#baseMarginMs = options.resetMarginMs ?? 20;
     this.#utilization = Math.min(1, Math.max(0.01, options.utilization ?? 1));
     this.#reserve = Math.max(0, Math.floor(options.reserve ?? 0));
+    this.#reserveWhenShared = options.reserveWhenShared ?? false;
+    this.#pacedElsewhere = new Set(options.pacedElsewhere ?? []);
     for (const routeClass of ROUTE_CLASSES) {
       const start = options.initialLimits?.[routeClass] ?? SPEC_LIMITS[routeClass];
       this.#states.set(routeClass, {
@@ -173,6 +202,8 @@ export class RateGovernor {
         windowFromGap: false,
         serverResetAt: 0,
         inFlight: 0,
+        ownInWindow: 0,
+        sharedUntil: 0,
         rolledAt: Number.NEGATIVE_INFINITY,
         lastGrantAt: Number.NEGATIVE_INFINITY,
         pausedUntil: 0,
@@ -212,10 +243,12 @@ export class RateGovernor {
     }
     if (s.unenforced) return { waitMs: 0, reason: 'ok' };
     const budget = Math.floor(s.limit * this.#utilization) - (s.limit - s.remaining);
-    const reserve = Math.min(this.#reserve, s.limit - 1);
+    const shared = !this.#reserveWhenShared || s.sharedUntil > now;
+    const reserve = shared ? Math.min(this.#reserve, s.limit - 1) : 0;
     const available = Math.min(s.remaining - reserve, budget) - s.inFlight;
     if (available <= 0)
       return { waitMs: Math.max(1, s.resetAt + s.marginMs - now), reason: 'window_exhausted' };
+    if (this.#pacedElsewhere.has(s.routeClass)) return { waitMs: 0, reason: 'ok' };
     const span = s.resetAt - s.lastGrantAt;
     const nextAt = Number.isFinite(span) ? s.lastGrantAt + span / (available + 1) : now;
     if (nextAt > now) return { waitMs: Math.ceil(nextAt - now), reason: 'paced' };
@@ -328,10 +361,16 @@ export class RateGovernor {
         s.serverResetAt = resetAt;
         s.resetAt = resetAt;
         s.remaining = remaining;
+        s.ownInWindow = 1;
       } else if (resetAt === s.serverResetAt) {
         s.remaining = Math.min(s.remaining, remaining);
         s.resetAt = resetAt;
+        s.ownInWindow += 1;
       }
+      // More requests counted in this window than ours (answered or still in flight): another process or
+      // client spends the key too. Remembered for a few windows (the fleet keeps running).
+      if (resetAt === s.serverResetAt && limit - remaining > s.ownInWindow + s.inFlight)
+        s.sharedUntil = now + SHARED_MEMORY_WINDOWS * s.windowMs;
       s.limit = limit;
       s.known = true;
       // Only a response of the current window says whether the server counts (a counted request leaves
@@ -340,6 +379,7 @@ export class RateGovernor {
     }
     if (response.status === 429) {
       s.unenforced = false;
+      s.sharedUntil = now + SHARED_MEMORY_WINDOWS * s.windowMs;
       s.stats.rateLimited += 1;
       const retryAfter = parseRetryAfter(header(response.headers, 'retry-after'), now);
       const until = now + (retryAfter ?? Math.max(1000, s.resetAt - now));

@@ -107,6 +107,57 @@ describe('rate governor (fake clock)', () => {
     expect(tiny.decide('analytics')).toEqual({ waitMs: 0, reason: 'ok' });
   });
 
+  it('does not pace a class paced elsewhere (the task queue), only keeps it within its window and reserve', async () => {
+    // Issue 22: at 10 a minute the governor's even spread (~6 s) on top of the task queue's own pacing
+    // made each analytics page wait out both, and a wait beyond maxRateWaitMs became a Temporal retry.
+    const clock = new FakeClock();
+    const resetAt = clock.now() + 60_000;
+    const paced = new RateGovernor({ clock, reserve: 1 });
+    const queued = new RateGovernor({ clock, reserve: 1, pacedElsewhere: ['analytics'] });
+    for (const gov of [paced, queued]) {
+      await gov.acquire('analytics');
+      gov.observe('analytics', { status: 200, headers: headers(10, 9, resetAt) });
+    }
+    expect(paced.decide('analytics').reason).toBe('paced');
+    expect(queued.decide('analytics')).toEqual({ waitMs: 0, reason: 'ok' });
+    // Other classes of the same governor are still paced.
+    await queued.acquire('list');
+    queued.observe('list', { status: 200, headers: headers(60, 58, resetAt) });
+    expect(queued.decide('list').reason).toBe('paced');
+    // The window's budget and the fleet reserve still hold: one left is the reserve's.
+    await queued.acquire('analytics');
+    queued.observe('analytics', { status: 200, headers: headers(10, 1, resetAt) });
+    expect(queued.decide('analytics')).toEqual({ waitMs: 60_000 + 20, reason: 'window_exhausted' });
+  });
+
+  it('with reserveWhenShared, keeps the reserve only once the server counted requests that were not its own', async () => {
+    const clock = new FakeClock();
+    const resetAt = clock.now() + 60_000;
+    const gov = new RateGovernor({
+      clock,
+      reserve: 1,
+      reserveWhenShared: true,
+      pacedElsewhere: ['analytics'],
+    });
+    // Alone on the key: the server's count is this process's own, so the last request of the window goes.
+    for (let i = 1; i <= 9; i++) {
+      await gov.acquire('analytics');
+      gov.observe('analytics', { status: 200, headers: headers(10, 10 - i, resetAt) });
+    }
+    expect(gov.decide('analytics')).toEqual({ waitMs: 0, reason: 'ok' });
+    // Next window: someone else spent two before our first answer came back — the key is shared.
+    const nextReset = resetAt + 60_000;
+    clock.advance(60_100);
+    await gov.acquire('analytics');
+    gov.observe('analytics', { status: 200, headers: headers(10, 7, nextReset) });
+    for (let i = 0; i < 6; i++) {
+      await gov.acquire('analytics');
+      gov.observe('analytics', { status: 200, headers: headers(10, 6 - i, nextReset) });
+    }
+    // One left in the window, and it is the reserve's.
+    expect(gov.decide('analytics').reason).toBe('window_exhausted');
+  });
+
   it('pauses a class on 429 until Retry-After; other classes are independent', async () => {
     const clock = new FakeClock();
     const gov = new RateGovernor({ clock });

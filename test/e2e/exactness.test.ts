@@ -168,7 +168,9 @@ describe('exact and current by default: the change sweep', () => {
       expect(summary.status).toBe('succeeded');
       bound = await p.deps.destination.freshness();
       if (bound.threads.unread === 0 && Date.parse(bound.threads.oldestVerifiedAt!) > writtenAt) break;
-      expect(runs).toBeLessThanOrEqual(Math.ceil(live / perRun) + 1);
+      // The re-read spends spare budget (up to perRun a run) and reads one round a run at least (issue 22):
+      // every thread within ⌈live / 4⌉ runs however quick the runs are.
+      expect(runs).toBeLessThanOrEqual(Math.ceil(live / 4) + 1);
     }
     // The bound says every thread was read after the messages were written: all of them are there.
     const messages = await warehouseRows(p.db, 'ticket_messages');
