@@ -1,10 +1,10 @@
+import { cursorTagOf } from '../connectors/cursor-tag.js';
 import {
   CursorLoopError,
   fetchPageAfter,
   type InvalidItem,
   type Page,
 } from '../connectors/support-api/index.js';
-import { cursorTagOf } from '../connectors/cursor-tag.js';
 import {
   type RejectedItem,
   rejectedItemKey,

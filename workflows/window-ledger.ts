@@ -7,6 +7,7 @@ import { bookkeeping, flushing } from './activity-proxies.js';
  * path; a no-op elsewhere), so `succeeded` in `_sync_runs` keeps meaning "its rows are in the tables".
  */
 export const FLUSH_AT_WINDOW_END_PATCH = 'bigquery-staged-writes';
+
 import { innermostMessage } from './failures.js';
 
 export interface WindowMeta {

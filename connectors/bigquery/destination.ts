@@ -18,9 +18,9 @@ import type {
   DestinationOptions,
   WriteBatch,
 } from '../destination.js';
-import type { SchemaChangeFilter } from '../sql/schema-changes.js';
 import { DestinationSettings } from '../settings.js';
 import { SqlDestination } from '../sql/destination.js';
+import type { SchemaChangeFilter } from '../sql/schema-changes.js';
 import { prepareBigQuery, replaceView } from './ddl.js';
 import { bqIdent } from './dialect.js';
 import { BigQuerySession, normalize } from './session.js';

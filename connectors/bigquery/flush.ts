@@ -66,7 +66,9 @@ export class StagedFlusher {
   async #flushAll(counts: boolean): Promise<FlushReport> {
     const report: FlushReport = { batches: 0, merges: 0, tables: {} };
     for (;;) {
-      const pending = await this.session.script<PendingRow>(pendingSql(this.session.dataset, BATCHES_PER_FLUSH));
+      const pending = await this.session.script<PendingRow>(
+        pendingSql(this.session.dataset, BATCHES_PER_FLUSH),
+      );
       if (pending.length === 0) return report;
       const batches = [...new Set(pending.map((p) => p.batch))];
       await this.#merge(batches, pending, report, counts);
@@ -111,14 +113,17 @@ export class StagedFlusher {
       { table: 'tickets', rows: [], schemaChanges: docs('schema_change') as SchemaChangeSighting[] },
     ] as WriteBatch[]);
     statements.push(schemaChangeStatements(dataset, sightings, now));
-    const checkpoints = latestCheckpoints(docs('checkpoint') as (CheckpointUpdate & { updated_at: string })[]);
+    const checkpoints = latestCheckpoints(
+      docs('checkpoint') as (CheckpointUpdate & { updated_at: string })[],
+    );
     if (checkpoints.length > 0) statements.push(stagedCheckpointsSql(dataset, checkpoints));
     statements.push(markMergedSql(dataset, batches));
     for (const t of rowTables) await this.settings.hooks.beforeMerge?.(t);
     const declare = (counting ? rowTables : [])
       .map((_, i) => `DECLARE inserted_${i} INT64 DEFAULT 0;\nDECLARE updated_${i} INT64 DEFAULT 0;`)
       .join('\n');
-    const select = (counting ? rowTables : []).map((_, i) => `inserted_${i}, updated_${i}`).join(', ') || '0 AS none';
+    const select =
+      (counting ? rowTables : []).map((_, i) => `inserted_${i}, updated_${i}`).join(', ') || '0 AS none';
     const script = `${declare}\n${statements.filter((s) => s.length > 0).join('\n')}\nSELECT ${select};`;
     const [counts] = await this.session.script<Record<string, unknown>>(script);
     rowTables.forEach((t, i) => {

@@ -157,11 +157,7 @@ export class StagedBigQueryWriter implements WarehouseWriter {
    * The checkpoint of a scope. With `expectCursorTag` (the tag of the cursor the workflow last saw for the
    * scope), the one held in memory is used when its cursor has that tag; otherwise it is read.
    */
-  async readCheckpoint(
-    stream: string,
-    scope: string,
-    expectCursorTag?: string,
-  ): Promise<Checkpoint | null> {
+  async readCheckpoint(stream: string, scope: string, expectCursorTag?: string): Promise<Checkpoint | null> {
     const known = this.#known.get(keyOf(stream, scope));
     if (
       expectCursorTag !== undefined &&

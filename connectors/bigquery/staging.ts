@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { TableField, TableMetadata } from '@google-cloud/bigquery';
 import { adapt, managedwriter } from '@google-cloud/bigquery-storage';
 import { credentials } from '@grpc/grpc-js';
+import { GoogleAuth, PassThroughClient } from 'google-auth-library';
 import type { BigQuerySession } from './session.js';
 
 /*
@@ -176,12 +177,14 @@ export class StagingAppender {
   }
 }
 
-/** An emulator's gRPC endpoint: plaintext, no credentials. */
+/** An emulator's gRPC endpoint: plaintext, no credentials (nor a lookup of them). */
 function emulatorOptions(hostPort: string) {
   const i = hostPort.lastIndexOf(':');
   return {
     servicePath: hostPort.slice(0, i),
     port: Number(hostPort.slice(i + 1)),
     sslCreds: credentials.createInsecure(),
+    // google-gax pins its own google-auth-library; the pass-through client only has to answer its calls.
+    auth: new GoogleAuth({ authClient: new PassThroughClient() }) as never,
   };
 }

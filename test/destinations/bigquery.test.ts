@@ -132,7 +132,7 @@ describe('BigQuery destination specifics', () => {
       `bigquery://${emulator.projectId}/factory_${randomBytes(3).toString('hex')}`,
       {
         apiEndpoint: emulator.endpoint,
-      storageEndpoint: emulator.grpcEndpoint,
+        storageEndpoint: emulator.grpcEndpoint,
       },
     );
     expect(dest.capabilities.kind).toBe('bigquery');
@@ -213,7 +213,12 @@ const viewsHarness = (prefix: string) => async () => {
   const client = new BigQuery({ projectId: emulator.projectId, ...emulatorClientOptions(emulator.endpoint) });
   return {
     create: async () =>
-      new BigQueryDestination({ projectId: emulator.projectId, datasetId, apiEndpoint: emulator.endpoint, storageEndpoint: emulator.grpcEndpoint }),
+      new BigQueryDestination({
+        projectId: emulator.projectId,
+        datasetId,
+        apiEndpoint: emulator.endpoint,
+        storageEndpoint: emulator.grpcEndpoint,
+      }),
     async viewColumns(view: string) {
       const [meta] = await client.dataset(datasetId).table(view).getMetadata();
       return ((meta.schema?.fields ?? []) as { name: string }[]).map((f) => f.name);
