@@ -183,6 +183,10 @@ export class BigQueryDestination extends SqlDestination {
     return super.select(build);
   }
 
+  override recordRun(run: SyncRunRecord): Promise<void> {
+    return this.#writer.recordRun(run);
+  }
+
   override async listRuns(limit: number): Promise<SyncRunRecord[]> {
     await this.#writer.flushOwn();
     return super.listRuns(limit);

@@ -2,13 +2,15 @@ import {
   type CheckpointUpdate,
   type RejectedItem,
   type SchemaChangeSighting,
+  SYSTEM_TABLES,
+  type SyncRunRecord,
   TABLE_NAMES,
   type TableName,
 } from '../../schemas/warehouse.js';
 import { rejectedList, schemaChangeList } from '../batch.js';
 import type { WriteBatch } from '../destination.js';
 import type { DestinationSettings } from '../settings.js';
-import { timestampLiteral } from './dialect.js';
+import { bindLiteral, timestampLiteral } from './dialect.js';
 import {
   markMergedSql,
   mergeStagedSql,
@@ -58,9 +60,22 @@ export class StagedFlusher {
    * merge counts what it inserts and updates (two reads per table more: for callers that report them).
    */
   flush(options: { counts?: boolean } = {}): Promise<FlushReport> {
-    const run = this.#chain.then(() => this.#flushAll(options.counts === true));
+    return this.exclusive(() => this.#flushAll(options.counts === true));
+  }
+
+  /**
+   * Runs `write` when no flush or other exclusive write of this process runs (the deletions: a flush, then
+   * their script, with no other writer of their tables in between), so this process is one writer per table.
+   */
+  exclusive<T>(write: () => Promise<T>): Promise<T> {
+    const run = this.#chain.then(write);
     this.#chain = run.catch(() => undefined);
     return run;
+  }
+
+  /** A flush inside an exclusive write (it must not wait for itself). */
+  flushWithin(): Promise<FlushReport> {
+    return this.#flushAll(false);
   }
 
   async #flushAll(counts: boolean): Promise<FlushReport> {
@@ -117,6 +132,8 @@ export class StagedFlusher {
       docs('checkpoint') as (CheckpointUpdate & { updated_at: string })[],
     );
     if (checkpoints.length > 0) statements.push(stagedCheckpointsSql(dataset, checkpoints));
+    const runs = [...new Map((docs('run') as SyncRunRecord[]).map((r) => [r.run_id, r] as const)).values()];
+    if (runs.length > 0) statements.push(`${runsUpsertSql(this.session, runs)};`);
     statements.push(markMergedSql(dataset, batches));
     for (const t of rowTables) await this.settings.hooks.beforeMerge?.(t);
     const declare = (counting ? rowTables : [])
@@ -135,6 +152,21 @@ export class StagedFlusher {
       };
     });
   }
+}
+
+/** The upsert of `_sync_runs` by run_id (the ledger's own statement, sql/ledger.ts), values as literals. */
+function runsUpsertSql(session: BigQuerySession, runs: readonly SyncRunRecord[]): string {
+  const table = SYSTEM_TABLES._sync_runs;
+  return session.dialect.upsert(
+    table.name,
+    table.primaryKey,
+    table.columns.map((c) => c.name),
+    runs.map((r) =>
+      table.columns.map((c) =>
+        bindLiteral((r as Record<string, unknown>)[c.name] as string | number | null, c.type),
+      ),
+    ),
+  );
 }
 
 /** The last staged checkpoint of each (stream, scope), `docs` in staging order. */

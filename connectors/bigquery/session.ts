@@ -66,7 +66,8 @@ export class BigQuerySession implements SqlSession {
 
   async rows(query: Statement): Promise<Row[]> {
     const { params, types } = parametersOf(query.values);
-    return (await this.run(query.sql, params, types, { parseJSON: true })).map(normalize);
+    const rows = await this.retryConflicts(() => this.run(query.sql, params, types, { parseJSON: true }));
+    return rows.map(normalize);
   }
 
   async execute(write: Statement): Promise<void> {

@@ -1,6 +1,7 @@
 import {
   Checkpoint,
   type CheckpointUpdate,
+  SyncRunRecord,
   type TableName,
   type TableSpec,
 } from '../../schemas/warehouse.js';
@@ -81,18 +82,20 @@ export class StagedBigQueryWriter implements WarehouseWriter {
     const checkpoints = checkpointList([...batches.flatMap((b) => checkpointList(b.checkpoint)), ...extra]);
     for (const cp of checkpoints) entries.push(staged.checkpoint(cp, at));
     if (entries.length === 0) return;
-    await this.session.withErrorMapping(`stage ${batches.map((b) => b.table).join(', ')}`, () =>
-      this.appender.append(entries),
-    );
+    await this.#append(`stage ${batches.map((b) => b.table).join(', ')}`, entries, rows);
     this.#remember(checkpoints, at);
+    if (
+      this.#unflushedRows >= this.thresholds.rows ||
+      Date.now() - (this.#unflushedSince ?? Date.now()) >= this.thresholds.ms
+    )
+      await this.flush();
+  }
+
+  async #append(context: string, entries: readonly StagedEntry[], rows = 0): Promise<void> {
+    await this.session.withErrorMapping(context, () => this.appender.append(entries));
     this.#unflushedBatches += 1;
     this.#unflushedRows += rows;
     this.#unflushedSince ??= Date.now();
-    if (
-      this.#unflushedRows >= this.thresholds.rows ||
-      Date.now() - this.#unflushedSince >= this.thresholds.ms
-    )
-      await this.flush();
   }
 
   /** Merges everything staged (by any process); resets this process's thresholds. */
@@ -129,26 +132,40 @@ export class StagedBigQueryWriter implements WarehouseWriter {
     });
   }
 
+  /**
+   * A ledger entry: staged, merged with the next flush (windows record themselves at their start and end,
+   * many at once: one statement each on `_sync_runs` would break its DML limits). A run's own record
+   * (no parent) is flushed at once, so the ledger is whole when a run starts and ends.
+   */
+  async recordRun(run: SyncRunRecord): Promise<void> {
+    await this.#append('recordRun', [staged.json('run', SyncRunRecord.parse(run))]);
+    if (run.parent_run_id === null) await this.flush();
+  }
+
   /** Checkpoints alone: staged (durable at once), merged with the next flush. */
   async writeCheckpoints(checkpoints: readonly CheckpointUpdate[]): Promise<void> {
     await this.stage([], checkpoints);
   }
 
   async markDeleted(request: DeletionRequest): Promise<number> {
-    // The ids a sweep saw are staged: merged first, so no row it saw looks unseen.
-    await this.flush();
-    const n = await this.#scripts.markDeleted(request);
+    // The ids a sweep saw are staged: merged first, so no row it saw looks unseen; no other flush of this
+    // process writes in between (one writer per table).
+    const n = await this.#exclusiveAfterFlush('markDeleted', () => this.#scripts.markDeleted(request));
     if (request.checkpoint) this.#remember([request.checkpoint], this.settings.clock());
     return n;
   }
 
-  async cascade(
-    child: TableSpec<unknown>,
-    conditions: CascadeConditions,
-    deletedAt: Date,
-  ): Promise<CascadeCounts> {
-    await this.flush();
-    return this.#scripts.cascade(child, conditions, deletedAt);
+  cascade(child: TableSpec<unknown>, conditions: CascadeConditions, deletedAt: Date): Promise<CascadeCounts> {
+    return this.#exclusiveAfterFlush('cascadeDeletion', () =>
+      this.#scripts.cascade(child, conditions, deletedAt),
+    );
+  }
+
+  #exclusiveAfterFlush<T>(context: string, write: () => Promise<T>): Promise<T> {
+    return this.#flusher.exclusive(async () => {
+      await this.session.withErrorMapping(context, () => this.#flusher.flushWithin());
+      return write();
+    });
   }
 
   // --- checkpoints: staged ones over `_sync_state` ------------------------------------------------------

@@ -1,6 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomInt } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type CompanionHandle, Prng, type RequestLogEntry, startCompanion } from '../../companion/index.js';
@@ -13,8 +11,8 @@ import { connectToTestServer } from '../support/temporal.js';
 import { DAY_MS, silentLogger } from './harness.js';
 import { sourceSnapshot } from './source-snapshot.js';
 import { expectWarehouseEqualsSource, rowCounts } from './warehouse-compare.js';
+import { killed, spawnWorker } from './worker-process.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const KILLS = 3;
 const STREAM_PARALLELISM = 4;
 const THREAD_CONCURRENCY = 4;
@@ -36,38 +34,6 @@ function killSeed(): number {
   const seed = Number(fromEnv);
   if (!Number.isSafeInteger(seed) || seed < 0) throw new Error(`WORKER_KILL_SEED=${fromEnv}: not a seed`);
   return seed;
-}
-
-/** A worker process (`support-sync worker`), killed with SIGKILL. `node --import tsx` so the pid is the worker's. */
-function spawnWorker(env: Record<string, string>): {
-  child: ChildProcess;
-  ready: Promise<void>;
-  stderr: string[];
-} {
-  const stderr: string[] = [];
-  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'worker'], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  const ready = new Promise<void>((resolve, reject) => {
-    child.stderr!.setEncoding('utf8');
-    child.stderr!.on('data', (chunk: string) => {
-      stderr.push(chunk);
-      if (chunk.includes('worker running')) resolve();
-    });
-    child.once('exit', (code, signal) => reject(new Error(`worker exited early (${code ?? signal})`)));
-  });
-  ready.catch(() => undefined);
-  return { child, ready, stderr };
-}
-
-function killed(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGKILL');
-  });
 }
 
 const requestKey = (r: RequestLogEntry) =>
