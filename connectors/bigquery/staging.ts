@@ -53,6 +53,8 @@ const MERGED_FIELDS: TableField[] = [
 ];
 
 const DAY_MS = 24 * 60 * 60 * 1000;
+const APPEND_TIMEOUT_MS = 30_000;
+const APPEND_ATTEMPTS = 5;
 
 /** Creates `_staging` and `_staging_merged` (idempotent): day partitions that expire after the retention. */
 export async function prepareStaging(session: BigQuerySession): Promise<void> {
@@ -122,20 +124,41 @@ export class StagingAppender {
       doc: e.doc,
       repair: e.repair,
     }));
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.#appendOnce(rows);
+        return batch;
+      } catch (err) {
+        // The emulator (DuckDB) refuses an append while it runs a query; BigQuery answers a transient
+        // error the same way. Either passes by trying again; anything else is the activity's to retry.
+        const busy = /connection is busy|UNAVAILABLE|timed out/i.test((err as Error).message ?? '');
+        if (!busy || attempt >= APPEND_ATTEMPTS) throw err;
+        await new Promise((r) => setTimeout(r, 100 * 2 ** attempt * (0.5 + Math.random())));
+      }
+    }
+  }
+
+  async #appendOnce(rows: readonly Record<string, unknown>[]): Promise<void> {
     const opened = this.#open();
+    let timer: NodeJS.Timeout | undefined;
     try {
       const { writer } = await opened;
-      const result = await writer.appendRows(rows).getResult();
+      // A stream that broke may never answer: an append waits at most this long, then the stream is dropped.
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('staging append timed out')), APPEND_TIMEOUT_MS);
+      });
+      const result = await Promise.race([writer.appendRows(rows as never).getResult(), timeout]);
       const errors = result.rowErrors ?? [];
       if (result.error || errors.length > 0) {
         const why = result.error?.message ?? errors[0]?.message ?? 'row error';
         throw new Error(`staging append refused: ${why}`);
       }
-      return batch;
     } catch (err) {
       // A broken stream is not reused: the next append opens a new one.
       if (this.#writer === opened) this.close();
       throw err;
+    } finally {
+      clearTimeout(timer);
     }
   }
 
