@@ -7,7 +7,7 @@ import type {
 } from '../../schemas/warehouse.js';
 import { stagedColumns } from '../batch.js';
 import { BQ_TYPES, bqIdent, int64Literal, stringLiteral, timestampLiteral } from './dialect.js';
-import { rejectedMergeSql } from './sql.js';
+import { mergeClauses, rejectedMergeSql } from './sql.js';
 import { MERGED_TABLE, STAGING_RETENTION_DAYS, STAGING_TABLE, type StagedEntry } from './staging.js';
 
 /*
@@ -133,26 +133,8 @@ export function mergeStagedSql(
 ): string {
   const target = `${bqIdent(dataset)}.${bqIdent(spec.name)}`;
   const source = latestStagedRowsSql(dataset, spec, batches);
-  const cols = stagedColumns(spec);
-  const on = spec.primaryKey.map((k) => `T.${bqIdent(k)} = S.${bqIdent(k)}`).join(' AND ');
+  const { on, firstKey, sets, insertCols, insertVals } = mergeClauses(spec, now);
   const wins = `(${winsSql(spec)}${spec.tracksDeletion ? ' OR T.`_deleted_at` IS NOT NULL' : ''})`;
-  const nonKey = cols.filter((c) => !spec.primaryKey.includes(c.name));
-  const sets = [
-    ...nonKey.map((c) => `${bqIdent(c.name)} = S.${bqIdent(c.name)}`),
-    `\`_synced_at\` = ${now}`,
-    ...(spec.tracksDeletion ? ['`_deleted_at` = CAST(NULL AS TIMESTAMP)'] : []),
-  ];
-  const insertCols = [
-    ...cols.map((c) => bqIdent(c.name)),
-    '`_synced_at`',
-    ...(spec.tracksDeletion ? ['`_deleted_at`'] : []),
-  ];
-  const insertVals = [
-    ...cols.map((c) => `S.${bqIdent(c.name)}`),
-    now,
-    ...(spec.tracksDeletion ? ['CAST(NULL AS TIMESTAMP)'] : []),
-  ];
-  const firstKey = `T.${bqIdent(spec.primaryKey[0]!)}`;
   const counting =
     counts === null
       ? ''

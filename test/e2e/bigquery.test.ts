@@ -6,16 +6,14 @@ import { BigQuery } from '@google-cloud/bigquery';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type CompanionHandle, startCompanion } from '../../companion/index.js';
 import { emulatorClientOptions } from '../../connectors/bigquery/destination.js';
-import { ALL_STREAMS } from '../../schemas/sync.js';
 import { type BigQueryEmulator, startBigQueryEmulator } from '../../scripts/bigquery-emulator.js';
 import { type BigQueryQuotaProxy, startBigQueryQuotaProxy } from '../../scripts/bigquery-quota-proxy.js';
 import { buildDependencies, type Dependencies } from '../../worker/compose.js';
-import { loadConfig, settingsFromConfig } from '../../worker/config.js';
-import { newRunId, runWorkflowId } from '../../worker/run-sync.js';
+import { loadConfig } from '../../worker/config.js';
 import { connectToTestServer } from '../support/temporal.js';
 import { DAY_MS, type Pipeline, silentLogger, startPipeline } from './harness.js';
 import { COMPARED_TABLES, type SourceSnapshot, sourceSnapshot } from './source-snapshot.js';
-import { killed, spawnWorker } from './worker-process.js';
+import { incrementalRunInput, killed, spawnWorker, startRun } from './worker-process.js';
 
 /** Live rows of a BigQuery table: id → raw JSON as received. */
 async function bigQueryRows(bq: BigQuery, dataset: string, table: string): Promise<Map<string, unknown>> {
@@ -332,22 +330,8 @@ describe('the BigQuery worker killed mid-flush', () => {
     deps = await buildDependencies(config, silentLogger);
     worker = spawnWorker(workerEnv);
     await worker.ready;
-    const now = new Date();
-    const input = {
-      runId: newRunId(now),
-      mode: 'incremental' as const,
-      streams: [...ALL_STREAMS],
-      settings: settingsFromConfig(config, now),
-    };
-    const handle = await env.client.workflow.start('syncRunWorkflow', {
-      taskQueue,
-      workflowId: runWorkflowId(input.runId),
-      args: [input],
-    });
-    const result = handle.result().then(
-      () => 'succeeded',
-      (err: unknown) => `failed: ${(err as Error).message}`,
-    );
+    const input = incrementalRunInput(config);
+    const result = await startRun(env.client.workflow, taskQueue, input);
     // Killed as the 1st and the 3rd flush script arrive: the proxy holds its answer ≥ 300 ms, the job has
     // already run on the emulator, and the worker dies before it learns so.
     for (const nth of [1, 3]) {

@@ -2,16 +2,14 @@ import { randomInt } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type CompanionHandle, Prng, type RequestLogEntry, startCompanion } from '../../companion/index.js';
-import { ALL_STREAMS } from '../../schemas/sync.js';
 import { buildDependencies, type Dependencies } from '../../worker/compose.js';
-import { loadConfig, settingsFromConfig } from '../../worker/config.js';
-import { newRunId, runWorkflowId } from '../../worker/run-sync.js';
+import { loadConfig } from '../../worker/config.js';
 import { freshDatabase } from '../support/postgres.js';
 import { connectToTestServer } from '../support/temporal.js';
 import { DAY_MS, silentLogger } from './harness.js';
 import { sourceSnapshot } from './source-snapshot.js';
 import { expectWarehouseEqualsSource, rowCounts } from './warehouse-compare.js';
-import { killed, spawnWorker } from './worker-process.js';
+import { incrementalRunInput, killed, spawnWorker, startRun } from './worker-process.js';
 
 const KILLS = 3;
 const STREAM_PARALLELISM = 4;
@@ -103,23 +101,9 @@ describe('the worker killed with SIGKILL at random points during a sync', () => 
 
     worker = spawnWorker(workerEnv);
     await worker.ready;
-    const now = new Date();
-    const input = {
-      runId: newRunId(now),
-      mode: 'incremental' as const,
-      streams: [...ALL_STREAMS],
-      settings: { ...settingsFromConfig(config, now), threadConcurrency: THREAD_CONCURRENCY },
-    };
+    const input = incrementalRunInput(config, { threadConcurrency: THREAD_CONCURRENCY });
     const started = Date.now();
-    const handle = await env.client.workflow.start('syncRunWorkflow', {
-      taskQueue,
-      workflowId: runWorkflowId(input.runId),
-      args: [input],
-    });
-    const result = handle.result().then(
-      () => 'succeeded',
-      (err: unknown) => `failed: ${(err as Error).message}`,
-    );
+    const result = await startRun(env.client.workflow, taskQueue, input);
 
     const killAt: number[] = [];
     for (const [k, { afterRequests, delayMs }] of killPoints.entries()) {

@@ -1,5 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import type { WorkflowClient } from '@temporalio/client';
+import type { Config } from '../../schemas/config.js';
+import { ALL_STREAMS, type SyncSettings } from '../../schemas/sync.js';
+import { settingsFromConfig } from '../../worker/config.js';
+import { newRunId, runWorkflowId } from '../../worker/run-sync.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -33,4 +38,32 @@ export function killed(child: ChildProcess): Promise<void> {
     child.once('exit', () => resolve());
     child.kill('SIGKILL');
   });
+}
+
+/** The input of an incremental run of every stream, as the configuration sets it (settings overridable). */
+export function incrementalRunInput(config: Config, settings: Partial<SyncSettings> = {}) {
+  const now = new Date();
+  return {
+    runId: newRunId(now),
+    mode: 'incremental' as const,
+    streams: [...ALL_STREAMS],
+    settings: { ...settingsFromConfig(config, now), ...settings },
+  };
+}
+
+/** Starts a sync run workflow on `taskQueue`; its outcome as 'succeeded' or 'failed: <message>'. */
+export async function startRun(
+  client: WorkflowClient,
+  taskQueue: string,
+  input: { runId: string },
+): Promise<Promise<string>> {
+  const handle = await client.start('syncRunWorkflow', {
+    taskQueue,
+    workflowId: runWorkflowId(input.runId),
+    args: [input],
+  });
+  return handle.result().then(
+    () => 'succeeded',
+    (err: unknown) => `failed: ${(err as Error).message}`,
+  );
 }
