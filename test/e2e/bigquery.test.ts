@@ -11,41 +11,10 @@ import { type BigQueryQuotaProxy, startBigQueryQuotaProxy } from '../../scripts/
 import { buildDependencies, type Dependencies } from '../../worker/compose.js';
 import { loadConfig } from '../../worker/config.js';
 import { connectToTestServer } from '../support/temporal.js';
+import { duplicateIds, expectBigQueryEqualsSource } from './bigquery-compare.js';
 import { DAY_MS, type Pipeline, silentLogger, startPipeline } from './harness.js';
-import { COMPARED_TABLES, type SourceSnapshot, sourceSnapshot } from './source-snapshot.js';
+import { COMPARED_TABLES, sourceSnapshot } from './source-snapshot.js';
 import { incrementalRunInput, killed, spawnWorker, startRun } from './worker-process.js';
-
-/** Live rows of a BigQuery table: id → raw JSON as received. */
-async function bigQueryRows(bq: BigQuery, dataset: string, table: string): Promise<Map<string, unknown>> {
-  const [meta] = await bq.dataset(dataset).table(table).getMetadata();
-  const tracksDeletion = (meta.schema.fields as { name: string }[]).some((f) => f.name === '_deleted_at');
-  const [rows] = await bq.query(
-    `SELECT id, TO_JSON_STRING(_raw) AS raw FROM \`${dataset}\`.\`${table}\`${tracksDeletion ? ' WHERE _deleted_at IS NULL' : ''}`,
-  );
-  return new Map((rows as { id: unknown; raw: string }[]).map((r) => [String(r.id), JSON.parse(r.raw)]));
-}
-
-/** Every compared table holds exactly the source's items (ids, and the raw JSON per id). */
-async function expectBigQueryEqualsSource(bq: BigQuery, dataset: string, source: SourceSnapshot) {
-  for (const table of COMPARED_TABLES) {
-    const stored = await bigQueryRows(bq, dataset, table);
-    const expected = source[table];
-    expect({ table, ids: [...stored.keys()].sort() }).toEqual({ table, ids: [...expected.keys()].sort() });
-    for (const [id, raw] of expected) expect({ table, id, raw: stored.get(id) }).toEqual({ table, id, raw });
-  }
-}
-
-/** Rows per table, asserting no duplicate ids (BigQuery has no primary-key constraint). */
-async function duplicateIds(bq: BigQuery, dataset: string): Promise<Record<string, number>> {
-  const out: Record<string, number> = {};
-  for (const table of COMPARED_TABLES) {
-    const [rows] = await bq.query(
-      `SELECT COUNT(*) - COUNT(DISTINCT id) AS dups FROM \`${dataset}\`.\`${table}\``,
-    );
-    out[table] = Number((rows as { dups: number }[])[0]!.dups);
-  }
-  return out;
-}
 
 /**
  * The deletion mark of one row: `{ deletedAt }` (an ISO time, or null for a live row), or undefined when
