@@ -317,3 +317,13 @@ export function recordRun(deps: ActivityDeps) {
     deps.observer?.runRecorded(run);
   };
 }
+
+/**
+ * Merges what the pages staged (BigQuery: the Storage Write API appends) into their tables: a window does it
+ * before it records itself succeeded. Any process's staged batches, one flush at a time per process.
+ */
+export function flushStaged(deps: ActivityDeps) {
+  return async (): Promise<void> => {
+    await deps.destination.flushStaged();
+  };
+}

@@ -23,6 +23,8 @@ export function syncReferencePage(deps: ActivityDeps) {
     repair?: boolean;
     /** The sync run, for `_schema_changes` (absent in workflows started before it was passed down). */
     runId?: string;
+    /** The tag of the cursor the workflow last saw for the scope (see Destination.readCheckpoint). */
+    afterCursorTag?: string;
   }) =>
     syncPage(deps, {
       stream: input.stream,
@@ -31,6 +33,7 @@ export function syncReferencePage(deps: ActivityDeps) {
       allowRestart: input.allowRestart ?? true,
       repair: input.repair === true,
       runId: input.runId ?? null,
+      expectCursorTag: input.afterCursorTag,
       fetch: (cursor) => PAGE_FETCHERS[input.stream](deps.client, { limit: input.pageSize }, cursor),
     });
 }
@@ -52,6 +55,8 @@ export function syncExportPage(deps: ActivityDeps) {
     repair?: boolean;
     /** The sync run, for `_schema_changes` (absent in workflows started before it was passed down). */
     runId?: string;
+    /** The tag of the cursor the workflow last saw for the scope (see Destination.readCheckpoint). */
+    afterCursorTag?: string;
   }) =>
     syncPage(deps, {
       stream: input.pass,
@@ -60,6 +65,7 @@ export function syncExportPage(deps: ActivityDeps) {
       allowRestart: input.allowRestart ?? true,
       repair: input.repair === true,
       runId: input.runId ?? null,
+      expectCursorTag: input.afterCursorTag,
       fetch: (cursor) =>
         PAGE_FETCHERS[input.pass](
           deps.client,
@@ -81,7 +87,13 @@ export function syncExportPage(deps: ActivityDeps) {
  * Temporal retries that page alone (a 429 at Retry-After), never a batch.
  */
 export function syncThreadPage(deps: ActivityDeps) {
-  return (input: { scope: string; allowRestart?: boolean; repair?: boolean; runId?: string }) => {
+  return (input: {
+    scope: string;
+    allowRestart?: boolean;
+    repair?: boolean;
+    runId?: string;
+    afterCursorTag?: string;
+  }) => {
     const ticketNumber = Number(input.scope);
     return syncPage(deps, {
       stream: 'ticket_messages',
@@ -91,6 +103,7 @@ export function syncThreadPage(deps: ActivityDeps) {
       allowRestart: input.allowRestart ?? true,
       repair: input.repair === true,
       runId: input.runId ?? null,
+      expectCursorTag: input.afterCursorTag,
       fetch: (cursor) => PAGE_FETCHERS.ticket_messages(deps.client, { ticketNumber }, cursor),
       // Read while queued; completed already (a retry of an attempt whose commit went through): nothing.
       settled: (entry) => entry?.status !== 'running',

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { cursorTagOf } from '../connectors/cursor-tag.js';
 import {
   CursorLoopError,
   fetchPageAfter,
@@ -73,9 +73,7 @@ export async function fetchPageStep<P extends Page<unknown, unknown>>(
 
 /** A short, stable tag of the next cursor, for the workflow's loop guard (cursors stay out of history). */
 function nextTag(page: Page<unknown, unknown>): string | null {
-  return page.hasMore && page.nextCursor !== null
-    ? createHash('sha256').update(page.nextCursor).digest('hex').slice(0, 16)
-    : null;
+  return page.hasMore && page.nextCursor !== null ? cursorTagOf(page.nextCursor) : null;
 }
 
 /**

@@ -27,6 +27,11 @@ export interface PageTarget<P extends AnyPage> {
    * workflow started before the runs were passed down to its pages.
    */
   readonly runId: string | null;
+  /**
+   * The tag of the cursor the workflow last saw for the scope (absent on its first page in this workflow
+   * execution): the destination may answer the checkpoint read from memory (Destination.readCheckpoint).
+   */
+  readonly expectCursorTag?: string | undefined;
   /** The page after a cursor (activities/fetchers.ts). */
   readonly fetch: (cursor: string | null) => Promise<P>;
   /** Whether the scope's checkpoint leaves nothing to read (default: the checkpoint is complete). */
@@ -72,7 +77,7 @@ export const STORE_ALL: PageStore<AnyPage, object> = {
     const rejected = rejectedOf(target.table, target.stream, target.scope, step);
     const drift = recordedDrift(deps);
     const schemaChanges = drift.unrecorded(schemaChangesOf(target.table, target.stream, target.runId, step));
-    await deps.destination.writeBatch({
+    await deps.destination.stageBatch({
       table: target.table,
       rows: rowsOf(page) as never,
       checkpoint: nextCheckpoint(previous, {
@@ -118,7 +123,9 @@ export async function syncPage(
   store: PageStore<AnyPage, object> = STORE_ALL,
 ): Promise<PageReport> {
   const checkpointStream = target.checkpointStream ?? target.stream;
-  const previous = await deps.destination.readCheckpoint(checkpointStream, target.scope);
+  const previous = await deps.destination.readCheckpoint(checkpointStream, target.scope, {
+    expectCursorTag: target.expectCursorTag,
+  });
   if ((target.settled ?? isComplete)(previous)) return { ...NOTHING_READ, ...store.nothing };
   let step: PageStep<AnyPage>;
   try {

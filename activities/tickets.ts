@@ -48,6 +48,7 @@ export function syncTicketsPage(deps: ActivityDeps) {
         allowRestart: input.allowRestart ?? true,
         repair: input.repair === true,
         runId: input.runId ?? null,
+        expectCursorTag: input.afterCursorTag,
         fetch: (cursor) => PAGE_FETCHERS.tickets(deps.client, { limit: input.pageSize }, cursor),
       },
       changedTickets(input),
@@ -65,6 +66,8 @@ interface TicketsPageInput {
   repair?: boolean;
   /** The sync run, for `_schema_changes` (absent in workflows started before it was passed down). */
   runId?: string;
+  /** The tag of the cursor the workflow last saw for the scope (see Destination.readCheckpoint). */
+  afterCursorTag?: string;
 }
 
 /*
@@ -166,7 +169,7 @@ function changedTickets(input: TicketsPageInput): PageStore<
       const rejected = rejectedOf('tickets', 'tickets', target.scope, step);
       const drift = recordedDrift(deps);
       const schemaChanges = drift.unrecorded(schemaChangesOf('tickets', 'tickets', target.runId, step));
-      await destination.writeBatch({
+      await destination.stageBatch({
         table: 'tickets',
         rows: changedRows,
         seen: page.items.filter((t) => !changed.has(t.id)).map((t) => t.id),

@@ -190,7 +190,7 @@ try {
   const bqTarget = await syncTarget(services, companion, {
     destinationUrl: `bigquery://${emulator.projectId}/${dataset}`,
     taskQueue: 'bench-bigquery-bq',
-    env: { ...env, BIGQUERY_API_ENDPOINT: proxy.endpoint },
+    env: { ...env, BIGQUERY_API_ENDPOINT: proxy.endpoint, BIGQUERY_STORAGE_ENDPOINT: emulator.grpcEndpoint },
   });
   const bigquery = await runPhases(services, bqTarget, 'BigQuery', {
     before: () => proxy.reset(),

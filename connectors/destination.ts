@@ -46,8 +46,11 @@ export interface DestinationCapabilities {
   readonly kind: 'postgres' | 'bigquery';
   /** Rows and their checkpoint commit in one transaction (all or nothing). */
   readonly transactionalCheckpoints: boolean;
-  /** How a batch reaches the warehouse before the merge. */
-  readonly stagingLoad: 'copy' | 'load_job';
+  /**
+   * How a batch reaches the warehouse before the merge: PostgreSQL copies it in the page's transaction;
+   * BigQuery appends it through the Storage Write API and merges it at the next flush (`flushStaged`).
+   */
+  readonly stagingLoad: 'copy' | 'load_job' | 'storage_write_api';
   /** How staged rows are merged into the target. */
   readonly merge: 'insert_on_conflict' | 'merge_statement';
   /** Concurrent writeBatch calls on the same table are safe (no deadlock, no lost update). */
@@ -193,6 +196,18 @@ export interface WarehouseWrites {
   /** Checkpoints alone, atomically (a window restarted, a high-water mark moved). */
   writeCheckpoints(checkpoints: readonly CheckpointUpdate[]): Promise<void>;
   /**
+   * The page path's write: a batch by the rules of `writeBatch` — rows, seen ids, items set aside and
+   * checkpoints all or nothing, durable on return, its checkpoints read back at once — whose rows may reach
+   * their table only at the next `flushStaged` (BigQuery: a Storage Write API append, no job; PostgreSQL:
+   * `writeBatch`). Re-staging a batch (a retried page) is harmless: the merge keeps the latest version.
+   */
+  stageBatch<T extends TableName>(batch: WriteBatch<T>): Promise<void>;
+  /**
+   * Merges every staged batch into its tables (whichever process staged it), one writer per table at a
+   * time in this process; idempotent. A window flushes before it records itself succeeded.
+   */
+  flushStaged(): Promise<void>;
+  /**
    * The clock that stamps `_synced_at`: the warehouse's own (PostgreSQL `now()`, BigQuery
    * `CURRENT_TIMESTAMP()`) unless a test clock was injected. One clock for every worker, so a full refresh
    * can mark "not received since the run began" exactly, whatever the workers' clocks say.
@@ -231,7 +246,15 @@ export interface WarehouseDeletions {
 
 /** What the warehouse holds and how far the sync got. */
 export interface StateReads {
-  readCheckpoint(stream: string, scope: string): Promise<Checkpoint | null>;
+  /**
+   * `expectCursorTag`: the tag (connectors/cursor-tag.ts) of the cursor the caller last saw for the scope;
+   * a destination that holds checkpoints in memory may answer from there when its cursor has that tag.
+   */
+  readCheckpoint(
+    stream: string,
+    scope: string,
+    options?: { readonly expectCursorTag?: string | undefined },
+  ): Promise<Checkpoint | null>;
   listCheckpoints(stream?: string, filter?: CheckpointFilter): Promise<Checkpoint[]>;
   /**
    * id → what is stored: the version (canonical ISO string, see canonicalTimestamp; null for content-rule

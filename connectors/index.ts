@@ -7,6 +7,8 @@ export interface CreateDestinationOptions extends DestinationOptions {
   readonly poolSize?: number;
   /** BigQuery API endpoint (an emulator); default: the real service. */
   readonly apiEndpoint?: string;
+  /** BigQuery Storage Write API endpoint of an emulator (host:port, plaintext); default: the real service. */
+  readonly storageEndpoint?: string;
   /** BigQuery dataset location (default `US`). */
   readonly location?: string;
 }

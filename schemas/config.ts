@@ -135,6 +135,11 @@ export const ConfigFromEnv = z.object({
     .default('support')
     .describe('PostgreSQL schema for the tables'),
   BIGQUERY_API_ENDPOINT: z.url().optional().describe('BigQuery REST endpoint (an emulator in tests)'),
+  BIGQUERY_STORAGE_ENDPOINT: z
+    .string()
+    .regex(/^[^\s:/]+:\d+$/)
+    .optional()
+    .describe('BigQuery Storage Write API endpoint host:port of an emulator (plaintext gRPC; tests)'),
   TEMPORAL_ADDRESS: z.string().min(1).default('localhost:7233').describe('Temporal frontend host:port'),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default').describe('Temporal namespace'),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('support-sync').describe('Task queue of the sync workflows'),

@@ -39,6 +39,8 @@ export interface BigQueryEmulator {
   /** API endpoint for the client's `apiEndpoint` option, e.g. http://127.0.0.1:40123 */
   readonly endpoint: string;
   readonly projectId: string;
+  /** host:port of the emulator's gRPC server (the Storage Write API, BigQueryWrite), plaintext. */
+  readonly grpcEndpoint: string;
   stop(): Promise<void>;
 }
 
@@ -172,10 +174,12 @@ export async function startBigQueryEmulator(
   );
   exited.catch(() => undefined);
   await Promise.race([waitForPort('127.0.0.1', restPort, 60_000), exited]);
+  await Promise.race([waitForPort('127.0.0.1', grpcPort, 60_000), exited]);
   log(`bqemulator listening on 127.0.0.1:${restPort}`);
   return {
     endpoint: `http://127.0.0.1:${restPort}`,
     projectId,
+    grpcEndpoint: `127.0.0.1:${grpcPort}`,
     async stop() {
       if (child.exitCode !== null) return;
       const gone = new Promise((r) => child.once('exit', r));
@@ -189,6 +193,8 @@ export async function startBigQueryEmulator(
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const emulator = await startBigQueryEmulator({ log: (l) => process.stderr.write(`[bqemulator] ${l}\n`) });
-  console.log(`BigQuery emulator: ${emulator.endpoint} (project ${emulator.projectId}); Ctrl-C to stop`);
+  console.log(
+    `BigQuery emulator: ${emulator.endpoint}, gRPC ${emulator.grpcEndpoint} (project ${emulator.projectId}); Ctrl-C to stop`,
+  );
   process.once('SIGINT', () => void emulator.stop().then(() => process.exit(0)));
 }

@@ -106,6 +106,9 @@ function loadedBytesOf(
   }
 }
 
+/** How long a request that an outage leaves unanswered holds its socket. */
+const OUTAGE_TIMEOUT_MS = 30_000;
+
 /** Starts the proxy on a free loopback port in front of `target` (the emulator's endpoint). */
 export async function startBigQueryQuotaProxy(
   target: string,
@@ -120,6 +123,16 @@ export async function startBigQueryQuotaProxy(
     minJobMs?: number;
     /** A table's logical size in bytes for the bill (bigquery-billing.ts); undefined when not known. */
     tableBytes?: (table: string) => number | undefined;
+    /**
+     * Told of every query job as it arrives, before it is forwarded (tests: kill a worker while a given
+     * statement runs). Its SQL only; nothing else of the request.
+     */
+    onQuery?: (sql: string) => void;
+    /**
+     * An outage: while it returns a status (e.g. 503), every request is answered with it instead of being
+     * forwarded, or, for `'timeout'`, not answered at all (the socket is dropped after `timeoutMs`).
+     */
+    outage?: () => number | 'timeout' | null;
   } = {},
 ): Promise<BigQueryQuotaProxy> {
   const now = options.now ?? Date.now;
@@ -160,6 +173,17 @@ export async function startBigQueryQuotaProxy(
       const method = req.method ?? 'GET';
       const contentType = String(req.headers['content-type'] ?? '');
       ledger.countRequest(routeOf(method, path));
+      const down = options.outage?.() ?? null;
+      if (down === 'timeout') {
+        // No answer: the client's own timeout (or the socket's) ends the request.
+        req.socket.setTimeout(OUTAGE_TIMEOUT_MS, () => req.socket.destroy());
+        return;
+      }
+      if (down !== null) {
+        res.writeHead(down, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { code: down, message: 'quota proxy: simulated outage' } }));
+        return;
+      }
       const request = requestKindOf(method, path);
       const at = now();
       let submitted: { shape: JobShape; key: string; at: number } | undefined;
@@ -170,6 +194,8 @@ export async function startBigQueryQuotaProxy(
           request.kind === 'jobs.query'
             ? { configuration: { query: { query: (JSON.parse(text) as { query?: string }).query ?? '' } } }
             : jobResourceOf(text, contentType);
+        const sql = resource?.configuration?.query?.query;
+        if (sql !== undefined) options.onQuery?.(sql);
         const shape = shapeOfJob(resource?.configuration);
         const broken =
           shape.kind === 'load' ? ledger.checkTableOp(shape.loadTable!, at) : ledger.check(shape, at);

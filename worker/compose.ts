@@ -104,6 +104,7 @@ export function destinationFromConfig(config: Config): Promise<Destination> {
     schema: config.POSTGRES_SCHEMA,
     redactor: redactorOf(config),
     ...(config.BIGQUERY_API_ENDPOINT ? { apiEndpoint: config.BIGQUERY_API_ENDPOINT } : {}),
+    ...(config.BIGQUERY_STORAGE_ENDPOINT ? { storageEndpoint: config.BIGQUERY_STORAGE_ENDPOINT } : {}),
   });
 }
 

@@ -38,6 +38,16 @@ export const bookkeeping = proxyActivities<Activities>({
 });
 
 /**
+ * The flush of staged rows (activities/bookkeeping.ts flushStaged): warehouse work that may take minutes on
+ * a large backlog, retried until the warehouse answers (an outage of BigQuery waits, it does not fail the
+ * window), for the default patience.
+ */
+export const flushing = proxyActivities<Activities>({
+  ...base(),
+  startToCloseTimeout: '15 minutes',
+});
+
+/**
  * Activities that make requests of one route class, on that class's task queue (`<queue>-<class>`), whose
  * rate the Temporal server enforces for every worker together. Call inside a workflow.
  */

@@ -16,8 +16,11 @@ export interface PageCursorReport {
  */
 export function pageGuard(stream: string) {
   const seen = new Map<string, Set<string>>();
+  const last = new Map<string, string>();
   const restarted = new Set<string>();
   return {
+    /** The tag of the last cursor a page of `scope` reported in this execution (none: not read yet, or done). */
+    lastCursorTag: (scope: string): string | undefined => last.get(scope),
     /** Whether the next page of `scope` may restart the scope on a rejected cursor. */
     allowRestart: (scope: string): boolean => !restarted.has(scope),
     /** Records a page's cursor; throws (failing the window) when the cursor came round again. */
@@ -26,7 +29,11 @@ export function pageGuard(stream: string) {
         restarted.add(scope);
         seen.delete(scope);
       }
-      if (page.cursorTag === null) return;
+      if (page.cursorTag === null) {
+        last.delete(scope);
+        return;
+      }
+      last.set(scope, page.cursorTag);
       const tags = seen.get(scope) ?? new Set<string>();
       if (tags.has(page.cursorTag)) {
         throw ApplicationFailure.nonRetryable(

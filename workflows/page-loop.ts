@@ -1,3 +1,4 @@
+import { patched } from '@temporalio/workflow';
 import type { ChildProgress, SyncMode } from '../schemas/sync.js';
 import { continueAsNewIfSuggested } from './continue-as-new.js';
 import type { PageCursorReport, PageGuard } from './page-guard.js';
@@ -17,6 +18,24 @@ export interface PageOptions {
   readonly allowRestart: boolean;
   /** Full refresh: rows are rewritten at an equal version too. */
   readonly repair: boolean;
+  /**
+   * The tag of the cursor the previous page of the scope reported (see Destination.readCheckpoint): the
+   * destination may then read the checkpoint from memory instead of the warehouse.
+   */
+  readonly afterCursorTag?: string;
+}
+
+/** Page activities are told the last cursor tag (workflows started before it do not pass it). */
+export const PAGE_CURSOR_TAG_PATCH = 'page-cursor-tag';
+
+/** The options of a scope's next page, the cursor tag included where the patch applies. */
+export function pageOptions(guard: PageGuard, scope: string, repair: boolean): PageOptions {
+  const tag = patched(PAGE_CURSOR_TAG_PATCH) ? guard.lastCursorTag(scope) : undefined;
+  return {
+    allowRestart: guard.allowRestart(scope),
+    repair,
+    ...(tag === undefined ? {} : { afterCursorTag: tag }),
+  };
 }
 
 export interface PageLoop<P extends LoopPage> {
@@ -46,10 +65,7 @@ export interface PageLoop<P extends LoopPage> {
 export async function readPages<P extends LoopPage>(loop: PageLoop<P>): Promise<boolean> {
   const { input, scope, guard, progress } = loop;
   while (loop.more?.() ?? true) {
-    const page = await loop.read({
-      allowRestart: guard.allowRestart(scope),
-      repair: input.mode === 'full_refresh',
-    });
+    const page = await loop.read(pageOptions(guard, scope, input.mode === 'full_refresh'));
     guard.observe(scope, page);
     progress.pages += 1;
     progress.rows += loop.rows?.(page) ?? page.rows ?? 0;

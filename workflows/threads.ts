@@ -13,6 +13,7 @@ import type { StreamCounts, ThreadsInput } from '../schemas/sync.js';
 import { bookkeeping, classActivities, impatientClassActivities } from './activity-proxies.js';
 import { innermostMessage } from './failures.js';
 import { pageGuard } from './page-guard.js';
+import { pageOptions } from './page-loop.js';
 import { trackChildProgress } from './progress.js';
 import { recordedWindow } from './window-ledger.js';
 
@@ -92,8 +93,7 @@ async function threadsWorkflowBody(input: ThreadsInput): Promise<StreamCounts> {
       try {
         const page = await activities.syncThreadPage({
           scope,
-          allowRestart: guard.allowRestart(scope),
-          repair: input.fullRefreshSince !== null,
+          ...pageOptions(guard, scope, input.fullRefreshSince !== null),
           runId: input.runId,
         });
         guard.observe(scope, page);

@@ -1,6 +1,13 @@
-import { ContinueAsNew, workflowInfo } from '@temporalio/workflow';
+import { ContinueAsNew, patched, workflowInfo } from '@temporalio/workflow';
 import type { StreamCounts, StreamName, SyncMode, WindowAttempt } from '../schemas/sync.js';
-import { bookkeeping } from './activity-proxies.js';
+import { bookkeeping, flushing } from './activity-proxies.js';
+
+/**
+ * A window merges what its pages staged before it records itself succeeded (BigQuery's staged write
+ * path; a no-op elsewhere), so `succeeded` in `_sync_runs` keeps meaning "its rows are in the tables".
+ */
+export const FLUSH_AT_WINDOW_END_PATCH = 'bigquery-staged-writes';
+
 import { innermostMessage } from './failures.js';
 
 export interface WindowMeta {
@@ -39,6 +46,7 @@ export async function recordedWindow<
   }
   try {
     const counts = await body({ ...input, attempt });
+    if (patched(FLUSH_AT_WINDOW_END_PATCH)) await flushing.flushStaged();
     await bookkeeping.recordRun({
       ...record,
       status: 'succeeded',

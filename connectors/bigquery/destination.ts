@@ -1,12 +1,31 @@
 import type { BigQueryOptions } from '@google-cloud/bigquery';
 import { GoogleAuth, PassThroughClient } from 'google-auth-library';
-import type { DestinationCapabilities, DestinationOptions } from '../destination.js';
+import type { CustomFieldColumn } from '../../schemas/custom-fields-view.js';
+import type {
+  Checkpoint,
+  Freshness,
+  ReconciliationRecord,
+  SchemaChangeRecord,
+  StoredVersion,
+  SyncRunRecord,
+  TableName,
+} from '../../schemas/warehouse.js';
+import type { SqlDialect } from '../../schemas/warehouse-views.js';
+import type {
+  CheckpointFilter,
+  Destination,
+  DestinationCapabilities,
+  DestinationOptions,
+  WriteBatch,
+} from '../destination.js';
 import { DestinationSettings } from '../settings.js';
 import { SqlDestination } from '../sql/destination.js';
+import type { SchemaChangeFilter } from '../sql/schema-changes.js';
 import { prepareBigQuery, replaceView } from './ddl.js';
 import { bqIdent } from './dialect.js';
 import { BigQuerySession, normalize } from './session.js';
-import { BigQueryWriter } from './write.js';
+import { DEFAULT_FLUSH_THRESHOLDS, type FlushThresholds, StagedBigQueryWriter } from './staged-writer.js';
+import { prepareStaging, StagingAppender } from './staging.js';
 
 export interface BigQueryDestinationOptions extends DestinationOptions {
   readonly projectId: string;
@@ -18,6 +37,13 @@ export interface BigQueryDestinationOptions extends DestinationOptions {
    * otherwise the client uses Application Default Credentials.
    */
   readonly apiEndpoint?: string;
+  /**
+   * host:port of an emulator's Storage Write API (plaintext gRPC, no credentials); default: BigQuery's own
+   * endpoint with Application Default Credentials.
+   */
+  readonly storageEndpoint?: string;
+  /** When staged rows are merged besides a window's end (default: 50,000 rows or 10 minutes). */
+  readonly flushThresholds?: FlushThresholds;
   /** Attempts for a transaction aborted by a concurrent update of the same table (default 8). */
   readonly maxConflictRetries?: number;
 }
@@ -25,7 +51,7 @@ export interface BigQueryDestinationOptions extends DestinationOptions {
 export const BIGQUERY_CAPABILITIES: DestinationCapabilities = {
   kind: 'bigquery',
   transactionalCheckpoints: true,
-  stagingLoad: 'load_job',
+  stagingLoad: 'storage_write_api',
   merge: 'merge_statement',
   concurrentWritersPerTable: true,
   additiveMigrations: true,
@@ -57,12 +83,15 @@ export function emulatorClientOptions(apiEndpoint: string): BigQueryOptions {
 }
 
 /**
- * BigQuery destination: a client running jobs (session.ts), the DDL (ddl.ts), the write path — a load job
- * into a staging table, then one script MERGEing rows and checkpoints in a transaction (write.ts) — and the
- * error mapping that keeps tokens out of every message (errors.ts). Reads of state and ledger: sql/.
+ * BigQuery destination: a client running jobs (session.ts), the DDL (ddl.ts), the write path — pages staged
+ * through the Storage Write API (staging.ts), merged per table by a flush (flush.ts), checkpoints read with
+ * the staged ones over `_sync_state` (staged-writer.ts) — and the error mapping that keeps tokens out of
+ * every message (errors.ts). Other reads of state and ledger: sql/, after this process's staged rows are
+ * merged (so a process reads what it wrote).
  */
 export class BigQueryDestination extends SqlDestination {
   readonly #session: BigQuerySession;
+  readonly #writer: StagedBigQueryWriter;
 
   constructor(options: BigQueryDestinationOptions) {
     bqIdent(options.datasetId);
@@ -74,19 +103,108 @@ export class BigQueryDestination extends SqlDestination {
       client: options.apiEndpoint ? emulatorClientOptions(options.apiEndpoint) : {},
       maxConflictRetries: options.maxConflictRetries ?? 8,
     });
+    const appender = new StagingAppender(options.projectId, options.datasetId, {
+      ...(options.storageEndpoint ? { emulator: options.storageEndpoint } : {}),
+    });
+    const writer = new StagedBigQueryWriter(
+      session,
+      settings,
+      appender,
+      options.flushThresholds ?? DEFAULT_FLUSH_THRESHOLDS,
+    );
     super({
       capabilities: BIGQUERY_CAPABILITIES,
       settings,
       session,
-      prepare: () => prepareBigQuery(session, settings),
+      prepare: async () => {
+        await prepareBigQuery(session, settings);
+        await session.withErrorMapping('prepare', () => prepareStaging(session));
+      },
       createView: (view) => replaceView(session, view),
-      writer: new BigQueryWriter(session, settings),
+      writer,
     });
     this.#session = session;
+    this.#writer = writer;
+  }
+
+  // --- the staged path ------------------------------------------------------------------------------------
+
+  override async stageBatch<T extends TableName>(batch: WriteBatch<T>): Promise<void> {
+    await this.#writer.stage([batch]);
+  }
+
+  override async flushStaged(): Promise<void> {
+    await this.#writer.flush();
+  }
+
+  override readCheckpoint(
+    ...[stream, scope, options]: Parameters<Destination['readCheckpoint']>
+  ): Promise<Checkpoint | null> {
+    return this.#writer.readCheckpoint(stream, scope, options?.expectCursorTag);
+  }
+
+  override listCheckpoints(stream?: string, filter: CheckpointFilter = {}): Promise<Checkpoint[]> {
+    return this.#writer.listCheckpoints({ stream, ...filter });
+  }
+
+  // --- reads of merged rows: what this process staged is merged first ------------------------------------
+
+  override async refreshCustomFieldView(): Promise<CustomFieldColumn[]> {
+    await this.#writer.flushOwn();
+    return super.refreshCustomFieldView();
+  }
+
+  override async storedVersions(
+    table: TableName,
+    ids: readonly string[],
+  ): Promise<Map<string, StoredVersion>> {
+    // Not flushed first: a version staged and not merged yet reads as older, and the row is staged again —
+    // harmless (the merge keeps the latest), where a flush per tickets page would cost a merge per page.
+    return super.storedVersions(table, ids);
+  }
+
+  override async staleThreads(verifiedBefore: Date, limit: number): Promise<string[]> {
+    await this.#writer.flushOwn();
+    return super.staleThreads(verifiedBefore, limit);
+  }
+
+  override async freshness(): Promise<Freshness> {
+    await this.#writer.flushOwn();
+    return super.freshness();
+  }
+
+  override async listSchemaChanges(filter?: SchemaChangeFilter): Promise<SchemaChangeRecord[]> {
+    await this.#writer.flushOwn();
+    return super.listSchemaChanges(filter);
+  }
+
+  override async select(build: (dialect: SqlDialect) => string): Promise<Record<string, unknown>[]> {
+    await this.#writer.flushOwn();
+    return super.select(build);
+  }
+
+  override recordRun(run: SyncRunRecord): Promise<void> {
+    return this.#writer.recordRun(run);
+  }
+
+  override async listRuns(limit: number): Promise<SyncRunRecord[]> {
+    await this.#writer.flushOwn();
+    return super.listRuns(limit);
+  }
+
+  override async listReconciliation(runId?: string): Promise<ReconciliationRecord[]> {
+    await this.#writer.flushOwn();
+    return super.listReconciliation(runId);
+  }
+
+  override async close(): Promise<void> {
+    this.#writer.close();
+    await super.close();
   }
 
   /** Runs a query (tests, status command); rows normalized (timestamps canonical, JSON parsed). */
-  query(sql: string, params: Record<string, unknown> = {}): Promise<Record<string, unknown>[]> {
+  async query(sql: string, params: Record<string, unknown> = {}): Promise<Record<string, unknown>[]> {
+    await this.#writer.flushOwn();
     return this.#session.withErrorMapping('query', async () =>
       (await this.#session.run(sql, params)).map(normalize),
     );

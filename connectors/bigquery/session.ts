@@ -66,7 +66,8 @@ export class BigQuerySession implements SqlSession {
 
   async rows(query: Statement): Promise<Row[]> {
     const { params, types } = parametersOf(query.values);
-    return (await this.run(query.sql, params, types, { parseJSON: true })).map(normalize);
+    const rows = await this.retryConflicts(() => this.run(query.sql, params, types, { parseJSON: true }));
+    return rows.map(normalize);
   }
 
   async execute(write: Statement): Promise<void> {
@@ -80,7 +81,10 @@ export class BigQuerySession implements SqlSession {
         return await fn();
       } catch (err) {
         const message = (err as Error).message ?? '';
-        const conflict = /concurrent update|Could not serialize|aborted due to concurrent/i.test(message);
+        // BigQuery aborts one of two transactions updating a table; the emulator (DuckDB) refuses a query
+        // while its connection runs another ("connection is busy"): both pass by trying again.
+        const conflict =
+          /concurrent update|Could not serialize|aborted due to concurrent|connection is busy/i.test(message);
         if (!conflict || attempt >= this.#maxRetries) throw err;
         await new Promise((r) => setTimeout(r, Math.min(8000, 100 * 2 ** attempt) * (0.5 + Math.random())));
       }

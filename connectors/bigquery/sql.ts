@@ -131,6 +131,35 @@ ${rejectedStatements(dataset, parts, rejected, syncedAt.sql)}${schemaChangeState
 SELECT ${select || '0 AS none'};`;
 }
 
+/**
+ * The parts of a MERGE of staged rows `S` into a target `T` by key: the join, the key column to count
+ * matches by, what an update sets (every staged column, `_synced_at`, and a revived row's `_deleted_at`) and
+ * what an insert writes. `syncedAt`: the SQL of the stamp.
+ */
+export function mergeClauses(spec: TableSpec<unknown>, syncedAt: string) {
+  const cols = stagedColumns(spec);
+  const nonKey = cols.filter((c) => !spec.primaryKey.includes(c.name));
+  return {
+    on: spec.primaryKey.map((k) => `T.${bqIdent(k)} = S.${bqIdent(k)}`).join(' AND '),
+    firstKey: `T.${bqIdent(spec.primaryKey[0]!)}`,
+    sets: [
+      ...nonKey.map((c) => `${bqIdent(c.name)} = S.${bqIdent(c.name)}`),
+      `\`_synced_at\` = ${syncedAt}`,
+      ...(spec.tracksDeletion ? ['`_deleted_at` = CAST(NULL AS TIMESTAMP)'] : []),
+    ],
+    insertCols: [
+      ...cols.map((c) => bqIdent(c.name)),
+      '`_synced_at`',
+      ...(spec.tracksDeletion ? ['`_deleted_at`'] : []),
+    ],
+    insertVals: [
+      ...cols.map((c) => `S.${bqIdent(c.name)}`),
+      syncedAt,
+      ...(spec.tracksDeletion ? ['CAST(NULL AS TIMESTAMP)'] : []),
+    ],
+  };
+}
+
 /** The counting SETs and the MERGE of one staged batch (statements of a script's transaction). */
 function mergeStatements(
   dataset: string,
@@ -143,27 +172,9 @@ function mergeStatements(
 ): string {
   const target = `${bqIdent(dataset)}.${bqIdent(spec.name)}`;
   const staged = `${bqIdent(dataset)}.${bqIdent(stage)}`;
-  const cols = stagedColumns(spec);
-  const on = spec.primaryKey.map((k) => `T.${bqIdent(k)} = S.${bqIdent(k)}`).join(' AND ');
-  const firstKey = `T.${bqIdent(spec.primaryKey[0]!)}`;
+  const { on, firstKey, sets, insertCols, insertVals } = mergeClauses(spec, syncedAt);
   const wins = winsSql(spec, repair);
   const revived = spec.tracksDeletion ? ' OR T.`_deleted_at` IS NOT NULL' : '';
-  const nonKey = cols.filter((c) => !spec.primaryKey.includes(c.name));
-  const sets = [
-    ...nonKey.map((c) => `${bqIdent(c.name)} = S.${bqIdent(c.name)}`),
-    `\`_synced_at\` = ${syncedAt}`,
-    ...(spec.tracksDeletion ? ['`_deleted_at` = NULL'] : []),
-  ];
-  const insertCols = [
-    ...cols.map((c) => bqIdent(c.name)),
-    '`_synced_at`',
-    ...(spec.tracksDeletion ? ['`_deleted_at`'] : []),
-  ];
-  const insertVals = [
-    ...cols.map((c) => `S.${bqIdent(c.name)}`),
-    syncedAt,
-    ...(spec.tracksDeletion ? ['CAST(NULL AS TIMESTAMP)'] : []),
-  ];
   return `SET ${insertedVar} = (SELECT COUNTIF(${firstKey} IS NULL) FROM ${staged} S LEFT JOIN ${target} T ON ${on});
 SET ${updatedVar} = (SELECT COUNTIF(${firstKey} IS NOT NULL AND (${wins}${revived})) FROM ${staged} S LEFT JOIN ${target} T ON ${on});
 MERGE ${target} T USING ${staged} S ON ${on}

@@ -117,6 +117,14 @@ export class SqlDestination implements Destination {
     return this.#writer.writeCheckpoints(checkpoints);
   }
 
+  /** Without a staging path of its own, a staged batch is written (and merged) at once. */
+  async stageBatch<T extends TableName>(batch: WriteBatch<T>): Promise<void> {
+    await this.writeBatch(batch);
+  }
+
+  /** Nothing is ever left staged here. */
+  async flushStaged(): Promise<void> {}
+
   async currentTime(): Promise<Date> {
     if (!this.#settings.serverClock) return this.#settings.clock();
     const d = this.#session.dialect;
@@ -165,7 +173,9 @@ export class SqlDestination implements Destination {
 
   // --- reads of state and ledger: one SQL for every warehouse ----------------------------------------------
 
-  async readCheckpoint(stream: string, scope: string): Promise<Checkpoint | null> {
+  async readCheckpoint(
+    ...[stream, scope]: Parameters<Destination['readCheckpoint']>
+  ): Promise<Checkpoint | null> {
     const [checkpoint] = await readCheckpoints(this.#session, 'readCheckpoint', { stream, scope });
     return checkpoint ?? null;
   }

@@ -33,6 +33,7 @@ destinationConformance('BigQuery (bqemulator)', async () => {
       projectId: emulator.projectId,
       datasetId,
       apiEndpoint: emulator.endpoint,
+      storageEndpoint: emulator.grpcEndpoint,
       ...options,
     });
   return {
@@ -131,6 +132,7 @@ describe('BigQuery destination specifics', () => {
       `bigquery://${emulator.projectId}/factory_${randomBytes(3).toString('hex')}`,
       {
         apiEndpoint: emulator.endpoint,
+        storageEndpoint: emulator.grpcEndpoint,
       },
     );
     expect(dest.capabilities.kind).toBe('bigquery');
@@ -144,6 +146,7 @@ describe('BigQuery destination specifics', () => {
       projectId: emulator.projectId,
       datasetId,
       apiEndpoint: emulator.endpoint,
+      storageEndpoint: emulator.grpcEndpoint,
     });
     await dest.prepare();
     const client = new BigQuery({
@@ -210,7 +213,12 @@ const viewsHarness = (prefix: string) => async () => {
   const client = new BigQuery({ projectId: emulator.projectId, ...emulatorClientOptions(emulator.endpoint) });
   return {
     create: async () =>
-      new BigQueryDestination({ projectId: emulator.projectId, datasetId, apiEndpoint: emulator.endpoint }),
+      new BigQueryDestination({
+        projectId: emulator.projectId,
+        datasetId,
+        apiEndpoint: emulator.endpoint,
+        storageEndpoint: emulator.grpcEndpoint,
+      }),
     async viewColumns(view: string) {
       const [meta] = await client.dataset(datasetId).table(view).getMetadata();
       return ((meta.schema?.fields ?? []) as { name: string }[]).map((f) => f.name);

@@ -3,43 +3,18 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BigQuery } from '@google-cloud/bigquery';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { type CompanionHandle, startCompanion } from '../../companion/index.js';
 import { emulatorClientOptions } from '../../connectors/bigquery/destination.js';
 import { type BigQueryEmulator, startBigQueryEmulator } from '../../scripts/bigquery-emulator.js';
-import { DAY_MS, type Pipeline, startPipeline } from './harness.js';
-import { COMPARED_TABLES, type SourceSnapshot, sourceSnapshot } from './source-snapshot.js';
-
-/** Live rows of a BigQuery table: id → raw JSON as received. */
-async function bigQueryRows(bq: BigQuery, dataset: string, table: string): Promise<Map<string, unknown>> {
-  const [meta] = await bq.dataset(dataset).table(table).getMetadata();
-  const tracksDeletion = (meta.schema.fields as { name: string }[]).some((f) => f.name === '_deleted_at');
-  const [rows] = await bq.query(
-    `SELECT id, TO_JSON_STRING(_raw) AS raw FROM \`${dataset}\`.\`${table}\`${tracksDeletion ? ' WHERE _deleted_at IS NULL' : ''}`,
-  );
-  return new Map((rows as { id: unknown; raw: string }[]).map((r) => [String(r.id), JSON.parse(r.raw)]));
-}
-
-/** Every compared table holds exactly the source's items (ids, and the raw JSON per id). */
-async function expectBigQueryEqualsSource(bq: BigQuery, dataset: string, source: SourceSnapshot) {
-  for (const table of COMPARED_TABLES) {
-    const stored = await bigQueryRows(bq, dataset, table);
-    const expected = source[table];
-    expect({ table, ids: [...stored.keys()].sort() }).toEqual({ table, ids: [...expected.keys()].sort() });
-    for (const [id, raw] of expected) expect({ table, id, raw: stored.get(id) }).toEqual({ table, id, raw });
-  }
-}
-
-/** Rows per table, asserting no duplicate ids (BigQuery has no primary-key constraint). */
-async function duplicateIds(bq: BigQuery, dataset: string): Promise<Record<string, number>> {
-  const out: Record<string, number> = {};
-  for (const table of COMPARED_TABLES) {
-    const [rows] = await bq.query(
-      `SELECT COUNT(*) - COUNT(DISTINCT id) AS dups FROM \`${dataset}\`.\`${table}\``,
-    );
-    out[table] = Number((rows as { dups: number }[])[0]!.dups);
-  }
-  return out;
-}
+import { type BigQueryQuotaProxy, startBigQueryQuotaProxy } from '../../scripts/bigquery-quota-proxy.js';
+import { buildDependencies, type Dependencies } from '../../worker/compose.js';
+import { loadConfig } from '../../worker/config.js';
+import { connectToTestServer } from '../support/temporal.js';
+import { duplicateIds, expectBigQueryEqualsSource } from './bigquery-compare.js';
+import { DAY_MS, type Pipeline, silentLogger, startPipeline } from './harness.js';
+import { COMPARED_TABLES, sourceSnapshot } from './source-snapshot.js';
+import { incrementalRunInput, killed, spawnWorker, startRun } from './worker-process.js';
 
 /**
  * The deletion mark of one row: `{ deletedAt }` (an ISO time, or null for a live row), or undefined when
@@ -74,6 +49,7 @@ function reportQueriesFile(): string {
 
 describe('the pipeline into BigQuery (bqemulator), end to end', () => {
   let emulator: BigQueryEmulator;
+  let proxy: BigQueryQuotaProxy;
   let p: Pipeline;
   let bq: BigQuery;
   const dataset = `e2e_${randomBytes(4).toString('hex')}`;
@@ -82,11 +58,14 @@ describe('the pipeline into BigQuery (bqemulator), end to end', () => {
 
   beforeAll(async () => {
     emulator = await startBigQueryEmulator({ log: (l) => process.stderr.write(`[bigquery-e2e] ${l}\n`) });
+    // BigQuery's per-table limits kept in front of the emulator: a job that breaks one fails the run.
+    proxy = await startBigQueryQuotaProxy(emulator.endpoint, { enforce: true, minJobMs: 200 });
     p = await startPipeline('e2e_bigquery', {
       companion: { seed: 23, tickets: 40, rateLimits: false },
       env: {
         DESTINATION_URL: `bigquery://${emulator.projectId}/${dataset}`,
-        BIGQUERY_API_ENDPOINT: emulator.endpoint,
+        BIGQUERY_API_ENDPOINT: proxy.endpoint,
+        BIGQUERY_STORAGE_ENDPOINT: emulator.grpcEndpoint,
         SYNC_LOOKBACK: 'P30D',
         REPORT_QUERIES: reportQueriesFile(),
       },
@@ -95,6 +74,7 @@ describe('the pipeline into BigQuery (bqemulator), end to end', () => {
   }, 600_000);
   afterAll(async () => {
     await p?.close();
+    await proxy?.stop();
     await emulator?.stop();
   });
 
@@ -106,6 +86,7 @@ describe('the pipeline into BigQuery (bqemulator), end to end', () => {
     const summary = await p.run('incremental');
     expect(summary.error).toBeUndefined();
     expect(summary.status).toBe('succeeded');
+    expect(proxy.report().violations).toEqual([]);
     await expectBigQueryEqualsSource(bq, dataset, await sourceSnapshot(p.deps.client, from()));
     expect(await duplicateIds(bq, dataset)).toEqual(noDuplicates);
     const runs = await p.deps.destination.listRuns(100);
@@ -194,6 +175,7 @@ describe('the pipeline into BigQuery (bqemulator), end to end', () => {
     expect(summary.status).toBe('succeeded');
     await expectBigQueryEqualsSource(bq, dataset, await sourceSnapshot(p.deps.client, from()));
     expect(await duplicateIds(bq, dataset)).toEqual(noDuplicates);
+    expect(proxy.report().violations).toEqual([]);
   }, 300_000);
 
   it('a full refresh marks a ticket deleted in the source as deleted, keeping its row', async () => {
@@ -227,6 +209,7 @@ describe('the pipeline into BigQuery (bqemulator), end to end', () => {
     expect(await messagesOfVictim()).toEqual([{ live: 0, kept: synced!.kept }]);
     await expectBigQueryEqualsSource(bq, dataset, await sourceSnapshot(p.deps.client, from()));
     expect(await duplicateIds(bq, dataset)).toEqual(noDuplicates);
+    expect(proxy.report().violations).toEqual([]);
   }, 300_000);
 
   it("a deleted ticket's CSAT survey follows it out, and comes back with it", async () => {
@@ -256,5 +239,87 @@ describe('the pipeline into BigQuery (bqemulator), end to end', () => {
     expect(await deletionMark(bq, dataset, 'csat_surveys', survey.id)).toEqual({ deletedAt: null });
     await expectBigQueryEqualsSource(bq, dataset, await sourceSnapshot(p.deps.client, from()));
     expect(await duplicateIds(bq, dataset)).toEqual(noDuplicates);
+    expect(proxy.report().violations).toEqual([]);
   }, 300_000);
+});
+
+/**
+ * A worker process killed (SIGKILL) while a flush script runs — after BigQuery received the merge, before
+ * the activity could complete — twice, at two different flushes: the next worker runs the flush again
+ * (it merges the same staged batches, changing nothing twice), the run ends exact, and every job still
+ * keeps BigQuery's per-table limits.
+ */
+describe('the BigQuery worker killed mid-flush', () => {
+  let emulator: BigQueryEmulator;
+  let proxy: BigQueryQuotaProxy;
+  let companion: CompanionHandle;
+  let env: Awaited<ReturnType<typeof connectToTestServer>>;
+  let deps: Dependencies | undefined;
+  let worker: ReturnType<typeof spawnWorker> | undefined;
+  let flushes = 0;
+  const dataset = `kill_${randomBytes(4).toString('hex')}`;
+  const taskQueue = `bq-kill-${Date.now().toString(36)}`;
+  const from = new Date(Date.now() - 200 * DAY_MS).toISOString();
+
+  beforeAll(async () => {
+    emulator = await startBigQueryEmulator();
+    proxy = await startBigQueryQuotaProxy(emulator.endpoint, {
+      enforce: true,
+      minJobMs: 300,
+      // The flush script is the one that marks staged batches merged (connectors/bigquery/flush-sql.ts).
+      onQuery: (sql) => {
+        if (/INSERT INTO `[^`]+`\.`_staging_merged`/.test(sql)) flushes += 1;
+      },
+    });
+    companion = await startCompanion({ seed: 29, tickets: 30, rateLimits: false });
+    env = await connectToTestServer();
+  }, 600_000);
+  afterAll(async () => {
+    if (worker) await killed(worker.child);
+    await deps?.close();
+    await companion?.stop();
+    await env?.teardown();
+    await proxy?.stop();
+    await emulator?.stop();
+  });
+
+  it('ends exact after two kills inside flushes, within the limits', async () => {
+    const workerEnv = {
+      SUPPORT_API_URL: companion.baseUrl,
+      SUPPORT_API_KEY: companion.keys.admin,
+      DESTINATION_URL: `bigquery://${emulator.projectId}/${dataset}`,
+      BIGQUERY_API_ENDPOINT: proxy.endpoint,
+      BIGQUERY_STORAGE_ENDPOINT: emulator.grpcEndpoint,
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      SUPPORT_API_RATE_LIMITS: 'off',
+      LOG_LEVEL: 'info',
+    };
+    const config = loadConfig({}, undefined, { ...workerEnv, SYNC_START_DATE: from, SYNC_PAGE_SIZE: '10' });
+    deps = await buildDependencies(config, silentLogger);
+    worker = spawnWorker(workerEnv);
+    await worker.ready;
+    const input = incrementalRunInput(config);
+    const result = await startRun(env.client.workflow, taskQueue, input);
+    // Killed as the 1st and the 3rd flush script arrive: the proxy holds its answer ≥ 300 ms, the job has
+    // already run on the emulator, and the worker dies before it learns so.
+    for (const nth of [1, 3]) {
+      const deadline = Date.now() + 120_000;
+      while (flushes < nth && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+      expect(flushes, `flush #${nth} came`).toBeGreaterThanOrEqual(nth);
+      await killed(worker.child);
+      worker = spawnWorker(workerEnv);
+      await worker.ready;
+    }
+    expect(await result).toBe('succeeded');
+    expect(proxy.report().violations).toEqual([]);
+    const bq = new BigQuery({ projectId: emulator.projectId, ...emulatorClientOptions(emulator.endpoint) });
+    await expectBigQueryEqualsSource(bq, dataset, await sourceSnapshot(deps.client, from));
+    expect(await duplicateIds(bq, dataset)).toEqual(Object.fromEntries(COMPARED_TABLES.map((t) => [t, 0])));
+    const [runs] = await bq.query({
+      query: `SELECT status FROM \`${dataset}\`._sync_runs WHERE run_id = @id`,
+      params: { id: input.runId },
+    });
+    expect(runs).toEqual([{ status: 'succeeded' }]);
+  }, 420_000);
 });

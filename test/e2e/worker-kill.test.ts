@@ -1,20 +1,16 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomInt } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type CompanionHandle, Prng, type RequestLogEntry, startCompanion } from '../../companion/index.js';
-import { ALL_STREAMS } from '../../schemas/sync.js';
 import { buildDependencies, type Dependencies } from '../../worker/compose.js';
-import { loadConfig, settingsFromConfig } from '../../worker/config.js';
-import { newRunId, runWorkflowId } from '../../worker/run-sync.js';
+import { loadConfig } from '../../worker/config.js';
 import { freshDatabase } from '../support/postgres.js';
 import { connectToTestServer } from '../support/temporal.js';
 import { DAY_MS, silentLogger } from './harness.js';
 import { sourceSnapshot } from './source-snapshot.js';
 import { expectWarehouseEqualsSource, rowCounts } from './warehouse-compare.js';
+import { incrementalRunInput, killed, spawnWorker, startRun } from './worker-process.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const KILLS = 3;
 const STREAM_PARALLELISM = 4;
 const THREAD_CONCURRENCY = 4;
@@ -36,38 +32,6 @@ function killSeed(): number {
   const seed = Number(fromEnv);
   if (!Number.isSafeInteger(seed) || seed < 0) throw new Error(`WORKER_KILL_SEED=${fromEnv}: not a seed`);
   return seed;
-}
-
-/** A worker process (`support-sync worker`), killed with SIGKILL. `node --import tsx` so the pid is the worker's. */
-function spawnWorker(env: Record<string, string>): {
-  child: ChildProcess;
-  ready: Promise<void>;
-  stderr: string[];
-} {
-  const stderr: string[] = [];
-  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'worker'], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  const ready = new Promise<void>((resolve, reject) => {
-    child.stderr!.setEncoding('utf8');
-    child.stderr!.on('data', (chunk: string) => {
-      stderr.push(chunk);
-      if (chunk.includes('worker running')) resolve();
-    });
-    child.once('exit', (code, signal) => reject(new Error(`worker exited early (${code ?? signal})`)));
-  });
-  ready.catch(() => undefined);
-  return { child, ready, stderr };
-}
-
-function killed(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGKILL');
-  });
 }
 
 const requestKey = (r: RequestLogEntry) =>
@@ -139,23 +103,9 @@ describe('the worker killed with SIGKILL at random points during a sync', () => 
 
     worker = spawnWorker(workerEnv);
     await worker.ready;
-    const now = new Date();
-    const input = {
-      runId: newRunId(now),
-      mode: 'incremental' as const,
-      streams: [...ALL_STREAMS],
-      settings: { ...settingsFromConfig(config, now), threadConcurrency: THREAD_CONCURRENCY },
-    };
+    const input = incrementalRunInput(config, { threadConcurrency: THREAD_CONCURRENCY });
     const started = Date.now();
-    const handle = await env.client.workflow.start('syncRunWorkflow', {
-      taskQueue,
-      workflowId: runWorkflowId(input.runId),
-      args: [input],
-    });
-    const result = handle.result().then(
-      () => 'succeeded',
-      (err: unknown) => `failed: ${(err as Error).message}`,
-    );
+    const result = await startRun(env.client.workflow, taskQueue, input);
 
     const killAt: number[] = [];
     for (const [k, { afterRequests, delayMs }] of killPoints.entries()) {

@@ -1,0 +1,232 @@
+import type {
+  CheckpointUpdate,
+  ColumnSpec,
+  RejectedItem,
+  TableSpec,
+  WarehouseRow,
+} from '../../schemas/warehouse.js';
+import { stagedColumns } from '../batch.js';
+import { BQ_TYPES, bqIdent, int64Literal, stringLiteral, timestampLiteral } from './dialect.js';
+import { mergeClauses, rejectedMergeSql } from './sql.js';
+import { MERGED_TABLE, STAGING_RETENTION_DAYS, STAGING_TABLE, type StagedEntry } from './staging.js';
+
+/*
+ * The SQL of a flush (flush.ts): which staged batches are not merged yet, and the one script that merges
+ * them — per table one MERGE of the latest staged version of each row, the ids seen again, the items set
+ * aside, the checkpoints — and marks them merged. Every statement is idempotent, so a flush that dies
+ * anywhere is run again whole.
+ */
+
+/** A staged row: the warehouse row as JSON, JSON columns as their text (so JSON_VALUE reads every column). */
+export function stagedRowDoc(spec: TableSpec<unknown>, row: WarehouseRow): string {
+  const out: Record<string, unknown> = {};
+  for (const c of stagedColumns(spec)) {
+    const v = row[c.name] ?? null;
+    out[c.name] = c.type === 'json' && v !== null ? JSON.stringify(v) : v;
+  }
+  return JSON.stringify(out);
+}
+
+/** The entries of a staged row, a seen id, an item set aside, a checkpoint. */
+export const staged = {
+  row: (spec: TableSpec<unknown>, row: WarehouseRow, repair: boolean): StagedEntry => ({
+    op: 'row',
+    table: spec.name,
+    id: spec.primaryKey.length === 1 ? String(row[spec.primaryKey[0]!]) : null,
+    doc: stagedRowDoc(spec, row),
+    repair,
+  }),
+  seen: (table: string, id: string): StagedEntry => ({ op: 'seen', table, id, doc: null, repair: false }),
+  rejected: (item: RejectedItem): StagedEntry => ({
+    op: 'rejected',
+    table: item.table,
+    id: item.itemId,
+    doc: JSON.stringify(item),
+    repair: false,
+  }),
+  checkpoint: (cp: CheckpointUpdate, at: Date): StagedEntry => ({
+    op: 'checkpoint',
+    table: null,
+    id: null,
+    doc: JSON.stringify({ ...cp, updated_at: at.toISOString() }),
+    repair: false,
+  }),
+  json: (op: StagedEntry['op'], value: unknown): StagedEntry => ({
+    op,
+    table: null,
+    id: null,
+    doc: JSON.stringify(value),
+    repair: false,
+  }),
+};
+
+const staging = (dataset: string) => `${bqIdent(dataset)}.${bqIdent(STAGING_TABLE)}`;
+const retained = `s.staged_at >= TIMESTAMP_SUB(CURRENT_TIMESTAMP(), INTERVAL ${STAGING_RETENTION_DAYS} DAY)`;
+
+/**
+ * The batches staged and not merged yet: per batch, table and op, a count — and for the small entries
+ * (checkpoints, items set aside, schema changes, ledger entries) the entries themselves, with their order.
+ */
+export function pendingSql(dataset: string, limitBatches: number): string {
+  return `WITH pending AS (
+  SELECT s.batch FROM ${staging(dataset)} s
+  WHERE ${retained} AND s.batch NOT IN (SELECT m.batch FROM ${bqIdent(dataset)}.${bqIdent(MERGED_TABLE)} m)
+  GROUP BY s.batch ORDER BY MIN(s.seq) LIMIT ${limitBatches})
+SELECT s.batch, s.op, s.table_name, IF(s.op IN ('row', 'seen'), NULL, s.doc) AS entry_doc,
+  IF(s.op IN ('row', 'seen'), 0, s.seq) AS entry_seq, COUNT(*) AS n
+FROM ${staging(dataset)} s
+WHERE ${retained} AND s.batch IN (SELECT batch FROM pending)
+GROUP BY s.batch, s.op, s.table_name, entry_doc, entry_seq`;
+}
+
+/** The value of a staged column, typed, read from the staged row's JSON. */
+function columnOf(c: ColumnSpec): string {
+  const text = `JSON_VALUE(s.doc, ${stringLiteral(`$.${c.name}`)})`;
+  switch (c.type) {
+    case 'string':
+      return text;
+    case 'json':
+      return `PARSE_JSON(${text})`;
+    default:
+      return `CAST(${text} AS ${BQ_TYPES[c.type]})`;
+  }
+}
+
+const batchList = (batches: readonly string[]) => `UNNEST([${batches.map(stringLiteral).join(', ')}])`;
+
+/**
+ * The latest staged version of each row of `spec` among `batches`: by the table's version, then by the
+ * order of staging (a row fetched twice at one version: the later fetch). `_repair` rides along.
+ */
+export function latestStagedRowsSql(dataset: string, spec: TableSpec<unknown>, batches: readonly string[]) {
+  const cols = stagedColumns(spec);
+  const key = spec.primaryKey.map((k) => bqIdent(k)).join(', ');
+  const version = spec.merge.kind === 'version' ? `${bqIdent(spec.merge.column)} DESC, ` : '';
+  return `SELECT * FROM (SELECT ${cols.map((c) => `${columnOf(c)} AS ${bqIdent(c.name)}`).join(', ')},
+    IFNULL(s.repair, FALSE) AS _repair, s.seq AS _seq
+  FROM ${staging(dataset)} s
+  WHERE ${retained} AND s.op = 'row' AND s.table_name = ${stringLiteral(spec.name)} AND s.batch IN ${batchList(batches)}) x
+WHERE TRUE QUALIFY ROW_NUMBER() OVER (PARTITION BY ${key} ORDER BY ${version}_seq DESC) = 1`;
+}
+
+/**
+ * When the staged row S replaces the stored T: a newer version, or an equal one with other content (or
+ * any content, for a full refresh's row); never an older one. Content tables: other content.
+ */
+function winsSql(spec: TableSpec<unknown>): string {
+  const differs = '(S._repair OR T.`_content_hash` IS DISTINCT FROM S.`_content_hash`)';
+  if (spec.merge.kind === 'content') return differs;
+  const v = bqIdent(spec.merge.column);
+  return `(T.${v} < S.${v} OR (T.${v} = S.${v} AND ${differs}))`;
+}
+
+/**
+ * The statements merging one table's staged rows; with `counts`, the counting SETs before the MERGE
+ * (`inserted_<i>`, `updated_<i>`, declared by the script).
+ */
+export function mergeStagedSql(
+  dataset: string,
+  spec: TableSpec<unknown>,
+  batches: readonly string[],
+  now: string,
+  counts: number | null,
+): string {
+  const target = `${bqIdent(dataset)}.${bqIdent(spec.name)}`;
+  const source = latestStagedRowsSql(dataset, spec, batches);
+  const { on, firstKey, sets, insertCols, insertVals } = mergeClauses(spec, now);
+  const wins = `(${winsSql(spec)}${spec.tracksDeletion ? ' OR T.`_deleted_at` IS NOT NULL' : ''})`;
+  const counting =
+    counts === null
+      ? ''
+      : `SET inserted_${counts} = (SELECT COUNTIF(${firstKey} IS NULL) FROM (${source}) S LEFT JOIN ${target} T ON ${on});
+SET updated_${counts} = (SELECT COUNTIF(${firstKey} IS NOT NULL AND ${wins}) FROM (${source}) S LEFT JOIN ${target} T ON ${on});
+`;
+  return `${counting}MERGE ${target} T USING (${source}) S ON ${on}
+WHEN MATCHED AND ${wins} THEN UPDATE SET ${sets.join(', ')}
+WHEN MATCHED AND T.\`_synced_at\` < ${now} THEN UPDATE SET \`_synced_at\` = ${now}
+WHEN NOT MATCHED THEN INSERT (${insertCols.join(', ')}) VALUES (${insertVals.join(', ')});`;
+}
+
+/** Moves `_synced_at` of the live rows the staged batches saw again unchanged. */
+export function seenStagedSql(
+  dataset: string,
+  spec: TableSpec<unknown>,
+  batches: readonly string[],
+  now: string,
+): string {
+  const id = bqIdent(spec.primaryKey[0]!);
+  const live = spec.tracksDeletion ? ' AND `_deleted_at` IS NULL' : '';
+  return `UPDATE ${bqIdent(dataset)}.${bqIdent(spec.name)} SET \`_synced_at\` = ${now}
+WHERE ${id} IN (SELECT s.row_id FROM ${staging(dataset)} s WHERE ${retained} AND s.op = 'seen'
+  AND s.table_name = ${stringLiteral(spec.name)} AND s.batch IN ${batchList(batches)})
+  AND \`_synced_at\` < ${now}${live};`;
+}
+
+/**
+ * Items set aside (the latest sighting of each, upserted: a known one is open again), then the open entries
+ * whose item a staged row stored after its last rejection in these batches are resolved. Guarded so that a
+ * flush with nothing to resolve does not write `_rejected`.
+ */
+export function rejectedStagedSql(
+  dataset: string,
+  tables: readonly string[],
+  batches: readonly string[],
+  items: readonly RejectedItem[],
+  now: string,
+): string {
+  const upsert = items.length > 0 ? `${rejectedMergeSql(dataset, items, now)};\n` : '';
+  if (tables.length === 0) return upsert;
+  const rejected = `${bqIdent(dataset)}.\`_rejected\``;
+  const stored = `SELECT 1 FROM ${staging(dataset)} s WHERE ${retained} AND s.op = 'row' AND s.batch IN ${batchList(batches)}
+    AND s.table_name = r.table_name AND s.row_id = r.item_id
+    AND s.seq > IFNULL((SELECT MAX(x.seq) FROM ${staging(dataset)} x WHERE x.op = 'rejected'
+      AND x.batch IN ${batchList(batches)} AND x.table_name = r.table_name AND x.row_id = r.item_id), 0)`;
+  const open = `r.resolved_at IS NULL AND r.table_name IN (${tables.map(stringLiteral).join(', ')})`;
+  return `${upsert}IF EXISTS (SELECT 1 FROM ${rejected} r WHERE ${open} AND EXISTS (${stored})) THEN
+  UPDATE ${rejected} r SET resolved_at = ${now} WHERE ${open} AND EXISTS (${stored});
+END IF;
+`;
+}
+
+/** Checkpoints with the time each was staged (`updated_at`), upserted; a stored later one is kept. */
+export function stagedCheckpointsSql(
+  dataset: string,
+  list: readonly (CheckpointUpdate & { updated_at: string })[],
+): string {
+  const structs = list.map(
+    (cp) =>
+      `STRUCT(${stringLiteral(cp.stream)} AS stream, ${stringLiteral(cp.scope)} AS scope, ${stringLiteral(cp.cursor)} AS cursor, ` +
+      `${stringLiteral(cp.high_water_mark)} AS high_water_mark, ${stringLiteral(cp.status)} AS status, ` +
+      `${int64Literal(cp.pages)} AS pages, ${int64Literal(cp.rows)} AS \`rows\`, ${timestampLiteral(new Date(cp.updated_at))} AS updated_at)`,
+  );
+  return `MERGE ${bqIdent(dataset)}.\`_sync_state\` T
+USING (SELECT * FROM UNNEST([${structs.join(', ')}])) S ON T.stream = S.stream AND T.scope = S.scope
+WHEN MATCHED AND T.updated_at <= S.updated_at THEN UPDATE SET cursor = S.cursor, high_water_mark = S.high_water_mark,
+  status = S.status, pages = S.pages, \`rows\` = S.\`rows\`, updated_at = S.updated_at
+WHEN NOT MATCHED THEN INSERT (stream, scope, cursor, high_water_mark, status, pages, \`rows\`, updated_at)
+  VALUES (S.stream, S.scope, S.cursor, S.high_water_mark, S.status, S.pages, S.\`rows\`, S.updated_at);`;
+}
+
+/** Marks the batches merged (the flush's last statement: a flush that died before it runs again whole). */
+export function markMergedSql(dataset: string, batches: readonly string[]): string {
+  return `INSERT INTO ${bqIdent(dataset)}.${bqIdent(MERGED_TABLE)} (batch, merged_at)
+SELECT b, CURRENT_TIMESTAMP() FROM ${batchList(batches)} AS b;`;
+}
+
+/**
+ * The checkpoints of `_sync_state` with the staged, unmerged ones over them (the latest staging of each
+ * wins): what a reader sees before the next flush. `where` filters on stream / scope / status.
+ */
+export function checkpointsWithStagedSql(dataset: string, where: string): string {
+  const v = (k: string) => `JSON_VALUE(s.doc, '$.${k}')`;
+  return `SELECT stream, scope, cursor, high_water_mark, status, pages, \`rows\`, updated_at FROM (
+  SELECT stream, scope, cursor, high_water_mark, status, pages, \`rows\`, updated_at, 0 AS src, 0 AS seq
+  FROM ${bqIdent(dataset)}.\`_sync_state\`
+  UNION ALL
+  SELECT ${v('stream')}, ${v('scope')}, ${v('cursor')}, ${v('high_water_mark')}, ${v('status')},
+    CAST(${v('pages')} AS INT64), CAST(${v('rows')} AS INT64), CAST(${v('updated_at')} AS TIMESTAMP), 1, s.seq
+  FROM ${staging(dataset)} s
+  WHERE ${retained} AND s.op = 'checkpoint'
+    AND s.batch NOT IN (SELECT m.batch FROM ${bqIdent(dataset)}.${bqIdent(MERGED_TABLE)} m)
+) c WHERE TRUE QUALIFY ROW_NUMBER() OVER (PARTITION BY stream, scope ORDER BY src DESC, seq DESC) = 1 AND ${where}`;
+}

@@ -1,0 +1,177 @@
+import {
+  type CheckpointUpdate,
+  type RejectedItem,
+  type SchemaChangeSighting,
+  SYSTEM_TABLES,
+  type SyncRunRecord,
+  TABLE_NAMES,
+  type TableName,
+} from '../../schemas/warehouse.js';
+import { rejectedList, schemaChangeList } from '../batch.js';
+import type { WriteBatch } from '../destination.js';
+import type { DestinationSettings } from '../settings.js';
+import { bindLiteral, timestampLiteral } from './dialect.js';
+import {
+  markMergedSql,
+  mergeStagedSql,
+  pendingSql,
+  rejectedStagedSql,
+  seenStagedSql,
+  stagedCheckpointsSql,
+} from './flush-sql.js';
+import type { BigQuerySession } from './session.js';
+import { schemaChangeStatements } from './sql.js';
+
+/** Batches one flush merges at most (its script names them): a longer backlog takes several flushes. */
+const BATCHES_PER_FLUSH = 2000;
+
+/** What a flush merged: batches, and per table the staged rows and (when asked) what the merge did. */
+export interface FlushReport {
+  batches: number;
+  /** Flush scripts run (0: nothing was staged). */
+  merges: number;
+  tables: Partial<Record<TableName, { staged: number; inserted: number; updated: number }>>;
+}
+
+interface PendingRow {
+  batch: string;
+  op: string;
+  table_name: string | null;
+  entry_doc: string | null;
+  entry_seq: number | string;
+  n: number | string;
+}
+
+/**
+ * Merges what is staged and not merged yet, one script per flush (flush-sql.ts), one flush at a time in
+ * this process. Everything staged counts, whoever staged it: a worker that died between staging and
+ * merging leaves nothing behind.
+ */
+export class StagedFlusher {
+  #chain: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly session: BigQuerySession,
+    private readonly settings: DestinationSettings,
+  ) {}
+
+  /**
+   * Flushes everything staged; serialized with every other flush of this process. With `counts`, the
+   * merge counts what it inserts and updates (two reads per table more: for callers that report them).
+   */
+  flush(options: { counts?: boolean } = {}): Promise<FlushReport> {
+    return this.exclusive(() => this.#flushAll(options.counts === true));
+  }
+
+  /**
+   * Runs `write` when no flush or other exclusive write of this process runs (the deletions: a flush, then
+   * their script, with no other writer of their tables in between), so this process is one writer per table.
+   */
+  exclusive<T>(write: () => Promise<T>): Promise<T> {
+    const run = this.#chain.then(write);
+    this.#chain = run.catch(() => undefined);
+    return run;
+  }
+
+  /** A flush inside an exclusive write (it must not wait for itself). */
+  flushWithin(): Promise<FlushReport> {
+    return this.#flushAll(false);
+  }
+
+  async #flushAll(counts: boolean): Promise<FlushReport> {
+    const report: FlushReport = { batches: 0, merges: 0, tables: {} };
+    for (;;) {
+      const pending = await this.session.script<PendingRow>(
+        pendingSql(this.session.dataset, BATCHES_PER_FLUSH),
+      );
+      if (pending.length === 0) return report;
+      const batches = [...new Set(pending.map((p) => p.batch))];
+      await this.#merge(batches, pending, report, counts);
+      report.batches += batches.length;
+      report.merges += 1;
+      if (batches.length < BATCHES_PER_FLUSH) return report;
+    }
+  }
+
+  async #merge(
+    batches: readonly string[],
+    pending: readonly PendingRow[],
+    report: FlushReport,
+    counting: boolean,
+  ) {
+    const dataset = this.session.dataset;
+    const now = this.settings.serverClock ? 'CURRENT_TIMESTAMP()' : timestampLiteral(this.settings.clock());
+    const count = (op: string) => {
+      const by = new Map<TableName, number>();
+      for (const p of pending)
+        if (p.op === op && p.table_name)
+          by.set(p.table_name as TableName, (by.get(p.table_name as TableName) ?? 0) + Number(p.n));
+      return by;
+    };
+    const rows = count('row');
+    const seen = count('seen');
+    const docs = (op: string) =>
+      pending
+        .filter((p) => p.op === op && p.entry_doc !== null)
+        .sort((a, b) => Number(a.entry_seq) - Number(b.entry_seq))
+        .map((p) => JSON.parse(p.entry_doc!) as unknown);
+    const rowTables = TABLE_NAMES.filter((t) => rows.has(t));
+    const statements: string[] = [];
+    rowTables.forEach((t, i) => {
+      statements.push(mergeStagedSql(dataset, this.settings.spec(t), batches, now, counting ? i : null));
+    });
+    for (const t of TABLE_NAMES.filter((name) => seen.has(name)))
+      statements.push(seenStagedSql(dataset, this.settings.spec(t), batches, now));
+    const rejected = rejectedList(docs('rejected') as RejectedItem[]);
+    statements.push(rejectedStagedSql(dataset, rowTables, batches, rejected, now));
+    const sightings = schemaChangeList([
+      { table: 'tickets', rows: [], schemaChanges: docs('schema_change') as SchemaChangeSighting[] },
+    ] as WriteBatch[]);
+    statements.push(schemaChangeStatements(dataset, sightings, now));
+    const checkpoints = latestCheckpoints(
+      docs('checkpoint') as (CheckpointUpdate & { updated_at: string })[],
+    );
+    if (checkpoints.length > 0) statements.push(stagedCheckpointsSql(dataset, checkpoints));
+    const runs = [...new Map((docs('run') as SyncRunRecord[]).map((r) => [r.run_id, r] as const)).values()];
+    if (runs.length > 0) statements.push(`${runsUpsertSql(this.session, runs)};`);
+    statements.push(markMergedSql(dataset, batches));
+    for (const t of rowTables) await this.settings.hooks.beforeMerge?.(t);
+    const declare = (counting ? rowTables : [])
+      .map((_, i) => `DECLARE inserted_${i} INT64 DEFAULT 0;\nDECLARE updated_${i} INT64 DEFAULT 0;`)
+      .join('\n');
+    const select =
+      (counting ? rowTables : []).map((_, i) => `inserted_${i}, updated_${i}`).join(', ') || '0 AS none';
+    const script = `${declare}\n${statements.filter((s) => s.length > 0).join('\n')}\nSELECT ${select};`;
+    const [counts] = await this.session.script<Record<string, unknown>>(script);
+    rowTables.forEach((t, i) => {
+      const before = report.tables[t] ?? { staged: 0, inserted: 0, updated: 0 };
+      report.tables[t] = {
+        staged: before.staged + (rows.get(t) ?? 0),
+        inserted: before.inserted + Number(counts?.[`inserted_${i}`] ?? 0),
+        updated: before.updated + Number(counts?.[`updated_${i}`] ?? 0),
+      };
+    });
+  }
+}
+
+/** The upsert of `_sync_runs` by run_id (the ledger's own statement, sql/ledger.ts), values as literals. */
+function runsUpsertSql(session: BigQuerySession, runs: readonly SyncRunRecord[]): string {
+  const table = SYSTEM_TABLES._sync_runs;
+  return session.dialect.upsert(
+    table.name,
+    table.primaryKey,
+    table.columns.map((c) => c.name),
+    runs.map((r) =>
+      table.columns.map((c) =>
+        bindLiteral((r as Record<string, unknown>)[c.name] as string | number | null, c.type),
+      ),
+    ),
+  );
+}
+
+/** The last staged checkpoint of each (stream, scope), `docs` in staging order. */
+function latestCheckpoints<C extends CheckpointUpdate>(docs: readonly C[]): C[] {
+  const byKey = new Map<string, C>();
+  for (const cp of docs) byKey.set(`${cp.stream}\u0000${cp.scope}`, cp);
+  return [...byKey.values()];
+}

@@ -1,0 +1,218 @@
+import {
+  Checkpoint,
+  type CheckpointUpdate,
+  SyncRunRecord,
+  type TableName,
+  type TableSpec,
+} from '../../schemas/warehouse.js';
+import { batchRows, checkpointList, writeResult } from '../batch.js';
+import { cursorTagOf } from '../cursor-tag.js';
+import type { CheckpointFilter, Destination, WriteBatch, WriteResult } from '../destination.js';
+import type { DestinationSettings } from '../settings.js';
+import type { CascadeConditions, CascadeCounts, DeletionRequest } from '../sql/deletions.js';
+import type { WarehouseWriter } from '../sql/destination.js';
+import { limitClause, parsedRows, statement } from '../sql/dialect.js';
+import { type FlushReport, StagedFlusher } from './flush.js';
+import { checkpointsWithStagedSql, staged } from './flush-sql.js';
+import type { BigQuerySession } from './session.js';
+import type { StagedEntry, StagingAppender } from './staging.js';
+import { BigQueryWriter } from './write.js';
+
+/** When staged rows are merged without waiting for the window's end (see docs/bigquery-write-path.md §5). */
+export interface FlushThresholds {
+  /** Rows staged by this process since its last flush. */
+  readonly rows: number;
+  /** Age of the oldest of them. */
+  readonly ms: number;
+}
+
+export const DEFAULT_FLUSH_THRESHOLDS: FlushThresholds = { rows: 50_000, ms: 10 * 60 * 1000 };
+
+/** A checkpoint this process knows, with where it learnt it. */
+interface KnownCheckpoint {
+  readonly checkpoint: Checkpoint;
+}
+
+/**
+ * BigQuery's write path: a page is staged (one Storage Write API append of its rows, the ids it saw, the
+ * items it set aside and its checkpoints — no job), and merged by a flush (flush.ts) at the window's end,
+ * at the thresholds, or before a read that needs merged rows. Calls that report what they wrote
+ * (writeBatch, writeTables) stage and flush at once. Deletions flush first, then run as scripts (write.ts).
+ *
+ * Checkpoints: a staged checkpoint is durable at once (a reader sees it over `_sync_state` until the flush
+ * merges it, checkpointsWithStagedSql). The checkpoints this process staged are kept in memory, and a page
+ * reads its checkpoint from there when the workflow's last cursor tag says it is the one it holds — so a
+ * scope read page after page by one worker costs no query per page, and a page another worker wrote is
+ * never mistaken for the one held here.
+ */
+export class StagedBigQueryWriter implements WarehouseWriter {
+  readonly #scripts: BigQueryWriter;
+  readonly #flusher: StagedFlusher;
+  readonly #known = new Map<string, KnownCheckpoint>();
+  #unflushedRows = 0;
+  #unflushedSince: number | null = null;
+  #unflushedBatches = 0;
+
+  constructor(
+    private readonly session: BigQuerySession,
+    private readonly settings: DestinationSettings,
+    private readonly appender: StagingAppender,
+    private readonly thresholds: FlushThresholds = DEFAULT_FLUSH_THRESHOLDS,
+  ) {
+    this.#scripts = new BigQueryWriter(session, settings);
+    this.#flusher = new StagedFlusher(session, settings);
+  }
+
+  /** Stages the batches (one append) and their checkpoints; flushes when a threshold is reached. */
+  async stage(batches: readonly WriteBatch[], extra: readonly CheckpointUpdate[] = []): Promise<void> {
+    const entries: StagedEntry[] = [];
+    let rows = 0;
+    for (const batch of batches) {
+      const spec = this.settings.spec(batch.table);
+      const valid = batchRows(spec, batch);
+      rows += valid.length;
+      for (const row of valid) entries.push(staged.row(spec, row, batch.repair === true));
+      for (const id of batch.seen ?? []) entries.push(staged.seen(spec.name, id));
+    }
+    for (const item of this.settings.rejectedItems(batches.flatMap((b) => b.rejected ?? [])))
+      entries.push(staged.rejected(item));
+    for (const sighting of this.settings.schemaChanges(batches))
+      entries.push(staged.json('schema_change', sighting));
+    const at = this.settings.clock();
+    const checkpoints = checkpointList([...batches.flatMap((b) => checkpointList(b.checkpoint)), ...extra]);
+    for (const cp of checkpoints) entries.push(staged.checkpoint(cp, at));
+    if (entries.length === 0) return;
+    await this.#append(`stage ${batches.map((b) => b.table).join(', ')}`, entries, rows);
+    this.#remember(checkpoints, at);
+    if (
+      this.#unflushedRows >= this.thresholds.rows ||
+      Date.now() - (this.#unflushedSince ?? Date.now()) >= this.thresholds.ms
+    )
+      await this.flush();
+  }
+
+  async #append(context: string, entries: readonly StagedEntry[], rows = 0): Promise<void> {
+    await this.session.withErrorMapping(context, () => this.appender.append(entries));
+    this.#unflushedBatches += 1;
+    this.#unflushedRows += rows;
+    this.#unflushedSince ??= Date.now();
+  }
+
+  /** Merges everything staged (by any process); resets this process's thresholds. */
+  async flush(options: { counts?: boolean } = {}): Promise<FlushReport> {
+    const started = { rows: this.#unflushedRows, batches: this.#unflushedBatches };
+    const report = await this.session.withErrorMapping('flush', () => this.#flusher.flush(options));
+    // What was staged while the flush ran stays counted for the next one.
+    this.#unflushedRows = Math.max(0, this.#unflushedRows - started.rows);
+    this.#unflushedBatches = Math.max(0, this.#unflushedBatches - started.batches);
+    if (this.#unflushedBatches === 0) this.#unflushedSince = null;
+    return report;
+  }
+
+  /** Flushes when this process has staged something not merged yet (before a read of the tables). */
+  async flushOwn(): Promise<void> {
+    if (this.#unflushedBatches > 0) await this.flush();
+  }
+
+  async writeBatch<T extends TableName>(batch: WriteBatch<T>): Promise<WriteResult> {
+    await this.stage([batch]);
+    const report = await this.flush({ counts: true });
+    const t = report.tables[batch.table];
+    return writeResult(batch, t?.inserted, t?.updated);
+  }
+
+  async writeTables(
+    ...[batches, checkpoint]: Parameters<Destination['writeTables']>
+  ): Promise<WriteResult[]> {
+    await this.stage(batches, checkpointList(checkpoint));
+    const report = await this.flush({ counts: true });
+    return batches.map((b) => {
+      const t = report.tables[b.table];
+      return writeResult(b, t?.inserted, t?.updated);
+    });
+  }
+
+  /**
+   * A ledger entry: staged, merged with the next flush (windows record themselves at their start and end,
+   * many at once: one statement each on `_sync_runs` would break its DML limits). A run's own record
+   * (no parent) is flushed at once, so the ledger is whole when a run starts and ends.
+   */
+  async recordRun(run: SyncRunRecord): Promise<void> {
+    await this.#append('recordRun', [staged.json('run', SyncRunRecord.parse(run))]);
+    if (run.parent_run_id === null) await this.flush();
+  }
+
+  /** Checkpoints alone: staged (durable at once), merged with the next flush. */
+  async writeCheckpoints(checkpoints: readonly CheckpointUpdate[]): Promise<void> {
+    await this.stage([], checkpoints);
+  }
+
+  async markDeleted(request: DeletionRequest): Promise<number> {
+    // The ids a sweep saw are staged: merged first, so no row it saw looks unseen; no other flush of this
+    // process writes in between (one writer per table).
+    const n = await this.#exclusiveAfterFlush('markDeleted', () => this.#scripts.markDeleted(request));
+    if (request.checkpoint) this.#remember([request.checkpoint], this.settings.clock());
+    return n;
+  }
+
+  cascade(child: TableSpec<unknown>, conditions: CascadeConditions, deletedAt: Date): Promise<CascadeCounts> {
+    return this.#exclusiveAfterFlush('cascadeDeletion', () =>
+      this.#scripts.cascade(child, conditions, deletedAt),
+    );
+  }
+
+  #exclusiveAfterFlush<T>(context: string, write: () => Promise<T>): Promise<T> {
+    return this.#flusher.exclusive(async () => {
+      await this.session.withErrorMapping(context, () => this.#flusher.flushWithin());
+      return write();
+    });
+  }
+
+  // --- checkpoints: staged ones over `_sync_state` ------------------------------------------------------
+
+  /**
+   * The checkpoint of a scope. With `expectCursorTag` (the tag of the cursor the workflow last saw for the
+   * scope), the one held in memory is used when its cursor has that tag; otherwise it is read.
+   */
+  async readCheckpoint(stream: string, scope: string, expectCursorTag?: string): Promise<Checkpoint | null> {
+    const known = this.#known.get(keyOf(stream, scope));
+    if (
+      expectCursorTag !== undefined &&
+      known?.checkpoint.cursor != null &&
+      cursorTagOf(known.checkpoint.cursor) === expectCursorTag
+    )
+      return known.checkpoint;
+    const [read] = await this.listCheckpoints({ stream, scope });
+    return read ?? null;
+  }
+
+  async listCheckpoints(
+    filter: CheckpointFilter & { stream?: string | undefined; scope?: string | undefined },
+  ): Promise<Checkpoint[]> {
+    const d = this.session.dialect;
+    const query = statement(d, (bind) => {
+      const conditions = (['stream', 'scope', 'status'] as const)
+        .filter((k) => filter[k] !== undefined)
+        .map((k) => `${d.ident(k)} = ${bind(filter[k] as string, 'string')}`);
+      const where = conditions.length > 0 ? conditions.join(' AND ') : 'TRUE';
+      return `${checkpointsWithStagedSql(this.session.dataset, where)}
+ORDER BY stream, scope${limitClause(filter.limit)}`;
+    });
+    const list = await parsedRows(this.session, 'listCheckpoints', query, (row) => Checkpoint.parse(row));
+    for (const cp of list) this.#known.set(keyOf(cp.stream, cp.scope), { checkpoint: cp });
+    return list;
+  }
+
+  #remember(checkpoints: readonly CheckpointUpdate[], at: Date): void {
+    for (const cp of checkpoints)
+      this.#known.set(keyOf(cp.stream, cp.scope), {
+        checkpoint: { ...cp, updated_at: at.toISOString() },
+      });
+  }
+
+  close(): void {
+    this.appender.close();
+  }
+}
+
+const keyOf = (stream: string, scope: string) => `${stream}\u0000${scope}`;

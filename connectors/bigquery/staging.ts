@@ -1,0 +1,213 @@
+import { randomUUID } from 'node:crypto';
+import type { TableField, TableMetadata } from '@google-cloud/bigquery';
+import { adapt, managedwriter } from '@google-cloud/bigquery-storage';
+import { credentials } from '@grpc/grpc-js';
+import { GoogleAuth, PassThroughClient } from 'google-auth-library';
+import type { BigQuerySession } from './session.js';
+
+/*
+ * Staging: what a page writes reaches BigQuery through the Storage Write API's default stream, appended to
+ * one table, `_staging` — no job, no DML, no table operation per page. A flush (flush.ts) later merges the
+ * staged entries into their tables and records their batches in `_staging_merged`.
+ *
+ * One staging table for every target, not one per target: a page's rows, the ids it saw, the items it set
+ * aside and its checkpoints are one AppendRows request, which BigQuery applies whole or not at all, so the
+ * checkpoint of a page is never staged without its rows.
+ */
+
+export const STAGING_TABLE = '_staging';
+export const MERGED_TABLE = '_staging_merged';
+/** Staged entries older than this are gone (partition expiration): a flush never looks further back. */
+export const STAGING_RETENTION_DAYS = 7;
+
+/** What one staged entry is. */
+export type StagedOp = 'row' | 'seen' | 'checkpoint' | 'rejected' | 'schema_change' | 'run';
+
+/** One row of `_staging`. */
+export interface StagedEntry {
+  readonly op: StagedOp;
+  /** The target table (rows, seen ids, items set aside); null for checkpoints and ledger entries. */
+  readonly table: string | null;
+  /** The row's id (rows, seen ids) or the item's id (items set aside), as text. */
+  readonly id: string | null;
+  /** The entry as JSON: a warehouse row (JSON columns as text), a checkpoint, an item set aside … */
+  readonly doc: string | null;
+  /** Full refresh: the row replaces an equal version (see WriteBatch.repair). */
+  readonly repair: boolean;
+}
+
+const FIELDS: TableField[] = [
+  { name: 'batch', type: 'STRING', mode: 'REQUIRED', description: 'One AppendRows request (a page)' },
+  { name: 'seq', type: 'INTEGER', mode: 'REQUIRED', description: 'Order of staging (µs clock + counter)' },
+  { name: 'staged_at', type: 'TIMESTAMP', mode: 'REQUIRED', description: 'When the entry was staged' },
+  { name: 'op', type: 'STRING', mode: 'REQUIRED', description: 'row, seen, checkpoint, rejected, …' },
+  { name: 'table_name', type: 'STRING', mode: 'NULLABLE', description: 'Target table' },
+  { name: 'row_id', type: 'STRING', mode: 'NULLABLE', description: 'Row or item id' },
+  { name: 'doc', type: 'STRING', mode: 'NULLABLE', description: 'The entry as JSON' },
+  { name: 'repair', type: 'BOOLEAN', mode: 'NULLABLE', description: 'Full refresh row' },
+];
+
+const MERGED_FIELDS: TableField[] = [
+  { name: 'batch', type: 'STRING', mode: 'REQUIRED', description: 'A staged batch merged by a flush' },
+  { name: 'merged_at', type: 'TIMESTAMP', mode: 'REQUIRED', description: 'When' },
+];
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+const APPEND_TIMEOUT_MS = 30_000;
+const APPEND_ATTEMPTS = 5;
+
+/** Creates `_staging` and `_staging_merged` (idempotent): day partitions that expire after the retention. */
+export async function prepareStaging(session: BigQuerySession): Promise<void> {
+  const tables: [string, TableField[], string, string[]][] = [
+    [STAGING_TABLE, FIELDS, 'staged_at', ['op', 'table_name', 'batch']],
+    [MERGED_TABLE, MERGED_FIELDS, 'merged_at', ['batch']],
+  ];
+  for (const [name, fields, partition, cluster] of tables) {
+    const table = session.client.dataset(session.dataset).table(name);
+    const [exists] = await table.exists();
+    if (exists) continue;
+    const metadata: TableMetadata = {
+      schema: { fields },
+      description: 'support-sync staging (append-only; merged by a flush)',
+      timePartitioning: {
+        type: 'DAY',
+        field: partition,
+        // The merged markers outlive the entries they mark by a day.
+        expirationMs: String((STAGING_RETENTION_DAYS + (name === MERGED_TABLE ? 1 : 0)) * DAY_MS),
+      },
+      clustering: { fields: cluster },
+    };
+    await table.create(metadata).catch((err: { code?: number }) => {
+      if (err.code !== 409) throw err;
+    });
+  }
+}
+
+/** Where the Storage Write API is: Google's (Application Default Credentials), or an emulator's plaintext gRPC. */
+export interface StorageEndpoint {
+  /** host:port of an emulator (plaintext, no credentials); undefined: BigQuery's own endpoint. */
+  readonly emulator?: string;
+}
+
+/**
+ * Appends staged entries to `_staging` through the Storage Write API's default stream (at-least-once: a
+ * retried append stages again, which the flush's merge makes harmless). One connection per process, opened
+ * on first use; a failed connection is dropped and opened again by the next append.
+ */
+export class StagingAppender {
+  #writer: Promise<{ client: managedwriter.WriterClient; writer: managedwriter.JSONWriter }> | null = null;
+  #last = 0;
+
+  constructor(
+    private readonly projectId: string,
+    private readonly dataset: string,
+    private readonly endpoint: StorageEndpoint,
+  ) {}
+
+  /** A new batch id: one per append. */
+  static batchId(): string {
+    return randomUUID();
+  }
+
+  /** Appends entries as one request (all or nothing); resolves once BigQuery has them. Returns the batch id. */
+  async append(entries: readonly StagedEntry[]): Promise<string> {
+    const batch = StagingAppender.batchId();
+    if (entries.length === 0) return batch;
+    const now = Date.now();
+    const rows = entries.map((e) => ({
+      batch,
+      seq: this.#nextSeq(now),
+      staged_at: now * 1000,
+      op: e.op,
+      table_name: e.table,
+      row_id: e.id,
+      doc: e.doc,
+      repair: e.repair,
+    }));
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.#appendOnce(rows);
+        return batch;
+      } catch (err) {
+        // The emulator (DuckDB) refuses an append while it runs a query; BigQuery answers a transient
+        // error the same way. Either passes by trying again; anything else is the activity's to retry.
+        const busy = /connection is busy|UNAVAILABLE|timed out/i.test((err as Error).message ?? '');
+        if (!busy || attempt >= APPEND_ATTEMPTS) throw err;
+        await new Promise((r) => setTimeout(r, 100 * 2 ** attempt * (0.5 + Math.random())));
+      }
+    }
+  }
+
+  async #appendOnce(rows: readonly Record<string, unknown>[]): Promise<void> {
+    const opened = this.#open();
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const { writer } = await opened;
+      // A stream that broke may never answer: an append waits at most this long, then the stream is dropped.
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('staging append timed out')), APPEND_TIMEOUT_MS);
+      });
+      const result = await Promise.race([writer.appendRows(rows as never).getResult(), timeout]);
+      const errors = result.rowErrors ?? [];
+      if (result.error || errors.length > 0) {
+        const why = result.error?.message ?? errors[0]?.message ?? 'row error';
+        throw new Error(`staging append refused: ${why}`);
+      }
+    } catch (err) {
+      // A broken stream is not reused: the next append opens a new one.
+      if (this.#writer === opened) this.close();
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Microseconds since the epoch, strictly increasing within the process. */
+  #nextSeq(nowMs: number): number {
+    this.#last = Math.max(this.#last + 1, nowMs * 1000);
+    return this.#last;
+  }
+
+  #open() {
+    this.#writer ??= (async () => {
+      const client = new managedwriter.WriterClient({
+        projectId: this.projectId,
+        ...(this.endpoint.emulator ? emulatorOptions(this.endpoint.emulator) : {}),
+      });
+      client.enableWriteRetries(true);
+      const parent = `projects/${this.projectId}/datasets/${this.dataset}/tables/${STAGING_TABLE}`;
+      const connection = await client.createStreamConnection({
+        streamId: managedwriter.DefaultStream,
+        destinationTable: parent,
+      });
+      const schema = adapt.convertBigQuerySchemaToStorageTableSchema({ fields: FIELDS });
+      const protoDescriptor = adapt.convertStorageSchemaToProto2Descriptor(schema, 'root');
+      const writer = new managedwriter.JSONWriter({ connection, protoDescriptor });
+      return { client, writer };
+    })();
+    return this.#writer;
+  }
+
+  close(): void {
+    const opened = this.#writer;
+    this.#writer = null;
+    void opened
+      ?.then(({ client, writer }) => {
+        writer.close();
+        client.close();
+      })
+      .catch(() => undefined);
+  }
+}
+
+/** An emulator's gRPC endpoint: plaintext, no credentials (nor a lookup of them). */
+function emulatorOptions(hostPort: string) {
+  const i = hostPort.lastIndexOf(':');
+  return {
+    servicePath: hostPort.slice(0, i),
+    port: Number(hostPort.slice(i + 1)),
+    sslCreds: credentials.createInsecure(),
+    // google-gax pins its own google-auth-library; the pass-through client only has to answer its calls.
+    auth: new GoogleAuth({ authClient: new PassThroughClient() }) as never,
+  };
+}

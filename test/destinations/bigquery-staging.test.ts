@@ -1,0 +1,170 @@
+import { randomBytes } from 'node:crypto';
+import { BigQuery } from '@google-cloud/bigquery';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BigQueryDestination, emulatorClientOptions } from '../../connectors/bigquery/destination.js';
+import { cursorTagOf } from '../../connectors/cursor-tag.js';
+import type { DestinationOptions } from '../../connectors/destination.js';
+import { canonicalTimestamp } from '../../schemas/warehouse.js';
+import { type BigQueryEmulator, startBigQueryEmulator } from '../../scripts/bigquery-emulator.js';
+import { type BigQueryQuotaProxy, startBigQueryQuotaProxy } from '../../scripts/bigquery-quota-proxy.js';
+import { at, input, message, ticket } from './fixtures.js';
+
+/**
+ * BigQuery's staged write path (connectors/bigquery/staged-writer.ts, flush.ts) through the quota proxy in
+ * enforce mode: pages cost no job, a flush merges every staged batch per table with the version rule, and
+ * a flush that dies or runs twice changes nothing it should not.
+ */
+describe('BigQuery staged writes', () => {
+  let emulator: BigQueryEmulator;
+  let proxy: BigQueryQuotaProxy;
+  let bq: BigQuery;
+  const datasetId = `staging_${randomBytes(4).toString('hex')}`;
+  const create = (options: DestinationOptions = {}) =>
+    new BigQueryDestination({
+      projectId: emulator.projectId,
+      datasetId,
+      apiEndpoint: proxy.endpoint,
+      storageEndpoint: emulator.grpcEndpoint,
+      ...options,
+    });
+
+  beforeAll(async () => {
+    emulator = await startBigQueryEmulator();
+    proxy = await startBigQueryQuotaProxy(emulator.endpoint, { enforce: true, minJobMs: 200 });
+    bq = new BigQuery({ projectId: emulator.projectId, ...emulatorClientOptions(emulator.endpoint) });
+    const dest = create();
+    await dest.prepare();
+    await dest.close();
+  }, 600_000);
+  afterAll(async () => {
+    await proxy?.stop();
+    await emulator?.stop();
+  });
+
+  const rowsOf = async (table: string, ids: readonly string[]) => {
+    const [rows] = await bq.query({
+      query: `SELECT id, subject, updated_at, _synced_at FROM \`${datasetId}\`.\`${table}\` WHERE id IN UNNEST(@ids) ORDER BY id`,
+      params: { ids },
+    });
+    return (rows as Record<string, unknown>[]).map((r) => ({
+      id: r['id'],
+      subject: r['subject'],
+      updated_at: canonicalTimestamp(String((r['updated_at'] as { value: string }).value)),
+    }));
+  };
+
+  it('stages pages without a job; one flush merges them with one MERGE per table, latest version per id', async () => {
+    const dest = create();
+    const a = ticket({ ticket_number: 1, updated_at: at(1), subject: 'a v1' });
+    const b = ticket({ ticket_number: 2, updated_at: at(1), subject: 'b v1' });
+    const m = message({ ticket_number: 1, ticket_id: a.id });
+    proxy.reset();
+    const checkpoint = (n: number, cursor: string | null) => ({
+      stream: 'tickets',
+      scope: 'staged-1',
+      cursor,
+      high_water_mark: null,
+      status: cursor === null ? ('complete' as const) : ('running' as const),
+      pages: n,
+      rows: n,
+    });
+    await dest.stageBatch({ table: 'tickets', rows: [input(a), input(b)], checkpoint: checkpoint(1, 'c1') });
+    // The same ids again, newer for a, and an older version of b fetched later: b keeps its newer version.
+    await dest.stageBatch({
+      table: 'tickets',
+      rows: [
+        input({ ...a, updated_at: at(5), subject: 'a v2' }),
+        input({ ...b, updated_at: at(0), subject: 'b v0' }),
+      ],
+      checkpoint: checkpoint(2, 'c2'),
+    });
+    await dest.stageBatch({ table: 'ticket_messages', rows: [input(m)] });
+    expect(proxy.report().queryJobs + proxy.report().loadJobs).toBe(0);
+    // The checkpoint staged last is the one read, before any flush: from memory with the workflow's tag …
+    expect(
+      await dest.readCheckpoint('tickets', 'staged-1', { expectCursorTag: cursorTagOf('c2') }),
+    ).toMatchObject({ cursor: 'c2', pages: 2 });
+    expect(proxy.report().queryJobs).toBe(0);
+    // … and from the warehouse (staged over `_sync_state`) by another process.
+    const other = create();
+    expect(await other.readCheckpoint('tickets', 'staged-1')).toMatchObject({ cursor: 'c2', pages: 2 });
+    expect(await rowsOf('tickets', [a.id, b.id])).toEqual([]);
+
+    proxy.reset();
+    await other.flushStaged(); // whoever staged them
+    const report = proxy.report();
+    expect(report.violations).toEqual([]);
+    expect(report.queryJobs).toBe(2); // what is pending, then one script
+    expect(report.tables['tickets']).toMatchObject({ mutatingDml: 1, peakConcurrentMutatingDml: 1 });
+    expect(report.tables['ticket_messages']).toMatchObject({ mutatingDml: 1 });
+    expect(report.tables['_sync_state']).toMatchObject({ mutatingDml: 1 });
+    expect(report.loadJobs).toBe(0);
+    const merged = await rowsOf('tickets', [a.id, b.id]);
+    expect(merged).toEqual(
+      [
+        { id: a.id, subject: 'a v2', updated_at: canonicalTimestamp(at(5)) },
+        { id: b.id, subject: 'b v1', updated_at: canonicalTimestamp(at(1)) },
+      ].sort((x, y) => (x.id < y.id ? -1 : 1)),
+    );
+    // Nothing left: a second flush reads what is pending and merges nothing.
+    proxy.reset();
+    await dest.flushStaged();
+    expect(proxy.report().queryJobs).toBe(1);
+    // An older version staged after the merge never overwrites the newer row.
+    await dest.stageBatch({ table: 'tickets', rows: [input({ ...a, updated_at: at(2), subject: 'a old' })] });
+    await dest.flushStaged();
+    expect((await rowsOf('tickets', [a.id]))[0]).toMatchObject({ subject: 'a v2' });
+    await Promise.all([dest.close(), other.close()]);
+  });
+
+  it('a flush that dies before marking its batches merged is run again whole, changing nothing twice', async () => {
+    let crash = true;
+    const crashing = create({
+      hooks: {
+        beforeMerge: () => {
+          if (crash) throw new Error('injected crash before the merge');
+        },
+      },
+    });
+    const t = ticket({ ticket_number: 3, updated_at: at(3), subject: 'kept' });
+    await crashing.stageBatch({ table: 'tickets', rows: [input(t)] });
+    await expect(crashing.flushStaged()).rejects.toThrow(/injected crash/);
+    expect(await rowsOf('tickets', [t.id])).toEqual([]);
+    crash = false;
+    // A retried page stages its rows again: harmless.
+    await crashing.stageBatch({ table: 'tickets', rows: [input(t)] });
+    await crashing.flushStaged();
+    await crashing.flushStaged();
+    expect(await rowsOf('tickets', [t.id])).toEqual([
+      { id: t.id, subject: 'kept', updated_at: canonicalTimestamp(at(3)) },
+    ]);
+    const [counted] = (await bq.query(
+      `SELECT COUNT(*) AS n FROM \`${datasetId}\`.tickets WHERE id = '${t.id}'`,
+    )) as [{ n: number }[]];
+    expect(counted).toEqual([{ n: 1 }]);
+    expect(proxy.report().violations).toEqual([]);
+    await crashing.close();
+  });
+
+  it('a checkpoint held in memory is not used when the workflow saw another cursor', async () => {
+    const a = create();
+    const b = create();
+    const cp = (cursor: string, pages: number) => ({
+      stream: 'exports',
+      scope: 'w1',
+      cursor,
+      high_water_mark: null,
+      status: 'running' as const,
+      pages,
+      rows: 0,
+    });
+    await a.writeCheckpoints([cp('p1', 1)]);
+    // The next page ran on another worker, which staged page 2.
+    await b.writeCheckpoints([cp('p2', 2)]);
+    expect(await a.readCheckpoint('exports', 'w1', { expectCursorTag: cursorTagOf('p2') })).toMatchObject({
+      cursor: 'p2',
+      pages: 2,
+    });
+    await Promise.all([a.close(), b.close()]);
+  });
+});

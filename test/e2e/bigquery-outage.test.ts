@@ -1,0 +1,76 @@
+import { randomBytes } from 'node:crypto';
+import { BigQuery } from '@google-cloud/bigquery';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { emulatorClientOptions } from '../../connectors/bigquery/destination.js';
+import { type BigQueryEmulator, startBigQueryEmulator } from '../../scripts/bigquery-emulator.js';
+import { type BigQueryQuotaProxy, startBigQueryQuotaProxy } from '../../scripts/bigquery-quota-proxy.js';
+import { duplicateIds, expectBigQueryEqualsSource } from './bigquery-compare.js';
+import { DAY_MS, type Pipeline, startPipeline } from './harness.js';
+import { COMPARED_TABLES, sourceSnapshot } from './source-snapshot.js';
+
+/**
+ * BigQuery's REST endpoint goes away for a minute in the middle of a first sync — half a minute answering
+ * 503, half a minute not answering at all — while the Storage Write API stays up (the proxy stands in
+ * front of the REST endpoint only): jobs (checkpoint reads, flushes, the ledger) fail and are retried, the
+ * run waits, resumes, and ends equal to the source with no window failed.
+ */
+describe('BigQuery unreachable for a minute during a sync', () => {
+  let emulator: BigQueryEmulator;
+  let proxy: BigQueryQuotaProxy;
+  let p: Pipeline;
+  let down: number | 'timeout' | null = null;
+  let flushes = 0;
+  const dataset = `outage_${randomBytes(4).toString('hex')}`;
+  const from = () => new Date(Date.now() - 200 * DAY_MS).toISOString();
+
+  beforeAll(async () => {
+    emulator = await startBigQueryEmulator();
+    proxy = await startBigQueryQuotaProxy(emulator.endpoint, {
+      enforce: true,
+      minJobMs: 100,
+      outage: () => down,
+      onQuery: (sql) => {
+        if (/INSERT INTO `[^`]+`\.`_staging_merged`/.test(sql)) flushes += 1;
+      },
+    });
+    p = await startPipeline('e2e_bigquery_outage', {
+      companion: { seed: 31, tickets: 30, rateLimits: false },
+      env: {
+        DESTINATION_URL: `bigquery://${emulator.projectId}/${dataset}`,
+        BIGQUERY_API_ENDPOINT: proxy.endpoint,
+        BIGQUERY_STORAGE_ENDPOINT: emulator.grpcEndpoint,
+      },
+    });
+  }, 600_000);
+  afterAll(async () => {
+    down = null;
+    await p?.close();
+    await proxy?.stop();
+    await emulator?.stop();
+  });
+
+  it('waits out 503s and silence, resumes, ends exact, no window failed', async () => {
+    const run = p.run('incremental');
+    // The outage starts once the sync has merged something (it is under way, its tables exist).
+    while (flushes < 2) await new Promise((r) => setTimeout(r, 20));
+    down = 503;
+    await new Promise((r) => setTimeout(r, 30_000));
+    down = 'timeout';
+    await new Promise((r) => setTimeout(r, 30_000));
+    down = null;
+    const summary = await run;
+    expect(summary.error).toBeUndefined();
+    expect(summary.status).toBe('succeeded');
+    const windows = (await p.deps.destination.listRuns(500)).filter(
+      (r) => r.parent_run_id === summary.run_id,
+    );
+    expect(windows.length).toBeGreaterThan(0);
+    expect(
+      windows.filter((w) => w.status !== 'succeeded').map((w) => `${w.workflow_id}: ${w.error}`),
+    ).toEqual([]);
+    expect(proxy.report().violations).toEqual([]);
+    const bq = new BigQuery({ projectId: emulator.projectId, ...emulatorClientOptions(emulator.endpoint) });
+    await expectBigQueryEqualsSource(bq, dataset, await sourceSnapshot(p.deps.client, from()));
+    expect(await duplicateIds(bq, dataset)).toEqual(Object.fromEntries(COMPARED_TABLES.map((t) => [t, 0])));
+  }, 900_000);
+});
