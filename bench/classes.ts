@@ -3,7 +3,7 @@
  *
  *   npm run bench:classes -- [--worlds analytics,detail,list] [--window-ms 60000] [--workers 1,3]
  *                            [--analytics-tickets 20] [--detail-tickets 600] [--list-tickets 6000]
- *                            [--years 2] [--trace] [--no-peer] [--seed 7]
+ *                            [--years 2] [--streams a,b] [--trace] [--no-peer] [--seed 7]
  *
  * The companion enforces the spec's limits (list 60, detail 120, analytics 10, directory 60) per
  * `--window-ms` (the spec's minute by default; compress it for a quicker look, knowing that the task
@@ -52,7 +52,7 @@ import { pageLoopPeer } from './support/page-loop-peer.js';
 import { startWorkerProcess, type WorkerProcess } from './support/worker-process.js';
 
 const USAGE =
-  'npm run bench:classes -- [--worlds analytics,detail,list] [--window-ms 60000] [--workers 1,3] [--analytics-tickets 20] [--detail-tickets 600] [--list-tickets 6000] [--years 2] [--trace] [--no-peer] [--seed 7]';
+  'npm run bench:classes -- [--worlds analytics,detail,list] [--window-ms 60000] [--workers 1,3] [--analytics-tickets 20] [--detail-tickets 600] [--list-tickets 6000] [--years 2] [--streams a,b] [--trace] [--no-peer] [--seed 7]';
 const values = benchFlags(USAGE, {
   worlds: { type: 'string', default: 'analytics,detail,list' },
   'window-ms': { type: 'string', default: '60000' },
@@ -63,7 +63,10 @@ const values = benchFlags(USAGE, {
   years: { type: 'string', default: '2' },
   trace: { type: 'boolean', default: false },
   'no-peer': { type: 'boolean', default: false },
+  streams: { type: 'string' },
 });
+/** `--streams`: read only these (every world), e.g. `agent_sessions` for one export pass left alone. */
+const onlyStreams = values.streams?.split(',') as StreamName[] | undefined;
 const windowMs = Number(values['window-ms']);
 const fleetSizes = values.workers.split(',').map(Number);
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -226,7 +229,7 @@ async function measure(services: Services, world: World, size: number) {
 const worlds = values.worlds.split(',').map((w) => {
   const world = WORLDS[w as World['name']];
   if (!world) throw new Error(`unknown world ${w} (analytics, detail, list)`);
-  return world;
+  return onlyStreams ? { ...world, streams: onlyStreams } : world;
 });
 const services = await startServices();
 const results = [];

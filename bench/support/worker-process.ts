@@ -21,14 +21,19 @@ function statusField(pid: number, field: string): number {
   return m ? Number(m[1]) * 1024 : 0;
 }
 
-/** Starts a worker process with `env` and resolves once it polls; its errors go to `log`. */
+/**
+ * Starts a worker process with `env` and resolves once it polls; its errors go to `log`.
+ * `BENCH_WORKER_NODE_OPTIONS` in the bench's environment becomes the worker's (only) NODE_OPTIONS, e.g.
+ * `--max-old-space-size=384` to tell memory the worker holds from garbage V8 has not collected yet.
+ */
 export async function startWorkerProcess(
   env: Record<string, string>,
   log: (line: string) => void,
 ): Promise<WorkerProcess> {
+  const nodeOptions = process.env['BENCH_WORKER_NODE_OPTIONS'];
   const child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'worker'], {
     cwd: ROOT,
-    env: { ...process.env, ...env },
+    env: { ...process.env, ...env, ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}) },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   const pid = child.pid!;
