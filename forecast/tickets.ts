@@ -2,7 +2,13 @@ import type { RunPlan } from '../activities/bookkeeping.js';
 import { THREAD_PAGE_LIMIT } from '../activities/fetchers.js';
 import { unsettledThreads } from '../activities/threads.js';
 import { listingDone, sweepUnderWay, threadsToQueue, versionMovedIds } from '../activities/tickets.js';
-import { type SyncMode, type SyncSettings, TICKETS_SCOPES, threadCutoffOf } from '../schemas/sync.js';
+import {
+  REVERIFY_ROUND,
+  type SyncMode,
+  type SyncSettings,
+  TICKETS_SCOPES,
+  threadCutoffOf,
+} from '../schemas/sync.js';
 import { THREAD_QUEUE_STREAM } from '../schemas/warehouse.js';
 import type { SweptPage } from './sweep.js';
 import type { ForecastReads } from './warehouse-reads.js';
@@ -19,7 +25,7 @@ export interface TicketsForecast {
     queuedByListing: number;
     /** Threads queued before the run or unsettled (failed, a message in transit or set aside). */
     queuedBefore: number;
-    /** The rolling re-read's minimum this run: 0 since it only spends spare budget (issue 22). */
+    /** The rolling re-read's minimum this run: its one round (REVERIFY_ROUND), as far as threads allow. */
     reverifyMin: number;
     /** Threads the rolling re-read could take while other streams are busy (at most `SYNC_THREAD_REVERIFY_PER_RUN`). */
     reverifyMore: number;
@@ -92,9 +98,9 @@ export async function forecastTickets(input: {
   ])
     queued.add(scope);
 
-  // The rolling re-read takes threads read before this run, oldest first, only while other streams are
-  // busy and at most SYNC_THREAD_REVERIFY_PER_RUN (the caller estimates how many from their wall time): it
-  // has no minimum that would hold the run open (issue 22).
+  // The rolling re-read takes threads read before this run, oldest first: one round every run, more only
+  // while other streams are busy and at most SYNC_THREAD_REVERIFY_PER_RUN (the caller estimates how many
+  // from their wall time), so it never holds the run open beyond that round (issue 22).
   const reverifying =
     settings.threadReverifyPerRun > 0 && (mode === 'incremental' || mode === 'full_refresh');
   const freshness = await reads.freshness();
@@ -102,8 +108,9 @@ export async function forecastTickets(input: {
     0,
     freshness.threads.live - freshness.threads.unread - storedAndQueued - unsettled.again.length,
   );
-  const reverifyMin = 0;
-  const reverifyMore = reverifying ? Math.min(settings.threadReverifyPerRun, readBefore) : 0;
+  const reverifyAll = reverifying ? Math.min(settings.threadReverifyPerRun, readBefore) : 0;
+  const reverifyMin = Math.min(REVERIFY_ROUND, reverifyAll);
+  const reverifyMore = reverifyAll - reverifyMin;
 
   const long = await longThreads(reads);
   let requests = reverifyMin;

@@ -432,3 +432,10 @@ export function rereadScope(from: string, before: string): string {
 export function windowWorkflowId(pass: string, from: string, before: string): string {
   return `${pass}/${from}/${before}`;
 }
+
+/**
+ * Threads queued per round of the rolling re-read (workflows/threads.ts): enough to keep a few detail
+ * requests in flight, few enough that the round in flight when the run's other streams finish ends within a
+ * couple of seconds at the spec's 120 a minute. Every run reads one round at least.
+ */
+export const REVERIFY_ROUND = 4;

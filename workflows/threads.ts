@@ -9,7 +9,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { STREAMS } from '../schemas/streams.js';
-import type { StreamCounts, ThreadsInput } from '../schemas/sync.js';
+import { REVERIFY_ROUND, type StreamCounts, type ThreadsInput } from '../schemas/sync.js';
 import { bookkeeping, classActivities, impatientClassActivities } from './activity-proxies.js';
 import { innermostMessage } from './failures.js';
 import { pageGuard } from './page-guard.js';
@@ -21,13 +21,6 @@ import { recordedWindow } from './window-ledger.js';
 export const ticketsListedSignal = defineSignal('ticketsListed');
 /** Every other stream of the run is done: the rolling re-read stops at its per-run minimum. */
 export const runIdleSignal = defineSignal('runIdle');
-
-/**
- * Threads queued per round of the rolling re-read: enough to keep a few detail requests in flight, few
- * enough that the round in flight when the run's other streams finish ends within a couple of seconds at
- * the spec's 120 a minute.
- */
-const REVERIFY_ROUND = 4;
 
 /** Threads failing one after the other, with no success between: the source is down, not one thread. */
 const OUTAGE_AFTER_CONSECUTIVE_FAILURES = 5;
