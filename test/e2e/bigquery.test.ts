@@ -320,6 +320,11 @@ describe('the BigQuery worker killed mid-flush', () => {
       });
       await killed(current.child);
       worker = spawnWorker(workerEnv);
+      const respawned = worker;
+      respawned.child.once('exit', (code, signal) => {
+        if (respawned === worker && signal !== 'SIGKILL')
+          console.error(`worker exited (${code ?? signal}):\n${respawned.stderr.join('')}`);
+      });
       await worker.ready;
     }
     expect(killedAt).toHaveLength(2);
