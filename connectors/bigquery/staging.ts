@@ -89,13 +89,18 @@ export interface StorageEndpoint {
   readonly emulator?: string;
 }
 
+interface OpenWriter {
+  readonly client: managedwriter.WriterClient;
+  readonly writer: managedwriter.JSONWriter;
+}
+
 /**
  * Appends staged entries to `_staging` through the Storage Write API's default stream (at-least-once: a
  * retried append stages again, which the flush's merge makes harmless). One connection per process, opened
  * on first use; a failed connection is dropped and opened again by the next append.
  */
 export class StagingAppender {
-  #writer: Promise<{ client: managedwriter.WriterClient; writer: managedwriter.JSONWriter }> | null = null;
+  #writer: Promise<OpenWriter> | null = null;
   #last = 0;
 
   constructor(
@@ -169,7 +174,8 @@ export class StagingAppender {
   }
 
   #open() {
-    this.#writer ??= (async () => {
+    if (this.#writer) return this.#writer;
+    const opening: Promise<OpenWriter> = (async () => {
       const client = new managedwriter.WriterClient({
         projectId: this.projectId,
         ...(this.endpoint.emulator ? emulatorOptions(this.endpoint.emulator) : {}),
@@ -180,12 +186,18 @@ export class StagingAppender {
         streamId: managedwriter.DefaultStream,
         destinationTable: parent,
       });
+      // A stream error is an event: unheard, it would end the process. The pending append fails (or times
+      // out) on its own; the broken stream is dropped so the next append opens another.
+      connection.on('error', () => {
+        if (this.#writer === opening) this.close();
+      });
       const schema = adapt.convertBigQuerySchemaToStorageTableSchema({ fields: FIELDS });
       const protoDescriptor = adapt.convertStorageSchemaToProto2Descriptor(schema, 'root');
       const writer = new managedwriter.JSONWriter({ connection, protoDescriptor });
       return { client, writer };
     })();
-    return this.#writer;
+    this.#writer = opening;
+    return opening;
   }
 
   close(): void {

@@ -105,7 +105,7 @@ describe('the worker killed with SIGKILL at random points during a sync', () => 
     await worker.ready;
     const input = incrementalRunInput(config, { threadConcurrency: THREAD_CONCURRENCY });
     const started = Date.now();
-    const result = await startRun(env.client.workflow, taskQueue, input);
+    const { result } = await startRun(env.client.workflow, taskQueue, input);
 
     const killAt: number[] = [];
     for (const [k, { afterRequests, delayMs }] of killPoints.entries()) {

@@ -51,19 +51,23 @@ export function incrementalRunInput(config: Config, settings: Partial<SyncSettin
   };
 }
 
-/** Starts a sync run workflow on `taskQueue`; its outcome as 'succeeded' or 'failed: <message>'. */
+/**
+ * Starts a sync run workflow on `taskQueue`; `result` is its outcome, 'succeeded' or 'failed: <message>'
+ * (wrapped: an async function returning the promise itself would wait for the run).
+ */
 export async function startRun(
   client: WorkflowClient,
   taskQueue: string,
   input: { runId: string },
-): Promise<Promise<string>> {
+): Promise<{ result: Promise<string> }> {
   const handle = await client.start('syncRunWorkflow', {
     taskQueue,
     workflowId: runWorkflowId(input.runId),
     args: [input],
   });
-  return handle.result().then(
+  const result = handle.result().then(
     () => 'succeeded',
     (err: unknown) => `failed: ${(err as Error).message}`,
   );
+  return { result };
 }
