@@ -20,10 +20,9 @@ export interface Dependencies {
 /**
  * The governors of this process's workers. Several worker processes share each key's budget (the class task
  * queues pace them together, worker/workers.ts), but Temporal's limiter is approximate — a straggler or a
- * recycled token can put one request more into an API window — so while a process sees the key shared (the
- * server counted requests in a window that were not its own), it does not spend a window's last request:
- * one of ten at a 10-per-window limit, one of 120 at the spec's detail limit. A process alone on its key
- * knows every request of its windows and spends them all (issue 22: the reserve cost a tenth of analytics).
+ * recycled token can put one request more into an API window — so no process spends a window's last
+ * request: one of ten at a 10-per-window limit, one of 120 at the spec's detail limit (see below why not
+ * only once the key is seen shared).
  */
 export const FLEET_RESERVE = 1;
 /**
