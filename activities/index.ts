@@ -26,6 +26,7 @@ import { syncReportSnapshot } from './report-snapshots.js';
 import { schemaDriftAfterRun } from './schema-drift.js';
 import {
   finishThreads,
+  listQueuedThreadCheckpoints,
   listQueuedThreads,
   markThreadFailed,
   queueThreadsToReverify,
@@ -61,6 +62,7 @@ export function createActivities(deps: ActivityDeps) {
     finishTickets: finishTickets(deps),
     syncThreadPage: syncThreadPage(deps),
     listQueuedThreads: listQueuedThreads(deps),
+    listQueuedThreadCheckpoints: listQueuedThreadCheckpoints(deps),
     markThreadFailed: markThreadFailed(deps),
     queueThreadsToReverify: queueThreadsToReverify(deps),
     requeueUnsettledThreads: requeueUnsettledThreads(deps),

@@ -93,6 +93,11 @@ export function syncThreadPage(deps: ActivityDeps) {
     repair?: boolean;
     runId?: string;
     afterCursorTag?: string;
+    /**
+     * The thread's first page: the tag of its queue entry as the listing returned it
+     * (listQueuedThreadCheckpoints), so the entry need not be read again when this process listed it.
+     */
+    listedTag?: string;
   }) => {
     const ticketNumber = Number(input.scope);
     return syncPage(deps, {
@@ -104,6 +109,7 @@ export function syncThreadPage(deps: ActivityDeps) {
       repair: input.repair === true,
       runId: input.runId ?? null,
       expectCursorTag: input.afterCursorTag,
+      expectCheckpointTag: input.listedTag,
       fetch: (cursor) => PAGE_FETCHERS.ticket_messages(deps.client, { ticketNumber }, cursor),
       // Read while queued; completed already (a retry of an attempt whose commit went through): nothing.
       settled: (entry) => entry?.status !== 'running',

@@ -32,6 +32,11 @@ export interface PageTarget<P extends AnyPage> {
    * execution): the destination may answer the checkpoint read from memory (Destination.readCheckpoint).
    */
   readonly expectCursorTag?: string | undefined;
+  /**
+   * The tag of the scope's checkpoint as a listing returned it (checkpointTagOf; a thread's first page):
+   * the destination may answer the checkpoint read with the one it listed (Destination.readCheckpoint).
+   */
+  readonly expectCheckpointTag?: string | undefined;
   /** The page after a cursor (activities/fetchers.ts). */
   readonly fetch: (cursor: string | null) => Promise<P>;
   /** Whether the scope's checkpoint leaves nothing to read (default: the checkpoint is complete). */
@@ -125,6 +130,7 @@ export async function syncPage(
   const checkpointStream = target.checkpointStream ?? target.stream;
   const previous = await deps.destination.readCheckpoint(checkpointStream, target.scope, {
     expectCursorTag: target.expectCursorTag,
+    expectCheckpointTag: target.expectCheckpointTag,
   });
   if ((target.settled ?? isComplete)(previous)) return { ...NOTHING_READ, ...store.nothing };
   let step: PageStep<AnyPage>;

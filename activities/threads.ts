@@ -1,23 +1,43 @@
+import { checkpointTagOf } from '../connectors/cursor-tag.js';
 import type { StateReads } from '../connectors/destination.js';
 import { THREAD_QUEUE_STREAM } from '../schemas/warehouse.js';
 import { restartedCheckpoint } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
 
+/** Queue entries of threads to read next, skipping those a lane of the workflow is already on. */
+async function queuedEntries(deps: ActivityDeps, input: { limit: number; skip: string[] }) {
+  const skip = new Set(input.skip);
+  const queued = await deps.destination.listCheckpoints(THREAD_QUEUE_STREAM, {
+    status: 'running',
+    limit: input.limit + skip.size,
+  });
+  return queued.filter((cp) => !skip.has(cp.scope)).slice(0, input.limit);
+}
+
 /**
  * Queued threads to read next (ticket numbers), skipping those a lane of the workflow is already on.
+ * (Histories from before `threads-listed-checkpoint-tag`; listQueuedThreadCheckpoints since.)
  */
 export function listQueuedThreads(deps: ActivityDeps) {
-  return async (input: { limit: number; skip: string[] }) => {
-    const skip = new Set(input.skip);
-    const queued = await deps.destination.listCheckpoints(THREAD_QUEUE_STREAM, {
-      status: 'running',
-      limit: input.limit + skip.size,
-    });
-    return queued
-      .map((cp) => cp.scope)
-      .filter((scope) => !skip.has(scope))
-      .slice(0, input.limit);
-  };
+  return async (input: { limit: number; skip: string[] }) =>
+    (await queuedEntries(deps, input)).map((cp) => cp.scope);
+}
+
+/** A queued thread as the listing hands it to a lane. */
+export interface ListedThread {
+  readonly scope: string;
+  /** The tag of its queue entry as listed (checkpointTagOf): its first page hands it back. */
+  readonly tag: string;
+}
+
+/**
+ * Queued threads to read next, each with the tag of its queue entry: one query for the whole listing, and
+ * the thread's first page need not read its entry again — the destination that listed it holds it
+ * (Destination.readCheckpoint's `expectCheckpointTag`). Cursors stay out of history: only tags travel.
+ */
+export function listQueuedThreadCheckpoints(deps: ActivityDeps) {
+  return async (input: { limit: number; skip: string[] }): Promise<ListedThread[]> =>
+    (await queuedEntries(deps, input)).map((cp) => ({ scope: cp.scope, tag: checkpointTagOf(cp) }));
 }
 
 /**

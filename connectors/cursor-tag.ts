@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { Checkpoint } from '../schemas/warehouse.js';
 
 /**
  * A short, stable tag of a cursor: what a page activity reports to its workflow (cursors stay out of
@@ -7,4 +8,17 @@ import { createHash } from 'node:crypto';
  */
 export function cursorTagOf(cursor: string): string {
   return createHash('sha256').update(cursor).digest('hex').slice(0, 16);
+}
+
+/**
+ * A short tag of a whole checkpoint as a listing read it (cursor, status, mark, counts and when it was
+ * written): the thread listing hands it to the lane, whose first page hands it back, so a destination that
+ * holds the checkpoints it listed can answer that page from memory — and a checkpoint written since (by
+ * this process: it holds the new one; the tag no longer matches) is read again.
+ */
+export function checkpointTagOf(checkpoint: Checkpoint): string {
+  const { stream, scope, cursor, high_water_mark, status, pages, rows, updated_at } = checkpoint;
+  return cursorTagOf(
+    JSON.stringify([stream, scope, cursor, high_water_mark, status, pages, rows, updated_at]),
+  );
 }

@@ -249,11 +249,17 @@ export interface StateReads {
   /**
    * `expectCursorTag`: the tag (connectors/cursor-tag.ts) of the cursor the caller last saw for the scope;
    * a destination that holds checkpoints in memory may answer from there when its cursor has that tag.
+   * `expectCheckpointTag`: the tag (checkpointTagOf) of the checkpoint a listing of this destination
+   * returned for the scope (the thread queue's listing); it may answer with the one it listed when what it
+   * holds still has that tag (nothing this process wrote since).
    */
   readCheckpoint(
     stream: string,
     scope: string,
-    options?: { readonly expectCursorTag?: string | undefined },
+    options?: {
+      readonly expectCursorTag?: string | undefined;
+      readonly expectCheckpointTag?: string | undefined;
+    },
   ): Promise<Checkpoint | null>;
   listCheckpoints(stream?: string, filter?: CheckpointFilter): Promise<Checkpoint[]>;
   /**

@@ -22,6 +22,9 @@ export const ticketsListedSignal = defineSignal('ticketsListed');
 /** Every other stream of the run is done: the rolling re-read stops at its per-run minimum. */
 export const runIdleSignal = defineSignal('runIdle');
 
+/** Thread listings hand each thread's queue entry tag to its first page (listQueuedThreadCheckpoints). */
+export const LISTED_CHECKPOINT_TAG_PATCH = 'threads-listed-checkpoint-tag';
+
 /** Threads failing one after the other, with no success between: the source is down, not one thread. */
 const OUTAGE_AFTER_CONSECUTIVE_FAILURES = 5;
 
@@ -80,15 +83,27 @@ async function threadsWorkflowBody(input: ThreadsInput): Promise<StreamCounts> {
   }
   const guard = pageGuard('ticket_messages');
 
-  /** Reads one thread to its end; false if it was set aside. */
-  async function readThread(scope: string, activities: typeof patient): Promise<boolean> {
+  // The listing hands each thread's queue entry tag to its lane, so the thread's first page reads its entry
+  // from the listing's memory, not the warehouse (issue 21: one checkpoint read per thread was most of a
+  // no-change run's BigQuery bill). patched: older histories list scopes alone.
+  const listedTags = patched(LISTED_CHECKPOINT_TAG_PATCH);
+  /** Tags of the queue entries of the threads listed and not taken yet (listQueuedThreadCheckpoints). */
+  const listed = new Map<string, string>();
+
+  /** Reads one thread to its end; false if it was set aside. `listedTag`: its entry's tag as listed. */
+  async function readThread(scope: string, activities: typeof patient, listedTag?: string): Promise<boolean> {
+    let first = true;
     for (;;) {
       try {
+        const options = pageOptions(guard, scope, input.fullRefreshSince !== null);
+        // The first page names the entry as listed (newer than any cursor an earlier read of it saw here).
+        const { afterCursorTag: _earlier, ...always } = options;
         const page = await activities.syncThreadPage({
           scope,
-          ...pageOptions(guard, scope, input.fullRefreshSince !== null),
+          ...(first && listedTag !== undefined ? { ...always, listedTag } : options),
           runId: input.runId,
         });
+        first = false;
         guard.observe(scope, page);
         progress.pages += page.pages;
         progress.rows += page.rows;
@@ -148,10 +163,13 @@ async function threadsWorkflowBody(input: ThreadsInput): Promise<StreamCounts> {
         if (exhausted) return null;
         refill ??= (async () => {
           const listedBefore = ticketsListed;
-          const scopes = await bookkeeping.listQueuedThreads({
-            limit: Math.max(50, input.concurrency * 4),
-            skip: [...inFlight],
-          });
+          const request = { limit: Math.max(50, input.concurrency * 4), skip: [...inFlight] };
+          let scopes: string[];
+          if (listedTags) {
+            const threads = await bookkeeping.listQueuedThreadCheckpoints(request);
+            for (const t of threads) listed.set(t.scope, t.tag);
+            scopes = threads.map((t) => t.scope);
+          } else scopes = await bookkeeping.listQueuedThreads(request);
           buffer = scopes;
           if (scopes.length === 0) {
             if (!untilListed || listedBefore) exhausted = true;
@@ -173,8 +191,10 @@ async function threadsWorkflowBody(input: ThreadsInput): Promise<StreamCounts> {
         const scope = await next();
         if (scope === null) return;
         inFlight.add(scope);
+        const listedTag = listed.get(scope);
+        listed.delete(scope);
         try {
-          await readThread(scope, impatient);
+          await readThread(scope, impatient, listedTag);
         } finally {
           inFlight.delete(scope);
         }

@@ -8,6 +8,14 @@ import { bookkeeping, flushing } from './activity-proxies.js';
  */
 export const FLUSH_AT_WINDOW_END_PATCH = 'bigquery-staged-writes';
 
+/**
+ * A window whose pages wrote no row skips that flush (issue 21: every window end read what was pending,
+ * ~20 MB billed each, in a run that changed nothing). What it staged besides rows — checkpoints (read with
+ * the staged ones over them), ids seen again, its ledger entries — is merged by the run's flush before its
+ * closing reads (workflows/run/finish.ts, RUN_FLUSH_PATCH) or by the next window's.
+ */
+export const FLUSH_ONLY_WITH_ROWS_PATCH = 'window-flush-only-with-rows';
+
 import { innermostMessage } from './failures.js';
 
 export interface WindowMeta {
@@ -46,7 +54,8 @@ export async function recordedWindow<
   }
   try {
     const counts = await body({ ...input, attempt });
-    if (patched(FLUSH_AT_WINDOW_END_PATCH)) await flushing.flushStaged();
+    if (patched(FLUSH_AT_WINDOW_END_PATCH) && (counts.rows > 0 || !patched(FLUSH_ONLY_WITH_ROWS_PATCH)))
+      await flushing.flushStaged();
     await bookkeeping.recordRun({
       ...record,
       status: 'succeeded',

@@ -140,7 +140,7 @@ export class BigQueryDestination extends SqlDestination {
   override readCheckpoint(
     ...[stream, scope, options]: Parameters<Destination['readCheckpoint']>
   ): Promise<Checkpoint | null> {
-    return this.#writer.readCheckpoint(stream, scope, options?.expectCursorTag);
+    return this.#writer.readCheckpoint(stream, scope, options);
   }
 
   override listCheckpoints(stream?: string, filter: CheckpointFilter = {}): Promise<Checkpoint[]> {

@@ -6,7 +6,7 @@ import {
   type TableSpec,
 } from '../../schemas/warehouse.js';
 import { batchRows, checkpointList, writeResult } from '../batch.js';
-import { cursorTagOf } from '../cursor-tag.js';
+import { checkpointTagOf, cursorTagOf } from '../cursor-tag.js';
 import type { CheckpointFilter, Destination, WriteBatch, WriteResult } from '../destination.js';
 import type { DestinationSettings } from '../settings.js';
 import type { CascadeConditions, CascadeCounts, DeletionRequest } from '../sql/deletions.js';
@@ -172,14 +172,27 @@ export class StagedBigQueryWriter implements WarehouseWriter {
 
   /**
    * The checkpoint of a scope. With `expectCursorTag` (the tag of the cursor the workflow last saw for the
-   * scope), the one held in memory is used when its cursor has that tag; otherwise it is read.
+   * scope), the one held in memory is used when its cursor has that tag; with `expectCheckpointTag` (the
+   * tag of the checkpoint a listing returned, checkpointTagOf), when the one held is still that one (this
+   * process listed it and wrote none since); otherwise it is read.
    */
-  async readCheckpoint(stream: string, scope: string, expectCursorTag?: string): Promise<Checkpoint | null> {
+  async readCheckpoint(
+    stream: string,
+    scope: string,
+    expect: { expectCursorTag?: string | undefined; expectCheckpointTag?: string | undefined } = {},
+  ): Promise<Checkpoint | null> {
     const known = this.#known.get(keyOf(stream, scope));
+    const { expectCursorTag, expectCheckpointTag } = expect;
     if (
       expectCursorTag !== undefined &&
       known?.checkpoint.cursor != null &&
       cursorTagOf(known.checkpoint.cursor) === expectCursorTag
+    )
+      return known.checkpoint;
+    if (
+      expectCheckpointTag !== undefined &&
+      known !== undefined &&
+      checkpointTagOf(known.checkpoint) === expectCheckpointTag
     )
       return known.checkpoint;
     const [read] = await this.listCheckpoints({ stream, scope });

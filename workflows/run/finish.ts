@@ -1,9 +1,12 @@
 import { ApplicationFailure, log, patched, workflowInfo } from '@temporalio/workflow';
 import { classTaskQueue, type ReportAccess, type StreamCounts } from '../../schemas/sync.js';
-import { bookkeeping, reconcileActivities } from '../activity-proxies.js';
+import { bookkeeping, flushing, reconcileActivities } from '../activity-proxies.js';
 import { messageOf } from '../failures.js';
 import { auditAfterRun } from './audit.js';
 import type { RunContext } from './context.js';
+
+/** The run flushes what its windows staged once, before its closing reads (see FLUSH_ONLY_WITH_ROWS_PATCH). */
+export const RUN_FLUSH_PATCH = 'run-flush-before-reads';
 
 /** Days of new_tickets the reconciliation compares (one report request). */
 const RECONCILE_DAYS = 14;
@@ -33,6 +36,10 @@ export async function finishRun(
     (a, c) => ({ pages: a.pages + c.pages, rows: a.rows + c.rows }),
     { pages: 0, rows: 0 },
   );
+  // Windows that wrote no row left their flush to the run (workflows/window-ledger.ts): one flush, whoever
+  // staged, before the reads below (reconciliation, audit, items set aside) look at the tables.
+  // patched: older histories flushed at every window's end.
+  if (patched(RUN_FLUSH_PATCH)) await flushing.flushStaged();
   let reconcileRequests = 0;
   // Reconciliation (activities/reconcile.ts): the source's own numbers against the warehouse, after every
   // stream, when this run synced tickets. Mismatches and a failing check are warnings, never a failed run.
