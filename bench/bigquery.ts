@@ -157,6 +157,8 @@ function totalsOf(report: QuotaReport) {
     billedBytesFloorPerJob: report.billedBytesFloor,
     tablesTouched: touched,
     touchedTablesFloor: touched * MINIMUM_BILLED_BYTES,
+    /** Issue 21's bound for a no-change run: the estimate within 10 MB × the tables touched. */
+    withinTouchedTablesFloor: report.billedBytesEstimate <= touched * MINIMUM_BILLED_BYTES,
     violations,
   };
 }
@@ -237,6 +239,16 @@ try {
         `10 MB × the ${totals.tablesTouched} tables read or written: ${mib(totals.touchedTablesFloor)} MiB; ` +
         `warehouse size after the run: ${mib(Object.values(bytes).reduce((a, b) => a + b, 0))} MiB`,
     );
+    if (phase === 'no-change run') {
+      // Issue 21's bound: a run that changes nothing bills at most the 10 MB minimum once per table it
+      // touches; and its jobs grow with tables × windows, not with threads.
+      const met = totals.billedBytesEstimate <= totals.touchedTablesFloor;
+      console.log(
+        `no-change bound: billed ${mib(totals.billedBytesEstimate)} MiB against 10 MB × ${totals.tablesTouched} tables = ` +
+          `${mib(totals.touchedTablesFloor)} MiB: ${met ? 'met' : `NOT met (${(totals.billedBytesEstimate / totals.touchedTablesFloor).toFixed(1)} × the bound)`}; ` +
+          `${totals.queryJobs} query jobs`,
+      );
+    }
     const rules = Object.entries(totals.violations);
     console.log(
       `violations (a real project would see them fail or abort): ${rules.length === 0 ? 'none' : rules.map(([r, n]) => `${r} ${n}`).join(', ')}`,

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { BigQuery } from '@google-cloud/bigquery';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BigQueryDestination, emulatorClientOptions } from '../../connectors/bigquery/destination.js';
-import { cursorTagOf } from '../../connectors/cursor-tag.js';
+import { checkpointTagOf, cursorTagOf } from '../../connectors/cursor-tag.js';
 import type { DestinationOptions } from '../../connectors/destination.js';
 import { canonicalTimestamp } from '../../schemas/warehouse.js';
 import { type BigQueryEmulator, startBigQueryEmulator } from '../../scripts/bigquery-emulator.js';
@@ -165,6 +165,45 @@ describe('BigQuery staged writes', () => {
       cursor: 'p2',
       pages: 2,
     });
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  it("a thread's first page reads its queue entry from the listing that returned it, never a stale one", async () => {
+    const a = create();
+    const b = create();
+    const entry = (scope: string, pages: number) => ({
+      stream: 'ticket_messages',
+      scope,
+      cursor: null,
+      high_water_mark: null,
+      status: 'running' as const,
+      pages,
+      rows: 0,
+    });
+    await b.writeCheckpoints([entry('901', 0), entry('902', 0)]);
+    proxy.reset();
+    // One listing (one query) of the queue, as listQueuedThreadCheckpoints reads it …
+    const listed = await a.listCheckpoints('ticket_messages', { status: 'running' });
+    const tag = (scope: string) => checkpointTagOf(listed.find((cp) => cp.scope === scope)!);
+    expect(proxy.report().queryJobs).toBe(1);
+    // … and the first page of each listed thread reads its entry with no query.
+    for (const scope of ['901', '902'])
+      expect(
+        await a.readCheckpoint('ticket_messages', scope, { expectCheckpointTag: tag(scope) }),
+      ).toMatchObject({ scope, cursor: null, status: 'running' });
+    expect(proxy.report().queryJobs).toBe(1);
+    // Another process holds nothing it listed: it reads.
+    expect(
+      await b.readCheckpoint('ticket_messages', '901', { expectCheckpointTag: tag('901') }),
+    ).toMatchObject({ scope: '901' });
+    expect(proxy.report().queryJobs).toBe(2);
+    // This process wrote the entry since it listed it (a retried first page that staged page 1): the tag no
+    // longer matches what it holds, and the warehouse says where the thread is.
+    await a.writeCheckpoints([{ ...entry('902', 1), cursor: 'm1' }]);
+    expect(
+      await a.readCheckpoint('ticket_messages', '902', { expectCheckpointTag: tag('902') }),
+    ).toMatchObject({ cursor: 'm1', pages: 1 });
+    expect(proxy.report().queryJobs).toBe(3);
     await Promise.all([a.close(), b.close()]);
   });
 });
