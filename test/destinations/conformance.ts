@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkpointTagOf } from '../../connectors/cursor-tag.js';
 import type {
   Destination,
   DestinationHooks,
@@ -724,6 +725,34 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       expect(f.tickets.oldestVerifiedAt).not.toBeNull();
       expect(f.threads.unread).toBeGreaterThanOrEqual(1); // 91004 is still queued
       expect(Date.parse(f.threads.oldestVerifiedAt!)).toBeLessThanOrEqual(Date.parse('2033-01-01T00:00:00Z'));
+      await d.close();
+    });
+
+    it('a queue entry read with the tag its listing returned is the one listed, or the one written since', async () => {
+      const d = await h.create();
+      const entry = (pages: number, cursor: string | null) => ({
+        stream: 'ticket_messages',
+        scope: '92001',
+        cursor,
+        high_water_mark: null,
+        status: 'running' as const,
+        pages,
+        rows: 0,
+      });
+      await d.writeCheckpoints([entry(0, null)]);
+      const [listed] = (await d.listCheckpoints('ticket_messages', { status: 'running' })).filter(
+        (cp) => cp.scope === '92001',
+      );
+      expect(listed).toMatchObject(entry(0, null));
+      const tag = checkpointTagOf(listed!);
+      expect(await d.readCheckpoint('ticket_messages', '92001', { expectCheckpointTag: tag })).toEqual(
+        listed,
+      );
+      // A first page that staged page 1 and was retried: the retry reads page 1's checkpoint, not the listed one.
+      await d.writeCheckpoints([entry(1, 'm1')]);
+      expect(await d.readCheckpoint('ticket_messages', '92001', { expectCheckpointTag: tag })).toMatchObject(
+        entry(1, 'm1'),
+      );
       await d.close();
     });
 
