@@ -148,33 +148,38 @@ describe('the pipeline into BigQuery (bqemulator), end to end', () => {
     );
   }, 300_000);
 
-  it('a no-change run reads thread checkpoints per listing, not per thread, and flushes only what wrote rows', async () => {
-    // Issue 21: a run that changes nothing should cost BigQuery a few jobs per table and window. Before, the
-    // first page of every thread read its queue entry from the warehouse (_sync_state with the staged
-    // entries over it), and every window's end read what was pending, staged or not.
-    proxy.reset();
-    const summary = await p.run('incremental');
-    expect(summary.error).toBeUndefined();
-    expect(summary.status).toBe('succeeded');
-    const report = proxy.report();
-    expect(report.violations).toEqual([]);
-    const threadPages = summary.streams['ticket_messages']?.pages ?? 0;
-    const figures = {
-      threadPages,
-      queryJobs: report.queryJobs,
-      syncStateReads: report.tables['_sync_state']?.readJobs ?? 0,
-      flushes: report.tables['_staging_merged']?.jobs ?? 0,
-      stagingReads: report.tables['_staging']?.readJobs ?? 0,
-      billedMiB: Math.round(report.billedBytesEstimate / 2 ** 20),
-      windows: Object.values(summary.streams).reduce((n, s) => n + s.windows, 0),
+  it("a no-change run's checkpoint reads do not grow with the threads it re-reads", async () => {
+    // Issue 21: a run that changes nothing should cost BigQuery jobs per table and window, not per thread.
+    // Before, the first page of every thread read its queue entry from the warehouse (_sync_state with the
+    // staged entries over it): one query of three tables per thread. Two no-change runs, one re-reading
+    // (almost) no thread and one re-reading every thread, as the quota proxy counts their jobs.
+    const noChangeRun = async (settings: { threadLookbackMs: number; threadReverifyPerRun: number }) => {
+      proxy.reset();
+      const startedAt = Date.now();
+      const summary = await p.run('incremental', settings);
+      expect(summary.error).toBeUndefined();
+      expect(summary.status).toBe('succeeded');
+      const report = proxy.report();
+      expect(report.violations).toEqual([]);
+      const read = (
+        await p.deps.destination.listCheckpoints('ticket_messages', { status: 'complete' })
+      ).filter((cp) => Date.parse(cp.updated_at) >= startedAt - 1000);
+      return {
+        threads: read.length,
+        queryJobs: report.queryJobs,
+        checkpointReads: report.tables['_sync_state']?.readJobs ?? 0,
+        billedMiB: Math.round(report.billedBytesEstimate / 2 ** 20),
+      };
     };
-    process.stderr.write(`[bigquery-e2e] no-change run: ${JSON.stringify(figures)}\n`);
-    // The run re-read threads (the look-back and the rolling re-read): one warehouse read each would show.
-    expect(threadPages).toBeGreaterThanOrEqual(20);
-    expect(figures.syncStateReads).toBeLessThanOrEqual(12);
-    expect(figures.queryJobs).toBeLessThanOrEqual(80);
+    const few = await noChangeRun({ threadLookbackMs: 0, threadReverifyPerRun: 0 });
+    const all = await noChangeRun({ threadLookbackMs: 400 * DAY_MS, threadReverifyPerRun: 100 });
+    process.stderr.write(`[bigquery-e2e] no-change runs: ${JSON.stringify({ few, all })}\n`);
+    expect(all.threads - few.threads, 'the second run re-read every thread').toBeGreaterThanOrEqual(25);
+    // A few more listings of the queue, never a read per thread.
+    expect(all.checkpointReads - few.checkpointReads).toBeLessThanOrEqual(8);
+    expect(all.queryJobs - few.queryJobs).toBeLessThanOrEqual(14);
     await expectBigQueryEqualsSource(bq, dataset, await sourceSnapshot(p.deps.client, from()));
-  }, 300_000);
+  }, 600_000);
 
   it('an incremental run after world mutations brings it equal again', async () => {
     const world = p.companion.world;
