@@ -16,9 +16,10 @@ import {
 } from './dialect.js';
 
 /*
- * The SQL of BigQuery's write path: the scripts (multi-statement transactions) that merge staged batches by
- * the table's rule, move `_synced_at` of rows seen again, keep `_rejected` and upsert checkpoints. Their
- * values travel as literals (dialect.ts). (DDL: ddl.ts; staging load: load.ts.)
+ * SQL pieces of BigQuery's writes: the merge clauses and version rule the flush uses (flush-sql.ts),
+ * `_rejected`, `_schema_changes` and checkpoint upserts, and `mergeScript`, the per-page script of the load-job
+ * path the staged writes replaced (kept for the quota proxy's shape tests, which parse it). Values travel as
+ * literals (dialect.ts). (DDL: ddl.ts; staging: staging.ts, flush-sql.ts.)
  */
 
 // Where the write path's neighbours used to live; kept so imports of this module keep working.
@@ -32,7 +33,6 @@ export {
   stringLiteral,
   timestampLiteral,
 } from './dialect.js';
-export { ndjsonLine } from './load.js';
 
 /**
  * Condition under which the staged row S replaces the target row T, by the table's merge rule: a strictly
@@ -85,50 +85,6 @@ export function seenSql(dataset: string, spec: TableSpec<unknown>, ids: readonly
   const live = spec.tracksDeletion ? ' AND `_deleted_at` IS NULL' : '';
   return `UPDATE ${bqIdent(dataset)}.${bqIdent(spec.name)} SET \`_synced_at\` = ${syncedAt}
 WHERE ${bqIdent(spec.primaryKey[0]!)} IN UNNEST([${ids.map((id) => stringLiteral(id)).join(', ')}]) AND \`_synced_at\` < ${syncedAt}${live}`;
-}
-
-/**
- * A batch without changed rows: the ids it saw, its rejected items and the checkpoints, in one transaction
- * (a page whose every item was unchanged, or set aside, still records what it saw and moves on).
- */
-export function rowlessScript(
-  dataset: string,
-  seen: { readonly spec: TableSpec<unknown>; readonly ids: readonly string[] } | null,
-  rejected: readonly RejectedItem[],
-  syncedAt: SyncedAt,
-  checkpoints: readonly CheckpointUpdate[],
-  schemaChanges: readonly SchemaChangeSighting[] = [],
-): string {
-  const seenStatement =
-    seen && seen.ids.length > 0 ? `${seenSql(dataset, seen.spec, seen.ids, syncedAt.sql)};\n` : '';
-  return `BEGIN TRANSACTION;
-${seenStatement}${rejectedStatements(dataset, [], rejected, syncedAt.sql)}${schemaChangeStatements(dataset, schemaChanges, syncedAt.sql)}${checkpoints.length > 0 ? `${checkpointMergeSql(dataset, checkpoints, syncedAt.checkpointTime)};\n` : ''}COMMIT TRANSACTION;`;
-}
-
-/**
- * Several staged batches (each into its own table) and the checkpoints in one transaction; the last
- * statement returns `inserted_<i>`, `updated_<i>` per batch.
- */
-export function multiMergeScript(
-  dataset: string,
-  parts: readonly { spec: TableSpec<unknown>; stage: string }[],
-  syncedAt: SyncedAt,
-  checkpoints: readonly CheckpointUpdate[],
-  rejected: readonly RejectedItem[] = [],
-  schemaChanges: readonly SchemaChangeSighting[] = [],
-): string {
-  const declare = parts
-    .map((_, i) => `DECLARE inserted_${i} INT64 DEFAULT 0;\nDECLARE updated_${i} INT64 DEFAULT 0;`)
-    .join('\n');
-  const merges = parts
-    .map((p, i) => mergeStatements(dataset, p.spec, p.stage, syncedAt.sql, `inserted_${i}`, `updated_${i}`))
-    .join('\n');
-  const select = parts.map((_, i) => `inserted_${i}, updated_${i}`).join(', ');
-  return `${declare}
-BEGIN TRANSACTION;
-${merges}
-${rejectedStatements(dataset, parts, rejected, syncedAt.sql)}${schemaChangeStatements(dataset, schemaChanges, syncedAt.sql)}${checkpoints.length > 0 ? `${checkpointMergeSql(dataset, checkpoints, syncedAt.checkpointTime)};\n` : ''}COMMIT TRANSACTION;
-SELECT ${select || '0 AS none'};`;
 }
 
 /**

@@ -16,7 +16,7 @@ import { type FlushReport, StagedFlusher } from './flush.js';
 import { checkpointsWithStagedSql, staged } from './flush-sql.js';
 import type { BigQuerySession } from './session.js';
 import type { StagedEntry, StagingAppender } from './staging.js';
-import { BigQueryWriter } from './write.js';
+import { BigQueryDeletions } from './write.js';
 
 /** When staged rows are merged without waiting for the window's end (see docs/bigquery-write-path.md §5). */
 export interface FlushThresholds {
@@ -46,7 +46,7 @@ interface KnownCheckpoint {
  * never mistaken for the one held here.
  */
 export class StagedBigQueryWriter implements WarehouseWriter {
-  readonly #scripts: BigQueryWriter;
+  readonly #scripts: BigQueryDeletions;
   readonly #flusher: StagedFlusher;
   readonly #known = new Map<string, KnownCheckpoint>();
   #unflushedRows = 0;
@@ -59,7 +59,7 @@ export class StagedBigQueryWriter implements WarehouseWriter {
     private readonly appender: StagingAppender,
     private readonly thresholds: FlushThresholds = DEFAULT_FLUSH_THRESHOLDS,
   ) {
-    this.#scripts = new BigQueryWriter(session, settings);
+    this.#scripts = new BigQueryDeletions(session, settings);
     this.#flusher = new StagedFlusher(session, settings);
   }
 
