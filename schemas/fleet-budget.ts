@@ -23,6 +23,8 @@ export type FleetClassBudget = z.infer<typeof FleetClassBudget>;
 export const FleetClassLedger = z.object({
   /** Limit per window the API reported last (X-RateLimit-Limit), or the configured one before any. */
   limit: z.number().int().positive(),
+  /** The configured limit (SUPPORT_API_RATE_LIMITS): a higher limit reported by the API is not used. */
+  cap: z.number().int().positive(),
   share: z.number().gt(0).max(1),
   /** End of the API window the fleet is spending (X-RateLimit-Reset), 0 while unknown. */
   windowEnd: EpochMs,

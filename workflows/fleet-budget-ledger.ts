@@ -36,7 +36,15 @@ export const PROBE_TIMEOUT_MS = 10_000;
 const PROBE_POLL_MS = 100;
 
 export function newLedger(budget: FleetClassBudget): FleetClassLedger {
-  return { limit: budget.limit, share: budget.share, windowEnd: 0, spent: 0, probeAt: null, pausedUntil: 0 };
+  return {
+    limit: budget.limit,
+    cap: budget.limit,
+    share: budget.share,
+    windowEnd: 0,
+    spent: 0,
+    probeAt: null,
+    pausedUntil: 0,
+  };
 }
 
 /** Requests of a window the fleet may spend (at least one, or nothing would ever go). */
@@ -96,7 +104,8 @@ export function grantSlots(
 
 /** Takes in what a process saw: the first response of a newer window, or a 429. */
 export function applyReport(ledger: FleetClassLedger, report: FleetWindowReport): void {
-  ledger.limit = report.limit;
+  ledger.limit = Math.min(report.limit, ledger.cap);
+  // What the server counted in the window, whatever its limit.
   const counted = Math.max(0, report.limit - report.remaining);
   if (report.windowEnd > ledger.windowEnd) {
     ledger.windowEnd = report.windowEnd;
