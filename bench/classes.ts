@@ -163,6 +163,7 @@ async function measure(services: Services, world: World, size: number) {
       workers.push(await startWorkerProcess({ ...target.env, LOG_LEVEL: 'info' }, log));
     companion.clearRequestLog();
     const loadBefore = load();
+    await freshWindow(windowMs);
     const first = await run('first sync');
     const firstLog = [...companion.requestLog];
     const classes = classFigures(firstLog, first.ms);
@@ -173,10 +174,12 @@ async function measure(services: Services, world: World, size: number) {
     log(`${label}: first sync ${(first.ms / 1000).toFixed(1)} s, bound by ${bound}; load ${load()}`);
 
     companion.clearRequestLog();
+    await freshWindow(windowMs);
     const necessary = await run('no-change, no re-read', { threadReverifyPerRun: 0 });
     const necessaryClasses = classFigures(companion.requestLog, necessary.ms);
     const necessaryBound = Math.max(...QUEUED_ROUTE_CLASSES.map((c) => necessaryClasses[c].lowerBoundMs));
     companion.clearRequestLog();
+    await freshWindow(windowMs);
     const noChange = await run('no-change');
     const noChangeClasses = classFigures(companion.requestLog, noChange.ms);
     const reread = noChangeClasses.detail.requests - necessaryClasses.detail.requests;
@@ -206,6 +209,7 @@ async function measure(services: Services, world: World, size: number) {
       peer: async () => {
         const fresh = await startCompanion(companionOptions);
         try {
+          await freshWindow(windowMs);
           const peerMs = await pageLoopPeer(fresh, {
             streams: world.streams,
             exportsFrom,
@@ -224,6 +228,19 @@ async function measure(services: Services, world: World, size: number) {
     for (const w of workers) await w.stop();
     await companion.stop();
   }
+}
+
+/**
+ * Waits for the companion's next rate window (fixed, aligned to multiples of the window on the real clock).
+ * Every measured run and the peer start as a window opens: where a run starts in its first window decides
+ * how much of that window's budget it gets (a loop spends a partial window whole), so runs compared with
+ * each other start at the same phase. And the no-change runs follow other runs on the same key, whose last
+ * requests may have spent the window they start in, while a scheduled run starts long after the previous
+ * one, with every class's budget whole.
+ */
+async function freshWindow(windowMs: number): Promise<void> {
+  const wait = windowMs - (Date.now() % windowMs) + 300;
+  await new Promise((resolve) => setTimeout(resolve, wait));
 }
 
 const worlds = values.worlds.split(',').map((w) => {
