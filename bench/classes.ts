@@ -164,14 +164,18 @@ async function measure(services: Services, world: World, size: number) {
     companion.clearRequestLog();
     const loadBefore = load();
     await freshWindow(windowMs);
+    const firstStarted = Date.now();
     const first = await run('first sync');
     const firstLog = [...companion.requestLog];
+    const firstEdges = requestEdges(firstLog, firstStarted, first.ms);
     const classes = classFigures(firstLog, first.ms);
     const bound = binding(classes);
     const trace = values.trace
       ? await analyticsTrace(services.temporal.client, first.summary.workflow_id, firstLog)
       : undefined;
-    log(`${label}: first sync ${(first.ms / 1000).toFixed(1)} s, bound by ${bound}; load ${load()}`);
+    log(
+      `${label}: first sync ${(first.ms / 1000).toFixed(1)} s, bound by ${bound}; first request after ${(firstEdges.firstAfterMs / 1000).toFixed(1)} s, run ended ${(firstEdges.tailMs / 1000).toFixed(1)} s after the last; load ${load()}`,
+    );
 
     companion.clearRequestLog();
     await freshWindow(windowMs);
@@ -192,6 +196,7 @@ async function measure(services: Services, world: World, size: number) {
       tickets: world.tickets,
       workers: size,
       firstMs: Math.round(first.ms),
+      edges: firstEdges,
       classes,
       binding: bound,
       ratio: Number((first.ms / classes[bound].lowerBoundMs).toFixed(3)),
@@ -210,6 +215,7 @@ async function measure(services: Services, world: World, size: number) {
         const fresh = await startCompanion(companionOptions);
         try {
           await freshWindow(windowMs);
+          const peerStarted = Date.now();
           const peerMs = await pageLoopPeer(fresh, {
             streams: world.streams,
             exportsFrom,
@@ -217,8 +223,11 @@ async function measure(services: Services, world: World, size: number) {
           });
           const requests = fresh.requestLog.length;
           const rateLimited = fresh.requestLog.filter((e) => e.status === 429).length;
-          log(`${label}: peer ${(peerMs / 1000).toFixed(1)} s (${requests} requests, ${rateLimited} 429s)`);
-          return { ms: Math.round(peerMs), requests, rateLimited };
+          const edges = requestEdges(fresh.requestLog, peerStarted, peerMs);
+          log(
+            `${label}: peer ${(peerMs / 1000).toFixed(1)} s (${requests} requests, ${rateLimited} 429s); ended ${(edges.tailMs / 1000).toFixed(1)} s after its last request`,
+          );
+          return { ms: Math.round(peerMs), requests, rateLimited, edges };
         } finally {
           await fresh.stop();
         }
@@ -228,6 +237,24 @@ async function measure(services: Services, world: World, size: number) {
     for (const w of workers) await w.stop();
     await companion.stop();
   }
+}
+
+/**
+ * When a run's requests reached the API, relative to the run: the first after its start, and how long the
+ * run went on after the last (writing, the audit, the run's bookkeeping) — where a run that spends the same
+ * windows as the peer loses or wins its seconds.
+ */
+function requestEdges(
+  log: readonly RequestLogEntry[],
+  startedAt: number,
+  ms: number,
+): { firstAfterMs: number; tailMs: number } {
+  const times = log.map((e) => Date.parse(e.at));
+  if (times.length === 0) return { firstAfterMs: 0, tailMs: 0 };
+  return {
+    firstAfterMs: Math.round(Math.min(...times) - startedAt),
+    tailMs: Math.round(startedAt + ms - Math.max(...times)),
+  };
 }
 
 /**
@@ -280,6 +307,10 @@ for (const r of results) {
       (r.peer
         ? `; peer (sequential page loop) ${(r.peer.ms / 1000).toFixed(1)} s, ${r.peer.rateLimited} 429s: support-sync / peer ${r.overPeer}`
         : ''),
+  );
+  console.log(
+    `after the last request: support-sync ${(r.edges.tailMs / 1000).toFixed(1)} s (writes, audit, bookkeeping)` +
+      (r.peer ? `, peer ${(r.peer.edges.tailMs / 1000).toFixed(1)} s` : ''),
   );
   console.table(
     QUEUED_ROUTE_CLASSES.map((c) => ({
