@@ -163,20 +163,27 @@ async function measure(services: Services, world: World, size: number) {
       workers.push(await startWorkerProcess({ ...target.env, LOG_LEVEL: 'info' }, log));
     companion.clearRequestLog();
     const loadBefore = load();
+    await freshWindow(windowMs);
+    const firstStarted = Date.now();
     const first = await run('first sync');
     const firstLog = [...companion.requestLog];
+    const firstEdges = requestEdges(firstLog, firstStarted, first.ms);
     const classes = classFigures(firstLog, first.ms);
     const bound = binding(classes);
     const trace = values.trace
       ? await analyticsTrace(services.temporal.client, first.summary.workflow_id, firstLog)
       : undefined;
-    log(`${label}: first sync ${(first.ms / 1000).toFixed(1)} s, bound by ${bound}; load ${load()}`);
+    log(
+      `${label}: first sync ${(first.ms / 1000).toFixed(1)} s, bound by ${bound}; first request after ${(firstEdges.firstAfterMs / 1000).toFixed(1)} s, run ended ${(firstEdges.tailMs / 1000).toFixed(1)} s after the last; load ${load()}`,
+    );
 
     companion.clearRequestLog();
+    await freshWindow(windowMs);
     const necessary = await run('no-change, no re-read', { threadReverifyPerRun: 0 });
     const necessaryClasses = classFigures(companion.requestLog, necessary.ms);
     const necessaryBound = Math.max(...QUEUED_ROUTE_CLASSES.map((c) => necessaryClasses[c].lowerBoundMs));
     companion.clearRequestLog();
+    await freshWindow(windowMs);
     const noChange = await run('no-change');
     const noChangeClasses = classFigures(companion.requestLog, noChange.ms);
     const reread = noChangeClasses.detail.requests - necessaryClasses.detail.requests;
@@ -189,6 +196,7 @@ async function measure(services: Services, world: World, size: number) {
       tickets: world.tickets,
       workers: size,
       firstMs: Math.round(first.ms),
+      edges: firstEdges,
       classes,
       binding: bound,
       ratio: Number((first.ms / classes[bound].lowerBoundMs).toFixed(3)),
@@ -206,6 +214,8 @@ async function measure(services: Services, world: World, size: number) {
       peer: async () => {
         const fresh = await startCompanion(companionOptions);
         try {
+          await freshWindow(windowMs);
+          const peerStarted = Date.now();
           const peerMs = await pageLoopPeer(fresh, {
             streams: world.streams,
             exportsFrom,
@@ -213,8 +223,11 @@ async function measure(services: Services, world: World, size: number) {
           });
           const requests = fresh.requestLog.length;
           const rateLimited = fresh.requestLog.filter((e) => e.status === 429).length;
-          log(`${label}: peer ${(peerMs / 1000).toFixed(1)} s (${requests} requests, ${rateLimited} 429s)`);
-          return { ms: Math.round(peerMs), requests, rateLimited };
+          const edges = requestEdges(fresh.requestLog, peerStarted, peerMs);
+          log(
+            `${label}: peer ${(peerMs / 1000).toFixed(1)} s (${requests} requests, ${rateLimited} 429s); ended ${(edges.tailMs / 1000).toFixed(1)} s after its last request`,
+          );
+          return { ms: Math.round(peerMs), requests, rateLimited, edges };
         } finally {
           await fresh.stop();
         }
@@ -224,6 +237,37 @@ async function measure(services: Services, world: World, size: number) {
     for (const w of workers) await w.stop();
     await companion.stop();
   }
+}
+
+/**
+ * When a run's requests reached the API, relative to the run: the first after its start, and how long the
+ * run went on after the last (writing, the audit, the run's bookkeeping) — where a run that spends the same
+ * windows as the peer loses or wins its seconds.
+ */
+function requestEdges(
+  log: readonly RequestLogEntry[],
+  startedAt: number,
+  ms: number,
+): { firstAfterMs: number; tailMs: number } {
+  const times = log.map((e) => Date.parse(e.at));
+  if (times.length === 0) return { firstAfterMs: 0, tailMs: 0 };
+  return {
+    firstAfterMs: Math.round(Math.min(...times) - startedAt),
+    tailMs: Math.round(startedAt + ms - Math.max(...times)),
+  };
+}
+
+/**
+ * Waits for the companion's next rate window (fixed, aligned to multiples of the window on the real clock).
+ * Every measured run and the peer start as a window opens: where a run starts in its first window decides
+ * how much of that window's budget it gets (a loop spends a partial window whole), so runs compared with
+ * each other start at the same phase. And the no-change runs follow other runs on the same key, whose last
+ * requests may have spent the window they start in, while a scheduled run starts long after the previous
+ * one, with every class's budget whole.
+ */
+async function freshWindow(windowMs: number): Promise<void> {
+  const wait = windowMs - (Date.now() % windowMs) + 300;
+  await new Promise((resolve) => setTimeout(resolve, wait));
 }
 
 const worlds = values.worlds.split(',').map((w) => {
@@ -263,6 +307,10 @@ for (const r of results) {
       (r.peer
         ? `; peer (sequential page loop) ${(r.peer.ms / 1000).toFixed(1)} s, ${r.peer.rateLimited} 429s: support-sync / peer ${r.overPeer}`
         : ''),
+  );
+  console.log(
+    `after the last request: support-sync ${(r.edges.tailMs / 1000).toFixed(1)} s (writes, audit, bookkeeping)` +
+      (r.peer ? `, peer ${(r.peer.edges.tailMs / 1000).toFixed(1)} s` : ''),
   );
   console.table(
     QUEUED_ROUTE_CLASSES.map((c) => ({

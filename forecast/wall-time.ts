@@ -52,7 +52,7 @@ export function classBudgets(config: Config): {
   from: 'configured' | 'spec';
 } {
   const configured = config.SUPPORT_API_RATE_LIMITS;
-  const rates = classRatesOf(config);
+  const rates = config.SUPPORT_API_BUDGET === 'windows' ? fleetRatesOf(config) : classRatesOf(config);
   const budgets = Object.fromEntries(
     QUEUED_ROUTE_CLASSES.map((c) => {
       if (!configured || !rates) {
@@ -75,6 +75,24 @@ export function classBudgets(config: Config): {
     }),
   ) as Record<QueuedRouteClass, ClassBudget>;
   return { budgets, from: configured ? 'configured' : 'spec' };
+}
+
+/**
+ * Under the fleet budget (SUPPORT_API_BUDGET=windows) a class spends `floor(limit × share)` of every
+ * window, with no allowance for a limiter's burst: its rate is that budget over the window.
+ */
+function fleetRatesOf(config: Config): Record<QueuedRouteClass, number> | null {
+  const limits = config.SUPPORT_API_RATE_LIMITS;
+  if (!limits) return null;
+  const share = config.SUPPORT_API_RATE_SHARE;
+  const perSecond = (limit: number, windowMs: number) =>
+    Math.max(1, Math.floor(limit * share + 1e-9)) / (windowMs / 1000);
+  const rates = Object.fromEntries(
+    QUEUED_ROUTE_CLASSES.map((c) => [c, perSecond(limits[c], config.SUPPORT_API_RATE_WINDOW)]),
+  ) as Record<QueuedRouteClass, number>;
+  if (config.ANALYTICS_REQUESTS_PER_MINUTE !== undefined)
+    rates.analytics = perSecond(config.ANALYTICS_REQUESTS_PER_MINUTE, 60_000);
+  return rates;
 }
 
 /** Time a class's requests take at its queue's dispatch rate, with the measured residual. */
@@ -127,7 +145,7 @@ export function wallTime(
       expected_ms: expected,
       ratio,
       ratio_source:
-        `the ${binding} queue's dispatch allowance at this window and limit (worker/workers.ts dispatchRate: ` +
+        `the ${binding} class's allowance at this window and limit (1 under the fleet budget, else worker/workers.ts dispatchRate: ` +
         `${allowance(budgets[binding]).toFixed(3)}) × ${MEASURED_RESIDUAL.toFixed(3)}, the run's overhead measured by ` +
         `${BENCH_BUDGET_MEASURED.source} (${BENCH_BUDGET_MEASURED.ratio} there, forecast/wall-time.ts)`,
     },

@@ -204,6 +204,12 @@ export const ConfigFromEnv = z.object({
   SUPPORT_API_RATE_LIMITS: ClassRateLimits.prefault(DEFAULT_CLASS_LIMITS_TEXT).describe(
     "Requests per SUPPORT_API_RATE_WINDOW per route class, enforced by the Temporal server on each class's task queue for every worker together (`list=60,detail=120,analytics=10,directory=60`, the spec's), or `off` (no server-side pacing: a source without limits)",
   ),
+  SUPPORT_API_BUDGET: z
+    .enum(['windows', 'queue'])
+    .default('windows')
+    .describe(
+      "How the fleet spends each queued class's budget: `windows` (a budget workflow per key hands every API window's requests to the worker processes as soon as the window opens, as a plain page loop would, for the whole fleet) or `queue` (Temporal's task-queue rate limiter spreads them evenly over the window)",
+    ),
   SUPPORT_API_RATE_WINDOW: IsoDurationMs.prefault('PT1M')
     .refine((ms) => ms > 0, { message: 'must be positive' })
     .describe("The API's rate-limit window"),

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { type Activities, createActivities } from '../activities/index.js';
 import type { Destination } from '../connectors/destination.js';
 import { createDestination } from '../connectors/index.js';
-import { GovernorRegistry, SupportApiClient } from '../connectors/support-api/index.js';
+import { GovernorRegistry, type RateGovernor, SupportApiClient } from '../connectors/support-api/index.js';
 import { type Config, QUEUED_ROUTE_CLASSES } from '../schemas/config.js';
 import { Redactor } from '../schemas/warehouse.js';
 import { warehouseNewest } from './freshness.js';
@@ -45,6 +45,16 @@ const fleetGovernors = {
 };
 
 /**
+ * The governor of this process for the configured key: the one its workers' fleet budget attaches to
+ * (worker/workers.ts), and its clients use.
+ */
+export function governorOf(config: Config): RateGovernor {
+  return (config.SUPPORT_API_RATE_LIMITS ? fleetGovernors.queuePaced : fleetGovernors.selfPaced).for(
+    config.SUPPORT_API_KEY,
+  );
+}
+
+/**
  * The composition root: the API client (one keep-alive pool, one rate governor per key and class), the
  * destination (one pool), with `metrics` the process's metrics watching them, and the activities bound to
  * them — built once per process.
@@ -57,9 +67,7 @@ export async function buildDependencies(
   const client = new SupportApiClient({
     baseUrl: config.SUPPORT_API_URL,
     apiKey: config.SUPPORT_API_KEY,
-    governor: (config.SUPPORT_API_RATE_LIMITS ? fleetGovernors.queuePaced : fleetGovernors.selfPaced).for(
-      config.SUPPORT_API_KEY,
-    ),
+    governor: governorOf(config),
     logger,
     // Long waits go back to Temporal as a retry at Retry-After instead of holding an activity slot.
     rateLimitMode: 'throw',

@@ -1,8 +1,13 @@
 import { fileURLToPath } from 'node:url';
 import { type NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
+import pino, { type Logger } from 'pino';
 import { type Activities, activitiesByRouteClass } from '../activities/index.js';
+import type { RateGovernor } from '../connectors/support-api/index.js';
 import { type Config, QUEUED_ROUTE_CLASSES, type QueuedRouteClass } from '../schemas/config.js';
+import type { FleetBudgetInput } from '../schemas/fleet-budget.js';
 import { classTaskQueue } from '../schemas/sync.js';
+import { governorOf } from './compose.js';
+import { attachFleetBudget, fleetBudgetOf } from './fleet-budget.js';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -16,6 +21,12 @@ export interface WorkersOptions {
    * worker of the fleet together (null: no server-side pacing, e.g. a source without limits).
    */
   classRates: Record<QueuedRouteClass, number> | null;
+  /**
+   * The fleet budget (SUPPORT_API_BUDGET=windows): the governor whose queued classes take their requests
+   * from the key's budget workflow, reached through this connection (null: off).
+   */
+  fleetBudget?: { governor: RateGovernor; settings: Omit<FleetBudgetInput, 'ledgers'> } | null;
+  logger?: Logger;
   /** A pre-built bundle (tests build it once); otherwise the workflows are bundled at start. */
   workflowBundle?: WorkflowBundle;
   /** How long SIGTERM waits for running activities (each finishes its page) before cancelling them. */
@@ -37,6 +48,15 @@ export interface RunningWorkers {
  */
 export async function startWorkers(options: WorkersOptions): Promise<RunningWorkers> {
   const grace = (options.shutdownGraceTime ?? '30 seconds') as '30 seconds';
+  if (options.fleetBudget)
+    attachFleetBudget({
+      connection: options.connection,
+      namespace: options.namespace,
+      taskQueue: options.taskQueue,
+      governor: options.fleetBudget.governor,
+      settings: options.fleetBudget.settings,
+      logger: options.logger ?? pino({ level: 'silent' }),
+    });
   const main = await Worker.create({
     connection: options.connection,
     namespace: options.namespace,
@@ -125,17 +145,29 @@ export function classRatesOf(config: Config): Record<QueuedRouteClass, number> |
   return rates;
 }
 
+/**
+ * How the configuration paces the queued route classes: the key's fleet budget (SUPPORT_API_BUDGET=windows,
+ * the default; the class queues then dispatch unpaced) or the task queues' dispatch rates (`queue`).
+ */
+export function pacingOf(config: Config): Pick<WorkersOptions, 'classRates' | 'fleetBudget'> {
+  const settings = fleetBudgetOf(config);
+  if (!settings) return { classRates: classRatesOf(config), fleetBudget: null };
+  return { classRates: null, fleetBudget: { governor: governorOf(config), settings } };
+}
+
 /** The workers of this process for the configured task queue, with the activities of `deps`. */
 export function startLocalWorkers(
   connection: { connection: NativeConnection; namespace: string },
   config: Config,
   activities: Activities,
+  logger?: Logger,
 ): Promise<RunningWorkers> {
   return startWorkers({
     connection: connection.connection,
     namespace: connection.namespace,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     activities,
-    classRates: classRatesOf(config),
+    ...pacingOf(config),
+    ...(logger ? { logger } : {}),
   });
 }

@@ -1,6 +1,7 @@
 // The workflow bundle's entry point: every workflow type the worker registers.
 export { auditWorkflow } from './audit.js';
 export { exportWindowWorkflow } from './export-window.js';
+export { fleetBudgetWorkflow } from './fleet-budget.js';
 export { referenceStreamWorkflow } from './reference-stream.js';
 export { reportSnapshotsWorkflow } from './report-snapshots.js';
 export { syncRunWorkflow } from './sync-run.js';

@@ -25,7 +25,7 @@ import {
 import { buildDependencies, type Dependencies } from '../../worker/compose.js';
 import { loadConfig, settingsFromConfig } from '../../worker/config.js';
 import { newRunId, type RunSummary, runSync } from '../../worker/run-sync.js';
-import { classRatesOf, startWorkers } from '../../worker/workers.js';
+import { pacingOf, startWorkers } from '../../worker/workers.js';
 
 /** A progress line on stderr (stdout carries the figures), with the time of day. */
 export const log = (line: string) =>
@@ -121,7 +121,7 @@ export async function startInProcessWorkers(
     namespace: 'default',
     taskQueue: target.taskQueue,
     activities: deps.activities,
-    classRates: classRatesOf(target.config),
+    ...pacingOf(target.config),
     // A bench ends when its figures are in: no activity is worth waiting 30 s for.
     shutdownGraceTime: '5 seconds',
   });

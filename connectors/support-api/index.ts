@@ -26,6 +26,11 @@ export {
   UploadError,
 } from './errors.js';
 export {
+  type FleetObservation,
+  type FleetSlotSource,
+  FleetSlots,
+} from './fleet-slots.js';
+export {
   type AgentSessionsPageRequest,
   type CsatPageRequest,
   fetchAgentSessionsPage,

@@ -28,6 +28,7 @@ import { createHash } from 'node:crypto';
 import type { Secret } from '../../schemas/secret.js';
 import { type Clock, systemClock } from './clock.js';
 import { RateLimitedError } from './errors.js';
+import type { FleetSlots } from './fleet-slots.js';
 import { ROUTE_CLASSES, type RouteClass, SPEC_LIMITS } from './route-classes.js';
 
 export type RateDecisionReason = 'ok' | 'paced' | 'window_exhausted' | 'retry_after' | 'probe_in_flight';
@@ -181,6 +182,7 @@ export class RateGovernor {
   readonly #reserve: number;
   readonly #reserveWhenShared: boolean;
   readonly #pacedElsewhere: ReadonlySet<RouteClass>;
+  #fleet: { slots: FleetSlots; maxWaitMs: number } | undefined;
 
   constructor(options: RateGovernorOptions = {}) {
     this.#clock = options.clock ?? systemClock;
@@ -244,7 +246,9 @@ export class RateGovernor {
     if (s.unenforced) return { waitMs: 0, reason: 'ok' };
     const budget = Math.floor(s.limit * this.#utilization) - (s.limit - s.remaining);
     const shared = !this.#reserveWhenShared || s.sharedUntil > now;
-    const reserve = shared ? Math.min(this.#reserve, s.limit - 1) : 0;
+    // Under the fleet budget the fleet's ledger counts every request of the window: no reserve is needed.
+    const fleetCounted = this.#fleet?.slots.covers(s.routeClass) ?? false;
+    const reserve = shared && !fleetCounted ? Math.min(this.#reserve, s.limit - 1) : 0;
     const available = Math.min(s.remaining - reserve, budget) - s.inFlight;
     if (available <= 0)
       return { waitMs: Math.max(1, s.resetAt + s.marginMs - now), reason: 'window_exhausted' };
@@ -256,14 +260,37 @@ export class RateGovernor {
   }
 
   /**
+   * Lets the fleet budget (connectors/support-api/fleet-slots.ts) decide when requests of the classes it
+   * covers go: each first takes a slot the fleet's ledger granted, waiting for it up to `maxWaitMs` (it
+   * holds its activity meanwhile: the budget comes back within a window, and a retry through Temporal
+   * would only queue again). This process's own view (a window it saw spent, a Retry-After) still holds.
+   */
+  useFleet(slots: FleetSlots, maxWaitMs: number): void {
+    this.#fleet = { slots, maxWaitMs };
+  }
+
+  /**
    * Waits for a slot of `routeClass` and takes it. Resolves with the total wait and the last reason. With
    * `maxWaitMs`, a longer wait throws `RateLimitedError` (for activities that let Temporal do the waiting).
    */
-  acquire(routeClass: RouteClass, options: AcquireOptions = {}): Promise<RateDecision> {
+  async acquire(routeClass: RouteClass, options: AcquireOptions = {}): Promise<RateDecision> {
     const s = this.#state(routeClass);
+    const fleet = this.#fleet;
+    const fleetStarted = this.#clock.now();
+    // Outside the per-class queue below: every request waiting for the fleet is counted in one question.
+    if (fleet?.slots.covers(routeClass))
+      await fleet.slots.take(routeClass, {
+        maxWaitMs: fleet.maxWaitMs,
+        ...(options.endpoint ? { endpoint: options.endpoint } : {}),
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
+    const fleetWait = this.#clock.now() - fleetStarted;
     const run = s.tail.then(() => this.#acquireNow(s, options));
     s.tail = run.catch(() => undefined);
-    return run;
+    const decision = await run;
+    if (fleetWait <= 0) return decision;
+    this.#recordWait(s, fleetWait);
+    return { waitMs: decision.waitMs + fleetWait, reason: decision.waitMs > 0 ? decision.reason : 'paced' };
   }
 
   async #acquireNow(s: ClassState, options: AcquireOptions): Promise<RateDecision> {
@@ -377,6 +404,17 @@ export class RateGovernor {
       // remaining <= limit - 1).
       if (resetAt >= s.serverResetAt) s.unenforced = remaining >= limit && response.status !== 429;
     }
+    this.#fleet?.slots.observe(routeClass, {
+      status: response.status,
+      window:
+        limit !== undefined && remaining !== undefined && resetRaw !== undefined && limit > 0
+          ? { windowEnd: parseResetHeader(resetRaw, now), limit, remaining }
+          : undefined,
+      rateLimitedUntil:
+        response.status === 429
+          ? now + (parseRetryAfter(header(response.headers, 'retry-after'), now) ?? s.windowMs)
+          : undefined,
+    });
     if (response.status === 429) {
       s.unenforced = false;
       s.sharedUntil = now + SHARED_MEMORY_WINDOWS * s.windowMs;

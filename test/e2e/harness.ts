@@ -9,7 +9,7 @@ import type { StreamName, SyncMode, SyncRunInput } from '../../schemas/sync.js';
 import { buildDependencies, type Dependencies } from '../../worker/compose.js';
 import { loadConfig, settingsFromConfig } from '../../worker/config.js';
 import { newRunId, type RunSummary, runSync } from '../../worker/run-sync.js';
-import { classRatesOf, type RunningWorkers, startWorkers, WORKFLOWS_PATH } from '../../worker/workers.js';
+import { pacingOf, type RunningWorkers, startWorkers, WORKFLOWS_PATH } from '../../worker/workers.js';
 import { freshDatabase } from '../support/postgres.js';
 import { connectToTestServer } from '../support/temporal.js';
 
@@ -92,7 +92,7 @@ export async function startPipeline(
         namespace: 'default',
         taskQueue,
         activities: deps.activities,
-        classRates: classRatesOf(config),
+        ...pacingOf(config),
         workflowBundle: await workflowBundle(),
         shutdownGraceTime: '5 seconds',
       });

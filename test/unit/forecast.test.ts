@@ -3,7 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FORECAST_FILE, saveForecast, takeForecast } from '../../forecast/store.js';
-import { BENCH_BUDGET_MEASURED, classBudgets, wallTime } from '../../forecast/wall-time.js';
+import {
+  BENCH_BUDGET_MEASURED,
+  classBudgets,
+  MEASURED_RESIDUAL,
+  wallTime,
+} from '../../forecast/wall-time.js';
 import type { Forecast } from '../../schemas/forecast.js';
 import { loadConfig } from '../../worker/config.js';
 
@@ -24,7 +29,8 @@ const requests = (list: number, detail: number, analytics: number, directory: nu
 
 describe('the forecast wall time', () => {
   it("is the measured ratio over the lower bound for the run bench:budget measured (detail-bound, the spec's minute)", () => {
-    const { budgets, from } = classBudgets(config());
+    // bench:budget measured the task-queue pacing (SUPPORT_API_BUDGET=queue).
+    const { budgets, from } = classBudgets(config({ SUPPORT_API_BUDGET: 'queue' }));
     expect(from).toBe('configured');
     const { classes, binding, wall } = wallTime(requests(22, 2000, 30, 3), budgets);
     expect(binding).toBe('detail');
@@ -36,13 +42,23 @@ describe('the forecast wall time', () => {
   });
 
   it('leaves more room at a compressed window and a small limit: the analytics class at 10 a 10-second window', () => {
-    const { budgets } = classBudgets(config({ SUPPORT_API_RATE_WINDOW: 'PT10S' }));
+    const { budgets } = classBudgets(
+      config({ SUPPORT_API_RATE_WINDOW: 'PT10S', SUPPORT_API_BUDGET: 'queue' }),
+    );
     const { binding, wall } = wallTime(requests(3, 40, 56, 3), budgets);
     expect(binding).toBe('analytics');
     expect(wall.lower_bound_ms).toBeCloseTo(56_000, 3);
     // The queue dispatches just under 10 / 11.25 s: 8.9 a window, not 10 (8 before issue 22).
     expect(wall.ratio).toBeGreaterThan(1.13);
     expect(wall.ratio).toBeLessThan(1.15);
+  });
+
+  it('under the fleet budget (the default) spends whole windows: only the measured residual is left', () => {
+    const { budgets } = classBudgets(config({ SUPPORT_API_RATE_WINDOW: 'PT10S' }));
+    expect(budgets.analytics.dispatchPerSecond).toBeCloseTo(1, 6); // 10 a 10-second window
+    const { binding, wall } = wallTime(requests(3, 40, 56, 3), budgets);
+    expect(binding).toBe('analytics');
+    expect(wall.ratio).toBeCloseTo(MEASURED_RESIDUAL, 6);
   });
 
   it("uses the spec's limits per minute when the configured limits are off", () => {
