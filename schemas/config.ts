@@ -149,7 +149,7 @@ export const ConfigFromEnv = z.object({
     .min(0)
     .default(384)
     .describe(
-      "V8 old-space limit (MB) of a worker's workflow thread (Temporal runs every workflow of a process there); without it V8 lets that thread's garbage pile up to gigabytes before collecting it. 0: V8's default. Ignored when node was started with `--max-old-space-size` (e.g. in NODE_OPTIONS). Raise it for a worker that serves many runs at once",
+      "V8 old-space limit (MB) of a worker's workflow thread (Temporal runs every workflow of a process there); without it V8 sizes that thread's heap for the host and lets garbage pile up before collecting it. 0: V8's default. Ignored when node was started with `--max-old-space-size` (e.g. in NODE_OPTIONS). Raise it for a worker that serves many runs at once",
     ),
   TEMPORAL_UI_URL: z
     .url()
