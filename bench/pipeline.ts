@@ -23,6 +23,17 @@
  *  - peak worker memory: the worker runs as a child process (`node --import tsx cli/main.ts worker`, the
  *    process `npx tsx` would start) and its peak RSS is the kernel's VmHWM of that process, read just
  *    before it is stopped; RSS is also sampled every 250 ms for the peak during the full sync alone;
+ *  - pages/s of the full sync end to end (pages the run reports / its wall time), against the crawl's
+ *    (its requests / its wall time);
+ *  - Temporal's overhead per page, from the worker's own SDK metrics (`--metrics-port`), differences of the
+ *    histograms over the full sync: (Σ activity schedule→start + Σ workflow-task schedule→start
+ *    + Σ workflow-task execution) / pages — the time a page's chain spends waiting in Temporal's queues and
+ *    in the workflow code that schedules the next page — against Σ activity execution / pages (the API
+ *    request and the warehouse write). Not counted: the gRPC round trips that report completions;
+ *  - the worker's RSS at 0, 10, 25, 50, 75 and 100% of the full sync's requests (with the peak up to there
+ *    and its main thread's V8 heap), so growth with the world shows; `BENCH_WORKER_NODE_OPTIONS` sets the
+ *    worker's NODE_OPTIONS (e.g. `--max-old-space-size=…`, which also turns off TEMPORAL_WORKFLOW_HEAP_MB's
+ *    cap) and `TEMPORAL_WORKFLOW_HEAP_MB` in the bench's environment reaches the worker;
  *  - incremental runs with no changes: requests per endpoint class and wall time, with the default
  *    thread look-back (SYNC_THREAD_LOOKBACK's default, PT24H: threads of tickets created in the last day are re-read by design) and with
  *    SYNC_THREAD_LOOKBACK=PT0S.
@@ -59,6 +70,13 @@ import {
   syncTarget,
   timedSync,
 } from './support/harness.js';
+import {
+  metricSum,
+  scrape,
+  type TemporalTotals,
+  temporalDelta,
+  temporalTotals,
+} from './support/prometheus.js';
 import { startWorkerProcess } from './support/worker-process.js';
 
 const values = benchFlags(
@@ -221,33 +239,96 @@ interface Measured {
   ms: number;
   requests: ReturnType<typeof requestCounts>;
 }
-async function pipelineRun(label: string, overrides: Partial<SyncSettings> = {}): Promise<Measured> {
+
+/**
+ * The worker's memory at one moment of a run: RSS (/proc) and V8's heap of its main thread (its /metrics),
+ * with the requests the API has served the run so far (the progress counts a stream's pages only when its
+ * window ends or continues as new; every page is a request, and a full sync without limits retries none).
+ */
+interface MemorySample {
+  elapsedMs: number;
+  requests: number;
+  rss: number;
+  heapUsed: number;
+  heapTotal: number;
+}
+const memorySamples: MemorySample[] = [];
+async function sampleMemory(elapsedMs: number): Promise<void> {
+  const rss = worker.rss();
+  const requests = companion.requestLog.length;
+  const text = worker.metricsUrl ? await scrape(worker.metricsUrl).catch(() => '') : '';
+  memorySamples.push({
+    elapsedMs,
+    requests,
+    rss,
+    heapUsed: metricSum(text, 'nodejs_heap_size_used_bytes'),
+    heapTotal: metricSum(text, 'nodejs_heap_size_total_bytes'),
+  });
+}
+async function temporalNow(): Promise<TemporalTotals> {
+  return temporalTotals(worker.metricsUrl ? await scrape(worker.metricsUrl) : '');
+}
+
+async function pipelineRun(
+  label: string,
+  overrides: Partial<SyncSettings> = {},
+  sampling = false,
+): Promise<Measured> {
   companion.clearRequestLog();
   log(`${label}: started`);
   let lastLine = Number.NEGATIVE_INFINITY;
+  let lastSample = 0;
+  const pending: Promise<void>[] = [];
+  if (sampling) pending.push(sampleMemory(0));
   const { ms, summary } = await timedSync(services, target, label, {
     settings: { ...flagSettings, ...overrides },
     onProgress: (progress, elapsedMs) => {
+      const streams = Object.entries(progress.streams);
+      if (sampling && elapsedMs - lastSample >= 2_000) {
+        lastSample = elapsedMs;
+        pending.push(sampleMemory(elapsedMs));
+      }
       if (elapsedMs - lastLine < 10_000) return;
       lastLine = elapsedMs;
-      const parts = Object.entries(progress.streams).map(
-        ([s, p]) => `${s} ${p.status} ${p.pages}p/${p.rows}r`,
-      );
+      const parts = streams.map(([s, p]) => `${s} ${p.status} ${p.pages}p/${p.rows}r`);
       log(
-        `${label}: ${Math.round(elapsedMs / 1000)} s, ${companion.requestLog.length} requests; ${parts.join(', ')}`,
+        `${label}: ${Math.round(elapsedMs / 1000)} s, ${companion.requestLog.length} requests, worker RSS ${Math.round(worker.rss() / 2 ** 20)} MB; ${parts.join(', ')}`,
       );
     },
   });
+  if (sampling) pending.push(sampleMemory(ms));
+  await Promise.all(pending);
   log(`${label}: done in ${(ms / 1000).toFixed(1)} s`);
   return { summary, ms, requests: requestCounts() };
 }
 
-const worker = await startWorkerProcess(target.env, log);
-log(`worker pid ${worker.child.pid} polling`);
+/**
+ * At each share of the run's requests, the highest RSS sampled up to it (and the sample there): whether the
+ * worker's memory grows with the pages read.
+ */
+function memoryAt(
+  shares: number[],
+  total: number,
+): Array<{ share: number; peakSoFar: number } & MemorySample> {
+  const sorted = [...memorySamples].sort((a, b) => a.elapsedMs - b.elapsedMs);
+  return shares.flatMap((share) => {
+    const i = sorted.findIndex((m) => m.requests >= share * total);
+    if (i < 0) return [];
+    const peakSoFar = Math.max(...sorted.slice(0, i + 1).map((m) => m.rss));
+    return [{ share, peakSoFar, ...sorted[i]! }];
+  });
+}
+
+// The worker serves /metrics (its V8 heap, the Temporal SDK's task latencies) on a free loopback port.
+const worker = await startWorkerProcess(target.env, log, ['--metrics-port', '127.0.0.1:0']);
+log(`worker pid ${worker.child.pid} polling, metrics at ${worker.metricsUrl}`);
 let results: Record<string, unknown>;
 try {
-  const full = await pipelineRun('full sync');
+  const temporalBefore = await temporalNow();
+  const full = await pipelineRun('full sync', {}, true);
+  const temporal = temporalDelta(temporalBefore, await temporalNow());
   const fullPeak = worker.sampledPeak();
+  const memory = memoryAt([0, 0.1, 0.25, 0.5, 0.75, 1], full.requests.total);
   const rows = await warehouseRows();
   const rowsTotal = sum(Object.values(rows));
   worker.resetSample();
@@ -269,6 +350,21 @@ try {
   const mb = (b: number) => `${(b / 2 ** 20).toFixed(0)} MB`;
   const r2 = (x: number) => Number(x.toFixed(2));
   const fullRps = rowsTotal / (full.ms / 1000);
+  const pages = full.summary.totals.pages;
+  const fullPps = pages / (full.ms / 1000);
+  const basePps = base.requests / (base.ms / 1000);
+  // Temporal's part of a page, as the worker's SDK metrics measure it over the full sync: the time its
+  // tasks waited in Temporal's queues (activity schedule → start, workflow task schedule → start) plus the
+  // workflow tasks' execution (replaying the workflow code that decides the next page), summed and divided
+  // by the pages. What it leaves out: the gRPC round trips that report a completion (not in any histogram).
+  // Against it, the activity's own execution (the API request and the warehouse write).
+  const temporalS =
+    temporal.activityScheduleToStart.sum +
+    temporal.workflowTaskScheduleToStart.sum +
+    temporal.workflowTaskExecution.sum;
+  const overheadMs = (temporalS / pages) * 1000;
+  const executionMs = (temporal.activityExecution.sum / pages) * 1000;
+  const ms1 = (x: number) => `${x.toFixed(1)} ms`;
   const baseRps = base.rows / (base.ms / 1000);
   const table = [
     {
@@ -308,7 +404,37 @@ try {
       ratio: r2(full.requests.total / rowsTotal / (bound / base.rows)),
     },
     { figure: 'full sync error responses', value: full.requests.errors, baseline: 0, ratio: '' },
+    {
+      figure: 'full sync pages/s (end to end)',
+      value: Math.round(fullPps),
+      baseline: Math.round(basePps),
+      ratio: r2(fullPps / basePps),
+    },
+    {
+      figure: 'Temporal overhead per page',
+      value: ms1(overheadMs),
+      baseline: `${ms1(executionMs)} activity execution (API + warehouse)`,
+      ratio: r2(overheadMs / executionMs),
+    },
+    {
+      figure: '  of which',
+      value: `activity queue ${ms1((temporal.activityScheduleToStart.sum / pages) * 1000)}, workflow task queue ${ms1((temporal.workflowTaskScheduleToStart.sum / pages) * 1000)}, workflow task execution ${ms1((temporal.workflowTaskExecution.sum / pages) * 1000)}`,
+      baseline: `${r2(temporal.activityExecution.count / pages)} activities, ${r2(temporal.workflowTaskExecution.count / pages)} workflow tasks per page`,
+      ratio: '',
+    },
+    {
+      figure: 'wall time per page',
+      value: ms1(full.ms / pages),
+      baseline: ms1(base.ms / base.requests),
+      ratio: r2(full.ms / pages / (base.ms / base.requests)),
+    },
     { figure: 'peak worker RSS (full sync, sampled)', value: mb(fullPeak), baseline: '', ratio: '' },
+    ...memory.map((m) => ({
+      figure: `  worker at ${Math.round(m.share * 100)}% of requests`,
+      value: `RSS ${mb(m.rss)} (peak so far ${mb(m.peakSoFar)})`,
+      baseline: `main thread V8 heap used ${mb(m.heapUsed)} of ${mb(m.heapTotal)}`,
+      ratio: `${m.requests} requests, ${Math.round(m.elapsedMs / 1000)} s`,
+    })),
     { figure: 'peak worker RSS (VmHWM, whole bench)', value: mb(workerHwm), baseline: '', ratio: '' },
     {
       figure: 'incremental, no changes, PT24H: wall',
@@ -348,6 +474,21 @@ try {
     requests: full.requests,
     lowerBound: { ...base.bound, total: bound },
     requestsPerRow: full.requests.total / rowsTotal,
+    pages,
+    pagesPerSecond: Math.round(fullPps),
+    baselinePagesPerSecond: Math.round(basePps),
+    temporalOverheadMsPerPage: r2(overheadMs),
+    activityExecutionMsPerPage: r2(executionMs),
+    temporal,
+    memory: memory.map((m) => ({
+      share: m.share,
+      requests: m.requests,
+      rssMb: Math.round(m.rss / 2 ** 20),
+      peakSoFarMb: Math.round(m.peakSoFar / 2 ** 20),
+      heapUsedMb: Math.round(m.heapUsed / 2 ** 20),
+      heapTotalMb: Math.round(m.heapTotal / 2 ** 20),
+    })),
+    workerNodeOptions: process.env['BENCH_WORKER_NODE_OPTIONS'] ?? null,
     peakRssMb: Math.round(fullPeak / 2 ** 20),
     hwmMb: Math.round(workerHwm / 2 ** 20),
     noChange: { ms: Math.round(noChange.ms), requests: noChange.requests },

@@ -143,6 +143,14 @@ export const ConfigFromEnv = z.object({
   TEMPORAL_ADDRESS: z.string().min(1).default('localhost:7233').describe('Temporal frontend host:port'),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default').describe('Temporal namespace'),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('support-sync').describe('Task queue of the sync workflows'),
+  TEMPORAL_WORKFLOW_HEAP_MB: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(384)
+    .describe(
+      "V8 old-space limit (MB) of a worker's workflow thread (Temporal runs every workflow of a process there); without it V8 sizes that thread's heap for the host and lets garbage pile up before collecting it. 0: V8's default. Ignored when node was started with `--max-old-space-size` (e.g. in NODE_OPTIONS). Raise it for a worker that serves many runs at once",
+    ),
   TEMPORAL_UI_URL: z
     .url()
     .default('http://localhost:8233')

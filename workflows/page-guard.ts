@@ -23,6 +23,8 @@ export function pageGuard(stream: string) {
     lastCursorTag: (scope: string): string | undefined => last.get(scope),
     /** Whether the next page of `scope` may restart the scope on a rejected cursor. */
     allowRestart: (scope: string): boolean => !restarted.has(scope),
+    /** Scopes whose cursors the guard holds: those begun and not done (as many as are read at once). */
+    scopesHeld: (): number => new Set([...seen.keys(), ...last.keys()]).size,
     /** Records a page's cursor; throws (failing the window) when the cursor came round again. */
     observe(scope: string, page: PageCursorReport): void {
       if (page.restarted) {
@@ -30,7 +32,12 @@ export function pageGuard(stream: string) {
         seen.delete(scope);
       }
       if (page.cursorTag === null) {
+        // The scope is done: nothing of it is kept. The threads workflow reads a scope per ticket, thousands
+        // per execution; what it keeps must not grow with them (issue 22). A scope read again later in the
+        // execution starts from its first page, so its old cursors would come round again by right. (Only
+        // `restarted` stays: one restart per scope and run, and it holds only the scopes that restarted.)
         last.delete(scope);
+        seen.delete(scope);
         return;
       }
       last.set(scope, page.cursorTag);

@@ -12,6 +12,10 @@ export interface WorkerProcess {
   resetSample(): void;
   /** The kernel's peak RSS of the process (VmHWM, bytes). */
   hwm(): number;
+  /** Its RSS now (VmRSS, bytes). */
+  rss(): number;
+  /** Its `/metrics` URL, when started with `--metrics-port` (the URL it logs when listening). */
+  metricsUrl: string | null;
   stop(): Promise<void>;
 }
 
@@ -29,18 +33,21 @@ function statusField(pid: number, field: string): number {
 export async function startWorkerProcess(
   env: Record<string, string>,
   log: (line: string) => void,
+  args: string[] = [],
 ): Promise<WorkerProcess> {
   const nodeOptions = process.env['BENCH_WORKER_NODE_OPTIONS'];
-  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'worker'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'worker', ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env, ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}) },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   const pid = child.pid!;
   let tail = '';
+  let metricsUrl: string | null = null;
   await new Promise<void>((resolve, reject) => {
     child.stderr!.on('data', (d: Buffer) => {
       tail = (tail + d.toString()).slice(-20_000);
+      metricsUrl ??= /"url":"([^"]+)"[^\n]*"metrics endpoint listening"/.exec(tail)?.[1] ?? null;
       if (tail.includes('"worker running"')) resolve();
       for (const line of d.toString().split('\n')) if (/"level":(50|60)/.test(line)) log(`worker: ${line}`);
     });
@@ -61,6 +68,8 @@ export async function startWorkerProcess(
       peak = 0;
     },
     hwm: () => statusField(pid, 'VmHWM'),
+    rss: () => statusField(pid, 'VmRSS'),
+    metricsUrl,
     async stop() {
       clearInterval(timer);
       if (child.exitCode !== null) return;

@@ -2,13 +2,14 @@ import type { Logger } from 'pino';
 import { type TemporalTarget, temporalFor } from '../../embedded/temporal.js';
 import type { Config } from '../../schemas/config.js';
 import { ConfigError, isConfigured, loadConfig } from '../../worker/config.js';
+import { capWorkflowThreadHeap } from '../../worker/heap-cap.js';
 import { createLogger } from '../../worker/logger.js';
 import type { MetricsAddress } from '../../worker/metrics-endpoint.js';
 import { installTemporalRuntime } from '../../worker/temporal-runtime.js';
 
 /**
  * Loads the configuration (one line per problem and exit code 2 when it is bad, before anything starts)
- * and the process logger, installs the Temporal runtime (with its metrics exporter when the command serves
+ * and the process logger, caps the workflow thread's heap (worker/heap-cap.ts), installs the Temporal runtime (with its metrics exporter when the command serves
  * `--metrics-port`), then runs the command.
  */
 export async function withConfig(
@@ -27,6 +28,8 @@ export async function withConfig(
     throw err;
   }
   const logger = createLogger(config.LOG_LEVEL);
+  // Before any command creates a worker (and with it the workflow thread the cap applies to).
+  capWorkflowThreadHeap(config.TEMPORAL_WORKFLOW_HEAP_MB, logger);
   await installTemporalRuntime(logger, { metrics: opts.metricsPort !== undefined });
   return run(config, logger);
 }

@@ -6,6 +6,7 @@ import {
   type TableSpec,
 } from '../../schemas/warehouse.js';
 import { batchRows, checkpointList, writeResult } from '../batch.js';
+import { BoundedMap } from '../bounded-map.js';
 import { checkpointTagOf, cursorTagOf } from '../cursor-tag.js';
 import type { CheckpointFilter, Destination, WriteBatch, WriteResult } from '../destination.js';
 import type { DestinationSettings } from '../settings.js';
@@ -48,7 +49,8 @@ interface KnownCheckpoint {
 export class StagedBigQueryWriter implements WarehouseWriter {
   readonly #scripts: BigQueryDeletions;
   readonly #flusher: StagedFlusher;
-  readonly #known = new Map<string, KnownCheckpoint>();
+  /** Bounded: one entry per scope would grow with the workspace (a scope per ticket thread). */
+  readonly #known = new BoundedMap<string, KnownCheckpoint>(KNOWN_CHECKPOINTS_KEPT);
   #unflushedRows = 0;
   #unflushedSince: number | null = null;
   #unflushedBatches = 0;
@@ -227,5 +229,11 @@ ORDER BY stream, scope${limitClause(filter.limit)}`;
     this.appender.close();
   }
 }
+
+/**
+ * Checkpoints held in memory: far more than the scopes a worker reads at once (thread lanes, export windows),
+ * so a scope read page after page never misses; a miss only costs the query.
+ */
+const KNOWN_CHECKPOINTS_KEPT = 10_000;
 
 const keyOf = (stream: string, scope: string) => `${stream}\u0000${scope}`;
