@@ -104,6 +104,12 @@ export function grantSlots(
 
 /** Takes in what a process saw: the first response of a newer window, or a 429. */
 export function applyReport(ledger: FleetClassLedger, report: FleetWindowReport): void {
+  // A server that did not count the request it answered (remaining = limit: limits off) names a limit it
+  // does not enforce: it only ends the probe.
+  if (report.rateLimitedUntil === undefined && report.remaining >= report.limit) {
+    ledger.probeAt = null;
+    return;
+  }
   ledger.limit = Math.min(report.limit, ledger.cap);
   // What the server counted in the window, whatever its limit.
   const counted = Math.max(0, report.limit - report.remaining);

@@ -36,6 +36,11 @@ interface ClassSlots {
   ledgerWindowEnd: number;
   /** A probe slot was spent and its answer not yet reported. */
   probeOut: boolean;
+  /**
+   * The server's last answer did not count our request (`remaining` still equals `limit`: limits off, as
+   * the companion runs them in tests): nothing to budget until it counts again.
+   */
+  unmetered: boolean;
   waiting: number;
   asking: Promise<void> | null;
 }
@@ -68,6 +73,7 @@ export class FleetSlots {
         retryAt: 0,
         ledgerWindowEnd: 0,
         probeOut: false,
+        unmetered: false,
         waiting: 0,
         asking: null,
       });
@@ -91,6 +97,7 @@ export class FleetSlots {
     try {
       for (;;) {
         options.signal?.throwIfAborted();
+        if (s.unmetered) return;
         const now = this.#clock.now();
         if (s.tokens > 0 && now < s.sendBy) {
           s.tokens -= 1;
@@ -155,6 +162,15 @@ export class FleetSlots {
           }
         : undefined);
     if (!window) return;
+    const uncounted = seen.status !== 429 && window.remaining >= window.limit;
+    if (uncounted) {
+      // Tell the ledger only to end a probe; the limit such a server names is not one it enforces.
+      if (s.probeOut) this.#report(routeClass, window, undefined);
+      s.probeOut = false;
+      s.unmetered = true;
+      return;
+    }
+    s.unmetered = false;
     const limited = seen.status === 429 ? (seen.rateLimitedUntil ?? window.windowEnd) : undefined;
     if (window.windowEnd <= s.ledgerWindowEnd && limited === undefined) return;
     s.ledgerWindowEnd = Math.max(s.ledgerWindowEnd, window.windowEnd);
@@ -163,6 +179,14 @@ export class FleetSlots {
       s.retryAt = Math.max(s.retryAt, limited);
       s.tokens = 0;
     }
+    this.#report(routeClass, window, limited);
+  }
+
+  #report(
+    routeClass: RouteClass,
+    window: { windowEnd: number; limit: number; remaining: number },
+    limited: number | undefined,
+  ): void {
     this.#source.report({
       routeClass: routeClass as FleetWindowReport['routeClass'],
       windowEnd: Math.round(window.windowEnd),

@@ -126,6 +126,30 @@ describe('the fleet budget (issue 22): each API window spent as it opens, for ev
     expect(server.log).toHaveLength(45);
   });
 
+  it('a server that does not count (limits off) is not budgeted: its named limit is not one it enforces', async () => {
+    const clock = new FakeClock(Date.parse('2025-01-01T00:00:20Z'));
+    // Answers every request, naming a limit of 10 a minute it does not count (remaining stays 10).
+    const log: { at: number; status: number }[] = [];
+    const server = {
+      log,
+      hit(now: number) {
+        log.push({ at: now, status: 200 });
+        return {
+          status: 200,
+          headers: {
+            'x-ratelimit-limit': '10',
+            'x-ratelimit-remaining': '10',
+            'x-ratelimit-reset': '1735689660',
+          },
+        };
+      },
+    };
+    const { wallMs } = await fleetRun({ server, limit: 100, processes: 3, perProcess: 40, clock });
+    expect(log).toHaveLength(120);
+    // 120 requests at 10 a minute would take 11 minutes; unbudgeted, a few round trips.
+    expect(wallMs).toBeLessThan(5_000);
+  });
+
   it('a 429 reported by one process pauses the class for all until its Retry-After', () => {
     const ledger = newLedger({ limit: 10, share: 1 });
     const now = Date.parse('2025-01-01T00:00:10Z');
