@@ -49,6 +49,8 @@ export const FleetBudgetInput = z.object({
   ledgers: z.partialRecord(StreamRouteClass, FleetClassLedger).optional(),
 });
 export type FleetBudgetInput = z.infer<typeof FleetBudgetInput>;
+/** The budget workflow's input as the configuration gives it (a new workflow starts with no ledgers). */
+export type FleetBudgetSettings = Omit<FleetBudgetInput, 'ledgers'>;
 
 /** A process asks for up to `want` requests of a class. */
 export const FleetSlotRequest = z.object({

@@ -9,7 +9,7 @@ import {
 } from '../connectors/support-api/index.js';
 import type { Config, QueuedRouteClass } from '../schemas/config.js';
 import type {
-  FleetBudgetInput,
+  FleetBudgetSettings,
   FleetSlotAnswer,
   FleetSlotRequest,
   FleetWindowReport,
@@ -26,7 +26,7 @@ import {
  * or no limits at all). Budgets per window: the configured limit (ANALYTICS_REQUESTS_PER_MINUTE scaled to
  * the window) times SUPPORT_API_RATE_SHARE; the API's X-RateLimit-Limit replaces the limit once seen.
  */
-export function fleetBudgetOf(config: Config): Omit<FleetBudgetInput, 'ledgers'> | null {
+export function fleetBudgetOf(config: Config): FleetBudgetSettings | null {
   const limits = config.SUPPORT_API_RATE_LIMITS;
   if (!limits || config.SUPPORT_API_BUDGET !== 'windows') return null;
   const windowMs = config.SUPPORT_API_RATE_WINDOW;
@@ -60,7 +60,7 @@ class TemporalFleetBudget implements FleetSlotSource {
   constructor(
     private readonly client: Client,
     private readonly taskQueue: string,
-    private readonly input: Omit<FleetBudgetInput, 'ledgers'>,
+    private readonly input: FleetBudgetSettings,
     private readonly logger: Logger,
   ) {
     this.#workflowId = fleetBudgetWorkflowId(taskQueue, input.keyFingerprint);
@@ -99,7 +99,7 @@ export function attachFleetBudget(options: {
   namespace: string;
   taskQueue: string;
   governor: RateGovernor;
-  settings: Omit<FleetBudgetInput, 'ledgers'>;
+  settings: FleetBudgetSettings;
   logger: Logger;
 }): void {
   const client = new Client({ connection: options.connection, namespace: options.namespace });

@@ -4,7 +4,7 @@ import pino, { type Logger } from 'pino';
 import { type Activities, activitiesByRouteClass } from '../activities/index.js';
 import type { RateGovernor } from '../connectors/support-api/index.js';
 import { type Config, QUEUED_ROUTE_CLASSES, type QueuedRouteClass } from '../schemas/config.js';
-import type { FleetBudgetInput } from '../schemas/fleet-budget.js';
+import type { FleetBudgetSettings } from '../schemas/fleet-budget.js';
 import { classTaskQueue } from '../schemas/sync.js';
 import { governorOf } from './compose.js';
 import { attachFleetBudget, fleetBudgetOf } from './fleet-budget.js';
@@ -25,7 +25,7 @@ export interface WorkersOptions {
    * The fleet budget (SUPPORT_API_BUDGET=windows): the governor whose queued classes take their requests
    * from the key's budget workflow, reached through this connection (null: off).
    */
-  fleetBudget?: { governor: RateGovernor; settings: Omit<FleetBudgetInput, 'ledgers'> } | null;
+  fleetBudget?: { governor: RateGovernor; settings: FleetBudgetSettings } | null;
   logger?: Logger;
   /** A pre-built bundle (tests build it once); otherwise the workflows are bundled at start. */
   workflowBundle?: WorkflowBundle;

@@ -36,7 +36,7 @@ export function auditCommand(opts: AuditOptions): Promise<number> {
       // Each audited table is a stream of the same name: the preflight probes those streams' routes.
       await preflight(deps, logger, config, tables);
       const workers = opts.localWorker
-        ? await startLocalWorkers(temporal, config, deps.activities)
+        ? await startLocalWorkers(temporal, config, deps.activities, logger)
         : undefined;
       try {
         const runId = `audit-${newRunId(new Date())}`;

@@ -65,7 +65,7 @@ export async function runJob(options: JobOptions): Promise<RunSummary> {
     const taskQueue = config.TEMPORAL_TASK_QUEUE;
     const workers = options.localWorker
       ? await asStep(options.step, 'starting the local worker (bundling the workflows)', () =>
-          startLocalWorkers(temporal, config, deps.activities),
+          startLocalWorkers(temporal, config, deps.activities, logger),
         )
       : undefined;
     try {

@@ -45,7 +45,9 @@ export function replayCommand(
   }
   return withTemporal(opts, { embedIfUnset: true }, async ({ config, logger, temporal }) => {
     const deps = await buildDependencies(config, logger);
-    const workers = opts.localWorker ? await startLocalWorkers(temporal, config, deps.activities) : undefined;
+    const workers = opts.localWorker
+      ? await startLocalWorkers(temporal, config, deps.activities, logger)
+      : undefined;
     const runId = `replay-${new Date().toISOString()}`;
     try {
       const running = await runningExecution(temporal.client, workflowId);

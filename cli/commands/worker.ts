@@ -22,7 +22,7 @@ export function workerCommand(opts: { config?: string; metricsPort?: MetricsAddr
       endpoint = await openMetricsEndpoint(deps.metrics, opts.metricsPort, logger);
       if (endpoint) logger.info({ url: endpoint.url }, 'metrics endpoint listening');
       await registerSearchAttributesAtWorkerStart(temporal.client, config.TEMPORAL_NAMESPACE, logger);
-      const workers = await startLocalWorkers(temporal, config, deps.activities);
+      const workers = await startLocalWorkers(temporal, config, deps.activities, logger);
       logger.info({ address: temporal.address, taskQueue: config.TEMPORAL_TASK_QUEUE }, 'worker running');
       for (const drift of await schedulesReadingOtherStreams(temporal.client, config.SYNC_STREAMS)) {
         logger.warn(

@@ -21,10 +21,11 @@ export interface FleetSlotSource {
 
 /** What the governor saw in a response of a covered class. */
 export interface FleetObservation {
-  status: number;
   /** Rate-limit headers, when the response had them (epoch ms for the reset). */
   window: { windowEnd: number; limit: number; remaining: number } | undefined;
-  /** A 429's Retry-After as an instant. */
+  /** The server did not count the request it answered (limits off): the governor's own verdict. */
+  uncounted: boolean;
+  /** A 429: until when the class is paused (its Retry-After as an instant). */
   rateLimitedUntil: number | undefined;
 }
 
@@ -162,8 +163,7 @@ export class FleetSlots {
           }
         : undefined);
     if (!window) return;
-    const uncounted = seen.status !== 429 && window.remaining >= window.limit;
-    if (uncounted) {
+    if (seen.uncounted) {
       // Tell the ledger only to end a probe; the limit such a server names is not one it enforces.
       if (s.probeOut) this.#report(routeClass, window, undefined);
       s.probeOut = false;
@@ -171,7 +171,7 @@ export class FleetSlots {
       return;
     }
     s.unmetered = false;
-    const limited = seen.status === 429 ? (seen.rateLimitedUntil ?? window.windowEnd) : undefined;
+    const limited = seen.rateLimitedUntil;
     if (window.windowEnd <= s.ledgerWindowEnd && limited === undefined) return;
     s.ledgerWindowEnd = Math.max(s.ledgerWindowEnd, window.windowEnd);
     s.probeOut = false;

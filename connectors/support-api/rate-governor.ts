@@ -372,8 +372,14 @@ export class RateGovernor {
     const limit = numberHeader(response.headers, HEADER_LIMIT);
     const remaining = numberHeader(response.headers, HEADER_REMAINING);
     const resetRaw = numberHeader(response.headers, HEADER_RESET);
-    if (limit !== undefined && remaining !== undefined && resetRaw !== undefined && limit > 0) {
-      const resetAt = parseResetHeader(resetRaw, now);
+    const window =
+      limit !== undefined && remaining !== undefined && resetRaw !== undefined && limit > 0
+        ? { windowEnd: parseResetHeader(resetRaw, now), limit, remaining }
+        : undefined;
+    // A counted request leaves remaining <= limit - 1; a server that leaves it at the limit does not count.
+    const uncounted = window !== undefined && window.remaining >= window.limit && response.status !== 429;
+    if (window && limit !== undefined && remaining !== undefined) {
+      const resetAt = window.windowEnd;
       if (resetAt > s.serverResetAt) {
         // A newer window. Its length: from the previous server reset, or from now for the first one seen.
         if (s.serverResetAt > 0) {
@@ -400,34 +406,24 @@ export class RateGovernor {
         s.sharedUntil = now + SHARED_MEMORY_WINDOWS * s.windowMs;
       s.limit = limit;
       s.known = true;
-      // Only a response of the current window says whether the server counts (a counted request leaves
-      // remaining <= limit - 1).
-      if (resetAt >= s.serverResetAt) s.unenforced = remaining >= limit && response.status !== 429;
+      // Only a response of the current window says whether the server counts.
+      if (resetAt >= s.serverResetAt) s.unenforced = uncounted;
     }
-    this.#fleet?.slots.observe(routeClass, {
-      status: response.status,
-      window:
-        limit !== undefined && remaining !== undefined && resetRaw !== undefined && limit > 0
-          ? { windowEnd: parseResetHeader(resetRaw, now), limit, remaining }
-          : undefined,
-      rateLimitedUntil:
-        response.status === 429
-          ? now + (parseRetryAfter(header(response.headers, 'retry-after'), now) ?? s.windowMs)
-          : undefined,
-    });
+    let rateLimitedUntil: number | undefined;
     if (response.status === 429) {
       s.unenforced = false;
       s.sharedUntil = now + SHARED_MEMORY_WINDOWS * s.windowMs;
       s.stats.rateLimited += 1;
       const retryAfter = parseRetryAfter(header(response.headers, 'retry-after'), now);
-      const until = now + (retryAfter ?? Math.max(1000, s.resetAt - now));
-      s.pausedUntil = Math.max(s.pausedUntil, until);
+      rateLimitedUntil = now + (retryAfter ?? Math.max(1000, s.resetAt - now));
+      s.pausedUntil = Math.max(s.pausedUntil, rateLimitedUntil);
       s.remaining = 0;
       // A 429 right after we rolled the window over means the server's window ends later than its reset
       // header said (coarse or skewed): wait longer after resets from now on. A 429 elsewhere in the
       // window is another consumer of the key; the margin would not help there.
       if (now - s.rolledAt < s.marginMs + 500) s.marginMs = Math.min(1000, s.marginMs * 2 + 50);
     }
+    this.#fleet?.slots.observe(routeClass, { window, uncounted, rateLimitedUntil });
     this.#notify(s);
   }
 
