@@ -206,11 +206,9 @@ export const ConfigFromEnv = z.object({
     .min(1)
     .max(16)
     .default(16)
-    .describe(
-      'Streams synced at once (every stream by default: each route class is paced by its own task queue)',
-    ),
+    .describe('Streams synced at once (every stream by default: the fleet budget paces each route class)'),
   SUPPORT_API_RATE_LIMITS: ClassRateLimits.prefault(DEFAULT_CLASS_LIMITS_TEXT).describe(
-    "Requests per SUPPORT_API_RATE_WINDOW per route class, enforced by the Temporal server on each class's task queue for every worker together (`list=60,detail=120,analytics=10,directory=60`, the spec's), or `off` (no server-side pacing: a source without limits)",
+    "Requests per SUPPORT_API_RATE_WINDOW per route class, kept for every worker together by the key's budget workflow (or each class's task queue, SUPPORT_API_BUDGET=queue) (`list=60,detail=120,analytics=10,directory=60`, the spec's), or `off` (no pacing but the API's headers: a source without limits)",
   ),
   SUPPORT_API_BUDGET: z
     .enum(['windows', 'queue'])
@@ -227,7 +225,7 @@ export const ConfigFromEnv = z.object({
     .max(1)
     .default(1)
     .describe(
-      "Share of each class's limit the task queues may dispatch, at most (they also leave room for the rate limiter's burst); lower it to leave budget to other clients of the same key",
+      "Share of each class's limit spent per window, at most (under SUPPORT_API_BUDGET=queue the task queues also leave room for the rate limiter's burst); lower it to leave budget to other clients of the same key",
     ),
   SYNC_AUDIT_SHARE: z.coerce
     .number()
