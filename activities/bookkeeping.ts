@@ -4,6 +4,7 @@ import {
   EXPORT_PASSES,
   EXPORT_STREAMS,
   type ExportPass,
+  FIRST_READ_COVERED_BY,
   HISTORY_MARGIN_MS,
   REREAD_SCOPE_PREFIX,
   type StreamName,
@@ -26,6 +27,16 @@ export interface RunPlan {
     pass: ExportPass;
     windows: { windowStart: string; windowEnd: string }[];
     advanceHighWaterMark: boolean;
+    /**
+     * Another pass reads this one's range from the history's start (FIRST_READ_COVERED_BY): `windows` are
+     * only the windows queued for a re-read, and the mark follows the covering pass's.
+     */
+    coveredBy?: ExportPass;
+    /**
+     * It would be covered if the history starts no later than the oldest ticket, which the ticket sweep of
+     * this run has yet to find: plan it again after the sweep (`windows` are its own, if it is not).
+     */
+    coverPending?: true;
   }[];
   /**
    * Where the exports' history starts (SYNC_START_DATE, or the oldest ticket minus HISTORY_MARGIN_MS).
@@ -77,6 +88,13 @@ export function planRun(deps: PlanningReads) {
      * provisional start instead of not at all (a ticket problem must not cost surveys and sessions).
      */
     historyFallback?: boolean;
+    /** The oldest ticket as the caller's own sweep found it (the forecast's), when the warehouse has none. */
+    oldestTicket?: string;
+    /**
+     * Planning again a pass whose cover was pending (`coverPending`): the covering pass started where it
+     * did at the run's first plan, though its mark may have moved since; only the oldest ticket is new.
+     */
+    coverPendingSinceStart?: true;
   }): Promise<RunPlan> => {
     const { destination } = deps;
     const { settings, mode } = input;
@@ -92,6 +110,22 @@ export function planRun(deps: PlanningReads) {
       return new Date(
         Math.max(Date.parse(mark) - settings.lookbackMs, Date.parse(historyStart)),
       ).toISOString();
+    };
+
+    /**
+     * Whether another pass covers `pass` over [from, now) (FIRST_READ_COVERED_BY): both start at the history
+     * start, and that start is no later than the oldest ticket — known once a sweep completed; before it,
+     * pending when this run sweeps the tickets.
+     */
+    const firstReadCover = async (pass: ExportPass, from: string) => {
+      const by = FIRST_READ_COVERED_BY[pass];
+      if (!by || historyStart === null || from !== historyStart) return null;
+      if (!input.coverPendingSinceStart && (await lowerBound(by)) !== from) return null;
+      const oldest =
+        (await destination.readCheckpoint(TICKETS_SCOPES.oldest.stream, TICKETS_SCOPES.oldest.scope))
+          ?.high_water_mark ?? input.oldestTicket;
+      if (!oldest) return input.streams.includes('tickets') ? { by, covered: false, pending: true } : null;
+      return Date.parse(historyStart) <= Date.parse(oldest) ? { by, covered: true, pending: false } : null;
     };
 
     let tickets: RunPlan['tickets'] = null;
@@ -145,12 +179,16 @@ export function planRun(deps: PlanningReads) {
         const retried = input.range ? [] : await windowsWithRejected(deps, pass, from);
         // And the windows the audit queued for a re-read (a row of them differed from the source).
         const queued = input.range ? [] : await windowsQueuedForReread(deps, pass);
+        // A provisional start may be too late: the mark stays, so the first run that knows the real start
+        // reads the whole history.
+        const advanceHighWaterMark = mode !== 'backfill' && mode !== 'replay' && !provisional;
+        const cover = advanceHighWaterMark && !input.range ? await firstReadCover(pass, from) : null;
         passes.push({
           pass,
-          windows: distinctWindows([...retried, ...queued, ...planned]),
-          // A provisional start may be too late: the mark stays, so the first run that knows the real start
-          // reads the whole history.
-          advanceHighWaterMark: mode !== 'backfill' && mode !== 'replay' && !provisional,
+          windows: distinctWindows([...retried, ...queued, ...(cover?.covered ? [] : planned)]),
+          advanceHighWaterMark,
+          ...(cover?.covered ? { coveredBy: cover.by } : {}),
+          ...(cover?.pending ? { coverPending: true as const } : {}),
         });
       }
     }

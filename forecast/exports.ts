@@ -143,6 +143,7 @@ export async function forecastExports(input: {
       pass: planned.pass,
       windows: estimated,
       skipped: planned.windows.length - windows.length,
+      ...(planned.coveredBy ? { covered_by: planned.coveredBy } : {}),
       probe,
     });
   }

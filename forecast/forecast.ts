@@ -63,13 +63,17 @@ export async function makeForecast(request: ForecastRequest): Promise<Forecast> 
   const oldest = oldestCreatedAt(pages);
 
   // As the run does once its first sweep has found where the history starts: the exports planned from it.
+  // So does a pass whose cover waits for the sweep (FIRST_READ_COVERED_BY): the forecast's sweep found it.
   let { passes, historyStart } = plan;
-  if (historyStart === null && !range && exportsWanted && oldest !== null) {
-    historyStart = new Date(Date.parse(oldest) - HISTORY_MARGIN_MS).toISOString();
+  const sweepDecides =
+    (historyStart === null && !range && exportsWanted) || passes.some((p) => p.coverPending);
+  if (sweepDecides && oldest !== null) {
+    historyStart ??= new Date(Date.parse(oldest) - HISTORY_MARGIN_MS).toISOString();
     passes = (
       await planRun({ destination: reads })({
         ...planInput,
         settings: { ...settings, startDate: historyStart },
+        oldestTicket: oldest,
       })
     ).passes;
   }

@@ -53,6 +53,8 @@ export const ForecastPass = z.object({
   windows: z.array(ForecastWindow),
   /** Windows an earlier backfill completed (skipped without `--force`). */
   skipped: Count,
+  /** The pass that reads this one's range (FIRST_READ_COVERED_BY): its windows are then only re-reads. */
+  covered_by: ExportPass.optional(),
   /** The probe page, when one was read: its window, how many items it held and whether that was all. */
   probe: z
     .object({ window_start: Instant, window_end: Instant, items: Count, complete: z.boolean() })

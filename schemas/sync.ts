@@ -17,6 +17,7 @@ export {
   EXPORT_STREAMS,
   ExportPass,
   type ExportStream,
+  FIRST_READ_COVERED_BY,
   REFERENCE_STREAMS,
   ReferenceStream,
   StreamName,

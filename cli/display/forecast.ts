@@ -31,7 +31,7 @@ export function forecastLines(f: Forecast): string[] {
     const last = p.windows.at(-1);
     const pages = p.windows.reduce((n, w) => n + w.pages, 0);
     lines.push(
-      `  ${pad(p.pass, 24)}${padStart(p.windows.length, 4)} window(s)  ${first ? `${first.window_start} → ${last!.window_end}` : '—'}  ${padStart(count(pages), 6)} page(s)${p.skipped ? `, ${p.skipped} skipped (done before)` : ''}`,
+      `  ${pad(p.pass, 24)}${padStart(p.windows.length, 4)} window(s)  ${first ? `${first.window_start} → ${last!.window_end}` : '—'}  ${padStart(count(pages), 6)} page(s)${p.skipped ? `, ${p.skipped} skipped (done before)` : ''}${p.covered_by ? ` (its first read: ${p.covered_by} covers it)` : ''}`,
     );
   }
   lines.push(

@@ -39,6 +39,19 @@ describe('exact and current by default: the change sweep', () => {
     const world = p.companion.world;
     const first = world.ticketsSorted(world.orgA.id).find((t) => !t.deletedAt)!;
     expect(Date.parse(oldest!.high_water_mark!)).toBeLessThanOrEqual(first.createdAt);
+    // The history starts before the oldest ticket, so the sent pass covered the submitted one (issue 22):
+    // no CSAT request by submission date, and its mark follows the sent pass's. The next test answers a
+    // survey weeks after it was sent; its run must bring the answer.
+    const bySubmission = p.companion.requestLog.filter(
+      (r) => r.path === '/public/v1/csat-surveys' && 'submitted_from' in r.query,
+    );
+    expect(bySubmission).toEqual([]);
+    expect(p.companion.requestLog.some((r) => r.path === '/public/v1/csat-surveys')).toBe(true);
+    const mark = async (pass: string) =>
+      (await p.deps.destination.readCheckpoint(pass, 'hwm'))?.high_water_mark;
+    expect(await mark('csat_surveys.submitted')).toBe(await mark('csat_surveys.sent'));
+    expect(await mark('csat_surveys.sent')).toBeTruthy();
+    p.companion.clearRequestLog();
   });
 
   it('ONE incremental run after changes anywhere in the history makes it equal again', async () => {
@@ -96,6 +109,10 @@ describe('exact and current by default: the change sweep', () => {
     const summary = await p.run('incremental');
     expect(summary.error).toBeUndefined();
     expect(summary.status).toBe('succeeded');
+    // From its mark on, the submitted pass reads as usual.
+    expect(
+      p.companion.requestLog.some((r) => r.path === '/public/v1/csat-surveys' && 'submitted_from' in r.query),
+    ).toBe(true);
     await expectWarehouseEqualsSource(p.db, await sourceSnapshot(p.deps.client, EVERYTHING_SINCE()));
     expect((await warehouseRows(p.db, 'ticket_messages')).has(reply.id)).toBe(true);
     expect(await ticketDeletedAt(p, deleted.id)).toBeInstanceOf(Date);

@@ -33,6 +33,24 @@ export function exportLanes(ctx: RunContext, ticketsListed: Promise<boolean>): L
   for (const pass of awaitingHistory) {
     passPlans.push({ pass, windows: [], advanceHighWaterMark: true, awaitHistory: true });
   }
+  // Per pass: how far its complete windows reach, and the passes whose marks follow it (they are covered by
+  // it, FIRST_READ_COVERED_BY). One chain of mark moves per covering pass, so they never cross.
+  const covers = new Map<
+    PassPlan['pass'],
+    { upTo: string | null; followers: PassPlan['pass'][]; marks: Promise<void> }
+  >();
+  const coverOf = (pass: PassPlan['pass']) => {
+    const known = covers.get(pass);
+    if (known) return known;
+    const fresh = { upTo: null, followers: [], marks: Promise.resolve() };
+    covers.set(pass, fresh);
+    return fresh;
+  };
+  const moveMarks = (cover: ReturnType<typeof coverOf>, streams: () => readonly string[], value: string) => {
+    cover.marks = cover.marks.then(async () => {
+      for (const stream of streams()) await bookkeeping.advanceHighWaterMark({ stream, value });
+    });
+  };
   return passPlans.map((initial) => {
     const entry = track(ctx, initial.pass);
     entry.windowsTotal = initial.windows.length;
@@ -58,6 +76,29 @@ export function exportLanes(ctx: RunContext, ticketsListed: Promise<boolean>): L
           passPlan = replanned;
           entry.windowsTotal = passPlan.windows.length;
         }
+        // The first read of a pass another one covers (issue 22): known at planning, or once this run's ticket
+        // sweep has found the oldest ticket. Covered, it reads only the windows queued for a re-read and its
+        // mark follows the covering pass's. patched: older histories read every pass.
+        if (passPlan.coverPending && patched('first-read-cover')) {
+          entry.current = 'waiting for the ticket sweep (it tells whether another pass covers this one)';
+          const sweepComplete = await ticketsListed;
+          entry.current = null;
+          const replanned = sweepComplete
+            ? (await bookkeeping.planRun({ ...ctx.planInput, coverPendingSinceStart: true })).passes.find(
+                (p) => p.pass === passPlan.pass,
+              )
+            : undefined;
+          if (replanned?.coveredBy) passPlan = replanned;
+          entry.windowsTotal = passPlan.windows.length;
+        }
+        const coveredBy = passPlan.coveredBy && patched('first-read-cover') ? passPlan.coveredBy : null;
+        if (coveredBy) {
+          const cover = coverOf(coveredBy);
+          cover.followers.push(passPlan.pass);
+          if (cover.upTo) moveMarks(cover, () => [passPlan.pass], cover.upTo);
+          await cover.marks;
+        }
+        const movesOwnMark = passPlan.advanceHighWaterMark && !coveredBy;
         // A backfill skips the windows an earlier one completed (the same command run again continues).
         const skip = new Set(
           mode === 'backfill' && !input.force
@@ -105,16 +146,14 @@ export function exportLanes(ctx: RunContext, ticketsListed: Promise<boolean>): L
           );
           entry.windowsDone += done.filter(Boolean).length;
           let prefix = 0;
-          let marks = Promise.resolve();
+          const own = coverOf(passPlan.pass);
           const advance = () => {
             let next = prefix;
             while (next < done.length && done[next]) next += 1;
             if (next === prefix) return;
             prefix = next;
-            const value = passPlan.windows[next - 1]!.windowEnd;
-            marks = marks.then(async () => {
-              await bookkeeping.advanceHighWaterMark({ stream: passPlan.pass, value });
-            });
+            own.upTo = passPlan.windows[next - 1]!.windowEnd;
+            moveMarks(own, () => [passPlan.pass, ...own.followers], own.upTo);
           };
           const tasks = passPlan.windows.flatMap((window, i) =>
             done[i]
@@ -123,14 +162,14 @@ export function exportLanes(ctx: RunContext, ticketsListed: Promise<boolean>): L
                   async () => {
                     await runWindow(window, false);
                     done[i] = true;
-                    if (passPlan.advanceHighWaterMark) advance();
+                    if (movesOwnMark) advance();
                   },
                 ],
           );
           for (const result of await allSettledWithLimit(tasks, EXPORT_WINDOWS_AT_ONCE)) {
             if (result.status === 'rejected') failures.push(result.reason);
           }
-          await marks;
+          await own.marks;
         } else {
           // Oldest first and one at a time (histories recorded before export-windows-at-once).
           for (const window of passPlan.windows) {
