@@ -144,18 +144,22 @@ export async function makeForecast(request: ForecastRequest): Promise<Forecast> 
   }
   for (const pass of exports.passes) {
     const requests = pass.windows.reduce((n, w) => n + w.pages, 0);
-    const how = pass.windows.some((w) => w.basis === 'warehouse')
-      ? 'rows the warehouse holds per window, the rest at their density'
-      : pass.probe
-        ? `one probe page: ${pass.probe.items} item(s) ${pass.probe.complete ? 'in' : 'in the start of'} ${pass.probe.window_start}/${pass.probe.window_end}, per ${pass.pass === 'agent_sessions' ? 'day' : 'ticket'} elsewhere`
-        : 'no activity in its windows: one page each';
+    const covered = pass.covered_by ? `its first read is ${pass.covered_by}'s (FIRST_READ_COVERED_BY); ` : '';
+    const how =
+      pass.windows.length === 0 && pass.covered_by
+        ? 'no request of its own'
+        : pass.windows.some((w) => w.basis === 'warehouse')
+          ? 'rows the warehouse holds per window, the rest at their density'
+          : pass.probe
+            ? `one probe page: ${pass.probe.items} item(s) ${pass.probe.complete ? 'in' : 'in the start of'} ${pass.probe.window_start}/${pass.probe.window_end}, per ${pass.pass === 'agent_sessions' ? 'day' : 'ticket'} elsewhere`
+            : 'no activity in its windows: one page each';
     items.push({
       source: pass.pass,
       route_class: STREAMS[streamOfPass(pass.pass)].routeClass,
       what: `${pass.pass}: ${pass.windows.length} window(s)${pass.skipped ? ` (${pass.skipped} done before, skipped)` : ''}, ~${pass.windows.reduce((n, w) => n + w.items, 0)} items`,
       requests,
       at_least: pass.windows.length,
-      basis: `estimated: ${how}`,
+      basis: `${covered}estimated: ${how}`,
     });
   }
   if (queries > 0) {
