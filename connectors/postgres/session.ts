@@ -73,16 +73,25 @@ export class PostgresSession implements SqlSession {
   transaction<T>(context: string, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     return this.withErrorMapping(context, async () => {
       const client = await this.#pool.connect();
+      // A checked-out client has no pool listener: a server that goes away between two statements of the
+      // transaction (a restart, a failover) would emit 'error' with none, and crash the worker. The next
+      // statement fails instead, and the broken client is discarded, not pooled.
+      let broken: Error | undefined;
+      const onError = (err: Error) => {
+        broken = err;
+      };
+      client.on('error', onError);
       try {
         await client.query('BEGIN');
         const out = await fn(client);
         await client.query('COMMIT');
         return out;
       } catch (err) {
-        await client.query('ROLLBACK').catch(() => undefined);
+        if (!broken) await client.query('ROLLBACK').catch(() => undefined);
         throw err;
       } finally {
-        client.release();
+        client.off('error', onError);
+        client.release(broken ?? false);
       }
     });
   }
