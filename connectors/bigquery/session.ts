@@ -1,4 +1,4 @@
-import { BigQuery, type BigQueryOptions, type Job, type Query } from '@google-cloud/bigquery';
+import { BigQuery, type BigQueryOptions, type Job, type Query, type Table } from '@google-cloud/bigquery';
 import { canonicalTimestamp } from '../../schemas/warehouse.js';
 import type { WithErrorMapping } from '../errors.js';
 import type { BoundValue, Row, SqlSession, Statement, WarehouseDialect } from '../sql/dialect.js';
@@ -27,6 +27,8 @@ export class BigQuerySession implements SqlSession {
   readonly dataset: string;
   readonly location: string;
   readonly #maxRetries: number;
+  /** Table handles of table reads: each learns its schema once (a free tables.get) and keeps it. */
+  readonly #tables = new Map<string, Table>();
 
   constructor(options: BigQuerySessionOptions) {
     this.dataset = options.datasetId;
@@ -57,6 +59,21 @@ export class BigQuerySession implements SqlSession {
     const error = meta?.status?.errorResult;
     if (error) throw new Error(`${error.reason ?? 'error'}: ${error.message ?? ''}`);
     return rows as R[];
+  }
+
+  /**
+   * Reads a table's rows through `tabledata.list` (the client's `getRows`), only `fields`: no query job, so
+   * no bytes billed and no 10 MB floor (cloud.google.com/bigquery/docs/best-practices-costs: previewing
+   * table data is free). For small bookkeeping tables read whole; rows normalized.
+   */
+  async readTable(table: string, fields: readonly string[]): Promise<Row[]> {
+    let handle = this.#tables.get(table);
+    if (!handle) {
+      handle = this.client.dataset(this.dataset).table(table);
+      this.#tables.set(table, handle);
+    }
+    const [rows] = await handle.getRows({ selectedFields: fields.join(','), autoPaginate: true });
+    return (rows as Row[]).map(normalize);
   }
 
   /** A script (a transaction), retried while BigQuery aborts it for a concurrent update. */

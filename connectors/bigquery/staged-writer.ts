@@ -1,5 +1,5 @@
 import {
-  Checkpoint,
+  type Checkpoint,
   type CheckpointUpdate,
   SyncRunRecord,
   type TableName,
@@ -12,11 +12,11 @@ import type { CheckpointFilter, Destination, WriteBatch, WriteResult } from '../
 import type { DestinationSettings } from '../settings.js';
 import type { CascadeConditions, CascadeCounts, DeletionRequest } from '../sql/deletions.js';
 import type { WarehouseWriter } from '../sql/destination.js';
-import { limitClause, parsedRows, statement } from '../sql/dialect.js';
 import { type FlushReport, StagedFlusher } from './flush.js';
-import { checkpointsWithStagedSql, staged } from './flush-sql.js';
+import { staged } from './flush-sql.js';
 import type { BigQuerySession } from './session.js';
 import type { StagedEntry, StagingAppender } from './staging.js';
+import { checkpointsByTableReads } from './state-reads.js';
 import { BigQueryDeletions } from './write.js';
 
 /** When staged rows are merged without waiting for the window's end (see docs/bigquery-write-path.md §5). */
@@ -41,7 +41,7 @@ interface KnownCheckpoint {
  * (writeBatch, writeTables) stage and flush at once. Deletions flush first, then run as scripts (write.ts).
  *
  * Checkpoints: a staged checkpoint is durable at once (a reader sees it over `_sync_state` until the flush
- * merges it, checkpointsWithStagedSql). The checkpoints this process staged are kept in memory, and a page
+ * merges it; read by table reads, state-reads.ts). The checkpoints this process staged are kept in memory, and a page
  * reads its checkpoint from there when the workflow's last cursor tag says it is the one it holds — so a
  * scope read page after page by one worker costs no query per page, and a page another worker wrote is
  * never mistaken for the one held here.
@@ -201,19 +201,22 @@ export class StagedBigQueryWriter implements WarehouseWriter {
     return read ?? null;
   }
 
+  /**
+   * Checkpoints by table reads (state-reads.ts: no query job), filtered and ordered here as the SQL
+   * destinations do (by stream, then scope).
+   */
   async listCheckpoints(
     filter: CheckpointFilter & { stream?: string | undefined; scope?: string | undefined },
   ): Promise<Checkpoint[]> {
-    const d = this.session.dialect;
-    const query = statement(d, (bind) => {
-      const conditions = (['stream', 'scope', 'status'] as const)
-        .filter((k) => filter[k] !== undefined)
-        .map((k) => `${d.ident(k)} = ${bind(filter[k] as string, 'string')}`);
-      const where = conditions.length > 0 ? conditions.join(' AND ') : 'TRUE';
-      return `${checkpointsWithStagedSql(this.session.dataset, where)}
-ORDER BY stream, scope${limitClause(filter.limit)}`;
-    });
-    const list = await parsedRows(this.session, 'listCheckpoints', query, (row) => Checkpoint.parse(row));
+    const all = await this.session.withErrorMapping('listCheckpoints', () =>
+      checkpointsByTableReads(this.session),
+    );
+    const list = all
+      .filter((cp) =>
+        (['stream', 'scope', 'status'] as const).every((k) => filter[k] === undefined || cp[k] === filter[k]),
+      )
+      .sort((a, b) => compareText(a.stream, b.stream) || compareText(a.scope, b.scope))
+      .slice(0, filter.limit ?? undefined);
     for (const cp of list) this.#known.set(keyOf(cp.stream, cp.scope), { checkpoint: cp });
     return list;
   }
@@ -237,3 +240,6 @@ ORDER BY stream, scope${limitClause(filter.limit)}`;
 const KNOWN_CHECKPOINTS_KEPT = 10_000;
 
 const keyOf = (stream: string, scope: string) => `${stream}\u0000${scope}`;
+
+/** Code-unit order, as BigQuery's ORDER BY orders STRING (byte order, equal for the ASCII of scopes). */
+const compareText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);

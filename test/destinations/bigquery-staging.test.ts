@@ -41,6 +41,8 @@ describe('BigQuery staged writes', () => {
     await emulator?.stop();
   });
 
+  const tableReads = (table: string) => proxy.report().tables[table]?.tableReads ?? 0;
+
   const rowsOf = async (table: string, ids: readonly string[]) => {
     const [rows] = await bq.query({
       query: `SELECT id, subject, updated_at, _synced_at FROM \`${datasetId}\`.\`${table}\` WHERE id IN UNNEST(@ids) ORDER BY id`,
@@ -182,28 +184,66 @@ describe('BigQuery staged writes', () => {
     });
     await b.writeCheckpoints([entry('901', 0), entry('902', 0)]);
     proxy.reset();
-    // One listing (one query) of the queue, as listQueuedThreadCheckpoints reads it …
+    // One listing of the queue, as listQueuedThreadCheckpoints reads it: table reads, no query …
     const listed = await a.listCheckpoints('ticket_messages', { status: 'running' });
     const tag = (scope: string) => checkpointTagOf(listed.find((cp) => cp.scope === scope)!);
-    expect(proxy.report().queryJobs).toBe(1);
-    // … and the first page of each listed thread reads its entry with no query.
+    expect(proxy.report().queryJobs).toBe(0);
+    expect(tableReads('_sync_state')).toBe(1);
+    // … and the first page of each listed thread reads its entry with no read at all.
     for (const scope of ['901', '902'])
       expect(
         await a.readCheckpoint('ticket_messages', scope, { expectCheckpointTag: tag(scope) }),
       ).toMatchObject({ scope, cursor: null, status: 'running' });
-    expect(proxy.report().queryJobs).toBe(1);
+    expect(tableReads('_sync_state')).toBe(1);
     // Another process holds nothing it listed: it reads.
     expect(
       await b.readCheckpoint('ticket_messages', '901', { expectCheckpointTag: tag('901') }),
     ).toMatchObject({ scope: '901' });
-    expect(proxy.report().queryJobs).toBe(2);
+    expect(tableReads('_sync_state')).toBe(2);
     // This process wrote the entry since it listed it (a retried first page that staged page 1): the tag no
     // longer matches what it holds, and the warehouse says where the thread is.
     await a.writeCheckpoints([{ ...entry('902', 1), cursor: 'm1' }]);
     expect(
       await a.readCheckpoint('ticket_messages', '902', { expectCheckpointTag: tag('902') }),
     ).toMatchObject({ cursor: 'm1', pages: 1 });
-    expect(proxy.report().queryJobs).toBe(3);
+    expect(tableReads('_sync_state')).toBe(3);
+    expect(proxy.report().queryJobs).toBe(0);
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  it('checkpoints are read by table reads, with no query job: the latest staged over the merged, in any process', async () => {
+    const a = create();
+    const b = create();
+    const cp = (cursor: string, pages: number) => ({
+      stream: 'exports',
+      scope: 'tr1',
+      cursor,
+      high_water_mark: '2026-01-01T00:00:00.000000Z',
+      status: 'running' as const,
+      pages,
+      rows: 0,
+    });
+    await a.writeCheckpoints([cp('p1', 1)]);
+    await a.flushStaged();
+    const [merged] = (await bq.query(
+      `SELECT cursor, pages FROM \`${datasetId}\`.\`_sync_state\` WHERE stream = 'exports' AND scope = 'tr1'`,
+    )) as [Record<string, unknown>[]];
+    // The flush merged the checkpoint staged in `_staging_checkpoints`.
+    expect(merged).toEqual([{ cursor: 'p1', pages: 1 }]);
+    await a.writeCheckpoints([cp('p2', 2)]);
+    await a.writeCheckpoints([cp('p3', 3)]);
+    proxy.reset();
+    // Another process (holding nothing): page 3, staged and not merged, over page 1 merged; appends through
+    // the Storage Write API are visible to tabledata.list at once.
+    expect(await b.readCheckpoint('exports', 'tr1')).toMatchObject({ cursor: 'p3', pages: 3 });
+    expect((await b.listCheckpoints('exports')).filter((c) => c.scope === 'tr1')).toEqual([
+      expect.objectContaining({ scope: 'tr1', cursor: 'p3', high_water_mark: '2026-01-01T00:00:00.000000Z' }),
+    ]);
+    expect(proxy.report().queryJobs).toBe(0);
+    expect(tableReads('_staging_checkpoints')).toBe(2);
+    // Merged: `_sync_state` says page 3, and so does a read.
+    await b.flushStaged();
+    expect(await a.readCheckpoint('exports', 'tr1')).toMatchObject({ cursor: 'p3', pages: 3 });
     await Promise.all([a.close(), b.close()]);
   });
 });
