@@ -16,6 +16,7 @@ import type {
   Destination,
   DestinationCapabilities,
   DestinationOptions,
+  StageReport,
   WriteBatch,
 } from '../destination.js';
 import { DestinationSettings } from '../settings.js';
@@ -26,6 +27,7 @@ import { bqIdent } from './dialect.js';
 import { BigQuerySession, normalize } from './session.js';
 import { DEFAULT_FLUSH_THRESHOLDS, type FlushThresholds, StagedBigQueryWriter } from './staged-writer.js';
 import { prepareStaging, StagingAppender } from './staging.js';
+import { RunVersionCache } from './version-cache.js';
 
 export interface BigQueryDestinationOptions extends DestinationOptions {
   readonly projectId: string;
@@ -92,6 +94,7 @@ export function emulatorClientOptions(apiEndpoint: string): BigQueryOptions {
 export class BigQueryDestination extends SqlDestination {
   readonly #session: BigQuerySession;
   readonly #writer: StagedBigQueryWriter;
+  readonly #settings: DestinationSettings;
 
   constructor(options: BigQueryDestinationOptions) {
     bqIdent(options.datasetId);
@@ -125,12 +128,14 @@ export class BigQueryDestination extends SqlDestination {
     });
     this.#session = session;
     this.#writer = writer;
+    this.#settings = settings;
   }
 
   // --- the staged path ------------------------------------------------------------------------------------
 
-  override async stageBatch<T extends TableName>(batch: WriteBatch<T>): Promise<void> {
-    await this.#writer.stage([batch]);
+  /** Staged; with the batch's run id, only rows the table does not store as they are (version-cache.ts). */
+  override async stageBatch<T extends TableName>(batch: WriteBatch<T>): Promise<StageReport> {
+    return { rows: await this.#writer.stage([batch], [], batch.runId ?? null) };
   }
 
   override async flushStaged(): Promise<void> {
@@ -155,11 +160,17 @@ export class BigQueryDestination extends SqlDestination {
   }
 
   override async storedVersions(
-    table: TableName,
-    ids: readonly string[],
+    ...[table, ids, options]: Parameters<Destination['storedVersions']>
   ): Promise<Map<string, StoredVersion>> {
-    // Not flushed first: a version staged and not merged yet reads as older, and the row is staged again —
-    // harmless (the merge keeps the latest), where a flush per tickets page would cost a merge per page.
+    // With a run id: from the run's version cache (one table read per table per run, no query), which
+    // counts what this process staged as stored. Without: a query, not flushed first — a version staged and
+    // not merged yet reads as older, and the row is staged again, harmless (the merge keeps the latest).
+    const runId = options?.runId ?? null;
+    const spec = this.#settings.spec(table);
+    if (runId !== null && RunVersionCache.serves(spec))
+      return this.#session.withErrorMapping('storedVersions', () =>
+        this.#writer.versions.versions(runId, spec, ids),
+      );
     return super.storedVersions(table, ids);
   }
 

@@ -70,9 +70,14 @@ export class BigQuerySession implements SqlSession {
     let handle = this.#tables.get(table);
     if (!handle) {
       handle = this.client.dataset(this.dataset).table(table);
+      await handle.getMetadata();
       this.#tables.set(table, handle);
     }
-    const [rows] = await handle.getRows({ selectedFields: fields.join(','), autoPaginate: true });
+    // The client maps a row's values onto the selected fields in the schema's order (as BigQuery returns
+    // them): ask in that order.
+    const order = ((handle.metadata?.schema?.fields ?? []) as { name?: string }[]).map((f) => f.name);
+    const selected = [...fields].sort((a, b) => order.indexOf(a) - order.indexOf(b));
+    const [rows] = await handle.getRows({ selectedFields: selected.join(','), autoPaginate: true });
     return (rows as Row[]).map(normalize);
   }
 

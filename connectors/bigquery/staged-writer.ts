@@ -1,3 +1,4 @@
+import type { WarehouseRow } from '../../schemas/warehouse/table-spec.js';
 import {
   type Checkpoint,
   type CheckpointUpdate,
@@ -17,6 +18,7 @@ import { staged } from './flush-sql.js';
 import type { BigQuerySession } from './session.js';
 import type { StagedEntry, StagingAppender } from './staging.js';
 import { checkpointsByTableReads } from './state-reads.js';
+import { RunVersionCache } from './version-cache.js';
 import { BigQueryDeletions } from './write.js';
 
 /** When staged rows are merged without waiting for the window's end (see docs/bigquery-write-path.md §5). */
@@ -49,6 +51,8 @@ interface KnownCheckpoint {
 export class StagedBigQueryWriter implements WarehouseWriter {
   readonly #scripts: BigQueryDeletions;
   readonly #flusher: StagedFlusher;
+  /** What the tables store, read once per run (version-cache.ts). */
+  readonly versions: RunVersionCache;
   /** Bounded: one entry per scope would grow with the workspace (a scope per ticket thread). */
   readonly #known = new BoundedMap<string, KnownCheckpoint>(KNOWN_CHECKPOINTS_KEPT);
   #unflushedRows = 0;
@@ -63,34 +67,60 @@ export class StagedBigQueryWriter implements WarehouseWriter {
   ) {
     this.#scripts = new BigQueryDeletions(session, settings);
     this.#flusher = new StagedFlusher(session, settings);
+    this.versions = new RunVersionCache(session);
   }
 
-  /** Stages the batches (one append) and their checkpoints; flushes when a threshold is reached. */
-  async stage(batches: readonly WriteBatch[], extra: readonly CheckpointUpdate[] = []): Promise<void> {
+  /**
+   * Stages the batches (their entries, then their checkpoints) and flushes when a threshold is reached.
+   * With `cache` (the page path, per run), rows the table stores as they are are left out (version-cache.ts).
+   * Returns the rows staged.
+   */
+  async stage(
+    batches: readonly WriteBatch[],
+    extra: readonly CheckpointUpdate[] = [],
+    runId: string | null = null,
+  ): Promise<number> {
+    const cache = runId === null ? undefined : { versions: this.versions, runId };
     const entries: StagedEntry[] = [];
+    const remembered: [TableSpec<unknown>, WarehouseRow[]][] = [];
     let rows = 0;
     for (const batch of batches) {
       const spec = this.settings.spec(batch.table);
-      const valid = batchRows(spec, batch);
+      let valid = batchRows(spec, batch);
+      const cached = cache && !batch.repair && RunVersionCache.serves(spec);
+      if (cached) {
+        // Rows stored as they are become seen ids: no merge, but `_synced_at` still says they were served
+        // (a complete re-read's deletion check, markDeletedNotSeenSince, reads it).
+        const same = await cache.versions.unchanged(cache.runId, spec, valid);
+        for (const row of same) entries.push(staged.seen(spec.name, String(row[spec.primaryKey[0]!])));
+        valid = valid.filter((row) => !same.has(row));
+        remembered.push([spec, valid]);
+      }
       rows += valid.length;
       for (const row of valid) entries.push(staged.row(spec, row, batch.repair === true));
       for (const id of batch.seen ?? []) entries.push(staged.seen(spec.name, id));
     }
-    for (const item of this.settings.rejectedItems(batches.flatMap((b) => b.rejected ?? [])))
-      entries.push(staged.rejected(item));
+    const rejected = this.settings.rejectedItems(batches.flatMap((b) => b.rejected ?? []));
+    for (const item of rejected) entries.push(staged.rejected(item));
     for (const sighting of this.settings.schemaChanges(batches))
       entries.push(staged.json('schema_change', sighting));
     const at = this.settings.clock();
     const checkpoints = checkpointList([...batches.flatMap((b) => checkpointList(b.checkpoint)), ...extra]);
     for (const cp of checkpoints) entries.push(staged.checkpoint(cp, at));
-    if (entries.length === 0) return;
+    if (entries.length === 0) return 0;
     await this.#append(`stage ${batches.map((b) => b.table).join(', ')}`, entries, rows);
     this.#remember(checkpoints, at);
+    if (cache) {
+      for (const [spec, list] of remembered) await cache.versions.remember(cache.runId, spec, list);
+      for (const item of rejected)
+        if (item.itemId !== null) cache.versions.forgetIds(item.table as TableName, [item.itemId]);
+    }
     if (
       this.#unflushedRows >= this.thresholds.rows ||
       Date.now() - (this.#unflushedSince ?? Date.now()) >= this.thresholds.ms
     )
       await this.flush();
+    return rows;
   }
 
   async #append(context: string, entries: readonly StagedEntry[], rows = 0): Promise<void> {
@@ -153,14 +183,17 @@ export class StagedBigQueryWriter implements WarehouseWriter {
     // The ids a sweep saw are staged: merged first, so no row it saw looks unseen; no other flush of this
     // process writes in between (one writer per table).
     const n = await this.#exclusiveAfterFlush('markDeleted', () => this.#scripts.markDeleted(request));
+    this.versions.forgetTable(request.spec.name as TableName);
     if (request.checkpoint) this.#remember([request.checkpoint], this.settings.clock());
     return n;
   }
 
   cascade(child: TableSpec<unknown>, conditions: CascadeConditions, deletedAt: Date): Promise<CascadeCounts> {
+    // Rows marked (or revived) here: the cache reads the table again.
+    this.versions.forgetTable(child.name as TableName);
     return this.#exclusiveAfterFlush('cascadeDeletion', () =>
       this.#scripts.cascade(child, conditions, deletedAt),
-    );
+    ).finally(() => this.versions.forgetTable(child.name as TableName));
   }
 
   #exclusiveAfterFlush<T>(context: string, write: () => Promise<T>): Promise<T> {

@@ -246,4 +246,133 @@ describe('BigQuery staged writes', () => {
     expect(await a.readCheckpoint('exports', 'tr1')).toMatchObject({ cursor: 'p3', pages: 3 });
     await Promise.all([a.close(), b.close()]);
   });
+
+  describe('the per-run version cache', () => {
+    const liveOf = async (ids: readonly string[]) => {
+      const [rows] = (await bq.query({
+        query: `SELECT id, subject, _deleted_at IS NULL AS live, _synced_at FROM \`${datasetId}\`.tickets WHERE id IN UNNEST(@ids) ORDER BY id`,
+        params: { ids },
+      })) as unknown as [Record<string, unknown>[]];
+      return rows.map((r) => ({
+        id: r['id'],
+        subject: r['subject'],
+        live: r['live'],
+        synced: String((r['_synced_at'] as { value: string }).value),
+      }));
+    };
+
+    it('a re-read of rows stored as they are stages none of them (no merge); their _synced_at still moves', async () => {
+      const dest = create();
+      const a = ticket({ ticket_number: 41, updated_at: at(1), subject: 'a' });
+      const b = ticket({ ticket_number: 42, updated_at: at(1), subject: 'b' });
+      expect(await dest.stageBatch({ table: 'tickets', rows: [input(a), input(b)], runId: 'run-1' })).toEqual(
+        {
+          rows: 2,
+        },
+      );
+      await dest.flushStaged();
+      const before = await liveOf([a.id, b.id]);
+      // Another process, the next run: one table read fills its cache; a changed and an unchanged row.
+      const next = create();
+      proxy.reset();
+      const changed = { ...b, updated_at: at(2), subject: 'b v2' };
+      expect(
+        await next.stageBatch({ table: 'tickets', rows: [input(a), input(changed)], runId: 'run-2' }),
+      ).toEqual({ rows: 1 });
+      // The same rows again in the same run: both stored (or staged) as they are.
+      expect(
+        await next.stageBatch({ table: 'tickets', rows: [input(a), input(changed)], runId: 'run-2' }),
+      ).toEqual({ rows: 0 });
+      expect(proxy.report().queryJobs).toBe(0);
+      expect(tableReads('tickets')).toBe(1);
+      // Only a version it does not store is compared the old way: a batch without a run stages every row.
+      expect(await next.stageBatch({ table: 'tickets', rows: [input(a)] })).toEqual({ rows: 1 });
+      await next.flushStaged();
+      const after = await liveOf([a.id, b.id]);
+      expect(after.map(({ synced: _, ...r }) => r)).toEqual(
+        [
+          { id: a.id, subject: 'a', live: true },
+          { id: b.id, subject: 'b v2', live: true },
+        ].sort((x, y) => (x.id < y.id ? -1 : 1)),
+      );
+      // a was seen again: its _synced_at moved although its row was not staged.
+      const syncedOf = (rows: typeof before, id: string) => rows.find((r) => r.id === id)!.synced;
+      expect(syncedOf(after, a.id) > syncedOf(before, a.id)).toBe(true);
+      // storedVersions answers from the cache with the run id, no query.
+      proxy.reset();
+      const versions = await next.storedVersions('tickets', [a.id, b.id], { runId: 'run-2' });
+      expect(versions.get(b.id)?.version).toBe(canonicalTimestamp(at(2)));
+      expect(proxy.report().queryJobs).toBe(0);
+      await Promise.all([dest.close(), next.close()]);
+    });
+
+    it('a row marked deleted since the cache was filled is still written', async () => {
+      const dest = create();
+      const t = ticket({ ticket_number: 43, updated_at: at(1), subject: 'back' });
+      await dest.stageBatch({ table: 'tickets', rows: [input(t)], runId: 'run-3' });
+      await dest.flushStaged();
+      // The cache holds t as stored; then a deletion of this process marks it.
+      expect(await dest.stageBatch({ table: 'tickets', rows: [input(t)], runId: 'run-3' })).toEqual({
+        rows: 0,
+      });
+      expect(await dest.markDeleted('tickets', [t.id], new Date())).toBe(1);
+      expect((await liveOf([t.id]))[0]).toMatchObject({ live: false });
+      // Served again, same version: written, so the merge revives it.
+      expect(await dest.stageBatch({ table: 'tickets', rows: [input(t)], runId: 'run-3' })).toEqual({
+        rows: 1,
+      });
+      await dest.flushStaged();
+      expect((await liveOf([t.id]))[0]).toMatchObject({ subject: 'back', live: true });
+      // A process filling its cache after the deletion holds live rows only.
+      await dest.markDeleted('tickets', [t.id], new Date());
+      const other = create();
+      expect(await other.stageBatch({ table: 'tickets', rows: [input(t)], runId: 'run-4' })).toEqual({
+        rows: 1,
+      });
+      await other.flushStaged();
+      expect((await liveOf([t.id]))[0]).toMatchObject({ live: true });
+      await Promise.all([dest.close(), other.close()]);
+    });
+
+    it('an item with an open _rejected entry is still written, so the entry is resolved', async () => {
+      const dest = create();
+      const t = ticket({ ticket_number: 44, updated_at: at(1), subject: 'fine' });
+      await dest.stageBatch({ table: 'tickets', rows: [input(t)], runId: 'run-5' });
+      await dest.flushStaged();
+      const item = {
+        table: 'tickets' as const,
+        itemKey: t.id,
+        itemId: t.id,
+        stream: 'tickets',
+        scope: 'r',
+        pageCursor: null,
+        reason: 'injected',
+        raw: { id: t.id },
+      };
+      // Set aside by a page of this run (this process) …
+      await dest.stageBatch({ table: 'tickets', rows: [], rejected: [item], runId: 'run-5' });
+      expect(await dest.stageBatch({ table: 'tickets', rows: [input(t)], runId: 'run-5' })).toEqual({
+        rows: 1,
+      });
+      await dest.flushStaged();
+      const open = async () => {
+        const [rows] = (await bq.query(
+          `SELECT COUNT(*) AS n FROM \`${datasetId}\`._rejected WHERE item_id = '${t.id}' AND resolved_at IS NULL`,
+        )) as [{ n: number }[]];
+        return rows[0]!.n;
+      };
+      expect(await open()).toBe(0);
+      // … or before another process filled its cache: left out of it.
+      await dest.stageBatch({ table: 'tickets', rows: [], rejected: [item], runId: 'run-5' });
+      await dest.flushStaged();
+      expect(await open()).toBe(1);
+      const other = create();
+      expect(await other.stageBatch({ table: 'tickets', rows: [input(t)], runId: 'run-6' })).toEqual({
+        rows: 1,
+      });
+      await other.flushStaged();
+      expect(await open()).toBe(0);
+      await Promise.all([dest.close(), other.close()]);
+    });
+  });
 });
