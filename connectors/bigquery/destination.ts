@@ -1,7 +1,9 @@
 import type { BigQueryOptions } from '@google-cloud/bigquery';
 import { GoogleAuth, PassThroughClient } from 'google-auth-library';
+import type { AuditCounts } from '../../schemas/audit.js';
 import type { CustomFieldColumn } from '../../schemas/custom-fields-view.js';
 import type {
+  AuditRecord,
   Checkpoint,
   Freshness,
   ReconciliationRecord,
@@ -20,6 +22,7 @@ import type {
   WriteBatch,
 } from '../destination.js';
 import { DestinationSettings } from '../settings.js';
+import type { AuditFilter } from '../sql/audit.js';
 import { SqlDestination } from '../sql/destination.js';
 import type { SchemaChangeFilter } from '../sql/schema-changes.js';
 import { prepareBigQuery, replaceView } from './ddl.js';
@@ -201,6 +204,16 @@ export class BigQueryDestination extends SqlDestination {
   override async listRuns(limit: number): Promise<SyncRunRecord[]> {
     await this.#writer.flushOwn();
     return super.listRuns(limit);
+  }
+
+  override recordAudit(rows: readonly AuditRecord[]): Promise<void> {
+    return this.#writer.recordAudit(rows);
+  }
+
+  /** Every process's staged verdicts are merged first (the audit's units may have run anywhere). */
+  override async auditCounts(filter: AuditFilter): Promise<Record<string, AuditCounts>> {
+    await this.#writer.flush();
+    return super.auditCounts(filter);
   }
 
   override async listReconciliation(runId?: string): Promise<ReconciliationRecord[]> {

@@ -1,4 +1,5 @@
 import {
+  type AuditRecord,
   type CheckpointUpdate,
   type RejectedItem,
   type SchemaChangeSighting,
@@ -10,6 +11,7 @@ import {
 import { rejectedList, schemaChangeList } from '../batch.js';
 import type { WriteBatch } from '../destination.js';
 import type { DestinationSettings } from '../settings.js';
+import type { ParamValue } from '../sql/dialect.js';
 import { bindLiteral, timestampLiteral } from './dialect.js';
 import {
   markMergedSql,
@@ -141,8 +143,11 @@ export class StagedFlusher {
       ...stagedCheckpoints.map((c) => c.checkpoint),
     ]);
     if (checkpoints.length > 0) statements.push(stagedCheckpointsSql(dataset, checkpoints));
-    const runs = [...new Map((docs('run') as SyncRunRecord[]).map((r) => [r.run_id, r] as const)).values()];
-    if (runs.length > 0) statements.push(`${runsUpsertSql(this.session, runs)};`);
+    const runs = docs('run') as SyncRunRecord[];
+    if (runs.length > 0) statements.push(`${ledgerUpsertSql(this.session, SYSTEM_TABLES._sync_runs, runs)};`);
+    // The audit's verdicts of every unit since the last flush: one upsert, not one per unit.
+    const audits = docs('audit') as AuditRecord[];
+    if (audits.length > 0) statements.push(`${ledgerUpsertSql(this.session, SYSTEM_TABLES._audit, audits)};`);
     statements.push(markMergedSql(dataset, [...batches, ...checkpointBatches]));
     for (const t of rowTables) await this.settings.hooks.beforeMerge?.(t);
     const declare = (counting ? rowTables : [])
@@ -163,16 +168,24 @@ export class StagedFlusher {
   }
 }
 
-/** The upsert of `_sync_runs` by run_id (the ledger's own statement, sql/ledger.ts), values as literals. */
-function runsUpsertSql(session: BigQuerySession, runs: readonly SyncRunRecord[]): string {
-  const table = SYSTEM_TABLES._sync_runs;
+/**
+ * The upsert of a ledger table by its key (the ledger's own statement, sql/ledger.ts), values as literals;
+ * `records` in staging order: of one key, the last staged wins.
+ */
+function ledgerUpsertSql(
+  session: BigQuerySession,
+  table: (typeof SYSTEM_TABLES)['_sync_runs' | '_audit'],
+  records: readonly object[],
+): string {
+  const keyOf = (r: Record<string, unknown>) => table.primaryKey.map((k) => String(r[k])).join('\u0000');
+  const latest = [...new Map(records.map((r) => [keyOf(r as Record<string, unknown>), r] as const)).values()];
   return session.dialect.upsert(
     table.name,
     table.primaryKey,
     table.columns.map((c) => c.name),
-    runs.map((r) =>
+    latest.map((r) =>
       table.columns.map((c) =>
-        bindLiteral((r as Record<string, unknown>)[c.name] as string | number | null, c.type),
+        bindLiteral(((r as Record<string, unknown>)[c.name] ?? null) as ParamValue, c.type),
       ),
     ),
   );

@@ -1,5 +1,6 @@
 import type { WarehouseRow } from '../../schemas/warehouse/table-spec.js';
 import {
+  AuditRecord,
   type Checkpoint,
   type CheckpointUpdate,
   SyncRunRecord,
@@ -172,6 +173,18 @@ export class StagedBigQueryWriter implements WarehouseWriter {
   async recordRun(run: SyncRunRecord): Promise<void> {
     await this.#append('recordRun', [staged.json('run', SyncRunRecord.parse(run))]);
     if (run.parent_run_id === null) await this.flush();
+  }
+
+  /**
+   * The audit's verdicts: staged, merged with the next flush (one `_audit` upsert for every unit since, not
+   * one per unit); the audit's closing read flushes first.
+   */
+  async recordAudit(records: readonly AuditRecord[]): Promise<void> {
+    if (records.length === 0) return;
+    await this.#append(
+      'recordAudit',
+      records.map((r) => staged.json('audit', AuditRecord.parse(r))),
+    );
   }
 
   /** Checkpoints alone: staged (durable at once), merged with the next flush. */

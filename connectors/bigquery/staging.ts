@@ -27,7 +27,7 @@ export const STAGED_CHECKPOINTS_TABLE = '_staging_checkpoints';
 export const STAGING_RETENTION_DAYS = 7;
 
 /** What one staged entry is. */
-export type StagedOp = 'row' | 'seen' | 'checkpoint' | 'rejected' | 'schema_change' | 'run';
+export type StagedOp = 'row' | 'seen' | 'checkpoint' | 'rejected' | 'schema_change' | 'run' | 'audit';
 
 /** One row of `_staging`. */
 export interface StagedEntry {

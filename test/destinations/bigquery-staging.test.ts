@@ -375,4 +375,33 @@ describe('BigQuery staged writes', () => {
       await Promise.all([dest.close(), other.close()]);
     });
   });
+
+  it("the audit's verdicts are staged and merged by one upsert of _audit, whichever process recorded them", async () => {
+    const units = [create(), create()];
+    const record = (row: string, verdict: 'equal' | 'differs', healed = false) => ({
+      run_id: 'audit-run',
+      table_name: 'tickets',
+      row_id: row,
+      verdict,
+      differences: verdict === 'differs' ? '[{"field":"subject"}]' : null,
+      synced_at: at(1),
+      source_version: at(1),
+      healed,
+      checked_at: at(2),
+    });
+    proxy.reset();
+    // Three units on two processes; a retried unit records r2 again, healed this time (the last wins).
+    await units[0]!.recordAudit([record('r1', 'equal'), record('r2', 'differs')]);
+    await units[1]!.recordAudit([record('r3', 'equal')]);
+    await units[0]!.recordAudit([record('r2', 'differs', true)]);
+    expect(proxy.report().queryJobs).toBe(0);
+    const reader = create();
+    expect(await reader.auditCounts({ runId: 'audit-run' })).toEqual({
+      tickets: expect.objectContaining({ equal: 2, differs: 1, healed: 1 }),
+    });
+    const report = proxy.report();
+    expect(report.tables['_audit']).toMatchObject({ mutatingDml: 1 });
+    expect(report.violations).toEqual([]);
+    await Promise.all([...units, reader].map((d) => d.close()));
+  });
 });
