@@ -124,8 +124,19 @@ export class StagedBigQueryWriter implements WarehouseWriter {
     return rows;
   }
 
-  async #append(context: string, entries: readonly StagedEntry[], rows = 0): Promise<void> {
+  /**
+   * Appends, and counts the batch for the thresholds and for `flushOwn` — unless `readsNeedIt` is false:
+   * entries only their own reader needs merged (the audit's verdicts: auditCounts flushes), so that the
+   * reads of merged rows that follow (the audit's next unit) do not flush for them.
+   */
+  async #append(
+    context: string,
+    entries: readonly StagedEntry[],
+    rows = 0,
+    readsNeedIt = true,
+  ): Promise<void> {
     await this.session.withErrorMapping(context, () => this.appender.append(entries));
+    if (!readsNeedIt) return;
     this.#unflushedBatches += 1;
     this.#unflushedRows += rows;
     this.#unflushedSince ??= Date.now();
@@ -184,6 +195,8 @@ export class StagedBigQueryWriter implements WarehouseWriter {
     await this.#append(
       'recordAudit',
       records.map((r) => staged.json('audit', AuditRecord.parse(r))),
+      0,
+      false,
     );
   }
 

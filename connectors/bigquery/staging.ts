@@ -203,7 +203,10 @@ class DefaultStreamAppender {
       } catch (err) {
         // The emulator (DuckDB) refuses an append while it runs a query; BigQuery answers a transient
         // error the same way. Either passes by trying again; anything else is the activity's to retry.
-        const busy = /connection is busy|UNAVAILABLE|timed out/i.test((err as Error).message ?? '');
+        // (bqemulator also answers "Resource In Use" and "Connection failure, please retry" under load.)
+        const busy = /connection is busy|Resource In Use|Connection failure|UNAVAILABLE|timed out/i.test(
+          (err as Error).message ?? '',
+        );
         if (!busy || attempt >= APPEND_ATTEMPTS) throw err;
         await new Promise((r) => setTimeout(r, 100 * 2 ** attempt * (0.5 + Math.random())));
       }
