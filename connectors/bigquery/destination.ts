@@ -30,7 +30,7 @@ import { bqIdent } from './dialect.js';
 import { BigQuerySession, normalize } from './session.js';
 import { DEFAULT_FLUSH_THRESHOLDS, type FlushThresholds, StagedBigQueryWriter } from './staged-writer.js';
 import { prepareStaging, StagingAppender } from './staging.js';
-import { RunVersionCache } from './version-cache.js';
+import { RunVersionCache, type VersionCacheLimits } from './version-cache.js';
 
 export interface BigQueryDestinationOptions extends DestinationOptions {
   readonly projectId: string;
@@ -49,6 +49,8 @@ export interface BigQueryDestinationOptions extends DestinationOptions {
   readonly storageEndpoint?: string;
   /** When staged rows are merged besides a window's end (default: 50,000 rows or 10 minutes). */
   readonly flushThresholds?: FlushThresholds;
+  /** The per-run version cache's size and table-read page (default: 250,000 rows a table, 10,000 a page). */
+  readonly versionCacheLimits?: VersionCacheLimits;
   /** Attempts for a transaction aborted by a concurrent update of the same table (default 8). */
   readonly maxConflictRetries?: number;
 }
@@ -117,6 +119,7 @@ export class BigQueryDestination extends SqlDestination {
       settings,
       appender,
       options.flushThresholds ?? DEFAULT_FLUSH_THRESHOLDS,
+      options.versionCacheLimits,
     );
     super({
       capabilities: BIGQUERY_CAPABILITIES,
@@ -170,10 +173,12 @@ export class BigQueryDestination extends SqlDestination {
     // not merged yet reads as older, and the row is staged again, harmless (the merge keeps the latest).
     const runId = options?.runId ?? null;
     const spec = this.#settings.spec(table);
-    if (runId !== null && RunVersionCache.serves(spec))
-      return this.#session.withErrorMapping('storedVersions', () =>
+    if (runId !== null && RunVersionCache.serves(spec)) {
+      const cached = await this.#session.withErrorMapping('storedVersions', () =>
         this.#writer.versions.versions(runId, spec, ids),
       );
+      if (cached !== null) return cached;
+    }
     return super.storedVersions(table, ids);
   }
 

@@ -67,6 +67,19 @@ export class BigQuerySession implements SqlSession {
    * table data is free). For small bookkeeping tables read whole; rows normalized.
    */
   async readTable(table: string, fields: readonly string[]): Promise<Row[]> {
+    return (await this.readTableUpTo(table, fields, Number.POSITIVE_INFINITY))!;
+  }
+
+  /**
+   * `readTable`, or null as soon as the table has more than `maxRows` rows (nothing more is read);
+   * `pageRows` rows per request.
+   */
+  async readTableUpTo(
+    table: string,
+    fields: readonly string[],
+    maxRows: number,
+    pageRows = TABLE_READ_PAGE_ROWS,
+  ): Promise<Row[] | null> {
     let handle = this.#tables.get(table);
     if (!handle) {
       handle = this.client.dataset(this.dataset).table(table);
@@ -77,8 +90,22 @@ export class BigQuerySession implements SqlSession {
     // them): ask in that order.
     const order = ((handle.metadata?.schema?.fields ?? []) as { name?: string }[]).map((f) => f.name);
     const selected = [...fields].sort((a, b) => order.indexOf(a) - order.indexOf(b));
-    const [rows] = await handle.getRows({ selectedFields: selected.join(','), autoPaginate: true });
-    return (rows as Row[]).map(normalize);
+    const out: Row[] = [];
+    let query: Record<string, unknown> | null = {
+      selectedFields: selected.join(','),
+      maxResults: pageRows,
+      autoPaginate: false,
+    };
+    while (query) {
+      const [rows, next] = (await handle.getRows(query)) as unknown as [
+        Row[],
+        Record<string, unknown> | null,
+      ];
+      for (const row of rows) out.push(normalize(row));
+      if (out.length > maxRows) return null;
+      query = next ? { ...next, autoPaginate: false } : null;
+    }
+    return out;
   }
 
   /** A script (a transaction), retried while BigQuery aborts it for a concurrent update. */
@@ -117,6 +144,9 @@ export class BigQuerySession implements SqlSession {
     // The client holds no pooled connections to release.
   }
 }
+
+/** Rows per `tabledata.list` page (BigQuery also caps a page at 10 MB). */
+const TABLE_READ_PAGE_ROWS = 10_000;
 
 /**
  * A statement's values as the client's named parameters (`@p<i>`, see the dialect), typed, so that a NULL

@@ -19,7 +19,7 @@ import { staged } from './flush-sql.js';
 import type { BigQuerySession } from './session.js';
 import type { StagedEntry, StagingAppender } from './staging.js';
 import { checkpointsByTableReads } from './state-reads.js';
-import { RunVersionCache } from './version-cache.js';
+import { DEFAULT_VERSION_CACHE_LIMITS, RunVersionCache, type VersionCacheLimits } from './version-cache.js';
 import { BigQueryDeletions } from './write.js';
 
 /** When staged rows are merged without waiting for the window's end (see docs/bigquery-write-path.md §5). */
@@ -65,10 +65,11 @@ export class StagedBigQueryWriter implements WarehouseWriter {
     private readonly settings: DestinationSettings,
     private readonly appender: StagingAppender,
     private readonly thresholds: FlushThresholds = DEFAULT_FLUSH_THRESHOLDS,
+    versionCacheLimits: VersionCacheLimits = DEFAULT_VERSION_CACHE_LIMITS,
   ) {
     this.#scripts = new BigQueryDeletions(session, settings);
     this.#flusher = new StagedFlusher(session, settings);
-    this.versions = new RunVersionCache(session);
+    this.versions = new RunVersionCache(session, versionCacheLimits);
   }
 
   /**

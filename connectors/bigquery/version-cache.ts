@@ -26,8 +26,22 @@ import type { BigQuerySession } from './session.js';
  */
 
 interface TableVersions {
-  readonly versions: Map<string, StoredVersion>;
+  /** Null: the table is larger than the cache holds; every row is staged, versions are queried. */
+  readonly versions: Map<string, StoredVersion> | null;
 }
+
+/** How much the cache holds, and how it reads (tests make both small). */
+export interface VersionCacheLimits {
+  /**
+   * Rows of one table the cache holds at most (~100 bytes each): a worker's memory must not grow with the
+   * workspace (issue 22). A larger table is not cached: the page path stages every row, as before the cache.
+   */
+  readonly maxRows: number;
+  /** Rows per table-read request. */
+  readonly pageRows: number;
+}
+
+export const DEFAULT_VERSION_CACHE_LIMITS: VersionCacheLimits = { maxRows: 250_000, pageRows: 10_000 };
 
 /** Runs whose caches are kept at once (a worker serves one run at a time, rarely two). */
 const RUNS_KEPT = 2;
@@ -36,16 +50,20 @@ export class RunVersionCache {
   /** run id → table → what it stores. */
   readonly #runs = new BoundedMap<string, Map<TableName, Promise<TableVersions>>>(RUNS_KEPT);
 
-  constructor(private readonly session: BigQuerySession) {}
+  constructor(
+    private readonly session: BigQuerySession,
+    private readonly limits: VersionCacheLimits = DEFAULT_VERSION_CACHE_LIMITS,
+  ) {}
 
   /** Whether the cache can answer for `spec` (a single-column key, a content hash). */
   static serves(spec: TableSpec<unknown>): boolean {
     return spec.primaryKey.length === 1 && spec.columns.some((c) => c.name === '_content_hash');
   }
 
-  /** What the table stores for `ids` (live rows only), as `storedVersions` answers. */
+  /** What the table stores for `ids` (live rows only), as `storedVersions` answers; null: not cached. */
   async versions(runId: string, spec: TableSpec<unknown>, ids: readonly string[]) {
     const { versions } = await this.#table(runId, spec);
+    if (versions === null) return null;
     const out = new Map<string, StoredVersion>();
     for (const id of ids) {
       const stored = versions.get(id);
@@ -58,6 +76,7 @@ export class RunVersionCache {
   async unchanged(runId: string, spec: TableSpec<unknown>, rows: readonly WarehouseRow[]) {
     const { versions } = await this.#table(runId, spec);
     const same = new Set<WarehouseRow>();
+    if (versions === null) return same;
     for (const row of rows) {
       const stored = versions.get(idOf(spec, row));
       if (
@@ -75,6 +94,7 @@ export class RunVersionCache {
   async remember(runId: string, spec: TableSpec<unknown>, rows: readonly WarehouseRow[]) {
     if (rows.length === 0) return;
     const { versions } = await this.#table(runId, spec);
+    if (versions === null) return;
     for (const row of rows)
       versions.set(idOf(spec, row), {
         version: versionOf(spec, row),
@@ -86,7 +106,7 @@ export class RunVersionCache {
   forgetIds(table: TableName, ids: readonly string[]): void {
     for (const tables of this.#runs.values())
       void tables.get(table)?.then(({ versions }) => {
-        for (const id of ids) versions.delete(id);
+        for (const id of ids) versions?.delete(id);
       });
   }
 
@@ -120,7 +140,13 @@ export class RunVersionCache {
     const fields = [key, '_content_hash'];
     if (spec.versionColumn) fields.push(spec.versionColumn);
     if (spec.tracksDeletion) fields.push('_deleted_at');
-    const rows = await this.session.readTable(spec.name, fields);
+    const rows = await this.session.readTableUpTo(
+      spec.name,
+      fields,
+      this.limits.maxRows,
+      this.limits.pageRows,
+    );
+    if (rows === null) return { versions: null };
     const versions = new Map<string, StoredVersion>();
     for (const row of rows) {
       if (spec.tracksDeletion && row['_deleted_at'] != null) continue;

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { BigQuery } from '@google-cloud/bigquery';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BigQueryDestination, emulatorClientOptions } from '../../connectors/bigquery/destination.js';
+import type { VersionCacheLimits } from '../../connectors/bigquery/version-cache.js';
 import { checkpointTagOf, cursorTagOf } from '../../connectors/cursor-tag.js';
 import type { DestinationOptions } from '../../connectors/destination.js';
 import { canonicalTimestamp } from '../../schemas/warehouse.js';
@@ -19,7 +20,7 @@ describe('BigQuery staged writes', () => {
   let proxy: BigQueryQuotaProxy;
   let bq: BigQuery;
   const datasetId = `staging_${randomBytes(4).toString('hex')}`;
-  const create = (options: DestinationOptions = {}) =>
+  const create = (options: DestinationOptions & { versionCacheLimits?: VersionCacheLimits } = {}) =>
     new BigQueryDestination({
       projectId: emulator.projectId,
       datasetId,
@@ -304,6 +305,31 @@ describe('BigQuery staged writes', () => {
       expect(versions.get(b.id)?.version).toBe(canonicalTimestamp(at(2)));
       expect(proxy.report().queryJobs).toBe(0);
       await Promise.all([dest.close(), next.close()]);
+    });
+
+    it('a table larger than the cache holds is not cached: every row is staged, versions are queried', async () => {
+      const dest = create();
+      const rows = [51, 52, 53, 54, 55].map((n) => ticket({ ticket_number: n, updated_at: at(1) }));
+      await dest.stageBatch({ table: 'tickets', rows: rows.map((t) => input(t)), runId: 'run-7' });
+      await dest.flushStaged();
+      const holds = (maxRows: number) => create({ versionCacheLimits: { maxRows, pageRows: 2 } });
+      // Read two rows a request, to the end: cached.
+      const roomy = holds(10_000);
+      proxy.reset();
+      expect(
+        await roomy.stageBatch({ table: 'tickets', rows: rows.map((t) => input(t)), runId: 'run-8' }),
+      ).toEqual({ rows: 0 });
+      expect(tableReads('tickets')).toBeGreaterThan(2);
+      // Two rows: more than it holds, so it stops reading and stages them all.
+      const small = holds(2);
+      proxy.reset();
+      expect(
+        await small.stageBatch({ table: 'tickets', rows: rows.map((t) => input(t)), runId: 'run-8' }),
+      ).toEqual({ rows: 5 });
+      expect(tableReads('tickets')).toBe(2);
+      expect((await small.storedVersions('tickets', [rows[0]!.id], { runId: 'run-8' })).size).toBe(1);
+      expect(proxy.report().queryJobs).toBe(1);
+      await Promise.all([dest, roomy, small].map((d) => d.close()));
     });
 
     it('a row marked deleted since the cache was filled is still written', async () => {
