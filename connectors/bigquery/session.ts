@@ -131,9 +131,13 @@ export class BigQuerySession implements SqlSession {
       } catch (err) {
         const message = (err as Error).message ?? '';
         // BigQuery aborts one of two transactions updating a table; the emulator (DuckDB) refuses a query
-        // while its connection runs another ("connection is busy"): both pass by trying again.
+        // while its connection runs another ("connection is busy"), or loses its result to a table read
+        // running on the same connection ("'NoneType' object has no attribute"): all pass by trying again
+        // (every statement the destination runs is idempotent or a read).
         const conflict =
-          /concurrent update|Could not serialize|aborted due to concurrent|connection is busy/i.test(message);
+          /concurrent update|Could not serialize|aborted due to concurrent|connection is busy|'NoneType' object has no attribute/i.test(
+            message,
+          );
         if (!conflict || attempt >= this.#maxRetries) throw err;
         await new Promise((r) => setTimeout(r, Math.min(8000, 100 * 2 ** attempt) * (0.5 + Math.random())));
       }
