@@ -44,10 +44,10 @@ interface KnownCheckpoint {
  * (writeBatch, writeTables) stage and flush at once. Deletions flush first, then run as scripts (write.ts).
  *
  * Checkpoints: a staged checkpoint is durable at once (a reader sees it over `_sync_state` until the flush
- * merges it; read by table reads, state-reads.ts). The checkpoints this process staged are kept in memory, and a page
- * reads its checkpoint from there when the workflow's last cursor tag says it is the one it holds — so a
- * scope read page after page by one worker costs no query per page, and a page another worker wrote is
- * never mistaken for the one held here.
+ * merges it; read by table reads, state-reads.ts). The checkpoints this process staged are kept in memory,
+ * and a page reads its checkpoint from there when the workflow's last cursor tag says it is the one it
+ * holds — so a scope read page after page by one worker costs no read per page, and a page another worker
+ * wrote is never mistaken for the one held here.
  */
 export class StagedBigQueryWriter implements WarehouseWriter {
   readonly #scripts: BigQueryDeletions;
@@ -74,8 +74,8 @@ export class StagedBigQueryWriter implements WarehouseWriter {
 
   /**
    * Stages the batches (their entries, then their checkpoints) and flushes when a threshold is reached.
-   * With `cache` (the page path, per run), rows the table stores as they are are left out (version-cache.ts).
-   * Returns the rows staged.
+   * With a `runId` (the page path), rows the table stores as they are (the run's version cache,
+   * version-cache.ts) are staged as seen ids instead. Returns the rows staged.
    */
   async stage(
     batches: readonly WriteBatch[],
