@@ -82,7 +82,7 @@ export const STORE_ALL: PageStore<AnyPage, object> = {
     const rejected = rejectedOf(target.table, target.stream, target.scope, step);
     const drift = recordedDrift(deps);
     const schemaChanges = drift.unrecorded(schemaChangesOf(target.table, target.stream, target.runId, step));
-    await deps.destination.stageBatch({
+    const staged = await deps.destination.stageBatch({
       table: target.table,
       rows: rowsOf(page) as never,
       checkpoint: nextCheckpoint(previous, {
@@ -95,9 +95,12 @@ export const STORE_ALL: PageStore<AnyPage, object> = {
       rejected,
       schemaChanges,
       repair: target.repair,
+      runId: target.runId,
     });
     drift.remember(schemaChanges);
-    return { done: !page.hasMore, rows: page.items.length, rejected: rejected.length };
+    // Rows staged: those the warehouse stored as they are may be left out (a re-read that changed nothing
+    // writes nothing, and its window skips its flush).
+    return { done: !page.hasMore, rows: staged.rows, rejected: rejected.length };
   },
 };
 

@@ -126,6 +126,7 @@ function changedTickets(input: TicketsPageInput): PageStore<
       const stored = await destination.storedVersions(
         'tickets',
         page.items.map((t) => t.id),
+        { runId: target.runId },
       );
       const rows = rowsOf(page);
       const versionMoved = versionMovedIds(page.items, stored);
@@ -177,6 +178,7 @@ function changedTickets(input: TicketsPageInput): PageStore<
         rejected,
         schemaChanges,
         repair: target.repair,
+        runId: target.runId,
       });
       drift.remember(schemaChanges);
       return {

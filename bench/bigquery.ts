@@ -16,7 +16,7 @@
  * look-back and the rolling re-read run as they do every hour).
  *
  * Figures per BigQuery run and table (a row `_stage_<table>*` stands for the per-batch staging tables of
- * <table>): jobs that write it, jobs that only read it, DML statements (and those inside IF … END IF, which
+ * <table>): jobs that write it, jobs that only read it, table reads (tabledata.list pages: no job, billed nothing), DML statements (and those inside IF … END IF, which
  * run only when their condition holds), peak DML per 10 s (limit 25), peak concurrent mutating DML (2),
  * peak concurrent transactions writing it (BigQuery aborts all but one), load jobs, and × 24 those into
  * the one table of the row that got most (a day at the hourly schedule: the limit is 1,500 per table),
@@ -112,6 +112,7 @@ function tableRows(report: QuotaReport, bqRows: Record<string, number>, pgRows: 
       table,
       jobs: f.jobs,
       'read jobs': f.readJobs,
+      'table reads': f.tableReads,
       DML: f.dmlStatements,
       'DML in IF': f.conditionalDml,
       'peak DML/10s': f.peakDmlPer10s,
@@ -146,6 +147,7 @@ function totalsOf(report: QuotaReport) {
     conditionalDml: sum('conditionalDml'),
     tableOps: sum('tableOps'),
     streamingInserts: sum('streamingInserts'),
+    tableReads: sum('tableReads'),
     peakDmlPer10s: max('peakDmlPer10s'),
     peakConcurrentMutatingDml: max('peakConcurrentMutatingDml'),
     peakConcurrentTransactions: max('peakConcurrentTransactions'),
@@ -225,7 +227,8 @@ try {
     console.table(tableRows(report, rows, pgRows));
     console.log(
       `totals: ${totals.queryJobs} query jobs, ${totals.loadJobs} load jobs, ${totals.dmlStatements} DML statements ` +
-        `(+ ${totals.conditionalDml} inside IF), ${totals.tableOps} table operations, ${totals.streamingInserts} streaming inserts; ` +
+        `(+ ${totals.conditionalDml} inside IF), ${totals.tableOps} table operations, ${totals.streamingInserts} streaming inserts, ` +
+        `${totals.tableReads} table reads (tabledata.list pages: no job, nothing billed); ` +
         `peaks per table: ${totals.peakDmlPer10s} DML/10 s (limit ${BIGQUERY_LIMITS.dmlPerTablePer10s}), ` +
         `${totals.peakConcurrentMutatingDml} concurrent mutating DML (limit ${BIGQUERY_LIMITS.concurrentMutatingDmlPerTable}), ` +
         `${totals.peakConcurrentTransactions} concurrent transactions (1 commits), ${totals.peakTableOpsPer10s} table ops/10 s ` +
@@ -246,7 +249,7 @@ try {
       console.log(
         `no-change bound: billed ${mib(totals.billedBytesEstimate)} MiB against 10 MB × ${totals.tablesTouched} tables = ` +
           `${mib(totals.touchedTablesFloor)} MiB: ${met ? 'met' : `NOT met (${(totals.billedBytesEstimate / totals.touchedTablesFloor).toFixed(1)} × the bound)`}; ` +
-          `${totals.queryJobs} query jobs`,
+          `${totals.queryJobs} query jobs, ${totals.tableReads} table reads`,
       );
     }
     const rules = Object.entries(totals.violations);

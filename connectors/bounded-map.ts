@@ -35,4 +35,9 @@ export class BoundedMap<K, V> {
   delete(key: K): boolean {
     return this.#entries.delete(key);
   }
+
+  /** The values, least recently used first (reading them does not make them used). */
+  values(): IterableIterator<V> {
+    return this.#entries.values();
+  }
 }

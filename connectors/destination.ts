@@ -99,6 +99,17 @@ export interface WriteBatch<T extends TableName = TableName> {
    * an older version over a newer one.
    */
   readonly repair?: boolean;
+  /**
+   * The sync run the page belongs to (stageBatch): a destination may compare the rows with what it read of
+   * the table once for the run, and stage only those it does not store as they are (BigQuery's per-run
+   * version cache). Without it, every row is staged.
+   */
+  readonly runId?: string | null;
+}
+
+/** What `stageBatch` staged: rows, after those the destination already stores as they are were left out. */
+export interface StageReport {
+  readonly rows: number;
 }
 
 /** A child table whose rows follow their parent's deletion (messages and surveys of a deleted ticket). */
@@ -196,12 +207,13 @@ export interface WarehouseWrites {
   /** Checkpoints alone, atomically (a window restarted, a high-water mark moved). */
   writeCheckpoints(checkpoints: readonly CheckpointUpdate[]): Promise<void>;
   /**
-   * The page path's write: a batch by the rules of `writeBatch` — rows, seen ids, items set aside and
-   * checkpoints all or nothing, durable on return, its checkpoints read back at once — whose rows may reach
-   * their table only at the next `flushStaged` (BigQuery: a Storage Write API append, no job; PostgreSQL:
-   * `writeBatch`). Re-staging a batch (a retried page) is harmless: the merge keeps the latest version.
+   * The page path's write: a batch by the rules of `writeBatch` — durable on return, a checkpoint never
+   * without the rows it follows, its checkpoints read back at once — whose rows may reach their table only
+   * at the next `flushStaged` (BigQuery: Storage Write API appends, no job; PostgreSQL: `writeBatch`).
+   * Re-staging a batch (a retried page) is harmless: the merge keeps the latest version. With the batch's
+   * `runId`, rows stored as they are may be left out (BigQuery); the report says how many were staged.
    */
-  stageBatch<T extends TableName>(batch: WriteBatch<T>): Promise<void>;
+  stageBatch<T extends TableName>(batch: WriteBatch<T>): Promise<StageReport>;
   /**
    * Merges every staged batch into its tables (whichever process staged it), one writer per table at a
    * time in this process; idempotent. A window flushes before it records itself succeeded.
@@ -267,7 +279,12 @@ export interface StateReads {
    * tables) and `_content_hash` (null on rows written before hashes). Rows marked deleted are left out: a
    * row that comes back counts as new.
    */
-  storedVersions(table: TableName, ids: readonly string[]): Promise<Map<string, StoredVersion>>;
+  storedVersions(
+    table: TableName,
+    ids: readonly string[],
+    /** The run asking: a destination may answer from what it read of the table once for the run. */
+    options?: { readonly runId?: string | null },
+  ): Promise<Map<string, StoredVersion>>;
   /**
    * Ticket numbers (thread-queue scopes) of live tickets whose thread was last read completely before
    * `verifiedBefore`, oldest read first: the rolling thread re-read takes them.

@@ -227,7 +227,7 @@ export type RequestKind =
   | { readonly kind: 'jobs.insert' | 'jobs.query' }
   | { readonly kind: 'tables.insert' }
   | { readonly kind: 'tables.patch' | 'tables.update' | 'tables.delete'; readonly table: string }
-  | { readonly kind: 'tabledata.insertAll'; readonly table: string }
+  | { readonly kind: 'tabledata.insertAll' | 'tabledata.list'; readonly table: string }
   | { readonly kind: 'other' };
 
 /** Classifies a request by method and path (`/bigquery/v2` and `/upload` prefixes allowed). */
@@ -237,9 +237,11 @@ export function requestKindOf(method: string, url: string): RequestKind {
   if (method === 'POST' && /^\/projects\/[^/]+\/queries\/?$/.test(path)) return { kind: 'jobs.query' };
   if (method === 'POST' && /^\/projects\/[^/]+\/datasets\/[^/]+\/tables\/?$/.test(path))
     return { kind: 'tables.insert' };
-  const table = /^\/projects\/[^/]+\/datasets\/[^/]+\/tables\/([^/]+)(\/insertAll)?\/?$/.exec(path);
+  const table = /^\/projects\/[^/]+\/datasets\/[^/]+\/tables\/([^/]+)(\/insertAll|\/data)?\/?$/.exec(path);
   if (table) {
     const name = decodeURIComponent(table[1]!);
+    if (table[2] === '/data')
+      return method === 'GET' ? { kind: 'tabledata.list', table: name } : { kind: 'other' };
     if (table[2]) return method === 'POST' ? { kind: 'tabledata.insertAll', table: name } : { kind: 'other' };
     if (method === 'PATCH') return { kind: 'tables.patch', table: name };
     if (method === 'PUT') return { kind: 'tables.update', table: name };

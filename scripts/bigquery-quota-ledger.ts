@@ -60,6 +60,8 @@ export interface TableQuotaFigures {
   tableOps: number;
   /** `tabledata.insertAll` requests (streaming inserts). */
   streamingInserts: number;
+  /** `tabledata.list` requests (table reads, a page each): no job, no bytes billed. */
+  tableReads: number;
   peakDmlPer10s: number;
   peakConcurrentMutatingDml: number;
   peakConcurrentTransactions: number;
@@ -144,6 +146,7 @@ export class QuotaLedger {
       peakLoadJobsPerTable: 0,
       tableOps: 0,
       streamingInserts: 0,
+      tableReads: 0,
       peakDmlPer10s: 0,
       peakConcurrentMutatingDml: 0,
       peakConcurrentTransactions: 0,
@@ -236,6 +239,11 @@ export class QuotaLedger {
   /** A `tabledata.insertAll` request. */
   streamingInsert(table: string): void {
     this.#table(table).streamingInserts++;
+  }
+
+  /** A `tabledata.list` request (a table read: billed nothing). */
+  tableRead(table: string): void {
+    this.#table(table).tableReads++;
   }
 
   /** A job the client submitted (it runs until `done`); `loadedBytes`: a load job's rows, sized. */

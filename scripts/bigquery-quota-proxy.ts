@@ -214,6 +214,8 @@ export async function startBigQueryQuotaProxy(
         }
       } else if (request.kind === 'tabledata.insertAll') {
         ledger.streamingInsert(request.table);
+      } else if (request.kind === 'tabledata.list') {
+        ledger.tableRead(request.table);
       } else if (
         request.kind === 'tables.patch' ||
         request.kind === 'tables.update' ||

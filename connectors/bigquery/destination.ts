@@ -1,7 +1,9 @@
 import type { BigQueryOptions } from '@google-cloud/bigquery';
 import { GoogleAuth, PassThroughClient } from 'google-auth-library';
+import type { AuditCounts } from '../../schemas/audit.js';
 import type { CustomFieldColumn } from '../../schemas/custom-fields-view.js';
 import type {
+  AuditRecord,
   Checkpoint,
   Freshness,
   ReconciliationRecord,
@@ -16,9 +18,11 @@ import type {
   Destination,
   DestinationCapabilities,
   DestinationOptions,
+  StageReport,
   WriteBatch,
 } from '../destination.js';
 import { DestinationSettings } from '../settings.js';
+import type { AuditFilter } from '../sql/audit.js';
 import { SqlDestination } from '../sql/destination.js';
 import type { SchemaChangeFilter } from '../sql/schema-changes.js';
 import { prepareBigQuery, replaceView } from './ddl.js';
@@ -26,6 +30,7 @@ import { bqIdent } from './dialect.js';
 import { BigQuerySession, normalize } from './session.js';
 import { DEFAULT_FLUSH_THRESHOLDS, type FlushThresholds, StagedBigQueryWriter } from './staged-writer.js';
 import { prepareStaging, StagingAppender } from './staging.js';
+import { RunVersionCache, type VersionCacheLimits } from './version-cache.js';
 
 export interface BigQueryDestinationOptions extends DestinationOptions {
   readonly projectId: string;
@@ -44,6 +49,8 @@ export interface BigQueryDestinationOptions extends DestinationOptions {
   readonly storageEndpoint?: string;
   /** When staged rows are merged besides a window's end (default: 50,000 rows or 10 minutes). */
   readonly flushThresholds?: FlushThresholds;
+  /** The per-run version cache's size and table-read page (default: 250,000 rows a table, 10,000 a page). */
+  readonly versionCacheLimits?: VersionCacheLimits;
   /** Attempts for a transaction aborted by a concurrent update of the same table (default 8). */
   readonly maxConflictRetries?: number;
 }
@@ -92,6 +99,7 @@ export function emulatorClientOptions(apiEndpoint: string): BigQueryOptions {
 export class BigQueryDestination extends SqlDestination {
   readonly #session: BigQuerySession;
   readonly #writer: StagedBigQueryWriter;
+  readonly #settings: DestinationSettings;
 
   constructor(options: BigQueryDestinationOptions) {
     bqIdent(options.datasetId);
@@ -111,6 +119,7 @@ export class BigQueryDestination extends SqlDestination {
       settings,
       appender,
       options.flushThresholds ?? DEFAULT_FLUSH_THRESHOLDS,
+      options.versionCacheLimits,
     );
     super({
       capabilities: BIGQUERY_CAPABILITIES,
@@ -125,12 +134,14 @@ export class BigQueryDestination extends SqlDestination {
     });
     this.#session = session;
     this.#writer = writer;
+    this.#settings = settings;
   }
 
   // --- the staged path ------------------------------------------------------------------------------------
 
-  override async stageBatch<T extends TableName>(batch: WriteBatch<T>): Promise<void> {
-    await this.#writer.stage([batch]);
+  /** Staged; with the batch's run id, only rows the table does not store as they are (version-cache.ts). */
+  override async stageBatch<T extends TableName>(batch: WriteBatch<T>): Promise<StageReport> {
+    return { rows: await this.#writer.stage([batch], [], batch.runId ?? null) };
   }
 
   override async flushStaged(): Promise<void> {
@@ -155,11 +166,19 @@ export class BigQueryDestination extends SqlDestination {
   }
 
   override async storedVersions(
-    table: TableName,
-    ids: readonly string[],
+    ...[table, ids, options]: Parameters<Destination['storedVersions']>
   ): Promise<Map<string, StoredVersion>> {
-    // Not flushed first: a version staged and not merged yet reads as older, and the row is staged again —
-    // harmless (the merge keeps the latest), where a flush per tickets page would cost a merge per page.
+    // With a run id: from the run's version cache (one table read per table per run, no query), which
+    // counts what this process staged as stored. Without: a query, not flushed first — a version staged and
+    // not merged yet reads as older, and the row is staged again, harmless (the merge keeps the latest).
+    const runId = options?.runId ?? null;
+    const spec = this.#settings.spec(table);
+    if (runId !== null && RunVersionCache.serves(spec)) {
+      const cached = await this.#session.withErrorMapping('storedVersions', () =>
+        this.#writer.versions.versions(runId, spec, ids),
+      );
+      if (cached !== null) return cached;
+    }
     return super.storedVersions(table, ids);
   }
 
@@ -190,6 +209,16 @@ export class BigQueryDestination extends SqlDestination {
   override async listRuns(limit: number): Promise<SyncRunRecord[]> {
     await this.#writer.flushOwn();
     return super.listRuns(limit);
+  }
+
+  override recordAudit(rows: readonly AuditRecord[]): Promise<void> {
+    return this.#writer.recordAudit(rows);
+  }
+
+  /** Every process's staged verdicts are merged first (the audit's units may have run anywhere). */
+  override async auditCounts(filter: AuditFilter): Promise<Record<string, AuditCounts>> {
+    await this.#writer.flush();
+    return super.auditCounts(filter);
   }
 
   override async listReconciliation(runId?: string): Promise<ReconciliationRecord[]> {

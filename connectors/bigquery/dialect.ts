@@ -43,6 +43,8 @@ export const bindLiteral: Bind = (value, type) => {
       return timestampLiteral(value === null ? null : new Date(value as string | Date));
     case 'integer':
       return value === null ? 'CAST(NULL AS INT64)' : int64Literal(value as number);
+    case 'boolean':
+      return value === null ? 'CAST(NULL AS BOOL)' : value === true ? 'TRUE' : 'FALSE';
     default:
       throw new Error(`no ${type} literal in scripts`);
   }

@@ -212,21 +212,3 @@ export function markMergedSql(dataset: string, batches: readonly string[]): stri
   return `INSERT INTO ${bqIdent(dataset)}.${bqIdent(MERGED_TABLE)} (batch, merged_at)
 SELECT b, CURRENT_TIMESTAMP() FROM ${batchList(batches)} AS b;`;
 }
-
-/**
- * The checkpoints of `_sync_state` with the staged, unmerged ones over them (the latest staging of each
- * wins): what a reader sees before the next flush. `where` filters on stream / scope / status.
- */
-export function checkpointsWithStagedSql(dataset: string, where: string): string {
-  const v = (k: string) => `JSON_VALUE(s.doc, '$.${k}')`;
-  return `SELECT stream, scope, cursor, high_water_mark, status, pages, \`rows\`, updated_at FROM (
-  SELECT stream, scope, cursor, high_water_mark, status, pages, \`rows\`, updated_at, 0 AS src, 0 AS seq
-  FROM ${bqIdent(dataset)}.\`_sync_state\`
-  UNION ALL
-  SELECT ${v('stream')}, ${v('scope')}, ${v('cursor')}, ${v('high_water_mark')}, ${v('status')},
-    CAST(${v('pages')} AS INT64), CAST(${v('rows')} AS INT64), CAST(${v('updated_at')} AS TIMESTAMP), 1, s.seq
-  FROM ${staging(dataset)} s
-  WHERE ${retained} AND s.op = 'checkpoint'
-    AND s.batch NOT IN (SELECT m.batch FROM ${bqIdent(dataset)}.${bqIdent(MERGED_TABLE)} m)
-) c WHERE TRUE QUALIFY ROW_NUMBER() OVER (PARTITION BY stream, scope ORDER BY src DESC, seq DESC) = 1 AND ${where}`;
-}

@@ -1,4 +1,5 @@
 import {
+  type AuditRecord,
   type CheckpointUpdate,
   type RejectedItem,
   type SchemaChangeSighting,
@@ -10,6 +11,7 @@ import {
 import { rejectedList, schemaChangeList } from '../batch.js';
 import type { WriteBatch } from '../destination.js';
 import type { DestinationSettings } from '../settings.js';
+import type { ParamValue } from '../sql/dialect.js';
 import { bindLiteral, timestampLiteral } from './dialect.js';
 import {
   markMergedSql,
@@ -21,6 +23,7 @@ import {
 } from './flush-sql.js';
 import type { BigQuerySession } from './session.js';
 import { schemaChangeStatements } from './sql.js';
+import { type StagedCheckpoint, unmergedStagedCheckpoints } from './state-reads.js';
 
 /** Batches one flush merges at most (its script names them): a longer backlog takes several flushes. */
 const BATCHES_PER_FLUSH = 2000;
@@ -81,21 +84,27 @@ export class StagedFlusher {
   async #flushAll(counts: boolean): Promise<FlushReport> {
     const report: FlushReport = { batches: 0, merges: 0, tables: {} };
     for (;;) {
+      // The staged checkpoints first (table reads, no job): a checkpoint is appended after its page's rows,
+      // so the rows of every checkpoint read here are in the pending read that follows.
+      const checkpoints = firstBatches(await unmergedStagedCheckpoints(this.session), BATCHES_PER_FLUSH);
       const pending = await this.session.script<PendingRow>(
         pendingSql(this.session.dataset, BATCHES_PER_FLUSH),
       );
-      if (pending.length === 0) return report;
+      if (pending.length === 0 && checkpoints.length === 0) return report;
       const batches = [...new Set(pending.map((p) => p.batch))];
-      await this.#merge(batches, pending, report, counts);
-      report.batches += batches.length;
+      const checkpointBatches = [...new Set(checkpoints.map((c) => c.batch))];
+      await this.#merge(batches, pending, checkpoints, checkpointBatches, report, counts);
+      report.batches += batches.length + checkpointBatches.length;
       report.merges += 1;
-      if (batches.length < BATCHES_PER_FLUSH) return report;
+      if (batches.length < BATCHES_PER_FLUSH && checkpointBatches.length < BATCHES_PER_FLUSH) return report;
     }
   }
 
   async #merge(
     batches: readonly string[],
     pending: readonly PendingRow[],
+    stagedCheckpoints: readonly StagedCheckpoint[],
+    checkpointBatches: readonly string[],
     report: FlushReport,
     counting: boolean,
   ) {
@@ -128,13 +137,18 @@ export class StagedFlusher {
       { table: 'tickets', rows: [], schemaChanges: docs('schema_change') as SchemaChangeSighting[] },
     ] as WriteBatch[]);
     statements.push(schemaChangeStatements(dataset, sightings, now));
-    const checkpoints = latestCheckpoints(
-      docs('checkpoint') as (CheckpointUpdate & { updated_at: string })[],
-    );
+    // Checkpoints staged in `_staging` by a version before `_staging_checkpoints` first (older), then these.
+    const checkpoints = latestCheckpoints([
+      ...(docs('checkpoint') as (CheckpointUpdate & { updated_at: string })[]),
+      ...stagedCheckpoints.map((c) => c.checkpoint),
+    ]);
     if (checkpoints.length > 0) statements.push(stagedCheckpointsSql(dataset, checkpoints));
-    const runs = [...new Map((docs('run') as SyncRunRecord[]).map((r) => [r.run_id, r] as const)).values()];
-    if (runs.length > 0) statements.push(`${runsUpsertSql(this.session, runs)};`);
-    statements.push(markMergedSql(dataset, batches));
+    const runs = docs('run') as SyncRunRecord[];
+    if (runs.length > 0) statements.push(`${ledgerUpsertSql(this.session, SYSTEM_TABLES._sync_runs, runs)};`);
+    // The audit's verdicts of every unit since the last flush: one upsert, not one per unit.
+    const audits = docs('audit') as AuditRecord[];
+    if (audits.length > 0) statements.push(`${ledgerUpsertSql(this.session, SYSTEM_TABLES._audit, audits)};`);
+    statements.push(markMergedSql(dataset, [...batches, ...checkpointBatches]));
     for (const t of rowTables) await this.settings.hooks.beforeMerge?.(t);
     const declare = (counting ? rowTables : [])
       .map((_, i) => `DECLARE inserted_${i} INT64 DEFAULT 0;\nDECLARE updated_${i} INT64 DEFAULT 0;`)
@@ -154,19 +168,37 @@ export class StagedFlusher {
   }
 }
 
-/** The upsert of `_sync_runs` by run_id (the ledger's own statement, sql/ledger.ts), values as literals. */
-function runsUpsertSql(session: BigQuerySession, runs: readonly SyncRunRecord[]): string {
-  const table = SYSTEM_TABLES._sync_runs;
+/**
+ * The upsert of a ledger table by its key (the ledger's own statement, sql/ledger.ts), values as literals;
+ * `records` in staging order: of one key, the last staged wins.
+ */
+function ledgerUpsertSql(
+  session: BigQuerySession,
+  table: (typeof SYSTEM_TABLES)['_sync_runs' | '_audit'],
+  records: readonly object[],
+): string {
+  const keyOf = (r: Record<string, unknown>) => table.primaryKey.map((k) => String(r[k])).join('\u0000');
+  const latest = [...new Map(records.map((r) => [keyOf(r as Record<string, unknown>), r] as const)).values()];
   return session.dialect.upsert(
     table.name,
     table.primaryKey,
     table.columns.map((c) => c.name),
-    runs.map((r) =>
+    latest.map((r) =>
       table.columns.map((c) =>
-        bindLiteral((r as Record<string, unknown>)[c.name] as string | number | null, c.type),
+        bindLiteral(((r as Record<string, unknown>)[c.name] ?? null) as ParamValue, c.type),
       ),
     ),
   );
+}
+
+/** The staged checkpoints of the first `limit` batches (in staging order). */
+function firstBatches(staged: readonly StagedCheckpoint[], limit: number): StagedCheckpoint[] {
+  const kept = new Set<string>();
+  return staged.filter((c) => {
+    if (!kept.has(c.batch) && kept.size >= limit) return false;
+    kept.add(c.batch);
+    return true;
+  });
 }
 
 /** The last staged checkpoint of each (stream, scope), `docs` in staging order. */

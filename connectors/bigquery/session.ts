@@ -1,4 +1,4 @@
-import { BigQuery, type BigQueryOptions, type Job, type Query } from '@google-cloud/bigquery';
+import { BigQuery, type BigQueryOptions, type Job, type Query, type Table } from '@google-cloud/bigquery';
 import { canonicalTimestamp } from '../../schemas/warehouse.js';
 import type { WithErrorMapping } from '../errors.js';
 import type { BoundValue, Row, SqlSession, Statement, WarehouseDialect } from '../sql/dialect.js';
@@ -27,6 +27,8 @@ export class BigQuerySession implements SqlSession {
   readonly dataset: string;
   readonly location: string;
   readonly #maxRetries: number;
+  /** Table handles of table reads: each learns its schema once (a free tables.get) and keeps it. */
+  readonly #tables = new Map<string, Table>();
 
   constructor(options: BigQuerySessionOptions) {
     this.dataset = options.datasetId;
@@ -59,6 +61,53 @@ export class BigQuerySession implements SqlSession {
     return rows as R[];
   }
 
+  /**
+   * Reads a table's rows through `tabledata.list` (the client's `getRows`), only `fields`: no query job, so
+   * no bytes billed and no 10 MB floor (cloud.google.com/bigquery/docs/best-practices-costs: previewing
+   * table data is free). For small bookkeeping tables read whole; rows normalized.
+   */
+  async readTable(table: string, fields: readonly string[]): Promise<Row[]> {
+    return (await this.readTableUpTo(table, fields, Number.POSITIVE_INFINITY))!;
+  }
+
+  /**
+   * `readTable`, or null as soon as the table has more than `maxRows` rows (nothing more is read);
+   * `pageRows` rows per request.
+   */
+  async readTableUpTo(
+    table: string,
+    fields: readonly string[],
+    maxRows: number,
+    pageRows = TABLE_READ_PAGE_ROWS,
+  ): Promise<Row[] | null> {
+    let handle = this.#tables.get(table);
+    if (!handle) {
+      handle = this.client.dataset(this.dataset).table(table);
+      await handle.getMetadata();
+      this.#tables.set(table, handle);
+    }
+    // The client maps a row's values onto the selected fields in the schema's order (as BigQuery returns
+    // them): ask in that order.
+    const order = ((handle.metadata?.schema?.fields ?? []) as { name?: string }[]).map((f) => f.name);
+    const selected = [...fields].sort((a, b) => order.indexOf(a) - order.indexOf(b));
+    const out: Row[] = [];
+    let query: Record<string, unknown> | null = {
+      selectedFields: selected.join(','),
+      maxResults: pageRows,
+      autoPaginate: false,
+    };
+    while (query) {
+      const [rows, next] = (await handle.getRows(query)) as unknown as [
+        Row[],
+        Record<string, unknown> | null,
+      ];
+      for (const row of rows) out.push(normalize(row));
+      if (out.length > maxRows) return null;
+      query = next ? { ...next, autoPaginate: false } : null;
+    }
+    return out;
+  }
+
   /** A script (a transaction), retried while BigQuery aborts it for a concurrent update. */
   script<R = Row>(sql: string): Promise<R[]> {
     return this.retryConflicts(() => this.run<R>(sql));
@@ -82,9 +131,13 @@ export class BigQuerySession implements SqlSession {
       } catch (err) {
         const message = (err as Error).message ?? '';
         // BigQuery aborts one of two transactions updating a table; the emulator (DuckDB) refuses a query
-        // while its connection runs another ("connection is busy"): both pass by trying again.
+        // while its connection runs another ("connection is busy"), or loses its result to a table read
+        // running on the same connection ("'NoneType' object has no attribute"): all pass by trying again
+        // (every statement the destination runs is idempotent or a read).
         const conflict =
-          /concurrent update|Could not serialize|aborted due to concurrent|connection is busy/i.test(message);
+          /concurrent update|Could not serialize|aborted due to concurrent|connection is busy|'NoneType' object has no attribute/i.test(
+            message,
+          );
         if (!conflict || attempt >= this.#maxRetries) throw err;
         await new Promise((r) => setTimeout(r, Math.min(8000, 100 * 2 ** attempt) * (0.5 + Math.random())));
       }
@@ -95,6 +148,9 @@ export class BigQuerySession implements SqlSession {
     // The client holds no pooled connections to release.
   }
 }
+
+/** Rows per `tabledata.list` page (BigQuery also caps a page at 10 MB). */
+const TABLE_READ_PAGE_ROWS = 10_000;
 
 /**
  * A statement's values as the client's named parameters (`@p<i>`, see the dialect), typed, so that a NULL

@@ -1,5 +1,7 @@
+import type { WarehouseRow } from '../../schemas/warehouse/table-spec.js';
 import {
-  Checkpoint,
+  AuditRecord,
+  type Checkpoint,
   type CheckpointUpdate,
   SyncRunRecord,
   type TableName,
@@ -12,11 +14,12 @@ import type { CheckpointFilter, Destination, WriteBatch, WriteResult } from '../
 import type { DestinationSettings } from '../settings.js';
 import type { CascadeConditions, CascadeCounts, DeletionRequest } from '../sql/deletions.js';
 import type { WarehouseWriter } from '../sql/destination.js';
-import { limitClause, parsedRows, statement } from '../sql/dialect.js';
 import { type FlushReport, StagedFlusher } from './flush.js';
-import { checkpointsWithStagedSql, staged } from './flush-sql.js';
+import { staged } from './flush-sql.js';
 import type { BigQuerySession } from './session.js';
 import type { StagedEntry, StagingAppender } from './staging.js';
+import { checkpointsByTableReads } from './state-reads.js';
+import { DEFAULT_VERSION_CACHE_LIMITS, RunVersionCache, type VersionCacheLimits } from './version-cache.js';
 import { BigQueryDeletions } from './write.js';
 
 /** When staged rows are merged without waiting for the window's end (see docs/bigquery-write-path.md §5). */
@@ -41,14 +44,16 @@ interface KnownCheckpoint {
  * (writeBatch, writeTables) stage and flush at once. Deletions flush first, then run as scripts (write.ts).
  *
  * Checkpoints: a staged checkpoint is durable at once (a reader sees it over `_sync_state` until the flush
- * merges it, checkpointsWithStagedSql). The checkpoints this process staged are kept in memory, and a page
- * reads its checkpoint from there when the workflow's last cursor tag says it is the one it holds — so a
- * scope read page after page by one worker costs no query per page, and a page another worker wrote is
- * never mistaken for the one held here.
+ * merges it; read by table reads, state-reads.ts). The checkpoints this process staged are kept in memory,
+ * and a page reads its checkpoint from there when the workflow's last cursor tag says it is the one it
+ * holds — so a scope read page after page by one worker costs no read per page, and a page another worker
+ * wrote is never mistaken for the one held here.
  */
 export class StagedBigQueryWriter implements WarehouseWriter {
   readonly #scripts: BigQueryDeletions;
   readonly #flusher: StagedFlusher;
+  /** What the tables store, read once per run (version-cache.ts). */
+  readonly versions: RunVersionCache;
   /** Bounded: one entry per scope would grow with the workspace (a scope per ticket thread). */
   readonly #known = new BoundedMap<string, KnownCheckpoint>(KNOWN_CHECKPOINTS_KEPT);
   #unflushedRows = 0;
@@ -60,41 +65,79 @@ export class StagedBigQueryWriter implements WarehouseWriter {
     private readonly settings: DestinationSettings,
     private readonly appender: StagingAppender,
     private readonly thresholds: FlushThresholds = DEFAULT_FLUSH_THRESHOLDS,
+    versionCacheLimits: VersionCacheLimits = DEFAULT_VERSION_CACHE_LIMITS,
   ) {
     this.#scripts = new BigQueryDeletions(session, settings);
     this.#flusher = new StagedFlusher(session, settings);
+    this.versions = new RunVersionCache(session, versionCacheLimits);
   }
 
-  /** Stages the batches (one append) and their checkpoints; flushes when a threshold is reached. */
-  async stage(batches: readonly WriteBatch[], extra: readonly CheckpointUpdate[] = []): Promise<void> {
+  /**
+   * Stages the batches (their entries, then their checkpoints) and flushes when a threshold is reached.
+   * With a `runId` (the page path), rows the table stores as they are (the run's version cache,
+   * version-cache.ts) are staged as seen ids instead. Returns the rows staged.
+   */
+  async stage(
+    batches: readonly WriteBatch[],
+    extra: readonly CheckpointUpdate[] = [],
+    runId: string | null = null,
+  ): Promise<number> {
+    const cache = runId === null ? undefined : { versions: this.versions, runId };
     const entries: StagedEntry[] = [];
+    const remembered: [TableSpec<unknown>, WarehouseRow[]][] = [];
     let rows = 0;
     for (const batch of batches) {
       const spec = this.settings.spec(batch.table);
-      const valid = batchRows(spec, batch);
+      let valid = batchRows(spec, batch);
+      const cached = cache && !batch.repair && RunVersionCache.serves(spec);
+      if (cached) {
+        // Rows stored as they are become seen ids: no merge, but `_synced_at` still says they were served
+        // (a complete re-read's deletion check, markDeletedNotSeenSince, reads it).
+        const same = await cache.versions.unchanged(cache.runId, spec, valid);
+        for (const row of same) entries.push(staged.seen(spec.name, String(row[spec.primaryKey[0]!])));
+        valid = valid.filter((row) => !same.has(row));
+        remembered.push([spec, valid]);
+      }
       rows += valid.length;
       for (const row of valid) entries.push(staged.row(spec, row, batch.repair === true));
       for (const id of batch.seen ?? []) entries.push(staged.seen(spec.name, id));
     }
-    for (const item of this.settings.rejectedItems(batches.flatMap((b) => b.rejected ?? [])))
-      entries.push(staged.rejected(item));
+    const rejected = this.settings.rejectedItems(batches.flatMap((b) => b.rejected ?? []));
+    for (const item of rejected) entries.push(staged.rejected(item));
     for (const sighting of this.settings.schemaChanges(batches))
       entries.push(staged.json('schema_change', sighting));
     const at = this.settings.clock();
     const checkpoints = checkpointList([...batches.flatMap((b) => checkpointList(b.checkpoint)), ...extra]);
     for (const cp of checkpoints) entries.push(staged.checkpoint(cp, at));
-    if (entries.length === 0) return;
+    if (entries.length === 0) return 0;
     await this.#append(`stage ${batches.map((b) => b.table).join(', ')}`, entries, rows);
     this.#remember(checkpoints, at);
+    if (cache) {
+      for (const [spec, list] of remembered) await cache.versions.remember(cache.runId, spec, list);
+      for (const item of rejected)
+        if (item.itemId !== null) cache.versions.forgetIds(item.table as TableName, [item.itemId]);
+    }
     if (
       this.#unflushedRows >= this.thresholds.rows ||
       Date.now() - (this.#unflushedSince ?? Date.now()) >= this.thresholds.ms
     )
       await this.flush();
+    return rows;
   }
 
-  async #append(context: string, entries: readonly StagedEntry[], rows = 0): Promise<void> {
+  /**
+   * Appends, and counts the batch for the thresholds and for `flushOwn` — unless `readsNeedIt` is false:
+   * entries only their own reader needs merged (the audit's verdicts: auditCounts flushes), so that the
+   * reads of merged rows that follow (the audit's next unit) do not flush for them.
+   */
+  async #append(
+    context: string,
+    entries: readonly StagedEntry[],
+    rows = 0,
+    readsNeedIt = true,
+  ): Promise<void> {
     await this.session.withErrorMapping(context, () => this.appender.append(entries));
+    if (!readsNeedIt) return;
     this.#unflushedBatches += 1;
     this.#unflushedRows += rows;
     this.#unflushedSince ??= Date.now();
@@ -144,6 +187,20 @@ export class StagedBigQueryWriter implements WarehouseWriter {
     if (run.parent_run_id === null) await this.flush();
   }
 
+  /**
+   * The audit's verdicts: staged, merged with the next flush (one `_audit` upsert for every unit since, not
+   * one per unit); the audit's closing read flushes first.
+   */
+  async recordAudit(records: readonly AuditRecord[]): Promise<void> {
+    if (records.length === 0) return;
+    await this.#append(
+      'recordAudit',
+      records.map((r) => staged.json('audit', AuditRecord.parse(r))),
+      0,
+      false,
+    );
+  }
+
   /** Checkpoints alone: staged (durable at once), merged with the next flush. */
   async writeCheckpoints(checkpoints: readonly CheckpointUpdate[]): Promise<void> {
     await this.stage([], checkpoints);
@@ -153,14 +210,17 @@ export class StagedBigQueryWriter implements WarehouseWriter {
     // The ids a sweep saw are staged: merged first, so no row it saw looks unseen; no other flush of this
     // process writes in between (one writer per table).
     const n = await this.#exclusiveAfterFlush('markDeleted', () => this.#scripts.markDeleted(request));
+    this.versions.forgetTable(request.spec.name as TableName);
     if (request.checkpoint) this.#remember([request.checkpoint], this.settings.clock());
     return n;
   }
 
   cascade(child: TableSpec<unknown>, conditions: CascadeConditions, deletedAt: Date): Promise<CascadeCounts> {
+    // Rows marked (or revived) here: the cache reads the table again.
+    this.versions.forgetTable(child.name as TableName);
     return this.#exclusiveAfterFlush('cascadeDeletion', () =>
       this.#scripts.cascade(child, conditions, deletedAt),
-    );
+    ).finally(() => this.versions.forgetTable(child.name as TableName));
   }
 
   #exclusiveAfterFlush<T>(context: string, write: () => Promise<T>): Promise<T> {
@@ -201,19 +261,22 @@ export class StagedBigQueryWriter implements WarehouseWriter {
     return read ?? null;
   }
 
+  /**
+   * Checkpoints by table reads (state-reads.ts: no query job), filtered and ordered here as the SQL
+   * destinations do (by stream, then scope).
+   */
   async listCheckpoints(
     filter: CheckpointFilter & { stream?: string | undefined; scope?: string | undefined },
   ): Promise<Checkpoint[]> {
-    const d = this.session.dialect;
-    const query = statement(d, (bind) => {
-      const conditions = (['stream', 'scope', 'status'] as const)
-        .filter((k) => filter[k] !== undefined)
-        .map((k) => `${d.ident(k)} = ${bind(filter[k] as string, 'string')}`);
-      const where = conditions.length > 0 ? conditions.join(' AND ') : 'TRUE';
-      return `${checkpointsWithStagedSql(this.session.dataset, where)}
-ORDER BY stream, scope${limitClause(filter.limit)}`;
-    });
-    const list = await parsedRows(this.session, 'listCheckpoints', query, (row) => Checkpoint.parse(row));
+    const all = await this.session.withErrorMapping('listCheckpoints', () =>
+      checkpointsByTableReads(this.session),
+    );
+    const list = all
+      .filter((cp) =>
+        (['stream', 'scope', 'status'] as const).every((k) => filter[k] === undefined || cp[k] === filter[k]),
+      )
+      .sort((a, b) => compareText(a.stream, b.stream) || compareText(a.scope, b.scope))
+      .slice(0, filter.limit ?? undefined);
     for (const cp of list) this.#known.set(keyOf(cp.stream, cp.scope), { checkpoint: cp });
     return list;
   }
@@ -237,3 +300,6 @@ ORDER BY stream, scope${limitClause(filter.limit)}`;
 const KNOWN_CHECKPOINTS_KEPT = 10_000;
 
 const keyOf = (stream: string, scope: string) => `${stream}\u0000${scope}`;
+
+/** Code-unit order, as BigQuery's ORDER BY orders STRING (byte order, equal for the ASCII of scopes). */
+const compareText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);

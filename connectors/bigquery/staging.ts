@@ -17,11 +17,17 @@ import type { BigQuerySession } from './session.js';
 
 export const STAGING_TABLE = '_staging';
 export const MERGED_TABLE = '_staging_merged';
+/**
+ * Staged checkpoints, apart from the rows: small enough to be read whole by a table read (tabledata.list,
+ * no query job, no bytes billed), so a checkpoint read costs no query. Appended after the page's rows, in a
+ * batch of their own: a checkpoint is never durable before the rows it follows.
+ */
+export const STAGED_CHECKPOINTS_TABLE = '_staging_checkpoints';
 /** Staged entries older than this are gone (partition expiration): a flush never looks further back. */
 export const STAGING_RETENTION_DAYS = 7;
 
 /** What one staged entry is. */
-export type StagedOp = 'row' | 'seen' | 'checkpoint' | 'rejected' | 'schema_change' | 'run';
+export type StagedOp = 'row' | 'seen' | 'checkpoint' | 'rejected' | 'schema_change' | 'run' | 'audit';
 
 /** One row of `_staging`. */
 export interface StagedEntry {
@@ -47,6 +53,13 @@ const FIELDS: TableField[] = [
   { name: 'repair', type: 'BOOLEAN', mode: 'NULLABLE', description: 'Full refresh row' },
 ];
 
+const CHECKPOINT_FIELDS: TableField[] = [
+  { name: 'batch', type: 'STRING', mode: 'REQUIRED', description: 'One AppendRows request' },
+  { name: 'seq', type: 'INTEGER', mode: 'REQUIRED', description: 'Order of staging (µs clock + counter)' },
+  { name: 'staged_at', type: 'TIMESTAMP', mode: 'REQUIRED', description: 'When the checkpoint was staged' },
+  { name: 'doc', type: 'STRING', mode: 'REQUIRED', description: 'The checkpoint as JSON, with updated_at' },
+];
+
 const MERGED_FIELDS: TableField[] = [
   { name: 'batch', type: 'STRING', mode: 'REQUIRED', description: 'A staged batch merged by a flush' },
   { name: 'merged_at', type: 'TIMESTAMP', mode: 'REQUIRED', description: 'When' },
@@ -56,10 +69,14 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 const APPEND_TIMEOUT_MS = 30_000;
 const APPEND_ATTEMPTS = 5;
 
-/** Creates `_staging` and `_staging_merged` (idempotent): day partitions that expire after the retention. */
+/**
+ * Creates `_staging`, `_staging_checkpoints` and `_staging_merged` (idempotent): day partitions that expire
+ * after the retention.
+ */
 export async function prepareStaging(session: BigQuerySession): Promise<void> {
   const tables: [string, TableField[], string, string[]][] = [
     [STAGING_TABLE, FIELDS, 'staged_at', ['op', 'table_name', 'batch']],
+    [STAGED_CHECKPOINTS_TABLE, CHECKPOINT_FIELDS, 'staged_at', ['batch']],
     [MERGED_TABLE, MERGED_FIELDS, 'merged_at', ['batch']],
   ];
   for (const [name, fields, partition, cluster] of tables) {
@@ -95,48 +112,101 @@ interface OpenWriter {
 }
 
 /**
- * Appends staged entries to `_staging` through the Storage Write API's default stream (at-least-once: a
- * retried append stages again, which the flush's merge makes harmless). One connection per process, opened
- * on first use; a failed connection is dropped and opened again by the next append.
+ * Appends staged entries through the Storage Write API's default stream (at-least-once: a retried append
+ * stages again, which the flush's merge makes harmless): the rows, seen ids, items set aside and ledger
+ * entries of a call to `_staging` as one request (all or nothing), then its checkpoints to
+ * `_staging_checkpoints` as another — a batch of their own, appended only once the rows are durable, so a
+ * checkpoint never claims a page whose rows are not staged (a crash between the two re-fetches the page).
  */
 export class StagingAppender {
-  #writer: Promise<OpenWriter> | null = null;
+  readonly #entries: DefaultStreamAppender;
+  readonly #checkpoints: DefaultStreamAppender;
   #last = 0;
 
-  constructor(
-    private readonly projectId: string,
-    private readonly dataset: string,
-    private readonly endpoint: StorageEndpoint,
-  ) {}
+  constructor(projectId: string, dataset: string, endpoint: StorageEndpoint) {
+    this.#entries = new DefaultStreamAppender(projectId, dataset, STAGING_TABLE, FIELDS, endpoint);
+    this.#checkpoints = new DefaultStreamAppender(
+      projectId,
+      dataset,
+      STAGED_CHECKPOINTS_TABLE,
+      CHECKPOINT_FIELDS,
+      endpoint,
+    );
+  }
 
   /** A new batch id: one per append. */
   static batchId(): string {
     return randomUUID();
   }
 
-  /** Appends entries as one request (all or nothing); resolves once BigQuery has them. Returns the batch id. */
-  async append(entries: readonly StagedEntry[]): Promise<string> {
-    const batch = StagingAppender.batchId();
-    if (entries.length === 0) return batch;
+  /** Appends entries (rows first, then checkpoints); resolves once BigQuery has them all. */
+  async append(entries: readonly StagedEntry[]): Promise<void> {
     const now = Date.now();
-    const rows = entries.map((e) => ({
-      batch,
-      seq: this.#nextSeq(now),
-      staged_at: now * 1000,
-      op: e.op,
-      table_name: e.table,
-      row_id: e.id,
-      doc: e.doc,
-      repair: e.repair,
-    }));
+    const rest = entries.filter((e) => e.op !== 'checkpoint');
+    const checkpoints = entries.filter((e) => e.op === 'checkpoint');
+    if (rest.length > 0) {
+      const batch = StagingAppender.batchId();
+      await this.#entries.append(
+        rest.map((e) => ({
+          batch,
+          seq: this.#nextSeq(now),
+          staged_at: now * 1000,
+          op: e.op,
+          table_name: e.table,
+          row_id: e.id,
+          doc: e.doc,
+          repair: e.repair,
+        })),
+      );
+    }
+    if (checkpoints.length > 0) {
+      const batch = StagingAppender.batchId();
+      await this.#checkpoints.append(
+        checkpoints.map((e) => ({ batch, seq: this.#nextSeq(now), staged_at: now * 1000, doc: e.doc })),
+      );
+    }
+  }
+
+  /** Microseconds since the epoch, strictly increasing within the process. */
+  #nextSeq(nowMs: number): number {
+    this.#last = Math.max(this.#last + 1, nowMs * 1000);
+    return this.#last;
+  }
+
+  close(): void {
+    this.#entries.close();
+    this.#checkpoints.close();
+  }
+}
+
+/**
+ * One table's default stream: one connection per process, opened on first use; a failed connection is
+ * dropped and opened again by the next append.
+ */
+class DefaultStreamAppender {
+  #writer: Promise<OpenWriter> | null = null;
+
+  constructor(
+    private readonly projectId: string,
+    private readonly dataset: string,
+    private readonly table: string,
+    private readonly fields: TableField[],
+    private readonly endpoint: StorageEndpoint,
+  ) {}
+
+  /** Appends rows as one request (all or nothing); resolves once BigQuery has them. */
+  async append(rows: readonly Record<string, unknown>[]): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
         await this.#appendOnce(rows);
-        return batch;
+        return;
       } catch (err) {
         // The emulator (DuckDB) refuses an append while it runs a query; BigQuery answers a transient
         // error the same way. Either passes by trying again; anything else is the activity's to retry.
-        const busy = /connection is busy|UNAVAILABLE|timed out/i.test((err as Error).message ?? '');
+        // (bqemulator also answers "Resource In Use" and "Connection failure, please retry" under load.)
+        const busy = /connection is busy|Resource In Use|Connection failure|UNAVAILABLE|timed out/i.test(
+          (err as Error).message ?? '',
+        );
         if (!busy || attempt >= APPEND_ATTEMPTS) throw err;
         await new Promise((r) => setTimeout(r, 100 * 2 ** attempt * (0.5 + Math.random())));
       }
@@ -167,12 +237,6 @@ export class StagingAppender {
     }
   }
 
-  /** Microseconds since the epoch, strictly increasing within the process. */
-  #nextSeq(nowMs: number): number {
-    this.#last = Math.max(this.#last + 1, nowMs * 1000);
-    return this.#last;
-  }
-
   #open() {
     if (this.#writer) return this.#writer;
     const opening: Promise<OpenWriter> = (async () => {
@@ -181,7 +245,7 @@ export class StagingAppender {
         ...(this.endpoint.emulator ? emulatorOptions(this.endpoint.emulator) : {}),
       });
       client.enableWriteRetries(true);
-      const parent = `projects/${this.projectId}/datasets/${this.dataset}/tables/${STAGING_TABLE}`;
+      const parent = `projects/${this.projectId}/datasets/${this.dataset}/tables/${this.table}`;
       const connection = await client.createStreamConnection({
         streamId: managedwriter.DefaultStream,
         destinationTable: parent,
@@ -191,7 +255,7 @@ export class StagingAppender {
       connection.on('error', () => {
         if (this.#writer === opening) this.close();
       });
-      const schema = adapt.convertBigQuerySchemaToStorageTableSchema({ fields: FIELDS });
+      const schema = adapt.convertBigQuerySchemaToStorageTableSchema({ fields: this.fields });
       const protoDescriptor = adapt.convertStorageSchemaToProto2Descriptor(schema, 'root');
       const writer = new managedwriter.JSONWriter({ connection, protoDescriptor });
       return { client, writer };

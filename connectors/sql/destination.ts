@@ -19,6 +19,7 @@ import type {
   DeletionCascade,
   Destination,
   DestinationCapabilities,
+  StageReport,
   WriteBatch,
   WriteResult,
 } from '../destination.js';
@@ -118,8 +119,10 @@ export class SqlDestination implements Destination {
   }
 
   /** Without a staging path of its own, a staged batch is written (and merged) at once. */
-  async stageBatch<T extends TableName>(batch: WriteBatch<T>): Promise<void> {
+  /** Every row is written (a comparison with what is stored would cost PostgreSQL more than the write). */
+  async stageBatch<T extends TableName>(batch: WriteBatch<T>): Promise<StageReport> {
     await this.writeBatch(batch);
+    return { rows: batch.rows.length };
   }
 
   /** Nothing is ever left staged here. */

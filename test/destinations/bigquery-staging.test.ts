@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { BigQuery } from '@google-cloud/bigquery';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BigQueryDestination, emulatorClientOptions } from '../../connectors/bigquery/destination.js';
+import type { VersionCacheLimits } from '../../connectors/bigquery/version-cache.js';
 import { checkpointTagOf, cursorTagOf } from '../../connectors/cursor-tag.js';
 import type { DestinationOptions } from '../../connectors/destination.js';
 import { canonicalTimestamp } from '../../schemas/warehouse.js';
@@ -19,7 +20,7 @@ describe('BigQuery staged writes', () => {
   let proxy: BigQueryQuotaProxy;
   let bq: BigQuery;
   const datasetId = `staging_${randomBytes(4).toString('hex')}`;
-  const create = (options: DestinationOptions = {}) =>
+  const create = (options: DestinationOptions & { versionCacheLimits?: VersionCacheLimits } = {}) =>
     new BigQueryDestination({
       projectId: emulator.projectId,
       datasetId,
@@ -40,6 +41,8 @@ describe('BigQuery staged writes', () => {
     await proxy?.stop();
     await emulator?.stop();
   });
+
+  const tableReads = (table: string) => proxy.report().tables[table]?.tableReads ?? 0;
 
   const rowsOf = async (table: string, ids: readonly string[]) => {
     const [rows] = await bq.query({
@@ -182,28 +185,252 @@ describe('BigQuery staged writes', () => {
     });
     await b.writeCheckpoints([entry('901', 0), entry('902', 0)]);
     proxy.reset();
-    // One listing (one query) of the queue, as listQueuedThreadCheckpoints reads it …
+    // One listing of the queue, as listQueuedThreadCheckpoints reads it: table reads, no query …
     const listed = await a.listCheckpoints('ticket_messages', { status: 'running' });
     const tag = (scope: string) => checkpointTagOf(listed.find((cp) => cp.scope === scope)!);
-    expect(proxy.report().queryJobs).toBe(1);
-    // … and the first page of each listed thread reads its entry with no query.
+    expect(proxy.report().queryJobs).toBe(0);
+    expect(tableReads('_sync_state')).toBe(1);
+    // … and the first page of each listed thread reads its entry with no read at all.
     for (const scope of ['901', '902'])
       expect(
         await a.readCheckpoint('ticket_messages', scope, { expectCheckpointTag: tag(scope) }),
       ).toMatchObject({ scope, cursor: null, status: 'running' });
-    expect(proxy.report().queryJobs).toBe(1);
+    expect(tableReads('_sync_state')).toBe(1);
     // Another process holds nothing it listed: it reads.
     expect(
       await b.readCheckpoint('ticket_messages', '901', { expectCheckpointTag: tag('901') }),
     ).toMatchObject({ scope: '901' });
-    expect(proxy.report().queryJobs).toBe(2);
+    expect(tableReads('_sync_state')).toBe(2);
     // This process wrote the entry since it listed it (a retried first page that staged page 1): the tag no
     // longer matches what it holds, and the warehouse says where the thread is.
     await a.writeCheckpoints([{ ...entry('902', 1), cursor: 'm1' }]);
     expect(
       await a.readCheckpoint('ticket_messages', '902', { expectCheckpointTag: tag('902') }),
     ).toMatchObject({ cursor: 'm1', pages: 1 });
-    expect(proxy.report().queryJobs).toBe(3);
+    expect(tableReads('_sync_state')).toBe(3);
+    expect(proxy.report().queryJobs).toBe(0);
     await Promise.all([a.close(), b.close()]);
+  });
+
+  it('checkpoints are read by table reads, with no query job: the latest staged over the merged, in any process', async () => {
+    const a = create();
+    const b = create();
+    const cp = (cursor: string, pages: number) => ({
+      stream: 'exports',
+      scope: 'tr1',
+      cursor,
+      high_water_mark: '2026-01-01T00:00:00.000000Z',
+      status: 'running' as const,
+      pages,
+      rows: 0,
+    });
+    await a.writeCheckpoints([cp('p1', 1)]);
+    await a.flushStaged();
+    const [merged] = (await bq.query(
+      `SELECT cursor, pages FROM \`${datasetId}\`.\`_sync_state\` WHERE stream = 'exports' AND scope = 'tr1'`,
+    )) as [Record<string, unknown>[]];
+    // The flush merged the checkpoint staged in `_staging_checkpoints`.
+    expect(merged).toEqual([{ cursor: 'p1', pages: 1 }]);
+    await a.writeCheckpoints([cp('p2', 2)]);
+    await a.writeCheckpoints([cp('p3', 3)]);
+    proxy.reset();
+    // Another process (holding nothing): page 3, staged and not merged, over page 1 merged; appends through
+    // the Storage Write API are visible to tabledata.list at once.
+    expect(await b.readCheckpoint('exports', 'tr1')).toMatchObject({ cursor: 'p3', pages: 3 });
+    expect((await b.listCheckpoints('exports')).filter((c) => c.scope === 'tr1')).toEqual([
+      expect.objectContaining({ scope: 'tr1', cursor: 'p3', high_water_mark: '2026-01-01T00:00:00.000000Z' }),
+    ]);
+    expect(proxy.report().queryJobs).toBe(0);
+    expect(tableReads('_staging_checkpoints')).toBe(2);
+    // Merged: `_sync_state` says page 3, and so does a read.
+    await b.flushStaged();
+    expect(await a.readCheckpoint('exports', 'tr1')).toMatchObject({ cursor: 'p3', pages: 3 });
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  describe('the per-run version cache', () => {
+    const liveOf = async (ids: readonly string[]) => {
+      const [rows] = (await bq.query({
+        query: `SELECT id, subject, _deleted_at IS NULL AS live, _synced_at FROM \`${datasetId}\`.tickets WHERE id IN UNNEST(@ids) ORDER BY id`,
+        params: { ids },
+      })) as unknown as [Record<string, unknown>[]];
+      return rows.map((r) => ({
+        id: r['id'],
+        subject: r['subject'],
+        live: r['live'],
+        synced: String((r['_synced_at'] as { value: string }).value),
+      }));
+    };
+
+    it('a re-read of rows stored as they are stages none of them (no merge); their _synced_at still moves', async () => {
+      const dest = create();
+      const a = ticket({ ticket_number: 41, updated_at: at(1), subject: 'a' });
+      const b = ticket({ ticket_number: 42, updated_at: at(1), subject: 'b' });
+      expect(await dest.stageBatch({ table: 'tickets', rows: [input(a), input(b)], runId: 'run-1' })).toEqual(
+        {
+          rows: 2,
+        },
+      );
+      await dest.flushStaged();
+      const before = await liveOf([a.id, b.id]);
+      // Another process, the next run: one table read fills its cache; a changed and an unchanged row.
+      const next = create();
+      proxy.reset();
+      const changed = { ...b, updated_at: at(2), subject: 'b v2' };
+      expect(
+        await next.stageBatch({ table: 'tickets', rows: [input(a), input(changed)], runId: 'run-2' }),
+      ).toEqual({ rows: 1 });
+      // The same rows again in the same run: both stored (or staged) as they are.
+      expect(
+        await next.stageBatch({ table: 'tickets', rows: [input(a), input(changed)], runId: 'run-2' }),
+      ).toEqual({ rows: 0 });
+      expect(proxy.report().queryJobs).toBe(0);
+      expect(tableReads('tickets')).toBe(1);
+      // Only a version it does not store is compared the old way: a batch without a run stages every row.
+      expect(await next.stageBatch({ table: 'tickets', rows: [input(a)] })).toEqual({ rows: 1 });
+      await next.flushStaged();
+      const after = await liveOf([a.id, b.id]);
+      expect(after.map(({ synced: _, ...r }) => r)).toEqual(
+        [
+          { id: a.id, subject: 'a', live: true },
+          { id: b.id, subject: 'b v2', live: true },
+        ].sort((x, y) => (x.id < y.id ? -1 : 1)),
+      );
+      // a was seen again: its _synced_at moved although its row was not staged.
+      const syncedOf = (rows: typeof before, id: string) => rows.find((r) => r.id === id)!.synced;
+      expect(syncedOf(after, a.id) > syncedOf(before, a.id)).toBe(true);
+      // storedVersions answers from the cache with the run id, no query.
+      proxy.reset();
+      const versions = await next.storedVersions('tickets', [a.id, b.id], { runId: 'run-2' });
+      expect(versions.get(b.id)?.version).toBe(canonicalTimestamp(at(2)));
+      expect(proxy.report().queryJobs).toBe(0);
+      await Promise.all([dest.close(), next.close()]);
+    });
+
+    it('a table larger than the cache holds is not cached: every row is staged, versions are queried', async () => {
+      const dest = create();
+      const rows = [51, 52, 53, 54, 55].map((n) => ticket({ ticket_number: n, updated_at: at(1) }));
+      await dest.stageBatch({ table: 'tickets', rows: rows.map((t) => input(t)), runId: 'run-7' });
+      await dest.flushStaged();
+      const holds = (maxRows: number) => create({ versionCacheLimits: { maxRows, pageRows: 2 } });
+      // Read two rows a request, to the end: cached.
+      const roomy = holds(10_000);
+      proxy.reset();
+      expect(
+        await roomy.stageBatch({ table: 'tickets', rows: rows.map((t) => input(t)), runId: 'run-8' }),
+      ).toEqual({ rows: 0 });
+      expect(tableReads('tickets')).toBeGreaterThan(2);
+      // Two rows: more than it holds, so it stops reading and stages them all.
+      const small = holds(2);
+      proxy.reset();
+      expect(
+        await small.stageBatch({ table: 'tickets', rows: rows.map((t) => input(t)), runId: 'run-8' }),
+      ).toEqual({ rows: 5 });
+      expect(tableReads('tickets')).toBe(2);
+      expect((await small.storedVersions('tickets', [rows[0]!.id], { runId: 'run-8' })).size).toBe(1);
+      expect(proxy.report().queryJobs).toBe(1);
+      await Promise.all([dest, roomy, small].map((d) => d.close()));
+    });
+
+    it('a row marked deleted since the cache was filled is still written', async () => {
+      const dest = create();
+      const t = ticket({ ticket_number: 43, updated_at: at(1), subject: 'back' });
+      await dest.stageBatch({ table: 'tickets', rows: [input(t)], runId: 'run-3' });
+      await dest.flushStaged();
+      // The cache holds t as stored; then a deletion of this process marks it.
+      expect(await dest.stageBatch({ table: 'tickets', rows: [input(t)], runId: 'run-3' })).toEqual({
+        rows: 0,
+      });
+      expect(await dest.markDeleted('tickets', [t.id], new Date())).toBe(1);
+      expect((await liveOf([t.id]))[0]).toMatchObject({ live: false });
+      // Served again, same version: written, so the merge revives it.
+      expect(await dest.stageBatch({ table: 'tickets', rows: [input(t)], runId: 'run-3' })).toEqual({
+        rows: 1,
+      });
+      await dest.flushStaged();
+      expect((await liveOf([t.id]))[0]).toMatchObject({ subject: 'back', live: true });
+      // A process filling its cache after the deletion holds live rows only.
+      await dest.markDeleted('tickets', [t.id], new Date());
+      const other = create();
+      expect(await other.stageBatch({ table: 'tickets', rows: [input(t)], runId: 'run-4' })).toEqual({
+        rows: 1,
+      });
+      await other.flushStaged();
+      expect((await liveOf([t.id]))[0]).toMatchObject({ live: true });
+      await Promise.all([dest.close(), other.close()]);
+    });
+
+    it('an item with an open _rejected entry is still written, so the entry is resolved', async () => {
+      const dest = create();
+      const t = ticket({ ticket_number: 44, updated_at: at(1), subject: 'fine' });
+      await dest.stageBatch({ table: 'tickets', rows: [input(t)], runId: 'run-5' });
+      await dest.flushStaged();
+      const item = {
+        table: 'tickets' as const,
+        itemKey: t.id,
+        itemId: t.id,
+        stream: 'tickets',
+        scope: 'r',
+        pageCursor: null,
+        reason: 'injected',
+        raw: { id: t.id },
+      };
+      // Set aside by a page of this run (this process) …
+      await dest.stageBatch({ table: 'tickets', rows: [], rejected: [item], runId: 'run-5' });
+      expect(await dest.stageBatch({ table: 'tickets', rows: [input(t)], runId: 'run-5' })).toEqual({
+        rows: 1,
+      });
+      await dest.flushStaged();
+      const open = async () => {
+        const [rows] = (await bq.query(
+          `SELECT COUNT(*) AS n FROM \`${datasetId}\`._rejected WHERE item_id = '${t.id}' AND resolved_at IS NULL`,
+        )) as [{ n: number }[]];
+        return rows[0]!.n;
+      };
+      expect(await open()).toBe(0);
+      // … or before another process filled its cache: left out of it.
+      await dest.stageBatch({ table: 'tickets', rows: [], rejected: [item], runId: 'run-5' });
+      await dest.flushStaged();
+      expect(await open()).toBe(1);
+      const other = create();
+      expect(await other.stageBatch({ table: 'tickets', rows: [input(t)], runId: 'run-6' })).toEqual({
+        rows: 1,
+      });
+      await other.flushStaged();
+      expect(await open()).toBe(0);
+      await Promise.all([dest.close(), other.close()]);
+    });
+  });
+
+  it("the audit's verdicts are staged and merged by one upsert of _audit, whichever process recorded them", async () => {
+    const units = [create(), create()];
+    const record = (row: string, verdict: 'equal' | 'differs', healed = false) => ({
+      run_id: 'audit-run',
+      table_name: 'tickets',
+      row_id: row,
+      verdict,
+      differences: verdict === 'differs' ? '[{"field":"subject"}]' : null,
+      synced_at: at(1),
+      source_version: at(1),
+      healed,
+      checked_at: at(2),
+    });
+    proxy.reset();
+    // Three units on two processes; a retried unit records r2 again, healed this time (the last wins).
+    await units[0]!.recordAudit([record('r1', 'equal'), record('r2', 'differs')]);
+    await units[1]!.recordAudit([record('r3', 'equal')]);
+    await units[0]!.recordAudit([record('r2', 'differs', true)]);
+    expect(proxy.report().queryJobs).toBe(0);
+    // The unit's next read of merged rows does not flush for them (one query: the read itself).
+    await units[0]!.listRuns(1);
+    expect(proxy.report().queryJobs).toBe(1);
+    const reader = create();
+    expect(await reader.auditCounts({ runId: 'audit-run' })).toEqual({
+      tickets: expect.objectContaining({ equal: 2, differs: 1, healed: 1 }),
+    });
+    const report = proxy.report();
+    expect(report.tables['_audit']).toMatchObject({ mutatingDml: 1 });
+    expect(report.violations).toEqual([]);
+    await Promise.all([...units, reader].map((d) => d.close()));
   });
 });

@@ -168,6 +168,11 @@ describe('the pipeline into BigQuery (bqemulator), end to end', () => {
         threads: read.length,
         queryJobs: report.queryJobs,
         checkpointReads: report.tables['_sync_state']?.readJobs ?? 0,
+        // Checkpoint reads by table reads (tabledata.list pages), billed nothing.
+        stateTableReads: report.tables['_sync_state']?.tableReads ?? 0,
+        // Rows the re-read threads staged: none of them changed (the per-run version cache).
+        messageRows: summary.streams['ticket_messages']?.rows ?? 0,
+        flushes: report.tables['_staging_merged']?.jobs ?? 0,
         billedMiB: Math.round(report.billedBytesEstimate / 2 ** 20),
       };
     };
@@ -178,6 +183,10 @@ describe('the pipeline into BigQuery (bqemulator), end to end', () => {
     // A few more listings of the queue, never a read per thread.
     expect(all.checkpointReads - few.checkpointReads).toBeLessThanOrEqual(8);
     expect(all.queryJobs - few.queryJobs).toBeLessThanOrEqual(14);
+    // Re-reading every thread of an unchanged world stages no message and so flushes no more.
+    expect(all.messageRows).toBe(0);
+    expect(all.flushes - few.flushes).toBeLessThanOrEqual(1);
+    expect(all.stateTableReads).toBeGreaterThan(0);
     await expectBigQueryEqualsSource(bq, dataset, await sourceSnapshot(p.deps.client, from()));
   }, 600_000);
 
