@@ -236,7 +236,7 @@ export const EXPORT_PASSES: Readonly<Record<ExportStream, readonly ExportPass[]>
  * [history start, now) returns every survey the submitted pass would over the same range, with its answer
  * as of the read. The covered pass then reads nothing and its mark follows the covering pass's (a survey
  * answered after the sent pass read it is after that mark, less the look-back: the next run's submitted
- * pass reads it). A plain page loop reads both; this saves the first sync a third of its CSAT requests,
+ * pass reads it). A plain page loop reads both; this saves a first sync a third to a half of its CSAT requests,
  * in the class that binds a long history (issue 22).
  */
 export const FIRST_READ_COVERED_BY: Readonly<Partial<Record<ExportPass, ExportPass>>> = {
