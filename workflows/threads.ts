@@ -11,7 +11,7 @@ import {
 import { STREAMS } from '../schemas/streams.js';
 import { REVERIFY_ROUND, type StreamCounts, type ThreadsInput } from '../schemas/sync.js';
 import { bookkeeping, classActivities, impatientClassActivities } from './activity-proxies.js';
-import { innermostMessage } from './failures.js';
+import { innermostMessage, isWarehouseFailure } from './failures.js';
 import { pageGuard } from './page-guard.js';
 import { pageOptions } from './page-loop.js';
 import { trackChildProgress } from './progress.js';
@@ -90,9 +90,16 @@ async function threadsWorkflowBody(input: ThreadsInput): Promise<StreamCounts> {
   /** Tags of the queue entries of the threads listed and not taken yet (listQueuedThreadCheckpoints). */
   const listed = new Map<string, string>();
 
+  // A page that failed because the warehouse did (a DestinationError) says nothing of the thread: it is read
+  // on, patiently, like every other stream's pages — never set aside for it, and never counted towards an
+  // outage of the source (a BigQuery emulator's transient 500s once left a thread failed and the run
+  // incomplete). patched: older histories set such a thread aside.
+  const patientWithWarehouse = patched('threads-patient-with-warehouse');
+
   /** Reads one thread to its end; false if it was set aside. `listedTag`: its entry's tag as listed. */
-  async function readThread(scope: string, activities: typeof patient, listedTag?: string): Promise<boolean> {
+  async function readThread(scope: string, given: typeof patient, listedTag?: string): Promise<boolean> {
     let first = true;
+    let activities = given;
     for (;;) {
       try {
         const options = pageOptions(guard, scope, input.fullRefreshSince !== null);
@@ -117,6 +124,10 @@ async function threadsWorkflowBody(input: ThreadsInput): Promise<StreamCounts> {
           return false;
         }
         if (!(err instanceof ActivityFailure)) throw err;
+        if (patientWithWarehouse && isWarehouseFailure(err) && activities !== patient) {
+          activities = patient;
+          continue;
+        }
         consecutiveFailures += 1;
         if (unavailableSince === null && consecutiveFailures >= OUTAGE_AFTER_CONSECUTIVE_FAILURES) {
           unavailableSince = new Date().toISOString();
