@@ -217,11 +217,12 @@ class DefaultStreamAppender {
     const opened = this.#open();
     let timer: NodeJS.Timeout | undefined;
     try {
-      const { writer } = await opened;
-      // A stream that broke may never answer: an append waits at most this long, then the stream is dropped.
+      // A stream that broke, or a service that went quiet, may never answer: opening the stream and the
+      // append together wait at most this long, then the stream is dropped.
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new Error('staging append timed out')), APPEND_TIMEOUT_MS);
       });
+      const { writer } = await Promise.race([opened, timeout]);
       const result = await Promise.race([writer.appendRows(rows as never).getResult(), timeout]);
       const errors = result.rowErrors ?? [];
       if (result.error || errors.length > 0) {

@@ -4,19 +4,22 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emulatorClientOptions } from '../../connectors/bigquery/destination.js';
 import { type BigQueryEmulator, startBigQueryEmulator } from '../../scripts/bigquery-emulator.js';
 import { type BigQueryQuotaProxy, startBigQueryQuotaProxy } from '../../scripts/bigquery-quota-proxy.js';
+import { startTcpOutageProxy, type TcpOutageProxy } from '../support/tcp-outage-proxy.js';
 import { duplicateIds, expectBigQueryEqualsSource } from './bigquery-compare.js';
 import { DAY_MS, type Pipeline, startPipeline } from './harness.js';
 import { COMPARED_TABLES, sourceSnapshot } from './source-snapshot.js';
 
 /**
- * BigQuery's REST endpoint goes away for a minute in the middle of a first sync — half a minute answering
- * 503, half a minute not answering at all — while the Storage Write API stays up (the proxy stands in
- * front of the REST endpoint only): jobs (checkpoint reads, flushes, the ledger) fail and are retried, the
- * run waits, resumes, and ends equal to the source with no window failed.
+ * BigQuery goes away for a minute in the middle of a first sync — half a minute answering 503 (its Storage
+ * Write API refusing connections), half a minute not answering at all (both black holes): jobs (checkpoint
+ * reads, flushes, the ledger) and staging appends fail or time out and are retried, the run waits, resumes,
+ * and ends equal to the source with no window failed. The quota proxy stands in front of the REST endpoint,
+ * a TCP proxy in front of the Storage Write API's gRPC port.
  */
 describe('BigQuery unreachable for a minute during a sync', () => {
   let emulator: BigQueryEmulator;
   let proxy: BigQueryQuotaProxy;
+  let storageProxy: TcpOutageProxy;
   let p: Pipeline;
   let down: number | 'timeout' | null = null;
   let flushes = 0;
@@ -33,12 +36,15 @@ describe('BigQuery unreachable for a minute during a sync', () => {
         if (/INSERT INTO `[^`]+`\.`_staging_merged`/.test(sql)) flushes += 1;
       },
     });
+    storageProxy = await startTcpOutageProxy(emulator.grpcEndpoint, () =>
+      down === null ? null : down === 'timeout' ? 'silent' : 'reset',
+    );
     p = await startPipeline('e2e_bigquery_outage', {
       companion: { seed: 31, tickets: 30, rateLimits: false },
       env: {
         DESTINATION_URL: `bigquery://${emulator.projectId}/${dataset}`,
         BIGQUERY_API_ENDPOINT: proxy.endpoint,
-        BIGQUERY_STORAGE_ENDPOINT: emulator.grpcEndpoint,
+        BIGQUERY_STORAGE_ENDPOINT: storageProxy.endpoint,
       },
     });
   }, 600_000);
@@ -46,6 +52,7 @@ describe('BigQuery unreachable for a minute during a sync', () => {
     down = null;
     await p?.close();
     await proxy?.stop();
+    await storageProxy?.stop();
     await emulator?.stop();
   });
 
@@ -69,6 +76,10 @@ describe('BigQuery unreachable for a minute during a sync', () => {
       windows.filter((w) => w.status !== 'succeeded').map((w) => `${w.workflow_id}: ${w.error}`),
     ).toEqual([]);
     expect(proxy.report().violations).toEqual([]);
+    expect(storageProxy.interrupted(), 'the Storage Write API went away too').toBeGreaterThan(0);
+    process.stderr.write(
+      `[bigquery-outage] Storage Write API connections broken: ${storageProxy.interrupted()}\n`,
+    );
     const bq = new BigQuery({ projectId: emulator.projectId, ...emulatorClientOptions(emulator.endpoint) });
     await expectBigQueryEqualsSource(bq, dataset, await sourceSnapshot(p.deps.client, from()));
     expect(await duplicateIds(bq, dataset)).toEqual(Object.fromEntries(COMPARED_TABLES.map((t) => [t, 0])));
