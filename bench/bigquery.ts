@@ -2,7 +2,7 @@
  * Benchmark of the BigQuery write path against BigQuery's per-table quotas, conflict rules and bill
  * (issue 21): what the destination submits, counted per table, next to the PostgreSQL run of the same world.
  *
- *   npm run bench:bigquery -- [--tickets 20000] [--seed 7] [--min-job-ms 1000]
+ *   npm run bench:bigquery -- [--tickets 20000] [--seed 7] [--min-job-ms 1000] [--queries <file>]
  *
  * Set-up: a companion world (rate limits off: the warehouse is the bottleneck), an embedded PostgreSQL, a
  * Temporal dev server, in-process workers, and the BigQuery emulator behind the quota proxy
@@ -27,6 +27,7 @@
  * Then totals, violations per rule, the requests per route, and each run's wall time and rows on both
  * warehouses. The last stdout line is one JSON object with every figure.
  */
+import { createWriteStream } from 'node:fs';
 import { BigQuery } from '@google-cloud/bigquery';
 import pg from 'pg';
 import { startCompanion } from '../companion/index.js';
@@ -49,10 +50,15 @@ import {
   timedSync,
 } from './support/harness.js';
 
-const values = benchFlags('npm run bench:bigquery -- [--tickets 20000] [--seed 7] [--min-job-ms 1000]', {
-  tickets: { type: 'string', default: '20000' },
-  'min-job-ms': { type: 'string', default: '1000' },
-});
+const values = benchFlags(
+  'npm run bench:bigquery -- [--tickets 20000] [--seed 7] [--min-job-ms 1000] [--queries <file>]',
+  {
+    tickets: { type: 'string', default: '20000' },
+    'min-job-ms': { type: 'string', default: '1000' },
+    // Every query job's SQL, one JSON line each with the run it belongs to: where a run's bill goes.
+    queries: { type: 'string' },
+  },
+);
 const tickets = Number(values.tickets);
 const minJobMs = Number(values['min-job-ms']);
 if (!Number.isInteger(tickets) || tickets < 1)
@@ -173,10 +179,16 @@ const emulator = await startBigQueryEmulator({ log });
 const dataset = 'bench_bigquery';
 const direct = new BigQuery({ projectId: emulator.projectId, ...emulatorClientOptions(emulator.endpoint) });
 const sizes = startTableSizeSampler(direct, dataset);
+let phaseNow = 'set-up';
+let phasesStarted = 0;
+const queryLog = values.queries ? createWriteStream(values.queries) : null;
 const proxy = await startBigQueryQuotaProxy(emulator.endpoint, {
   enforce: false,
   minJobMs,
   tableBytes: sizes.sizeOf,
+  onQuery: (sql) => {
+    queryLog?.write(`${JSON.stringify({ at: new Date().toISOString(), phase: phaseNow, sql })}\n`);
+  },
 });
 const env = { SUPPORT_API_RATE_LIMITS: 'off', LOG_LEVEL: 'silent' };
 
@@ -197,7 +209,10 @@ try {
     env: { ...env, BIGQUERY_API_ENDPOINT: proxy.endpoint, BIGQUERY_STORAGE_ENDPOINT: emulator.grpcEndpoint },
   });
   const bigquery = await runPhases(services, bqTarget, 'BigQuery', {
-    before: () => proxy.reset(),
+    before: () => {
+      proxy.reset();
+      phaseNow = PHASES[phasesStarted++] ?? 'after';
+    },
     async after() {
       const report = proxy.report();
       const sampled = await sizes.sample();
@@ -272,6 +287,7 @@ try {
   }
   console.log(JSON.stringify(json));
 } finally {
+  queryLog?.end();
   await sizes.stop();
   await proxy.stop();
   await emulator.stop();

@@ -12,6 +12,7 @@ import type {
   SyncRunRecord,
   TableName,
 } from '../../schemas/warehouse.js';
+import { THREAD_QUEUE_STREAM } from '../../schemas/warehouse.js';
 import type { SqlDialect } from '../../schemas/warehouse-views.js';
 import type {
   CheckpointFilter,
@@ -30,6 +31,7 @@ import { bqIdent } from './dialect.js';
 import { BigQuerySession, normalize } from './session.js';
 import { DEFAULT_FLUSH_THRESHOLDS, type FlushThresholds, StagedBigQueryWriter } from './staged-writer.js';
 import { prepareStaging, StagingAppender } from './staging.js';
+import { scopesStagedSince } from './state-reads.js';
 import { RunVersionCache, type VersionCacheLimits } from './version-cache.js';
 
 export interface BigQueryDestinationOptions extends DestinationOptions {
@@ -182,9 +184,20 @@ export class BigQueryDestination extends SqlDestination {
     return super.storedVersions(table, ids);
   }
 
+  /**
+   * Not flushed first: a flush bills its pending read and its script, and the rolling re-read lists the
+   * stale threads several times a run, each time after it queued some (staged checkpoints), so a run's
+   * flushes grew with how often it listed. The queue's staged entries are read without a job instead
+   * (before the query: an entry merged in between is then seen in one of the two) and laid over the
+   * query's answer, as a checkpoint read lays them over `_sync_state`: a thread queued or read again since
+   * its last complete read is not stale.
+   */
   override async staleThreads(verifiedBefore: Date, limit: number): Promise<string[]> {
-    await this.#writer.flushOwn();
-    return super.staleThreads(verifiedBefore, limit);
+    const notStale = await this.#session.withErrorMapping('staleThreads', () =>
+      scopesStagedSince(this.#session, THREAD_QUEUE_STREAM, verifiedBefore),
+    );
+    const stored = await super.staleThreads(verifiedBefore, limit + notStale.size);
+    return stored.filter((scope) => !notStale.has(scope)).slice(0, limit);
   }
 
   override async freshness(): Promise<Freshness> {

@@ -36,6 +36,24 @@ export async function unmergedStagedCheckpoints(session: BigQuerySession): Promi
     .sort((a, b) => a.seq - b.seq);
 }
 
+/**
+ * Scopes of `stream` whose latest staged, unmerged checkpoint is not a complete read from before
+ * `before`: queued, running or failed since, or completed at or after it.
+ */
+export async function scopesStagedSince(
+  session: BigQuerySession,
+  stream: string,
+  before: Date,
+): Promise<Set<string>> {
+  const latest = new Map<string, StagedCheckpoint['checkpoint']>();
+  for (const { checkpoint } of await unmergedStagedCheckpoints(session))
+    if (checkpoint.stream === stream) latest.set(checkpoint.scope, checkpoint);
+  const scopes = new Set<string>();
+  for (const [scope, cp] of latest)
+    if (cp.status !== 'complete' || Date.parse(cp.updated_at) >= before.getTime()) scopes.add(scope);
+  return scopes;
+}
+
 /** Every checkpoint as a reader sees it: `_sync_state` with the latest staged, unmerged one of a scope over it. */
 export async function checkpointsByTableReads(session: BigQuerySession): Promise<Checkpoint[]> {
   const staged = await unmergedStagedCheckpoints(session);

@@ -44,6 +44,17 @@ describe('BigQuery staged writes', () => {
 
   const tableReads = (table: string) => proxy.report().tables[table]?.tableReads ?? 0;
 
+  /** A checkpoint of `stream`/`scope`: running at `cursor`, or complete when the cursor is null. */
+  const checkpointOf = (stream: string, scope: string, cursor: string | null, pages: number) => ({
+    stream,
+    scope,
+    cursor,
+    high_water_mark: null,
+    status: cursor === null ? ('complete' as const) : ('running' as const),
+    pages,
+    rows: 0,
+  });
+
   const rowsOf = async (table: string, ids: readonly string[]) => {
     const [rows] = await bq.query({
       query: `SELECT id, subject, updated_at, _synced_at FROM \`${datasetId}\`.\`${table}\` WHERE id IN UNNEST(@ids) ORDER BY id`,
@@ -152,15 +163,7 @@ describe('BigQuery staged writes', () => {
   it('a checkpoint held in memory is not used when the workflow saw another cursor', async () => {
     const a = create();
     const b = create();
-    const cp = (cursor: string, pages: number) => ({
-      stream: 'exports',
-      scope: 'w1',
-      cursor,
-      high_water_mark: null,
-      status: 'running' as const,
-      pages,
-      rows: 0,
-    });
+    const cp = (cursor: string, pages: number) => checkpointOf('exports', 'w1', cursor, pages);
     await a.writeCheckpoints([cp('p1', 1)]);
     // The next page ran on another worker, which staged page 2.
     await b.writeCheckpoints([cp('p2', 2)]);
@@ -174,14 +177,10 @@ describe('BigQuery staged writes', () => {
   it("a thread's first page reads its queue entry from the listing that returned it, never a stale one", async () => {
     const a = create();
     const b = create();
+    // A queued thread: running, from its first page.
     const entry = (scope: string, pages: number) => ({
-      stream: 'ticket_messages',
-      scope,
-      cursor: null,
-      high_water_mark: null,
+      ...checkpointOf('ticket_messages', scope, null, pages),
       status: 'running' as const,
-      pages,
-      rows: 0,
     });
     await b.writeCheckpoints([entry('901', 0), entry('902', 0)]);
     proxy.reset();
@@ -216,13 +215,8 @@ describe('BigQuery staged writes', () => {
     const a = create();
     const b = create();
     const cp = (cursor: string, pages: number) => ({
-      stream: 'exports',
-      scope: 'tr1',
-      cursor,
+      ...checkpointOf('exports', 'tr1', cursor, pages),
       high_water_mark: '2026-01-01T00:00:00.000000Z',
-      status: 'running' as const,
-      pages,
-      rows: 0,
     });
     await a.writeCheckpoints([cp('p1', 1)]);
     await a.flushStaged();
@@ -245,6 +239,47 @@ describe('BigQuery staged writes', () => {
     // Merged: `_sync_state` says page 3, and so does a read.
     await b.flushStaged();
     expect(await a.readCheckpoint('exports', 'tr1')).toMatchObject({ cursor: 'p3', pages: 3 });
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  it('the rolling re-read lists stale threads with no flush: threads queued since are not listed again', async () => {
+    // Threads 801–803 read completely a day ago (a test clock stamps their entries), their tickets live.
+    const dayAgo = new Date(Date.now() - 24 * 60 * 60 * 1000);
+    const before = create({ clock: () => dayAgo });
+    const tickets = [801, 802, 803].map((n) => ticket({ ticket_number: n, updated_at: at(n) }));
+    await before.stageBatch({ table: 'tickets', rows: tickets.map(input) });
+    await before.writeCheckpoints(
+      ['801', '802', '803'].map((s) => checkpointOf('ticket_messages', s, null, 1)),
+    );
+    await before.flushStaged();
+    await before.close();
+    const a = create();
+    const b = create();
+    const verifiedBefore = new Date(Date.now() - 60 * 60 * 1000);
+    const stale = async (dest: BigQueryDestination, limit: number) =>
+      (await dest.staleThreads(verifiedBefore, limit)).filter((s) => s.startsWith('80'));
+    expect(await stale(a, 1000)).toEqual(['801', '802', '803']);
+    proxy.reset();
+    // The re-read queues two of them (as queueThreadsToReverify does: staged, not merged) and lists again,
+    // two at a time: the third is next, and no flush ran for it — before, every listing after a queueing
+    // flushed (a pending read and a script), so a run's flushes grew with how often it listed.
+    await a.writeCheckpoints([
+      { ...checkpointOf('ticket_messages', '801', null, 0), status: 'running' as const },
+      { ...checkpointOf('ticket_messages', '802', null, 0), status: 'running' as const },
+    ]);
+    expect(await stale(a, 1000)).toEqual(['803']);
+    expect(await a.staleThreads(verifiedBefore, 1)).toEqual(['803']);
+    expect(proxy.report().tables['_staging_merged']?.jobs ?? 0).toBe(0);
+    // Another process sees the same (the staged entries are read from the warehouse, not from memory) …
+    expect(await stale(b, 1000)).toEqual(['803']);
+    // … and a thread read to its end since its listing (complete now) is not stale either.
+    await b.writeCheckpoints([checkpointOf('ticket_messages', '803', null, 2)]);
+    expect(await stale(a, 1000)).toEqual([]);
+    expect(proxy.report().tables['_staging_merged']?.jobs ?? 0).toBe(0);
+    expect(proxy.report().violations).toEqual([]);
+    // Merged, the answer is the same.
+    await a.flushStaged();
+    expect(await stale(b, 1000)).toEqual([]);
     await Promise.all([a.close(), b.close()]);
   });
 
