@@ -18,7 +18,9 @@ export class BigQueryDeletions {
   ) {}
 
   /**
-   * The count is taken inside the transaction, on the snapshot the UPDATE works on. `where` names the table
+   * The count is taken inside the transaction, on the snapshot the UPDATE works on, and the UPDATE runs only
+   * when it found rows: most runs delete nothing (a full re-read of an unchanged collection), and an UPDATE
+   * bills its whole target (10 MB at least) even when it changes no row. `where` names the table
    * `t` (a guard's subquery must not mistake its own columns for the table's). Both deletions have always
    * been named `markDeleted` in BigQuery's errors: one script serves them.
    */
@@ -30,7 +32,9 @@ export class BigQueryDeletions {
     const script = `DECLARE n INT64 DEFAULT 0;
 BEGIN TRANSACTION;
 SET n = (SELECT COUNT(*) FROM ${target} t WHERE ${condition});
-UPDATE ${target} t SET _deleted_at = ${timestampLiteral(deletedAt)} WHERE ${condition};
+IF n > 0 THEN
+  UPDATE ${target} t SET _deleted_at = ${timestampLiteral(deletedAt)} WHERE ${condition};
+END IF;
 ${checkpoints.length > 0 ? `${checkpointMergeSql(this.session.dataset, checkpoints, this.settings.clock())};\n` : ''}COMMIT TRANSACTION;
 SELECT n;`;
     const [row] = await this.session.withErrorMapping(`markDeleted ${spec.name}`, () =>
@@ -47,14 +51,18 @@ SELECT n;`;
     const target = this.session.dialect.table(child.name);
     const revive = conditions.revive
       ? `SET revived = (SELECT COUNT(*) FROM ${target} WHERE ${conditions.revive});
-UPDATE ${target} SET _deleted_at = CAST(NULL AS TIMESTAMP) WHERE ${conditions.revive};
+IF revived > 0 THEN
+  UPDATE ${target} SET _deleted_at = CAST(NULL AS TIMESTAMP) WHERE ${conditions.revive};
+END IF;
 `
       : '';
     const script = `DECLARE marked INT64 DEFAULT 0;
 DECLARE revived INT64 DEFAULT 0;
 BEGIN TRANSACTION;
 SET marked = (SELECT COUNT(*) FROM ${target} WHERE ${conditions.mark});
-UPDATE ${target} SET _deleted_at = ${timestampLiteral(deletedAt)} WHERE ${conditions.mark};
+IF marked > 0 THEN
+  UPDATE ${target} SET _deleted_at = ${timestampLiteral(deletedAt)} WHERE ${conditions.mark};
+END IF;
 ${revive}COMMIT TRANSACTION;
 SELECT marked, revived;`;
     const [row] = await this.session.withErrorMapping(`cascadeDeletion ${child.name}`, () =>

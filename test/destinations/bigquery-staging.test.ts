@@ -44,6 +44,14 @@ describe('BigQuery staged writes', () => {
 
   const tableReads = (table: string) => proxy.report().tables[table]?.tableReads ?? 0;
 
+  const liveTicket = async (id: string) => {
+    const [rows] = (await bq.query({
+      query: `SELECT _deleted_at IS NULL AS live FROM \`${datasetId}\`.tickets WHERE id = @id`,
+      params: { id },
+    })) as unknown as [{ live: boolean }[]];
+    return rows[0]?.live;
+  };
+
   /** A checkpoint of `stream`/`scope`: running at `cursor`, or complete when the cursor is null. */
   const checkpointOf = (stream: string, scope: string, cursor: string | null, pages: number) => ({
     stream,
@@ -281,6 +289,33 @@ describe('BigQuery staged writes', () => {
     await a.flushStaged();
     expect(await stale(b, 1000)).toEqual([]);
     await Promise.all([a.close(), b.close()]);
+  });
+
+  it('a deletion or cascade that finds nothing to mark runs no UPDATE (an UPDATE bills its whole target)', async () => {
+    const dest = create();
+    const t = ticket({ ticket_number: 811, updated_at: at(811) });
+    await dest.stageBatch({ table: 'tickets', rows: [input(t)] });
+    await dest.flushStaged();
+    proxy.reset();
+    // Every ticket was received after the epoch: nothing to mark; no ticket is deleted: nothing to cascade.
+    expect(await dest.markDeletedNotSeenSince('tickets', new Date(0), new Date())).toBe(0);
+    expect(
+      await dest.cascadeDeletion(
+        { child: 'csat_surveys', foreignKey: 'ticket_id', parent: 'tickets', revive: true },
+        new Date(),
+      ),
+    ).toEqual({ marked: 0, revived: 0 });
+    const report = proxy.report();
+    // The UPDATEs are there, guarded (counted apart: the request does not say they ran), and none ran.
+    expect(report.tables['tickets']).toMatchObject({ mutatingDml: 0, conditionalDml: 1 });
+    expect(report.tables['csat_surveys']).toMatchObject({ mutatingDml: 0, conditionalDml: 2 });
+    expect(await liveTicket(t.id)).toBe(true);
+    // One that finds a row marks it.
+    expect(
+      await dest.markDeletedNotSeenSince('tickets', new Date(Date.now() + 60_000), new Date()),
+    ).toBeGreaterThan(0);
+    expect(await liveTicket(t.id)).toBe(false);
+    await dest.close();
   });
 
   describe('the per-run version cache', () => {
