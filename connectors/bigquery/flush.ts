@@ -52,6 +52,9 @@ interface PendingRow {
  */
 export class StagedFlusher {
   #chain: Promise<unknown> = Promise.resolve();
+  /** Flushes begun in this process; the number of the latest one that merged everything it found. */
+  #begun = 0;
+  #lastDone = -1;
 
   constructor(
     private readonly session: BigQuerySession,
@@ -63,7 +66,25 @@ export class StagedFlusher {
    * merge counts what it inserts and updates (two reads per table more: for callers that report them).
    */
   flush(options: { counts?: boolean } = {}): Promise<FlushReport> {
-    return this.exclusive(() => this.#flushAll(options.counts === true));
+    const counting = options.counts === true;
+    const asked = this.ticket();
+    return this.exclusive(() => (counting ? this.#flushAll(true) : this.flushSince(asked)));
+  }
+
+  /** Now, for flushSince: a flush begun after this call carries a number at least as large. */
+  ticket(): number {
+    return this.#begun;
+  }
+
+  /**
+   * Inside an exclusive write: flushes, unless a flush begun since `ticket` (the caller's request) merged
+   * everything it found — it read what was pending after the request, so it merged what the caller needs.
+   * Requests that queue up behind one flush (the reference snapshots' deletions, which end together) share
+   * the next one instead of each paying a pending read and a script.
+   */
+  flushSince(ticket: number): Promise<FlushReport> {
+    if (this.#lastDone >= ticket) return Promise.resolve({ batches: 0, merges: 0, tables: {} });
+    return this.#flushAll(false);
   }
 
   /**
@@ -76,12 +97,14 @@ export class StagedFlusher {
     return run;
   }
 
-  /** A flush inside an exclusive write (it must not wait for itself). */
-  flushWithin(): Promise<FlushReport> {
-    return this.#flushAll(false);
+  async #flushAll(counts: boolean): Promise<FlushReport> {
+    const seq = this.#begun++;
+    const report = await this.#mergeAllPending(counts);
+    this.#lastDone = Math.max(this.#lastDone, seq);
+    return report;
   }
 
-  async #flushAll(counts: boolean): Promise<FlushReport> {
+  async #mergeAllPending(counts: boolean): Promise<FlushReport> {
     const report: FlushReport = { batches: 0, merges: 0, tables: {} };
     for (;;) {
       // The staged checkpoints first (table reads, no job): a checkpoint is appended after its page's rows,

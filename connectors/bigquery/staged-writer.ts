@@ -223,9 +223,11 @@ export class StagedBigQueryWriter implements WarehouseWriter {
     ).finally(() => this.versions.forgetTable(child.name as TableName));
   }
 
+  /** `write` after a flush begun since this call (its own, or one another request queued first ran). */
   #exclusiveAfterFlush<T>(context: string, write: () => Promise<T>): Promise<T> {
+    const asked = this.#flusher.ticket();
     return this.#flusher.exclusive(async () => {
-      await this.session.withErrorMapping(context, () => this.#flusher.flushWithin());
+      await this.session.withErrorMapping(context, () => this.#flusher.flushSince(asked));
       return write();
     });
   }

@@ -318,6 +318,31 @@ describe('BigQuery staged writes', () => {
     await dest.close();
   });
 
+  it('flushes asked for while another waits share it; one asked for after a flush began runs its own', async () => {
+    const dest = create();
+    const a = ticket({ ticket_number: 821, updated_at: at(821), subject: 'v821' });
+    const b = ticket({ ticket_number: 822, updated_at: at(822), subject: 'v822' });
+    await dest.stageBatch({ table: 'tickets', rows: [input(a)] });
+    proxy.reset();
+    // Three at once (a window's end, a deletion, a read of merged rows): the first flush, begun after all
+    // three asked, merges what each needs; the other two run nothing. Before: three pending reads.
+    await Promise.all([
+      dest.flushStaged(),
+      dest.markDeletedNotSeenSince('tickets', new Date(0), new Date()),
+      dest.flushStaged(),
+    ]);
+    expect(proxy.report().tables['_staging_merged']).toMatchObject({ jobs: 1, readJobs: 1 });
+    expect(await rowsOf('tickets', [a.id])).toEqual([
+      { id: a.id, subject: 'v821', updated_at: canonicalTimestamp(at(821)) },
+    ]);
+    // Staged after that flush began: the next request flushes again.
+    await dest.stageBatch({ table: 'tickets', rows: [input(b)] });
+    await dest.flushStaged();
+    expect(proxy.report().tables['_staging_merged']).toMatchObject({ jobs: 2, readJobs: 2 });
+    expect(await rowsOf('tickets', [b.id])).toHaveLength(1);
+    await dest.close();
+  });
+
   describe('the per-run version cache', () => {
     const liveOf = async (ids: readonly string[]) => {
       const [rows] = (await bq.query({
