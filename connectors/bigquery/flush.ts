@@ -56,9 +56,14 @@ export class StagedFlusher {
   #begun = 0;
   #lastDone = -1;
 
+  /**
+   * `onBegin` is told when a flush begins (before its pending read: every append finished by then is in
+   * it) and returns what to call once that flush has merged everything it found.
+   */
   constructor(
     private readonly session: BigQuerySession,
     private readonly settings: DestinationSettings,
+    private readonly onBegin: () => () => void = () => () => {},
   ) {}
 
   /**
@@ -99,8 +104,10 @@ export class StagedFlusher {
 
   async #flushAll(counts: boolean): Promise<FlushReport> {
     const seq = this.#begun++;
+    const merged = this.onBegin();
     const report = await this.#mergeAllPending(counts);
     this.#lastDone = Math.max(this.#lastDone, seq);
+    merged();
     return report;
   }
 

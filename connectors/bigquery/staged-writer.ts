@@ -56,9 +56,14 @@ export class StagedBigQueryWriter implements WarehouseWriter {
   readonly versions: RunVersionCache;
   /** Bounded: one entry per scope would grow with the workspace (a scope per ticket thread). */
   readonly #known = new BoundedMap<string, KnownCheckpoint>(KNOWN_CHECKPOINTS_KEPT);
-  #unflushedRows = 0;
+  /**
+   * Batches (and their rows) this process appended that reads need merged, and how many of them a finished
+   * flush had seen when it began: totals, not counters taken back by each flush — two flushes that share
+   * work (flush.ts flushSince) must not take the same batches back twice.
+   */
+  #staged = { batches: 0, rows: 0 };
+  #merged = { batches: 0, rows: 0 };
   #unflushedSince: number | null = null;
-  #unflushedBatches = 0;
 
   constructor(
     private readonly session: BigQuerySession,
@@ -68,7 +73,7 @@ export class StagedBigQueryWriter implements WarehouseWriter {
     versionCacheLimits: VersionCacheLimits = DEFAULT_VERSION_CACHE_LIMITS,
   ) {
     this.#scripts = new BigQueryDeletions(session, settings);
-    this.#flusher = new StagedFlusher(session, settings);
+    this.#flusher = new StagedFlusher(session, settings, () => this.#flushBegins());
     this.versions = new RunVersionCache(session, versionCacheLimits);
   }
 
@@ -118,7 +123,7 @@ export class StagedBigQueryWriter implements WarehouseWriter {
         if (item.itemId !== null) cache.versions.forgetIds(item.table as TableName, [item.itemId]);
     }
     if (
-      this.#unflushedRows >= this.thresholds.rows ||
+      this.#staged.rows - this.#merged.rows >= this.thresholds.rows ||
       Date.now() - (this.#unflushedSince ?? Date.now()) >= this.thresholds.ms
     )
       await this.flush();
@@ -138,25 +143,27 @@ export class StagedBigQueryWriter implements WarehouseWriter {
   ): Promise<void> {
     await this.session.withErrorMapping(context, () => this.appender.append(entries));
     if (!readsNeedIt) return;
-    this.#unflushedBatches += 1;
-    this.#unflushedRows += rows;
+    this.#staged = { batches: this.#staged.batches + 1, rows: this.#staged.rows + rows };
     this.#unflushedSince ??= Date.now();
   }
 
-  /** Merges everything staged (by any process); resets this process's thresholds. */
-  async flush(options: { counts?: boolean } = {}): Promise<FlushReport> {
-    const started = { rows: this.#unflushedRows, batches: this.#unflushedBatches };
-    const report = await this.session.withErrorMapping('flush', () => this.#flusher.flush(options));
-    // What was staged while the flush ran stays counted for the next one.
-    this.#unflushedRows = Math.max(0, this.#unflushedRows - started.rows);
-    this.#unflushedBatches = Math.max(0, this.#unflushedBatches - started.batches);
-    if (this.#unflushedBatches === 0) this.#unflushedSince = null;
-    return report;
+  /** Merges everything staged (by any process). */
+  flush(options: { counts?: boolean } = {}): Promise<FlushReport> {
+    return this.session.withErrorMapping('flush', () => this.#flusher.flush(options));
+  }
+
+  /** A flush begins: it merges every batch appended so far; what it returns is called when it has. */
+  #flushBegins(): () => void {
+    const upTo = this.#staged;
+    return () => {
+      if (upTo.batches > this.#merged.batches) this.#merged = upTo;
+      if (this.#merged.batches === this.#staged.batches) this.#unflushedSince = null;
+    };
   }
 
   /** Flushes when this process has staged something not merged yet (before a read of the tables). */
   async flushOwn(): Promise<void> {
-    if (this.#unflushedBatches > 0) await this.flush();
+    if (this.#staged.batches > this.#merged.batches) await this.flush();
   }
 
   async writeBatch<T extends TableName>(batch: WriteBatch<T>): Promise<WriteResult> {

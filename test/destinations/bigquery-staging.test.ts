@@ -343,6 +343,30 @@ describe('BigQuery staged writes', () => {
     await dest.close();
   });
 
+  it('a row staged while a shared flush ran is merged before this process reads merged rows', async () => {
+    // Staged after the flush read what was pending (its merge hook stages it): the two requests that share
+    // that flush must not count it as merged, or a read of merged rows would miss this process's own row.
+    let during: (() => Promise<unknown>) | null = null;
+    const dest = create({
+      hooks: {
+        beforeMerge: async () => {
+          const stage = during;
+          during = null;
+          await stage?.();
+        },
+      },
+    });
+    const a = ticket({ ticket_number: 831, updated_at: at(831) });
+    const late = ticket({ ticket_number: 832, updated_at: at(832) });
+    await dest.stageBatch({ table: 'tickets', rows: [input(a)] });
+    during = () => dest.stageBatch({ table: 'tickets', rows: [input(late)] });
+    await Promise.all([dest.flushStaged(), dest.flushStaged()]);
+    expect(await rowsOf('tickets', [late.id])).toEqual([]);
+    const read = await dest.query(`SELECT id FROM \`${datasetId}\`.tickets WHERE id = @id`, { id: late.id });
+    expect(read).toEqual([{ id: late.id }]);
+    await dest.close();
+  });
+
   describe('the per-run version cache', () => {
     const liveOf = async (ids: readonly string[]) => {
       const [rows] = (await bq.query({
