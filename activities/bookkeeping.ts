@@ -50,7 +50,7 @@ export interface RunPlan {
  * command (forecast/), which must not write.
  */
 export interface PlanningReads {
-  destination: Pick<StateReads, 'readCheckpoint' | 'select'>;
+  destination: Pick<StateReads, 'readCheckpoint' | 'listCheckpoints' | 'openRejections' | 'select'>;
 }
 
 /** Creates or migrates the destination's tables once per worker process. */
@@ -205,13 +205,9 @@ async function windowsWithRejected(
   pass: string,
   from: string,
 ): Promise<{ windowStart: string; windowEnd: string }[]> {
-  const rows = await deps.destination.select(
-    (d) =>
-      `SELECT DISTINCT ${d.ident('scope')} AS scope FROM ${d.table('_rejected')} ` +
-      `WHERE ${d.ident('stream')} = ${d.string(pass)} AND ${d.ident('resolved_at')} IS NULL`,
-  );
-  return rows
-    .map((r) => String(r['scope']).split('/'))
+  const open = (await deps.destination.openRejections()).filter((r) => r.stream === pass);
+  return [...new Set(open.map((r) => r.scope))]
+    .map((scope) => scope.split('/'))
     .filter((parts): parts is [string, string] => parts.length === 2)
     .map(([windowStart, windowEnd]) => ({ windowStart, windowEnd }))
     .filter((w) => Number.isFinite(Date.parse(w.windowEnd)) && Date.parse(w.windowStart) < Date.parse(from))
@@ -221,23 +217,27 @@ async function windowsWithRejected(
 /**
  * Windows of a pass the audit queued for a re-read (`reread/<from>/<before>` entries, schemas/sync.ts)
  * whose own scope has not completed since they were queued: the entry clears itself when a run has read
- * the window, with no second write that a crash could lose.
+ * the window, with no second write that a crash could lose. From the pass's checkpoints, compared here (a
+ * destination may answer that list without a query; a self-join of `_sync_state` cannot).
  */
 async function windowsQueuedForReread(
   deps: PlanningReads,
   pass: string,
 ): Promise<{ windowStart: string; windowEnd: string }[]> {
-  const rows = await deps.destination.select(
-    (d) =>
-      `SELECT q.${d.ident('scope')} AS scope FROM ${d.table('_sync_state')} q ` +
-      `LEFT JOIN ${d.table('_sync_state')} w ON w.${d.ident('stream')} = q.${d.ident('stream')} ` +
-      `AND CONCAT(${d.string(REREAD_SCOPE_PREFIX)}, w.${d.ident('scope')}) = q.${d.ident('scope')} ` +
-      `AND w.${d.ident('status')} = ${d.string('complete')} AND w.${d.ident('updated_at')} >= q.${d.ident('updated_at')} ` +
-      `WHERE q.${d.ident('stream')} = ${d.string(pass)} AND q.${d.ident('status')} = ${d.string('running')} ` +
-      `AND q.${d.ident('scope')} LIKE ${d.string(`${REREAD_SCOPE_PREFIX}%`)} AND w.${d.ident('scope')} IS NULL`,
+  const entries = await deps.destination.listCheckpoints(pass);
+  const completedAt = new Map(
+    entries.filter((cp) => cp.status === 'complete').map((cp) => [cp.scope, Date.parse(cp.updated_at)]),
   );
-  return rows
-    .map((r) => String(r['scope']).slice(REREAD_SCOPE_PREFIX.length).split('/'))
+  return entries
+    .filter((q) => q.status === 'running' && q.scope.startsWith(REREAD_SCOPE_PREFIX))
+    .filter(
+      (q) =>
+        !(
+          (completedAt.get(q.scope.slice(REREAD_SCOPE_PREFIX.length)) ?? -Infinity) >=
+          Date.parse(q.updated_at)
+        ),
+    )
+    .map((q) => q.scope.slice(REREAD_SCOPE_PREFIX.length).split('/'))
     .filter((parts): parts is [string, string] => parts.length === 2)
     .map(([windowStart, windowEnd]) => ({ windowStart, windowEnd }))
     .filter((w) => Date.parse(w.windowStart) < Date.parse(w.windowEnd))

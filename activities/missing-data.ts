@@ -17,17 +17,14 @@ export function missingData(deps: ActivityDeps) {
   return async (input: { streams?: readonly StreamName[] } = {}): Promise<MissingData> => {
     const { destination } = deps;
     const tables = [...new Set((input.streams ?? ALL_STREAMS).map((s) => STREAMS[s].table))];
-    const rejectedRows = await destination.select(
-      (d) =>
-        `SELECT ${d.ident('table_name')} AS t, COUNT(*) AS n FROM ${d.table('_rejected')} ` +
-        `WHERE ${d.ident('resolved_at')} IS NULL AND ${d.ident('table_name')} IN (${tables.map((t) => d.string(t)).join(', ')}) ` +
-        `GROUP BY ${d.ident('table_name')} ORDER BY ${d.ident('table_name')}`,
-    );
+    const rejected: Record<string, number> = {};
+    for (const r of await destination.openRejections())
+      if ((tables as readonly string[]).includes(r.table_name))
+        rejected[r.table_name] = (rejected[r.table_name] ?? 0) + r.items;
     const withThreads = input.streams?.includes('ticket_messages') ?? true;
     const failed = withThreads
       ? await destination.listCheckpoints(THREAD_QUEUE_STREAM, { status: 'failed' })
       : [];
-    const rejected = Object.fromEntries(rejectedRows.map((r) => [String(r['t']), Number(r['n'])]));
     const parts = [
       ...Object.entries(rejected).map(
         ([table, n]) => `${n} ${table} item${n === 1 ? '' : 's'} set aside in _rejected`,

@@ -107,7 +107,9 @@ export function requeueUnsettledThreads(deps: ActivityDeps) {
  * The unsettled threads (see requeueUnsettledThreads), read only: the failed queue entries, and the other
  * threads (`again`) to queue from scratch. The `plan` command counts them too.
  */
-export async function unsettledThreads(reads: Pick<StateReads, 'listCheckpoints' | 'select'>) {
+export async function unsettledThreads(
+  reads: Pick<StateReads, 'listCheckpoints' | 'openRejections' | 'select'>,
+) {
   const failed = await reads.listCheckpoints(THREAD_QUEUE_STREAM, { status: 'failed' });
   const inTransit = await reads.select(
     (d) =>
@@ -115,13 +117,13 @@ export async function unsettledThreads(reads: Pick<StateReads, 'listCheckpoints'
       `WHERE ${d.ident('status')} IN (${TRANSIT_STATUSES.map((x) => d.string(x)).join(', ')}) AND ${d.ident('_deleted_at')} IS NULL`,
   );
   // Threads with a message set aside (`_rejected`): read again until it can be stored.
-  const withRejected = await reads.select(
-    (d) =>
-      `SELECT DISTINCT ${d.ident('scope')} AS scope FROM ${d.table('_rejected')} ` +
-      `WHERE ${d.ident('table_name')} = ${d.string('ticket_messages')} AND ${d.ident('resolved_at')} IS NULL`,
-  );
+  const withRejected = [
+    ...new Set(
+      (await reads.openRejections()).filter((r) => r.table_name === 'ticket_messages').map((r) => r.scope),
+    ),
+  ];
   const failedScopes = new Set(failed.map((cp) => cp.scope));
-  const again = [...new Set([...inTransit, ...withRejected].map((row) => String(row['scope'])))].filter(
+  const again = [...new Set([...inTransit.map((row) => String(row['scope'])), ...withRejected])].filter(
     (scope) => !failedScopes.has(scope),
   );
   return { failed, inTransit: inTransit.length, withRejected: withRejected.length, again };

@@ -6,6 +6,7 @@ import type {
   CheckpointStatus,
   CheckpointUpdate,
   Freshness,
+  OpenRejections,
   ReconciliationRecord,
   Redactor,
   RejectedItem,
@@ -292,6 +293,12 @@ export interface StateReads {
   staleThreads(verifiedBefore: Date, limit: number): Promise<string[]>;
   /** How current tickets and threads are known to be (for `status`). */
   freshness(): Promise<Freshness>;
+  /**
+   * The open items of `_rejected`, counted per table, stream and scope: the threads and export windows to
+   * read again, and what a run reports as missing. Items staged and not merged yet may be left out (they
+   * count from the next flush on).
+   */
+  openRejections(): Promise<OpenRejections[]>;
   /** Schema changes (`_schema_changes`), the newest first seen first. */
   listSchemaChanges(filter?: SchemaChangeFilter): Promise<SchemaChangeRecord[]>;
   /**

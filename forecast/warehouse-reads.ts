@@ -6,7 +6,13 @@ import type { Destination, StateReads } from '../connectors/destination.js';
  */
 export type ForecastReads = Pick<
   StateReads,
-  'readCheckpoint' | 'listCheckpoints' | 'storedVersions' | 'staleThreads' | 'freshness' | 'select'
+  | 'readCheckpoint'
+  | 'listCheckpoints'
+  | 'openRejections'
+  | 'storedVersions'
+  | 'staleThreads'
+  | 'freshness'
+  | 'select'
 >;
 
 /**
@@ -16,6 +22,7 @@ export type ForecastReads = Pick<
 export const NOTHING_STORED: ForecastReads = {
   readCheckpoint: async () => null,
   listCheckpoints: async () => [],
+  openRejections: async () => [],
   storedVersions: async () => new Map(),
   staleThreads: async () => [],
   freshness: async () => ({
@@ -31,6 +38,7 @@ export async function forecastReadsOf(destination: Destination | null): Promise<
   return {
     readCheckpoint: (stream, scope) => destination.readCheckpoint(stream, scope),
     listCheckpoints: (stream, filter) => destination.listCheckpoints(stream, filter),
+    openRejections: () => destination.openRejections(),
     storedVersions: (table, ids) => destination.storedVersions(table, ids),
     staleThreads: (verifiedBefore, limit) => destination.staleThreads(verifiedBefore, limit),
     freshness: () => destination.freshness(),

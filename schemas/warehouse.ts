@@ -51,6 +51,7 @@ export {
   CheckpointUpdate,
   DIFFERING_VERDICTS,
   Freshness,
+  OpenRejections,
   ReconciliationRecord,
   ReconciliationStatus,
   RejectedItem,

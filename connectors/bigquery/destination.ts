@@ -6,13 +6,13 @@ import type {
   AuditRecord,
   Checkpoint,
   Freshness,
+  OpenRejections,
   ReconciliationRecord,
   SchemaChangeRecord,
   StoredVersion,
   SyncRunRecord,
   TableName,
 } from '../../schemas/warehouse.js';
-import { THREAD_QUEUE_STREAM } from '../../schemas/warehouse.js';
 import type { SqlDialect } from '../../schemas/warehouse-views.js';
 import type {
   CheckpointFilter,
@@ -31,7 +31,7 @@ import { bqIdent } from './dialect.js';
 import { BigQuerySession, normalize } from './session.js';
 import { DEFAULT_FLUSH_THRESHOLDS, type FlushThresholds, StagedBigQueryWriter } from './staged-writer.js';
 import { prepareStaging, StagingAppender } from './staging.js';
-import { scopesStagedSince } from './state-reads.js';
+import { openRejectionsByTableReads, staleThreadsByTableReads } from './state-reads.js';
 import { RunVersionCache, type VersionCacheLimits } from './version-cache.js';
 
 export interface BigQueryDestinationOptions extends DestinationOptions {
@@ -185,19 +185,19 @@ export class BigQueryDestination extends SqlDestination {
   }
 
   /**
-   * Not flushed first: a flush bills its pending read and its script, and the rolling re-read lists the
-   * stale threads several times a run, each time after it queued some (staged checkpoints), so a run's
-   * flushes grew with how often it listed. The queue's staged entries are read without a job instead
-   * (before the query: an entry merged in between is then seen in one of the two) and laid over the
-   * query's answer, as a checkpoint read lays them over `_sync_state`: a thread queued or read again since
-   * its last complete read is not stale.
+   * By table reads, not flushed first (staleThreadsByTableReads): the rolling re-read lists several times a
+   * run, each time after it queued some threads. A query named `_sync_state` and `tickets` (20 MB at least)
+   * and had to flush this process's staged queue entries first; the table reads see every process's.
    */
-  override async staleThreads(verifiedBefore: Date, limit: number): Promise<string[]> {
-    const notStale = await this.#session.withErrorMapping('staleThreads', () =>
-      scopesStagedSince(this.#session, THREAD_QUEUE_STREAM, verifiedBefore),
+  override staleThreads(verifiedBefore: Date, limit: number): Promise<string[]> {
+    return this.#session.withErrorMapping('staleThreads', () =>
+      staleThreadsByTableReads(this.#session, verifiedBefore, limit),
     );
-    const stored = await super.staleThreads(verifiedBefore, limit + notStale.size);
-    return stored.filter((scope) => !notStale.has(scope)).slice(0, limit);
+  }
+
+  /** By a table read of `_rejected`, not flushed first: staged items count from the next flush on. */
+  override openRejections(): Promise<OpenRejections[]> {
+    return this.#session.withErrorMapping('openRejections', () => openRejectionsByTableReads(this.#session));
   }
 
   override async freshness(): Promise<Freshness> {

@@ -5,6 +5,7 @@ import type {
   Checkpoint,
   CheckpointUpdate,
   Freshness,
+  OpenRejections,
   ReconciliationRecord,
   RowInputs,
   SchemaChangeRecord,
@@ -37,7 +38,7 @@ import {
 import { parsedRows, type Row, type SqlSession, statement } from './dialect.js';
 import { hasLedger, listReconciliation, listRuns, recordReconciliation, recordRun } from './ledger.js';
 import { listSchemaChanges, type SchemaChangeFilter } from './schema-changes.js';
-import { freshness, readCheckpoints, staleThreads, storedVersions } from './state-reads.js';
+import { freshness, openRejections, readCheckpoints, staleThreads, storedVersions } from './state-reads.js';
 
 /** The write path of one warehouse: rows, checkpoints and deletions, each atomic. */
 export interface WarehouseWriter
@@ -197,6 +198,10 @@ export class SqlDestination implements Destination {
 
   async freshness(): Promise<Freshness> {
     return freshness(this.#session);
+  }
+
+  async openRejections(): Promise<OpenRejections[]> {
+    return openRejections(this.#session);
   }
 
   async listSchemaChanges(filter?: SchemaChangeFilter): Promise<SchemaChangeRecord[]> {

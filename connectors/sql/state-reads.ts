@@ -2,6 +2,7 @@ import {
   Checkpoint,
   type CheckpointStatus,
   Freshness,
+  OpenRejections,
   type StoredVersion,
   type TableSpec,
   THREAD_QUEUE_STREAM,
@@ -91,6 +92,18 @@ export async function staleThreads(
       ORDER BY s.updated_at, s.scope${limitClause(limit)}`,
   );
   return parsedRows(session, 'staleThreads', query, (row) => String(row['scope']));
+}
+
+/** The open items of `_rejected`, counted per table, stream and scope. */
+export async function openRejections(session: SqlSession): Promise<OpenRejections[]> {
+  const d = session.dialect;
+  const key = ['table_name', 'stream', 'scope'].map((c) => d.ident(c)).join(', ');
+  const query = statement(
+    d,
+    () => `SELECT ${key}, COUNT(*) AS items FROM ${d.table('_rejected')}
+      WHERE ${d.ident('resolved_at')} IS NULL GROUP BY ${key} ORDER BY ${key}`,
+  );
+  return parsedRows(session, 'openRejections', query, (row) => OpenRejections.parse(row));
 }
 
 /** How current tickets and threads are known to be (for `status`). */

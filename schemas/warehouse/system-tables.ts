@@ -155,6 +155,15 @@ export const RejectedRecord = z.object({
 export type RejectedRecord = z.infer<typeof RejectedRecord>;
 
 /**
+ * Where the open items of `_rejected` (not resolved) were set aside, one entry per (table, stream, scope)
+ * with how many items: what the re-reads need to find them again and what a run reports as missing.
+ */
+export const OpenRejections = RejectedRecord.pick({ table_name: true, stream: true, scope: true }).extend({
+  items: z.number().int().positive(),
+});
+export type OpenRejections = z.infer<typeof OpenRejections>;
+
+/**
  * What the audit concluded about one row it re-read from the live API (activities/audit/):
  *  - `equal`: every stored field is what the source serves now;
  *  - `differs`: a field differs, and the source did not change the row after the warehouse stored it;

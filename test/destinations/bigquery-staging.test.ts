@@ -250,7 +250,7 @@ describe('BigQuery staged writes', () => {
     await Promise.all([a.close(), b.close()]);
   });
 
-  it('the rolling re-read lists stale threads with no flush: threads queued since are not listed again', async () => {
+  it('the rolling re-read lists stale threads by table reads, with no query job: queued since or deleted, not listed', async () => {
     // Threads 801–803 read completely a day ago (a test clock stamps their entries), their tickets live.
     const dayAgo = new Date(Date.now() - 24 * 60 * 60 * 1000);
     const before = create({ clock: () => dayAgo });
@@ -277,18 +277,51 @@ describe('BigQuery staged writes', () => {
     ]);
     expect(await stale(a, 1000)).toEqual(['803']);
     expect(await a.staleThreads(verifiedBefore, 1)).toEqual(['803']);
-    expect(proxy.report().tables['_staging_merged']?.jobs ?? 0).toBe(0);
+    // No job at all: before, each listing was a query of `_sync_state` and `tickets` (20 MB at least).
+    expect(proxy.report().queryJobs).toBe(0);
     // Another process sees the same (the staged entries are read from the warehouse, not from memory) …
     expect(await stale(b, 1000)).toEqual(['803']);
     // … and a thread read to its end since its listing (complete now) is not stale either.
     await b.writeCheckpoints([checkpointOf('ticket_messages', '803', null, 2)]);
     expect(await stale(a, 1000)).toEqual([]);
-    expect(proxy.report().tables['_staging_merged']?.jobs ?? 0).toBe(0);
+    expect(proxy.report().queryJobs).toBe(0);
     expect(proxy.report().violations).toEqual([]);
     // Merged, the answer is the same.
     await a.flushStaged();
     expect(await stale(b, 1000)).toEqual([]);
+    // A thread of a ticket marked deleted is not stale: its ticket is gone.
+    await b.writeCheckpoints([checkpointOf('ticket_messages', '802', null, 2)]);
+    await b.flushStaged();
+    expect(await stale(a, 1000)).toEqual([]);
+    const later = new Date(Date.now() + 60 * 60 * 1000);
+    expect((await a.staleThreads(later, 1000)).filter((s) => s.startsWith('80'))).toEqual(['803', '802']);
+    await a.markDeleted('tickets', [tickets[1]!.id], new Date());
+    expect((await a.staleThreads(later, 1000)).filter((s) => s.startsWith('80'))).toEqual(['803']);
     await Promise.all([a.close(), b.close()]);
+  });
+
+  it('open rejections are read by a table read, with no query job', async () => {
+    const dest = create();
+    const scope = `2035-03-01T00:00:00.000Z/${crypto.randomUUID()}`;
+    const item = {
+      table: 'ticket_messages' as const,
+      itemKey: crypto.randomUUID(),
+      itemId: null,
+      stream: 'ticket_messages.thread',
+      scope,
+      pageCursor: null,
+      reason: 'field status: invalid',
+      raw: { n: 1 },
+    };
+    await dest.writeBatch({ table: 'ticket_messages', rows: [], rejected: [item] });
+    proxy.reset();
+    const open = (await dest.openRejections()).filter((r) => r.scope === scope);
+    expect(open).toEqual([
+      { table_name: 'ticket_messages', stream: 'ticket_messages.thread', scope, items: 1 },
+    ]);
+    // Before: a query of `_rejected` (10 MB) for each pass planned and for the threads at a run's start.
+    expect(proxy.report().queryJobs).toBe(0);
+    await dest.close();
   });
 
   it('a deletion or cascade that finds nothing to mark runs no UPDATE (an UPDATE bills its whole target)', async () => {

@@ -952,6 +952,34 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       await d.close();
     });
 
+    it('openRejections counts the open items per table, stream and scope; resolved items are left out', async () => {
+      const d = await h.create();
+      const scope = `2035-02-01T00:00:00.000Z/${crypto.randomUUID()}`;
+      const a = rejection({ scope });
+      const b = rejection({ scope });
+      const m = rejection({ table: 'ticket_messages', stream: 'ticket_messages.thread', scope });
+      await d.writeBatch({ table: 'tickets', rows: [], rejected: [a, b] });
+      await d.writeBatch({ table: 'ticket_messages', rows: [], rejected: [m] });
+      const ours = async () =>
+        (await d.openRejections())
+          .filter((r) => r.scope === scope)
+          .sort((x, y) => x.table_name.localeCompare(y.table_name));
+      expect(await ours()).toEqual([
+        { table_name: 'ticket_messages', stream: 'ticket_messages.thread', scope, items: 1 },
+        { table_name: 'tickets', stream: 'tickets', scope, items: 2 },
+      ]);
+      // b is stored after all: its entry is resolved and no longer counted.
+      await d.writeBatch({
+        table: 'tickets',
+        rows: [input(ticket({ id: b.itemId!, ticket_number: 94011 }))],
+      });
+      expect(await ours()).toEqual([
+        { table_name: 'ticket_messages', stream: 'ticket_messages.thread', scope, items: 1 },
+        { table_name: 'tickets', stream: 'tickets', scope, items: 1 },
+      ]);
+      await d.close();
+    });
+
     it('_rejected is written with its batch or not at all; a bad rejected item fails without its content', async () => {
       const cp = {
         stream: 'tickets',

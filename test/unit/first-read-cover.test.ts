@@ -42,6 +42,8 @@ function plan(
       const mark = marks[`${stream}/${scope}`];
       return mark ? ({ high_water_mark: mark } as never) : null;
     },
+    listCheckpoints: async () => [],
+    openRejections: async () => [],
     select: async () => [],
   };
   return planRun({ destination: destination as never })({
@@ -141,6 +143,8 @@ describe('planning a pending cover again after the sweep', () => {
         const mark = moved[`${stream}/${scope}` as keyof typeof moved];
         return mark ? ({ high_water_mark: mark } as never) : null;
       },
+      listCheckpoints: async () => [],
+      openRejections: async () => [],
       select: async () => [],
     };
     const again = (coverPendingSinceStart?: true) =>
