@@ -10,6 +10,7 @@ import {
   tableResult,
 } from '../../schemas/audit.js';
 import type { ActivityDeps } from '../deps.js';
+import { prefetchStored } from './prefetch.js';
 
 /**
  * Sampled rows read per request a thread or window table may spend: one request compares a whole page, so
@@ -47,6 +48,7 @@ export function planAudit(deps: ActivityDeps) {
               .filter((s) => !threads.has(s.ticketNumber) && threads.add(s.ticketNumber))
               .slice(0, allowance ?? undefined)
           : sampled;
+      await prefetchStored(deps, input.runId, table, seeds);
       tables.push({ table, allowance, seeds });
     }
     return { tables };

@@ -14,6 +14,7 @@ import { PAGE_FETCHERS } from '../fetchers.js';
 import { rowsOf } from '../page-step.js';
 import { TRANSIT_STATUSES } from '../threads.js';
 import { judge, later, type Served } from './judge.js';
+import { takePrefetched } from './prefetch.js';
 import { idIn, settle, storedRows } from './settle.js';
 
 /*
@@ -37,7 +38,9 @@ export function auditTicket(deps: ActivityDeps) {
   return async (input: { runId: string; seed: AuditSeed }): Promise<AuditUnitResult> => {
     const table = 'tickets';
     const ticketNumber = requireTicketNumber(input.seed);
-    const stored = await storedRows(deps, table, (d) => idIn(d, [input.seed.id]));
+    const stored =
+      takePrefetched(input.runId, table, input.seed.id) ??
+      (await storedRows(deps, table, (d) => idIn(d, [input.seed.id])));
     const fresh = await unlessGone(deps.client.readTicket(ticketNumber, { includeTicketFields: true }));
     const sweptAt = await sweepBegan(deps);
     const judged = judge(deps.destination.writtenSpec(table), fresh ? [fresh] : [], stored, {
@@ -73,7 +76,9 @@ export function auditThread(deps: ActivityDeps) {
     const last = page?.hasMore ? (served.at(-1)?.item as { created_at?: string } | undefined) : undefined;
     const coveredUntil = last?.created_at ? Date.parse(last.created_at) : Number.POSITIVE_INFINITY;
     const rejected = new Set(page?.rejected.map((r) => r.itemId) ?? []);
-    const all = await storedRows(deps, table, (d) => `t.${d.ident('ticket_number')} = ${ticketNumber}`);
+    const all =
+      takePrefetched(input.runId, table, String(ticketNumber)) ??
+      (await storedRows(deps, table, (d) => `t.${d.ident('ticket_number')} = ${ticketNumber}`));
     const servedIds = new Set(served.map((s) => s.item.id));
     const stored = within(
       all,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { judge, SOURCE_GRACE_MS } from '../../activities/audit/judge.js';
+import { prefetchStored, takePrefetched } from '../../activities/audit/prefetch.js';
 import { renderDifferences } from '../../activities/audit/render.js';
 import { splitBudget, tableResult, upperBound95 } from '../../schemas/audit.js';
 import { type TableSpec, tableSpecOf, type WarehouseRow } from '../../schemas/warehouse.js';
@@ -180,5 +181,57 @@ describe('judging a row the source serves now', () => {
     expect(judge(messages, [old], new Map(), { ...threadRules, readThrough: null })[0]!.verdict).toBe(
       'changed_since',
     );
+  });
+});
+
+describe("the audit plan's one read per table of what its units compare", () => {
+  /** A warehouse that counts its queries and answers from rows held in memory (only these two shapes). */
+  function warehouse(rows: WarehouseRow[]) {
+    const queries: string[] = [];
+    const deps = {
+      destination: {
+        select: async (build: (d: typeof dialect) => string) => {
+          const sql = build(dialect);
+          queries.push(sql);
+          const ids = /t\.id IN \(([^)]*)\)/
+            .exec(sql)?.[1]
+            ?.split(', ')
+            .map((x) => x.slice(1, -1));
+          const threads = /t\.ticket_number IN \(([^)]*)\)/.exec(sql)?.[1]?.split(', ').map(Number);
+          return rows.filter(
+            (r) => ids?.includes(String(r['id'])) || threads?.includes(Number(r['ticket_number'])),
+          );
+        },
+      },
+    };
+    return { deps: deps as never, queries };
+  }
+  const dialect = { ident: (n: string) => n, string: (s: string) => `'${s}'`, table: (n: string) => n };
+  const seed = (id: string, ticketNumber: number) => ({ id, ticketNumber, at: null });
+
+  it("reads every sampled ticket's row in one query; each unit takes its own once, a missing row as none", async () => {
+    const a = { id: 'a', ticket_number: 1 } as WarehouseRow;
+    const b = { id: 'b', ticket_number: 2 } as WarehouseRow;
+    const { deps, queries } = warehouse([a, b]);
+    await prefetchStored(deps, 'run-1', 'tickets', [seed('a', 1), seed('b', 2), seed('gone', 3)]);
+    expect(queries).toHaveLength(1);
+    expect([...(takePrefetched('run-1', 'tickets', 'a') ?? [])]).toEqual([['a', a]]);
+    expect(takePrefetched('run-1', 'tickets', 'gone')?.size).toBe(0);
+    // Taken once: a retried unit reads the warehouse; another run's units find nothing here.
+    expect(takePrefetched('run-1', 'tickets', 'a')).toBeUndefined();
+    expect(takePrefetched('run-2', 'tickets', 'b')).toBeUndefined();
+    expect([...(takePrefetched('run-1', 'tickets', 'b') ?? [])]).toEqual([['b', b]]);
+  });
+
+  it("reads every sampled thread's messages in one query, grouped by ticket number", async () => {
+    const m1 = { id: 'm1', ticket_number: 7 } as WarehouseRow;
+    const m2 = { id: 'm2', ticket_number: 7 } as WarehouseRow;
+    const m3 = { id: 'm3', ticket_number: 9 } as WarehouseRow;
+    const { deps, queries } = warehouse([m1, m2, m3]);
+    await prefetchStored(deps, 'run-3', 'ticket_messages', [seed('m1', 7), seed('m3', 9), seed('x', 11)]);
+    expect(queries).toHaveLength(1);
+    expect([...(takePrefetched('run-3', 'ticket_messages', '7')?.keys() ?? [])]).toEqual(['m1', 'm2']);
+    expect([...(takePrefetched('run-3', 'ticket_messages', '9')?.keys() ?? [])]).toEqual(['m3']);
+    expect(takePrefetched('run-3', 'ticket_messages', '11')?.size).toBe(0);
   });
 });
