@@ -228,20 +228,20 @@ async function windowsQueuedForReread(
   const completedAt = new Map(
     entries.filter((cp) => cp.status === 'complete').map((cp) => [cp.scope, Date.parse(cp.updated_at)]),
   );
-  return entries
-    .filter((q) => q.status === 'running' && q.scope.startsWith(REREAD_SCOPE_PREFIX))
-    .filter(
-      (q) =>
-        !(
-          (completedAt.get(q.scope.slice(REREAD_SCOPE_PREFIX.length)) ?? -Infinity) >=
-          Date.parse(q.updated_at)
-        ),
-    )
-    .map((q) => q.scope.slice(REREAD_SCOPE_PREFIX.length).split('/'))
-    .filter((parts): parts is [string, string] => parts.length === 2)
-    .map(([windowStart, windowEnd]) => ({ windowStart, windowEnd }))
-    .filter((w) => Date.parse(w.windowStart) < Date.parse(w.windowEnd))
-    .sort((a, b) => Date.parse(a.windowStart) - Date.parse(b.windowStart));
+  return (
+    entries
+      .filter((q) => q.status === 'running' && q.scope.startsWith(REREAD_SCOPE_PREFIX))
+      // Cleared when the window's own scope completed at or after the entry was queued.
+      .filter((q) => {
+        const completed = completedAt.get(q.scope.slice(REREAD_SCOPE_PREFIX.length));
+        return completed === undefined || completed < Date.parse(q.updated_at);
+      })
+      .map((q) => q.scope.slice(REREAD_SCOPE_PREFIX.length).split('/'))
+      .filter((parts): parts is [string, string] => parts.length === 2)
+      .map(([windowStart, windowEnd]) => ({ windowStart, windowEnd }))
+      .filter((w) => Date.parse(w.windowStart) < Date.parse(w.windowEnd))
+      .sort((a, b) => Date.parse(a.windowStart) - Date.parse(b.windowStart))
+  );
 }
 
 /** Each window once: its workflow id is derived from its bounds, so two alike would be one child twice. */

@@ -78,16 +78,15 @@ export async function openRejectionsByTableReads(session: BigQuerySession): Prom
   const counts = new Map<string, OpenRejections>();
   for (const row of await session.readTable('_rejected', ['table_name', 'stream', 'scope', 'resolved_at'])) {
     if (row['resolved_at'] !== null && row['resolved_at'] !== undefined) continue;
-    const key = {
+    const where = {
       table_name: String(row['table_name']),
       stream: String(row['stream']),
       scope: String(row['scope']),
     };
-    const id = keyOf(`${key.table_name}\u0000${key.stream}`, key.scope);
-    const seen = counts.get(id);
-    counts.set(id, OpenRejections.parse({ ...key, items: (seen?.items ?? 0) + 1 }));
+    const key = Object.values(where).join('\u0000');
+    counts.set(key, { ...where, items: (counts.get(key)?.items ?? 0) + 1 });
   }
-  return [...counts.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, v]) => v);
+  return [...counts.keys()].sort(byText).map((key) => OpenRejections.parse(counts.get(key)));
 }
 
 /**
@@ -116,11 +115,10 @@ export async function staleThreadsByTableReads(
   );
   return candidates
     .filter((cp) => live.has(cp.scope))
-    .sort(
-      (a, b) =>
-        Date.parse(a.updated_at) - Date.parse(b.updated_at) ||
-        (a.scope < b.scope ? -1 : a.scope > b.scope ? 1 : 0),
-    )
+    .sort((a, b) => Date.parse(a.updated_at) - Date.parse(b.updated_at) || byText(a.scope, b.scope))
     .slice(0, limit)
     .map((cp) => cp.scope);
 }
+
+/** Byte order, as BigQuery orders strings (not the locale's). */
+const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
