@@ -14,6 +14,7 @@ import type { CheckpointFilter, Destination, WriteBatch, WriteResult } from '../
 import type { DestinationSettings } from '../settings.js';
 import type { CascadeConditions, CascadeCounts, DeletionRequest } from '../sql/deletions.js';
 import type { WarehouseWriter } from '../sql/destination.js';
+import { cascadeMayChange, deletionMayMark } from './deletion-precheck.js';
 import { type FlushReport, StagedFlusher } from './flush.js';
 import { staged } from './flush-sql.js';
 import type { BigQuerySession } from './session.js';
@@ -215,9 +216,19 @@ export class StagedBigQueryWriter implements WarehouseWriter {
 
   async markDeleted(request: DeletionRequest): Promise<number> {
     // The ids a sweep saw are staged: merged first, so no row it saw looks unseen; no other flush of this
-    // process writes in between (one writer per table).
-    const n = await this.#exclusiveAfterFlush('markDeleted', () => this.#scripts.markDeleted(request));
-    this.versions.forgetTable(request.spec.name as TableName);
+    // process writes in between (one writer per table). A deletion that can mark nothing (table reads,
+    // deletion-precheck.ts) and moves no checkpoint runs no script.
+    const n = await this.#exclusiveAfterFlush('markDeleted', async () => {
+      if (
+        request.checkpoint === undefined &&
+        (await this.session.withErrorMapping(`markDeleted ${request.spec.name}`, () =>
+          deletionMayMark(this.session, request.spec, request.candidates),
+        )) === false
+      )
+        return 0;
+      return this.#scripts.markDeleted(request);
+    });
+    if (n > 0) this.versions.forgetTable(request.spec.name as TableName);
     if (request.checkpoint) this.#remember([request.checkpoint], this.settings.clock());
     return n;
   }
@@ -225,9 +236,13 @@ export class StagedBigQueryWriter implements WarehouseWriter {
   cascade(child: TableSpec<unknown>, conditions: CascadeConditions, deletedAt: Date): Promise<CascadeCounts> {
     // Rows marked (or revived) here: the cache reads the table again.
     this.versions.forgetTable(child.name as TableName);
-    return this.#exclusiveAfterFlush('cascadeDeletion', () =>
-      this.#scripts.cascade(child, conditions, deletedAt),
-    ).finally(() => this.versions.forgetTable(child.name as TableName));
+    return this.#exclusiveAfterFlush('cascadeDeletion', async () => {
+      const mayChange = await this.session.withErrorMapping(`cascadeDeletion ${child.name}`, () =>
+        cascadeMayChange(this.session, child, conditions),
+      );
+      if (mayChange === false) return { marked: 0, revived: 0 };
+      return this.#scripts.cascade(child, conditions, deletedAt);
+    }).finally(() => this.versions.forgetTable(child.name as TableName));
   }
 
   /** `write` after a flush begun since this call (its own, or one another request queued first ran). */

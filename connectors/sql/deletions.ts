@@ -81,10 +81,14 @@ export function notSeenSinceWhere(
   };
 }
 
-/** The two conditions of a cascade on the child table (unaliased): rows to mark, rows to revive (or null). */
+/**
+ * The two conditions of a cascade on the child table (unaliased): rows to mark, rows to revive (or null);
+ * and the columns they compare, for a warehouse that can tell on a table read that neither selects a row.
+ */
 export interface CascadeConditions {
   readonly mark: string;
   readonly revive: string | null;
+  readonly columns: { readonly foreignKey: string; readonly parent: string; readonly parentKey: string };
 }
 
 /** Child rows whose parent is deleted (to mark), and, with `revive`, deleted ones whose parent is live. */
@@ -94,20 +98,38 @@ export function cascadeConditions(
   parent: TableSpec<unknown>,
   cascade: DeletionCascade,
 ): CascadeConditions {
-  const fk = d.ident(cascadeColumn(child, cascade));
+  const foreignKey = cascadeColumn(child, cascade);
+  const fk = d.ident(foreignKey);
   const deletedAt = d.ident('_deleted_at');
   const parents = (deleted: boolean) =>
     `SELECT ${d.ident(parent.primaryKey[0]!)} FROM ${d.table(parent.name)} WHERE ${deletedAt} IS ${deleted ? 'NOT ' : ''}NULL`;
   return {
     mark: `${deletedAt} IS NULL AND ${fk} IN (${parents(true)})`,
     revive: cascade.revive ? `${deletedAt} IS NOT NULL AND ${fk} IN (${parents(false)})` : null,
+    columns: {
+      foreignKey,
+      parent: parent.name,
+      parentKey: parent.primaryKey[0]!,
+    },
   };
 }
+
+/**
+ * A superset of the rows a deletion's `where` selects, simple enough to test on the table's key, `_synced_at`
+ * and `_deleted_at` alone: live rows not received since `since`, or live rows among `ids`. A warehouse that
+ * reads tables for nothing (BigQuery's table reads) can tell from it that a deletion has nothing to mark
+ * without a query, which bills 10 MB even when it finds nothing.
+ */
+export type DeletionCandidates =
+  | { readonly kind: 'not_seen_since'; readonly since: Date }
+  | { readonly kind: 'ids'; readonly ids: readonly string[] };
 
 /** What a warehouse's write path is asked to mark: the rows `where` selects, with a checkpoint, atomically. */
 export interface DeletionRequest {
   readonly spec: TableSpec<unknown>;
   readonly where: DeletionWhere;
+  /** Every row `where` selects is one of these (see DeletionCandidates). */
+  readonly candidates: DeletionCandidates;
   readonly deletedAt: Date;
   readonly checkpoint: CheckpointUpdate | undefined;
   /** The Destination method asked, for error messages. */

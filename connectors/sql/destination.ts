@@ -153,7 +153,15 @@ export class SqlDestination implements Destination {
     // Nothing to mark and no checkpoint to move: no transaction to open.
     if (ids.length === 0 && checkpoint === undefined) return 0;
     const where = liveIdsWhere(spec, ids);
-    return this.#writer.markDeleted({ spec, where, deletedAt, checkpoint, operation: 'markDeleted' });
+    const candidates = { kind: 'ids', ids } as const;
+    return this.#writer.markDeleted({
+      spec,
+      where,
+      candidates,
+      deletedAt,
+      checkpoint,
+      operation: 'markDeleted',
+    });
   }
 
   /** Parameters as the interface declares them (see Destination.markDeletedNotSeenSince). */
@@ -165,7 +173,8 @@ export class SqlDestination implements Destination {
     const spec = this.#settings.deletable(table);
     const where = notSeenSinceWhere(spec, since, within, unlessUnread);
     const operation = 'markDeletedNotSeenSince';
-    return this.#writer.markDeleted({ spec, where, deletedAt, checkpoint, operation });
+    const candidates = { kind: 'not_seen_since', since } as const;
+    return this.#writer.markDeleted({ spec, where, candidates, deletedAt, checkpoint, operation });
   }
 
   async cascadeDeletion(cascade: DeletionCascade, deletedAt: Date): Promise<CascadeCounts> {

@@ -324,30 +324,49 @@ describe('BigQuery staged writes', () => {
     await dest.close();
   });
 
-  it('a deletion or cascade that finds nothing to mark runs no UPDATE (an UPDATE bills its whole target)', async () => {
+  it('a deletion or cascade that finds nothing to mark runs no job on its tables: table reads tell it (doc §15.5)', async () => {
     const dest = create();
     const t = ticket({ ticket_number: 811, updated_at: at(811) });
+    const m = message({ ticket_id: t.id, ticket_number: 811 });
     await dest.stageBatch({ table: 'tickets', rows: [input(t)] });
+    await dest.stageBatch({ table: 'ticket_messages', rows: [input(m)] });
     await dest.flushStaged();
     proxy.reset();
-    // Every ticket was received after the epoch: nothing to mark; no ticket is deleted: nothing to cascade.
+    // Every ticket was received after the epoch: nothing to mark; no ticket is deleted: nothing to cascade;
+    // an id that is not stored: nothing to mark either.
     expect(await dest.markDeletedNotSeenSince('tickets', new Date(0), new Date())).toBe(0);
-    expect(
-      await dest.cascadeDeletion(
-        { child: 'csat_surveys', foreignKey: 'ticket_id', parent: 'tickets', revive: true },
-        new Date(),
-      ),
-    ).toEqual({ marked: 0, revived: 0 });
-    const report = proxy.report();
-    // The UPDATEs are there, guarded (counted apart: the request does not say they ran), and none ran.
-    expect(report.tables['tickets']).toMatchObject({ mutatingDml: 0, conditionalDml: 1 });
-    expect(report.tables['csat_surveys']).toMatchObject({ mutatingDml: 0, conditionalDml: 2 });
+    expect(await dest.markDeleted('tickets', ['no-such-ticket'], new Date())).toBe(0);
+    const cascade = { child: 'ticket_messages', foreignKey: 'ticket_id', parent: 'tickets' } as const;
+    expect(await dest.cascadeDeletion({ ...cascade, revive: true }, new Date())).toEqual({
+      marked: 0,
+      revived: 0,
+    });
+    const named = (table: string) =>
+      (proxy.report().tables[table]?.jobs ?? 0) + (proxy.report().tables[table]?.readJobs ?? 0);
+    // Before, each was a script whose count named its tables: 10 MB per table, for nothing.
+    expect(named('tickets')).toBe(0);
+    expect(named('ticket_messages')).toBe(0);
+    expect(tableReads('tickets')).toBeGreaterThanOrEqual(3);
     expect(await liveTicket(t.id)).toBe(true);
-    // One that finds a row marks it.
+    // One that finds a row runs its script and marks it; the cascade follows, then revives with its ticket.
     expect(
       await dest.markDeletedNotSeenSince('tickets', new Date(Date.now() + 60_000), new Date()),
-    ).toBeGreaterThan(0);
+    ).toBe(1);
     expect(await liveTicket(t.id)).toBe(false);
+    expect(await dest.cascadeDeletion({ ...cascade, revive: false }, new Date())).toEqual({
+      marked: 1,
+      revived: 0,
+    });
+    expect(await dest.cascadeDeletion({ ...cascade, revive: false }, new Date())).toEqual({
+      marked: 0,
+      revived: 0,
+    });
+    await dest.stageBatch({ table: 'tickets', rows: [input({ ...t, updated_at: at(812) })] });
+    expect(await dest.cascadeDeletion({ ...cascade, revive: true }, new Date())).toEqual({
+      marked: 0,
+      revived: 1,
+    });
+    expect(proxy.report().violations).toEqual([]);
     await dest.close();
   });
 
