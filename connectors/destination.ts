@@ -156,9 +156,13 @@ export interface WriteResult {
   unchanged: number;
 }
 
-/** Test and operations hooks. `beforeMerge` runs after staging, before the merge, inside the transaction. */
+/**
+ * Test and operations hooks. `beforeMerge` runs after staging, before the merge, inside the transaction;
+ * `beforeMarkMerged` (BigQuery) after a flush's merge, before its batches are recorded merged.
+ */
 export interface DestinationHooks {
   beforeMerge?: (table: TableName) => Promise<void> | void;
+  beforeMarkMerged?: () => Promise<void> | void;
 }
 
 /*

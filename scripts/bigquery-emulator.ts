@@ -110,6 +110,16 @@ engine.DuckDBEngine.start = _start_noting_loop
 engine.DuckDBEngine.execute = _execute_on_loop
 engine.DuckDBEngine.fetch_arrow = _fetch_arrow_on_loop
 engine.DuckDBEngine.connection = property(_connection_for_caller)
+# The Storage Write API's AppendRows is a sync gRPC handler: each open stream holds a thread of grpc.aio's
+# pool for as long as the client keeps it open, and the pool's default size is min(32, CPUs + 4) — six on a
+# two-CPU machine. A worker keeps one stream per staging table open (four), so a second client's append
+# waited for a thread forever. BigQuery has no such limit (1,000s of connections a region): a larger pool.
+import grpc.aio
+_aio_server = grpc.aio.server
+def _server_with_threads(*args, **kwargs):
+    kwargs.setdefault("migration_thread_pool", concurrent.futures.ThreadPoolExecutor(max_workers=256))
+    return _aio_server(*args, **kwargs)
+grpc.aio.server = _server_with_threads
 from bqemulator.cli import main
 sys.exit(main())
 `;

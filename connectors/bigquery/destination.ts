@@ -129,7 +129,8 @@ export class BigQueryDestination extends SqlDestination {
       session,
       prepare: async () => {
         await prepareBigQuery(session, settings);
-        await session.withErrorMapping('prepare', () => prepareStaging(session));
+        const staging = await session.withErrorMapping('prepare', () => prepareStaging(session));
+        if (staging.unmanifested) writer.lookForUnmanifestedBatches();
       },
       createView: (view) => replaceView(session, view),
       writer,

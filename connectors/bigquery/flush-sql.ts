@@ -13,8 +13,8 @@ import { MERGED_TABLE, STAGING_RETENTION_DAYS, STAGING_TABLE, type StagedEntry }
 /*
  * The SQL of a flush (flush.ts): which staged batches are not merged yet, and the one script that merges
  * them — per table one MERGE of the latest staged version of each row, the ids seen again, the items set
- * aside, the checkpoints — and marks them merged. Every statement is idempotent, so a flush that dies
- * anywhere is run again whole.
+ * aside, the checkpoints. Every statement is idempotent, so a flush that dies anywhere before its batches
+ * are recorded merged (an append, after the script) is run again whole.
  */
 
 /** A staged row: the warehouse row as JSON, JSON columns as their text (so JSON_VALUE reads every column). */
@@ -48,7 +48,8 @@ export const staged = {
     op: 'checkpoint',
     table: null,
     id: null,
-    doc: JSON.stringify({ ...cp, updated_at: at.toISOString() }),
+    // Manifested: the rows this checkpoint follows have a manifest (staging.ts), found without a query.
+    doc: JSON.stringify({ ...cp, updated_at: at.toISOString(), manifested: true }),
     repair: false,
   }),
   json: (op: StagedEntry['op'], value: unknown): StagedEntry => ({
@@ -66,6 +67,8 @@ const retained = `s.staged_at >= TIMESTAMP_SUB(CURRENT_TIMESTAMP(), INTERVAL ${S
 /**
  * The batches staged and not merged yet: per batch, table and op, a count — and for the small entries
  * (checkpoints, items set aside, schema changes, ledger entries) the entries themselves, with their order.
+ * A query of `_staging` and `_staging_merged` (20 MB): only for batches an earlier version staged without
+ * a manifest (flush.ts); the manifests give the same by table reads.
  */
 export function pendingSql(dataset: string, limitBatches: number): string {
   return `WITH pending AS (
@@ -205,10 +208,4 @@ WHEN MATCHED AND T.updated_at <= S.updated_at THEN UPDATE SET cursor = S.cursor,
   status = S.status, pages = S.pages, \`rows\` = S.\`rows\`, updated_at = S.updated_at
 WHEN NOT MATCHED THEN INSERT (stream, scope, cursor, high_water_mark, status, pages, \`rows\`, updated_at)
   VALUES (S.stream, S.scope, S.cursor, S.high_water_mark, S.status, S.pages, S.\`rows\`, S.updated_at);`;
-}
-
-/** Marks the batches merged (the flush's last statement: a flush that died before it runs again whole). */
-export function markMergedSql(dataset: string, batches: readonly string[]): string {
-  return `INSERT INTO ${bqIdent(dataset)}.${bqIdent(MERGED_TABLE)} (batch, merged_at)
-SELECT b, CURRENT_TIMESTAMP() FROM ${batchList(batches)} AS b;`;
 }

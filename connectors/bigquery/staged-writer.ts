@@ -74,7 +74,12 @@ export class StagedBigQueryWriter implements WarehouseWriter {
     versionCacheLimits: VersionCacheLimits = DEFAULT_VERSION_CACHE_LIMITS,
   ) {
     this.#scripts = new BigQueryDeletions(session, settings);
-    this.#flusher = new StagedFlusher(session, settings, () => this.#flushBegins());
+    this.#flusher = new StagedFlusher(
+      session,
+      settings,
+      (batches) => appender.markMerged(batches),
+      () => this.#flushBegins(),
+    );
     this.versions = new RunVersionCache(session, versionCacheLimits);
   }
 
@@ -146,6 +151,11 @@ export class StagedBigQueryWriter implements WarehouseWriter {
     if (!readsNeedIt) return;
     this.#staged = { batches: this.#staged.batches + 1, rows: this.#staged.rows + rows };
     this.#unflushedSince ??= Date.now();
+  }
+
+  /** The dataset's staging predates manifests (prepareStaging): the next flush looks for its batches too. */
+  lookForUnmanifestedBatches(): void {
+    this.#flusher.lookForUnmanifestedBatches();
   }
 
   /** Merges everything staged (by any process). */

@@ -3,12 +3,20 @@ import type { TableField, TableMetadata } from '@google-cloud/bigquery';
 import { adapt, managedwriter } from '@google-cloud/bigquery-storage';
 import { credentials } from '@grpc/grpc-js';
 import { GoogleAuth, PassThroughClient } from 'google-auth-library';
+import type { BatchManifest, StagedOp } from '../../schemas/warehouse/staging.js';
 import type { BigQuerySession } from './session.js';
+
+export type { StagedOp };
 
 /*
  * Staging: what a page writes reaches BigQuery through the Storage Write API's default stream, appended to
  * one table, `_staging` — no job, no DML, no table operation per page. A flush (flush.ts) later merges the
- * staged entries into their tables and records their batches in `_staging_merged`.
+ * staged entries into their tables and records their batches in `_staging_merged` (an append too).
+ *
+ * Each batch of `_staging` is described by one row of `_staging_batches`, its manifest (what it holds per
+ * op and table, and its small entries), appended once the batch is durable: a flush finds what is pending
+ * by table reads of the manifests and the merged markers (no job, nothing billed) instead of a query of
+ * `_staging` that billed 10 MB for each of the two tables it named, every flush (doc §15.5).
  *
  * One staging table for every target, not one per target: a page's rows, the ids it saw, the items it set
  * aside and its checkpoints are one AppendRows request, which BigQuery applies whole or not at all, so the
@@ -23,11 +31,14 @@ export const MERGED_TABLE = '_staging_merged';
  * batch of their own: a checkpoint is never durable before the rows it follows.
  */
 export const STAGED_CHECKPOINTS_TABLE = '_staging_checkpoints';
+/**
+ * The manifests of the batches of `_staging`: appended after the batch, so a manifest never names entries
+ * that are not durable (a crash between the two leaves entries no flush merges — their page failed and is
+ * fetched again — and that expire with the partition).
+ */
+export const BATCHES_TABLE = '_staging_batches';
 /** Staged entries older than this are gone (partition expiration): a flush never looks further back. */
 export const STAGING_RETENTION_DAYS = 7;
-
-/** What one staged entry is. */
-export type StagedOp = 'row' | 'seen' | 'checkpoint' | 'rejected' | 'schema_change' | 'run' | 'audit';
 
 /** One row of `_staging`. */
 export interface StagedEntry {
@@ -60,6 +71,13 @@ const CHECKPOINT_FIELDS: TableField[] = [
   { name: 'doc', type: 'STRING', mode: 'REQUIRED', description: 'The checkpoint as JSON, with updated_at' },
 ];
 
+const BATCH_FIELDS: TableField[] = [
+  { name: 'batch', type: 'STRING', mode: 'REQUIRED', description: 'A batch of _staging' },
+  { name: 'seq', type: 'INTEGER', mode: 'REQUIRED', description: "The batch's first entry's seq" },
+  { name: 'staged_at', type: 'TIMESTAMP', mode: 'REQUIRED', description: 'When the batch was staged' },
+  { name: 'doc', type: 'STRING', mode: 'REQUIRED', description: 'The manifest as JSON (BatchManifest)' },
+];
+
 const MERGED_FIELDS: TableField[] = [
   { name: 'batch', type: 'STRING', mode: 'REQUIRED', description: 'A staged batch merged by a flush' },
   { name: 'merged_at', type: 'TIMESTAMP', mode: 'REQUIRED', description: 'When' },
@@ -69,20 +87,29 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 const APPEND_TIMEOUT_MS = 30_000;
 const APPEND_ATTEMPTS = 5;
 
+/** Entries a manifest carries whole: small and few; rows and seen ids are only counted. */
+const carriedWhole = (op: StagedOp) => op !== 'row' && op !== 'seen';
+
 /**
- * Creates `_staging`, `_staging_checkpoints` and `_staging_merged` (idempotent): day partitions that expire
- * after the retention.
+ * Creates `_staging`, `_staging_checkpoints`, `_staging_batches` and `_staging_merged` (idempotent): day
+ * partitions that expire after the retention. Returns whether `_staging` predates `_staging_batches`: its
+ * batches of an earlier version have no manifest, so the first flush also looks for them by a query.
  */
-export async function prepareStaging(session: BigQuerySession): Promise<void> {
+export async function prepareStaging(session: BigQuerySession): Promise<{ unmanifested: boolean }> {
   const tables: [string, TableField[], string, string[]][] = [
     [STAGING_TABLE, FIELDS, 'staged_at', ['op', 'table_name', 'batch']],
     [STAGED_CHECKPOINTS_TABLE, CHECKPOINT_FIELDS, 'staged_at', ['batch']],
+    [BATCHES_TABLE, BATCH_FIELDS, 'staged_at', ['batch']],
     [MERGED_TABLE, MERGED_FIELDS, 'merged_at', ['batch']],
   ];
+  const existed = new Set<string>();
   for (const [name, fields, partition, cluster] of tables) {
     const table = session.client.dataset(session.dataset).table(name);
     const [exists] = await table.exists();
-    if (exists) continue;
+    if (exists) {
+      existed.add(name);
+      continue;
+    }
     const metadata: TableMetadata = {
       schema: { fields },
       description: 'support-sync staging (append-only; merged by a flush)',
@@ -98,6 +125,7 @@ export async function prepareStaging(session: BigQuerySession): Promise<void> {
       if (err.code !== 409) throw err;
     });
   }
+  return { unmanifested: existed.has(STAGING_TABLE) && !existed.has(BATCHES_TABLE) };
 }
 
 /** Where the Storage Write API is: Google's (Application Default Credentials), or an emulator's plaintext gRPC. */
@@ -114,24 +142,25 @@ interface OpenWriter {
 /**
  * Appends staged entries through the Storage Write API's default stream (at-least-once: a retried append
  * stages again, which the flush's merge makes harmless): the rows, seen ids, items set aside and ledger
- * entries of a call to `_staging` as one request (all or nothing), then its checkpoints to
- * `_staging_checkpoints` as another — a batch of their own, appended only once the rows are durable, so a
- * checkpoint never claims a page whose rows are not staged (a crash between the two re-fetches the page).
+ * entries of a call to `_staging` as one request (all or nothing), then its manifest to `_staging_batches`,
+ * then its checkpoints to `_staging_checkpoints` — a batch of their own, appended only once the rows and
+ * their manifest are durable, so a checkpoint never claims a page whose rows a flush cannot find (a crash
+ * in between re-fetches the page).
  */
 export class StagingAppender {
   readonly #entries: DefaultStreamAppender;
+  readonly #manifests: DefaultStreamAppender;
   readonly #checkpoints: DefaultStreamAppender;
+  readonly #merged: DefaultStreamAppender;
   #last = 0;
 
   constructor(projectId: string, dataset: string, endpoint: StorageEndpoint) {
-    this.#entries = new DefaultStreamAppender(projectId, dataset, STAGING_TABLE, FIELDS, endpoint);
-    this.#checkpoints = new DefaultStreamAppender(
-      projectId,
-      dataset,
-      STAGED_CHECKPOINTS_TABLE,
-      CHECKPOINT_FIELDS,
-      endpoint,
-    );
+    const stream = (table: string, fields: TableField[]) =>
+      new DefaultStreamAppender(projectId, dataset, table, fields, endpoint);
+    this.#entries = stream(STAGING_TABLE, FIELDS);
+    this.#manifests = stream(BATCHES_TABLE, BATCH_FIELDS);
+    this.#checkpoints = stream(STAGED_CHECKPOINTS_TABLE, CHECKPOINT_FIELDS);
+    this.#merged = stream(MERGED_TABLE, MERGED_FIELDS);
   }
 
   /** A new batch id: one per append. */
@@ -146,18 +175,21 @@ export class StagingAppender {
     const checkpoints = entries.filter((e) => e.op === 'checkpoint');
     if (rest.length > 0) {
       const batch = StagingAppender.batchId();
-      await this.#entries.append(
-        rest.map((e) => ({
-          batch,
-          seq: this.#nextSeq(now),
-          staged_at: now * 1000,
-          op: e.op,
-          table_name: e.table,
-          row_id: e.id,
-          doc: e.doc,
-          repair: e.repair,
-        })),
-      );
+      const rows = rest.map((e) => ({
+        batch,
+        seq: this.#nextSeq(now),
+        staged_at: now * 1000,
+        op: e.op,
+        table_name: e.table,
+        row_id: e.id,
+        doc: e.doc,
+        repair: e.repair,
+      }));
+      await this.#entries.append(rows);
+      const manifest = manifestOf(rows);
+      await this.#manifests.append([
+        { batch, seq: rows[0]!.seq, staged_at: now * 1000, doc: JSON.stringify(manifest) },
+      ]);
     }
     if (checkpoints.length > 0) {
       const batch = StagingAppender.batchId();
@@ -167,6 +199,16 @@ export class StagingAppender {
     }
   }
 
+  /**
+   * Records batches merged (a flush's last step, after its script: a flush that dies before it runs again
+   * whole, to the same result). An append, not an INSERT: no job, nothing billed.
+   */
+  async markMerged(batches: readonly string[]): Promise<void> {
+    if (batches.length === 0) return;
+    const mergedAt = Date.now() * 1000;
+    await this.#merged.append(batches.map((batch) => ({ batch, merged_at: mergedAt })));
+  }
+
   /** Microseconds since the epoch, strictly increasing within the process. */
   #nextSeq(nowMs: number): number {
     this.#last = Math.max(this.#last + 1, nowMs * 1000);
@@ -174,9 +216,24 @@ export class StagingAppender {
   }
 
   close(): void {
-    this.#entries.close();
-    this.#checkpoints.close();
+    for (const stream of [this.#entries, this.#manifests, this.#checkpoints, this.#merged]) stream.close();
   }
+}
+
+/** The manifest of a batch's rows of `_staging`. */
+function manifestOf(
+  rows: readonly { op: StagedOp; table_name: string | null; seq: number; doc: string | null }[],
+): BatchManifest {
+  const counts = new Map<string, { op: StagedOp; table: string | null; n: number }>();
+  const entries: { op: StagedOp; seq: number; doc: string }[] = [];
+  for (const r of rows) {
+    const key = `${r.op}\u0000${r.table_name ?? ''}`;
+    const count = counts.get(key) ?? { op: r.op, table: r.table_name, n: 0 };
+    count.n += 1;
+    counts.set(key, count);
+    if (carriedWhole(r.op) && r.doc !== null) entries.push({ op: r.op, seq: r.seq, doc: r.doc });
+  }
+  return { counts: [...counts.values()], entries };
 }
 
 /**

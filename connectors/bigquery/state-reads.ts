@@ -1,3 +1,4 @@
+import { BatchManifest } from '../../schemas/warehouse/staging.js';
 import {
   Checkpoint,
   type CheckpointUpdate,
@@ -6,7 +7,7 @@ import {
   THREAD_QUEUE_STREAM,
 } from '../../schemas/warehouse.js';
 import type { BigQuerySession } from './session.js';
-import { MERGED_TABLE, STAGED_CHECKPOINTS_TABLE, STAGING_RETENTION_DAYS } from './staging.js';
+import { BATCHES_TABLE, MERGED_TABLE, STAGED_CHECKPOINTS_TABLE, STAGING_RETENTION_DAYS } from './staging.js';
 
 /*
  * Checkpoint reads without a query job: `_sync_state`, `_staging_checkpoints` and `_staging_merged` are read
@@ -20,26 +21,69 @@ import { MERGED_TABLE, STAGED_CHECKPOINTS_TABLE, STAGING_RETENTION_DAYS } from '
 export interface StagedCheckpoint {
   readonly batch: string;
   readonly seq: number;
-  readonly checkpoint: CheckpointUpdate & { updated_at: string };
+  /**
+   * `manifested`: staged by a version that writes manifests, so its page's rows have one; a checkpoint
+   * without it may follow rows only a query of `_staging` finds (flush.ts).
+   */
+  readonly checkpoint: CheckpointUpdate & { updated_at: string; manifested?: boolean };
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
+/** The batches flushes recorded merged (read first: see unmergedStagedCheckpoints). */
+export async function mergedBatches(session: BigQuerySession): Promise<Set<string>> {
+  return new Set((await session.readTable(MERGED_TABLE, ['batch'])).map((r) => String(r['batch'])));
+}
+
 /**
- * The staged checkpoints not merged yet, in staging order. The merged markers are read first: a batch
- * marked after that read was merged into `_sync_state` before its marker, so a reader that reads
- * `_sync_state` after this sees it either staged here or merged there — never neither.
+ * The staged checkpoints not merged yet, in staging order. The merged markers are read first (`merged`, or
+ * read here): a batch marked after that read was merged into `_sync_state` before its marker, so a reader
+ * that reads `_sync_state` after this sees it either staged here or merged there — never neither.
  */
-export async function unmergedStagedCheckpoints(session: BigQuerySession): Promise<StagedCheckpoint[]> {
-  const merged = new Set((await session.readTable(MERGED_TABLE, ['batch'])).map((r) => String(r['batch'])));
+export async function unmergedStagedCheckpoints(
+  session: BigQuerySession,
+  merged?: ReadonlySet<string>,
+): Promise<StagedCheckpoint[]> {
+  const done = merged ?? (await mergedBatches(session));
   const since = Date.now() - STAGING_RETENTION_DAYS * DAY_MS;
   return (await session.readTable(STAGED_CHECKPOINTS_TABLE, ['batch', 'seq', 'staged_at', 'doc']))
-    .filter((r) => !merged.has(String(r['batch'])) && Date.parse(String(r['staged_at'])) >= since)
+    .filter((r) => !done.has(String(r['batch'])) && Date.parse(String(r['staged_at'])) >= since)
     .map((r) => {
-      const doc = JSON.parse(String(r['doc'])) as CheckpointUpdate & { updated_at: string };
+      const doc = JSON.parse(String(r['doc'])) as StagedCheckpoint['checkpoint'];
       return { batch: String(r['batch']), seq: Number(r['seq']), checkpoint: doc };
     })
     .sort((a, b) => a.seq - b.seq);
+}
+
+/** A batch of `_staging` not merged yet, by its manifest. */
+export interface UnmergedBatch {
+  readonly batch: string;
+  readonly seq: number;
+  readonly manifest: BatchManifest;
+}
+
+/**
+ * The batches of `_staging` not merged yet, by table reads of their manifests (`_staging_batches`), in
+ * staging order; `merged` read before (a manifest is appended before its batch's checkpoints, so every
+ * checkpoint read after `merged` has its manifest here).
+ */
+export async function unmergedBatches(
+  session: BigQuerySession,
+  merged: ReadonlySet<string>,
+): Promise<UnmergedBatch[]> {
+  const since = Date.now() - STAGING_RETENTION_DAYS * DAY_MS;
+  const out: UnmergedBatch[] = [];
+  for (const r of await session.readTable(BATCHES_TABLE, ['batch', 'seq', 'staged_at', 'doc'])) {
+    const batch = String(r['batch']);
+    if (merged.has(batch) || Date.parse(String(r['staged_at'])) < since) continue;
+    const parsed = BatchManifest.safeParse(JSON.parse(String(r['doc'])));
+    if (!parsed.success)
+      throw new Error(
+        `${BATCHES_TABLE}: the manifest of batch ${batch} is not one this version reads: ${parsed.error.message}`,
+      );
+    out.push({ batch, seq: Number(r['seq']), manifest: parsed.data });
+  }
+  return out.sort((a, b) => a.seq - b.seq);
 }
 
 /** Every checkpoint as a reader sees it: `_sync_state` with the latest staged, unmerged one of a scope over it. */

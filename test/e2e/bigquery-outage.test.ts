@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { BigQuery } from '@google-cloud/bigquery';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emulatorClientOptions } from '../../connectors/bigquery/destination.js';
+import { FLUSH_SCRIPT_MARK } from '../../connectors/bigquery/flush.js';
 import { type BigQueryEmulator, startBigQueryEmulator } from '../../scripts/bigquery-emulator.js';
 import { type BigQueryQuotaProxy, startBigQueryQuotaProxy } from '../../scripts/bigquery-quota-proxy.js';
 import { startTcpOutageProxy, type TcpOutageProxy } from '../support/tcp-outage-proxy.js';
@@ -33,7 +34,7 @@ describe('BigQuery unreachable for a minute during a sync', () => {
       minJobMs: 100,
       outage: () => down,
       onQuery: (sql) => {
-        if (/INSERT INTO `[^`]+`\.`_staging_merged`/.test(sql)) flushes += 1;
+        if (sql.startsWith(FLUSH_SCRIPT_MARK)) flushes += 1;
       },
     });
     storageProxy = await startTcpOutageProxy(emulator.grpcEndpoint, () =>
