@@ -81,6 +81,18 @@ export class StagedFlusher {
     private readonly onBegin: () => () => void = () => () => {},
   ) {}
 
+  /**
+   * Whether rows of `tables` are staged and not merged (table reads of the manifests: no job) — or may be,
+   * while batches without a manifest may be pending.
+   */
+  async rowsPending(tables: readonly string[]): Promise<boolean> {
+    if (this.#unmanifested) return true;
+    const pending = await unmergedBatches(this.session, await mergedBatches(this.session));
+    return pending.some(({ manifest }) =>
+      manifest.counts.some((c) => c.op === 'row' && c.table !== null && tables.includes(c.table)),
+    );
+  }
+
   /** The dataset's staging predates manifests: the next flush also looks for batches by a query. */
   lookForUnmanifestedBatches(): void {
     this.#unmanifested = true;

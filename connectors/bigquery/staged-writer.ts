@@ -228,7 +228,7 @@ export class StagedBigQueryWriter implements WarehouseWriter {
     // The ids a sweep saw are staged: merged first, so no row it saw looks unseen; no other flush of this
     // process writes in between (one writer per table). A deletion that can mark nothing (table reads,
     // deletion-precheck.ts) and moves no checkpoint runs no script.
-    const n = await this.#exclusiveAfterFlush('markDeleted', async () => {
+    const n = await this.#exclusiveAfterFlush('markDeleted', null, async () => {
       if (
         request.checkpoint === undefined &&
         (await this.session.withErrorMapping(`markDeleted ${request.spec.name}`, () =>
@@ -246,7 +246,10 @@ export class StagedBigQueryWriter implements WarehouseWriter {
   cascade(child: TableSpec<unknown>, conditions: CascadeConditions, deletedAt: Date): Promise<CascadeCounts> {
     // Rows marked (or revived) here: the cache reads the table again.
     this.versions.forgetTable(child.name as TableName);
-    return this.#exclusiveAfterFlush('cascadeDeletion', async () => {
+    // Only rows of the two tables matter to a cascade (their `_deleted_at` and keys), not the seen ids
+    // staged meanwhile (threads read on while tickets finish): with none staged, no flush runs for it.
+    const tables = [child.name, conditions.columns.parent];
+    return this.#exclusiveAfterFlush('cascadeDeletion', tables, async () => {
       const mayChange = await this.session.withErrorMapping(`cascadeDeletion ${child.name}`, () =>
         cascadeMayChange(this.session, child, conditions),
       );
@@ -255,11 +258,21 @@ export class StagedBigQueryWriter implements WarehouseWriter {
     }).finally(() => this.versions.forgetTable(child.name as TableName));
   }
 
-  /** `write` after a flush begun since this call (its own, or one another request queued first ran). */
-  #exclusiveAfterFlush<T>(context: string, write: () => Promise<T>): Promise<T> {
+  /**
+   * `write` after a flush begun since this call (its own, or one another request queued first ran); with
+   * `rowsOf`, only when rows of those tables are staged and not merged (else no flush).
+   */
+  #exclusiveAfterFlush<T>(
+    context: string,
+    rowsOf: readonly string[] | null,
+    write: () => Promise<T>,
+  ): Promise<T> {
     const asked = this.#flusher.ticket();
     return this.#flusher.exclusive(async () => {
-      await this.session.withErrorMapping(context, () => this.#flusher.flushSince(asked));
+      await this.session.withErrorMapping(context, async () => {
+        if (rowsOf === null || (await this.#flusher.rowsPending(rowsOf)))
+          await this.#flusher.flushSince(asked);
+      });
       return write();
     });
   }
