@@ -31,7 +31,11 @@ import { bqIdent } from './dialect.js';
 import { BigQuerySession, normalize } from './session.js';
 import { DEFAULT_FLUSH_THRESHOLDS, type FlushThresholds, StagedBigQueryWriter } from './staged-writer.js';
 import { prepareStaging, StagingAppender } from './staging.js';
-import { openRejectionsByTableReads, staleThreadsByTableReads } from './state-reads.js';
+import {
+  openRejectionsByTableReads,
+  schemaChangesByTableRead,
+  staleThreadsByTableReads,
+} from './state-reads.js';
 import { RunVersionCache, type VersionCacheLimits } from './version-cache.js';
 
 export interface BigQueryDestinationOptions extends DestinationOptions {
@@ -206,9 +210,12 @@ export class BigQueryDestination extends SqlDestination {
     return super.freshness();
   }
 
+  /** By a table read of `_schema_changes` (small), after this process's own sightings are merged. */
   override async listSchemaChanges(filter?: SchemaChangeFilter): Promise<SchemaChangeRecord[]> {
     await this.#writer.flushOwn();
-    return super.listSchemaChanges(filter);
+    return this.#session.withErrorMapping('listSchemaChanges', () =>
+      schemaChangesByTableRead(this.#session, filter),
+    );
   }
 
   override async select(build: (dialect: SqlDialect) => string): Promise<Record<string, unknown>[]> {

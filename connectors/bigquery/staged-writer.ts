@@ -19,7 +19,7 @@ import { type FlushReport, StagedFlusher } from './flush.js';
 import { staged } from './flush-sql.js';
 import type { BigQuerySession } from './session.js';
 import type { StagedEntry, StagingAppender } from './staging.js';
-import { checkpointsByTableReads } from './state-reads.js';
+import { byText, checkpointsByTableReads } from './state-reads.js';
 import { DEFAULT_VERSION_CACHE_LIMITS, RunVersionCache, type VersionCacheLimits } from './version-cache.js';
 import { BigQueryDeletions } from './write.js';
 
@@ -322,7 +322,7 @@ export class StagedBigQueryWriter implements WarehouseWriter {
       .filter((cp) =>
         (['stream', 'scope', 'status'] as const).every((k) => filter[k] === undefined || cp[k] === filter[k]),
       )
-      .sort((a, b) => compareText(a.stream, b.stream) || compareText(a.scope, b.scope))
+      .sort((a, b) => byText(a.stream, b.stream) || byText(a.scope, b.scope))
       .slice(0, filter.limit ?? undefined);
     for (const cp of list) this.#known.set(keyOf(cp.stream, cp.scope), { checkpoint: cp });
     return list;
@@ -347,6 +347,3 @@ export class StagedBigQueryWriter implements WarehouseWriter {
 const KNOWN_CHECKPOINTS_KEPT = 10_000;
 
 const keyOf = (stream: string, scope: string) => `${stream}\u0000${scope}`;
-
-/** Code-unit order, as BigQuery's ORDER BY orders STRING (byte order, equal for the ASCII of scopes). */
-const compareText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);

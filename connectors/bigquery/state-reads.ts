@@ -4,8 +4,12 @@ import {
   type CheckpointUpdate,
   canonicalTimestamp,
   OpenRejections,
+  SCHEMA_CHANGE_KEY,
+  SchemaChangeRecord,
+  SYSTEM_TABLES,
   THREAD_QUEUE_STREAM,
 } from '../../schemas/warehouse.js';
+import type { SchemaChangeFilter } from '../sql/schema-changes.js';
 import type { BigQuerySession } from './session.js';
 import { BATCHES_TABLE, MERGED_TABLE, STAGED_CHECKPOINTS_TABLE, STAGING_RETENTION_DAYS } from './staging.js';
 
@@ -165,4 +169,25 @@ export async function staleThreadsByTableReads(
 }
 
 /** Byte order, as BigQuery orders strings (not the locale's). */
-const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+/** Code-unit order, as BigQuery's ORDER BY orders STRING (byte order; equal for ASCII keys and scopes). */
+export const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * `_schema_changes` by a table read (one row per distinct change: small), as listSchemaChanges orders and
+ * filters it — newest first seen first, then by key — instead of a query (10 MB each time a run ends).
+ */
+export async function schemaChangesByTableRead(
+  session: BigQuerySession,
+  filter: SchemaChangeFilter = {},
+): Promise<SchemaChangeRecord[]> {
+  const columns = SYSTEM_TABLES._schema_changes.columns.map((c) => c.name);
+  const records = (await session.readTable('_schema_changes', columns))
+    .map((row) => SchemaChangeRecord.parse(row))
+    .filter((r) => filter.firstRunId === undefined || r.first_run_id === filter.firstRunId)
+    .sort(
+      (a, b) =>
+        Date.parse(b.first_seen_at) - Date.parse(a.first_seen_at) ||
+        SCHEMA_CHANGE_KEY.reduce((order, k) => order || byText(a[k], b[k]), 0),
+    );
+  return filter.limit === undefined ? records : records.slice(0, filter.limit);
+}

@@ -378,6 +378,41 @@ describe('BigQuery staged writes', () => {
     await Promise.all([a.close(), b.close()]);
   });
 
+  it('schema changes are listed by a table read, with no query job, newest first seen first', async () => {
+    const dest = create();
+    const sighting = (fieldPath: string, runId: string) => ({
+      table: 'tickets' as const,
+      fieldPath,
+      kind: 'new_field' as const,
+      observed: '',
+      expected: null,
+      jsonType: 'string' as const,
+      example: '"x"',
+      label: null,
+      stream: 'tickets',
+      runId,
+    });
+    await dest.writeBatch({
+      table: 'tickets',
+      rows: [],
+      schemaChanges: [sighting('drift_a', 'drift-run-1')],
+    });
+    await dest.writeBatch({
+      table: 'tickets',
+      rows: [],
+      schemaChanges: [sighting('drift_b', 'drift-run-2')],
+    });
+    proxy.reset();
+    const drift = (await dest.listSchemaChanges()).filter((r) => r.field_path.startsWith('drift_'));
+    expect(drift.map((r) => r.field_path)).toEqual(['drift_b', 'drift_a']);
+    expect((await dest.listSchemaChanges({ firstRunId: 'drift-run-1' })).map((r) => r.field_path)).toEqual([
+      'drift_a',
+    ]);
+    expect(proxy.report().queryJobs).toBe(0);
+    expect(tableReads('_schema_changes')).toBe(2);
+    await dest.close();
+  });
+
   it('open rejections are read by a table read, with no query job', async () => {
     const dest = create();
     const scope = `2035-03-01T00:00:00.000Z/${crypto.randomUUID()}`;
