@@ -24,6 +24,7 @@ import type { BigQuerySession } from './session.js';
 import { schemaChangeStatements } from './sql.js';
 import {
   mergedBatches,
+  openRejectionsByTableReads,
   type StagedCheckpoint,
   type UnmergedBatch,
   unmergedBatches,
@@ -205,7 +206,10 @@ export class StagedFlusher {
     for (const t of TABLE_NAMES.filter((name) => seen.has(name)))
       statements.push(seenStagedSql(dataset, this.settings.spec(t), batches, now));
     const rejected = rejectedList(docs('rejected') as RejectedItem[]);
-    statements.push(rejectedStagedSql(dataset, rowTables, batches, rejected, now));
+    // Open entries can be resolved only in tables that have some (a table read; usually none): the guard
+    // that looks for them names `_rejected` and `_staging`, 20 MB a flush with rows.
+    const resolvable = await this.#tablesWithOpenRejections(rowTables, rejected);
+    statements.push(rejectedStagedSql(dataset, resolvable, batches, rejected, now));
     const sightings = schemaChangeList([
       { table: 'tickets', rows: [], schemaChanges: docs('schema_change') as SchemaChangeSighting[] },
     ] as WriteBatch[]);
@@ -233,6 +237,14 @@ export class StagedFlusher {
         updated: before.updated + Number(counts?.[`updated_${i}`] ?? 0),
       };
     });
+  }
+
+  /** Of `tables`, those with open `_rejected` entries, read or set aside in this flush's batches. */
+  async #tablesWithOpenRejections(tables: readonly TableName[], rejected: readonly RejectedItem[]) {
+    if (tables.length === 0) return [];
+    const open = new Set<string>(rejected.map((item) => item.table));
+    for (const r of await openRejectionsByTableReads(this.session)) open.add(r.table_name);
+    return tables.filter((t) => open.has(t));
   }
 
   /**

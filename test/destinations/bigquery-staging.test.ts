@@ -124,6 +124,8 @@ describe('BigQuery staged writes', () => {
     expect(report.queryJobs).toBe(1);
     expect(tableReads('_staging_batches')).toBe(1);
     expect(report.tables['_staging_merged']).toMatchObject({ jobs: 0, readJobs: 0 });
+    // No open `_rejected` entry (a table read says so): the script does not look for entries to resolve.
+    expect(report.tables['_rejected']).toMatchObject({ readJobs: 0, tableReads: 1 });
     expect(report.tables['tickets']).toMatchObject({ mutatingDml: 1, peakConcurrentMutatingDml: 1 });
     expect(report.tables['ticket_messages']).toMatchObject({ mutatingDml: 1 });
     expect(report.tables['_sync_state']).toMatchObject({ mutatingDml: 1 });
