@@ -29,6 +29,8 @@ export class BigQuerySession implements SqlSession {
   readonly #maxRetries: number;
   /** Table handles of table reads: each learns its schema once (a free tables.get) and keeps it. */
   readonly #tables = new Map<string, Table>();
+  /** The warehouse's clock as the last job read it (its creation time), and when, on this process's clock. */
+  #clock: { readonly warehouseMs: number; readonly readAtMs: number } | null = null;
 
   constructor(options: BigQuerySessionOptions) {
     this.dataset = options.datasetId;
@@ -56,9 +58,21 @@ export class BigQuerySession implements SqlSession {
     const [job] = (await this.client.createQueryJob(options)) as [Job, unknown];
     const [rows] = await job.getQueryResults({ parseJSON: results.parseJSON ?? false });
     const [meta] = await job.getMetadata();
+    const created = Number(meta?.statistics?.creationTime);
+    if (Number.isFinite(created) && created > 0) this.#clock = { warehouseMs: created, readAtMs: Date.now() };
     const error = meta?.status?.errorResult;
     if (error) throw new Error(`${error.reason ?? 'error'}: ${error.message ?? ''}`);
     return rows as R[];
+  }
+
+  /**
+   * The warehouse's clock as a job of this session read it at most `maxAgeMs` ago (its creation time, which
+   * BigQuery stamps): a time the warehouse has passed, a little earlier than its now. Null: no job that
+   * recent.
+   */
+  recentWarehouseTime(maxAgeMs: number): Date | null {
+    if (this.#clock === null || Date.now() - this.#clock.readAtMs > maxAgeMs) return null;
+    return new Date(this.#clock.warehouseMs);
   }
 
   /**

@@ -415,6 +415,21 @@ describe('BigQuery staged writes', () => {
     await dest.close();
   });
 
+  it("the warehouse's clock is read from a job of the last minute, else by a query", async () => {
+    const dest = create();
+    proxy.reset();
+    // No job yet in this process: a query reads the clock.
+    const first = await dest.currentTime();
+    expect(proxy.report().queryJobs).toBe(1);
+    // That job read it: the next reading is its creation time, no query — never later than the warehouse's now.
+    const again = await dest.currentTime();
+    expect(proxy.report().queryJobs).toBe(1);
+    const [[now]] = (await bq.query('SELECT CURRENT_TIMESTAMP() AS t')) as [{ t: { value: string } }[]];
+    expect(again.getTime()).toBeLessThanOrEqual(Date.parse(now!.t.value));
+    expect(Math.abs(again.getTime() - first.getTime())).toBeLessThan(60_000);
+    await dest.close();
+  });
+
   it('open rejections are read by a table read, with no query job', async () => {
     const dest = create();
     const scope = `2035-03-01T00:00:00.000Z/${crypto.randomUUID()}`;
