@@ -11,7 +11,7 @@ import { DestinationSettings } from '../../connectors/settings.js';
 import { canonicalTimestamp } from '../../schemas/warehouse.js';
 import { type BigQueryEmulator, startBigQueryEmulator } from '../../scripts/bigquery-emulator.js';
 import { type BigQueryQuotaProxy, startBigQueryQuotaProxy } from '../../scripts/bigquery-quota-proxy.js';
-import { at, input, message, ticket } from './fixtures.js';
+import { at, input, message, sighting, ticket } from './fixtures.js';
 
 /**
  * BigQuery's staged write path (connectors/bigquery/staged-writer.ts, flush.ts) through the quota proxy in
@@ -382,27 +382,15 @@ describe('BigQuery staged writes', () => {
 
   it('schema changes are listed by a table read, with no query job, newest first seen first', async () => {
     const dest = create();
-    const sighting = (fieldPath: string, runId: string) => ({
-      table: 'tickets' as const,
-      fieldPath,
-      kind: 'new_field' as const,
-      observed: '',
-      expected: null,
-      jsonType: 'string' as const,
-      example: '"x"',
-      label: null,
-      stream: 'tickets',
-      runId,
+    await dest.writeBatch({
+      table: 'tickets',
+      rows: [],
+      schemaChanges: [sighting('drift-run-1', 'drift_a')],
     });
     await dest.writeBatch({
       table: 'tickets',
       rows: [],
-      schemaChanges: [sighting('drift_a', 'drift-run-1')],
-    });
-    await dest.writeBatch({
-      table: 'tickets',
-      rows: [],
-      schemaChanges: [sighting('drift_b', 'drift-run-2')],
+      schemaChanges: [sighting('drift-run-2', 'drift_b')],
     });
     proxy.reset();
     const drift = (await dest.listSchemaChanges()).filter((r) => r.field_path.startsWith('drift_'));

@@ -1,6 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Agent, CsatSurvey, Message, Ticket, View } from '../../schemas/api/index.js';
-import { type ApiRowInput, rowContentHash, type TableSpec } from '../../schemas/warehouse.js';
+import {
+  type ApiRowInput,
+  rowContentHash,
+  type SchemaChangeSighting,
+  type TableSpec,
+} from '../../schemas/warehouse.js';
 
 /** A valid ticket with ticket-sized content; override any field. */
 export function ticket(overrides: Partial<Ticket> = {}): Ticket {
@@ -126,3 +131,17 @@ export function view(overrides: Partial<View> = {}): View {
     ...overrides,
   };
 }
+
+/** A schema-drift sighting: a new string field of tickets, seen by `runId`. */
+export const sighting = (runId: string | null, fieldPath = 'sla_breached_at'): SchemaChangeSighting => ({
+  table: 'tickets',
+  fieldPath,
+  kind: 'new_field',
+  observed: '',
+  expected: null,
+  jsonType: 'string',
+  example: '""',
+  label: null,
+  stream: 'tickets',
+  runId,
+});

@@ -6,6 +6,7 @@ import { driftOf, exampleOf, MAX_DRIFT_PER_PAGE } from '../../schemas/api/drift.
 import { Agent, Message, Ticket } from '../../schemas/api/index.js';
 import { columnNameOf, customFieldColumns } from '../../schemas/custom-fields-view.js';
 import { Secret } from '../../schemas/secret.js';
+import { sighting } from '../destinations/fixtures.js';
 
 const message = (over: Record<string, unknown> = {}) => ({
   id: '10000000-0000-4000-8000-000000000001',
@@ -180,19 +181,6 @@ describe('ticket_custom_fields columns (schemas/custom-fields-view.ts)', () => {
 });
 
 describe("a worker's memory of the drift it recorded (activities/recorded-drift.ts)", () => {
-  const sighting = (runId: string | null, fieldPath = 'sla_breached_at') => ({
-    table: 'tickets' as const,
-    fieldPath,
-    kind: 'new_field' as const,
-    observed: '',
-    expected: null,
-    jsonType: 'string' as const,
-    example: '""',
-    label: null,
-    stream: 'tickets',
-    runId,
-  });
-
   it('the later pages of a run carry only what the run has not recorded yet; another run records again', () => {
     const memory = recordedDrift({} as ActivityDeps);
     memory.remember([sighting('run-1')]);
