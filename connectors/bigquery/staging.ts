@@ -6,8 +6,6 @@ import { GoogleAuth, PassThroughClient } from 'google-auth-library';
 import type { BatchManifest, StagedOp } from '../../schemas/warehouse/staging.js';
 import type { BigQuerySession } from './session.js';
 
-export type { StagedOp };
-
 /*
  * Staging: what a page writes reaches BigQuery through the Storage Write API's default stream, appended to
  * one table, `_staging` — no job, no DML, no table operation per page. A flush (flush.ts) later merges the
