@@ -141,11 +141,13 @@ function totalsOf(report: QuotaReport) {
   const max = (k: keyof (typeof tables)[number]) => tables.reduce((a, f) => Math.max(a, f[k]), 0);
   const violations: Record<string, number> = {};
   for (const v of report.violations) violations[v.rule] = (violations[v.rule] ?? 0) + 1;
-  // Warehouse tables the run read or wrote (staging tables and views apart): the bound a no-change run's
-  // bill should keep is 10 MB for each.
-  const touched = TABLES.filter(
-    (t) => (report.tables[t]?.jobs ?? 0) + (report.tables[t]?.readJobs ?? 0) > 0,
-  ).length;
+  // Warehouse tables the run read or wrote (staging tables and views apart), by a job or a table read
+  // (a run that reads a table to know it has nothing to write still touches it): the bound a no-change
+  // run's bill should keep is 10 MB for each.
+  const touched = TABLES.filter((t) => {
+    const f = report.tables[t];
+    return (f?.jobs ?? 0) + (f?.readJobs ?? 0) + (f?.tableReads ?? 0) > 0;
+  }).length;
   return {
     queryJobs: report.queryJobs,
     loadJobs: report.loadJobs,

@@ -17,6 +17,7 @@ import type {
   SyncRunRecord,
   TableName,
   TableSpec,
+  WarehouseRow,
 } from '../schemas/warehouse.js';
 import type { SqlDialect } from '../schemas/warehouse-views.js';
 import type { SchemaChangeFilter } from './sql/schema-changes.js';
@@ -335,6 +336,12 @@ export interface AuditLedger {
    * date: where the audit starts reading it).
    */
   auditSample(table: TableName, seedColumn: string, seed: string, limit: number): Promise<AuditSeed[]>;
+  /**
+   * Lays over stored rows of `table` (by id, changed in place) when each was last seen, where the
+   * destination keeps sightings apart from `_synced_at` for a while (BigQuery folds them lazily): so a
+   * reader of `_synced_at` sees "last seen in the source" on every destination.
+   */
+  withSightings(table: TableName, rows: Map<string, WarehouseRow>): Promise<void>;
   /** Upserts audit results by (run_id, table_name, row_id). */
   recordAudit(rows: readonly AuditRecord[]): Promise<void>;
   /** Counts of `_audit` rows per table by verdict: of one run, or of every run since an instant. */

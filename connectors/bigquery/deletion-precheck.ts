@@ -10,9 +10,11 @@ import type { BigQuerySession } from './session.js';
  * cascade's two conditions exactly), so "none" is exact; anything else runs the script as before, which
  * counts and marks inside its own transaction.
  *
- * Called after the flush that precedes the script, under the same exclusive section: the read sees what the
- * script would see. A row another process writes after the read gets `_synced_at` = now, later than any
- * `since` of a deletion under way, so it could not have been marked either.
+ * Called under the deletion's exclusive section, with the sightings not folded into `_synced_at` yet
+ * (sightings.ts): a row is a candidate only if neither its `_synced_at` nor a sighting is as late as `since`.
+ * The script that runs when one is follows a flush that folds the table's sightings, so it sees the same. A
+ * row another process writes after the read gets `_synced_at` = now, later than any `since` of a deletion
+ * under way, so it could not have been marked either.
  */
 
 /** Rows of a table read at most (three short columns each): a larger table runs the script. */
@@ -23,13 +25,26 @@ export async function deletionMayMark(
   session: BigQuerySession,
   spec: TableSpec<unknown>,
   candidates: DeletionCandidates,
+  /** When each id was last seen by a sighting not folded yet (ms). */
+  sightings: ReadonlyMap<string, number> = new Map(),
   maxRows = PRECHECK_MAX_ROWS,
 ): Promise<boolean | null> {
   const key = spec.primaryKey[0]!;
   if (candidates.kind === 'ids' && candidates.ids.length === 0) return false;
-  const rows = await session.readTableUpTo(spec.name, [key, '_synced_at', '_deleted_at'], maxRows);
+  const within = candidates.kind === 'not_seen_since' ? candidates.within : undefined;
+  const columns = [
+    key,
+    '_synced_at',
+    '_deleted_at',
+    ...(within && within.column !== key ? [within.column] : []),
+  ];
+  const rows = await session.readTableUpTo(spec.name, columns, maxRows);
   if (rows === null) return null;
-  const live = rows.filter((r) => r['_deleted_at'] == null);
+  // Inside the range a refresh re-read (`column >= from`; a null column is outside, as in SQL).
+  const inRange = (r: Record<string, unknown>) =>
+    within === undefined ||
+    (r[within.column] != null && Date.parse(String(r[within.column])) >= within.from.getTime());
+  const live = rows.filter((r) => r['_deleted_at'] == null && inRange(r));
   if (candidates.kind === 'ids') {
     const ids = new Set(candidates.ids);
     return live.some((r) => ids.has(String(r[key])));
@@ -37,7 +52,11 @@ export async function deletionMayMark(
   // `_synced_at < since` as the script compares it: the stored value has microseconds, `since` whole
   // milliseconds, so truncating the stored one to milliseconds (Date.parse) keeps the comparison exact.
   const since = candidates.since.getTime();
-  return live.some((r) => r['_synced_at'] != null && Date.parse(String(r['_synced_at'])) < since);
+  return live.some((r) => {
+    if (r['_synced_at'] == null) return false;
+    const seen = Math.max(Date.parse(String(r['_synced_at'])), sightings.get(String(r[key])) ?? 0);
+    return seen < since;
+  });
 }
 
 /** Whether the cascade may mark or revive a row; null: a table is too large to read, ask the script. */

@@ -12,7 +12,9 @@ import type {
   StoredVersion,
   SyncRunRecord,
   TableName,
+  WarehouseRow,
 } from '../../schemas/warehouse.js';
+import { canonicalTimestamp } from '../../schemas/warehouse.js';
 import type { SqlDialect } from '../../schemas/warehouse-views.js';
 import type {
   CheckpointFilter,
@@ -29,6 +31,7 @@ import type { SchemaChangeFilter } from '../sql/schema-changes.js';
 import { prepareBigQuery, replaceView } from './ddl.js';
 import { bqIdent } from './dialect.js';
 import { BigQuerySession, normalize } from './session.js';
+import { unfoldedSightingsOf } from './sightings.js';
 import { DEFAULT_FLUSH_THRESHOLDS, type FlushThresholds, StagedBigQueryWriter } from './staged-writer.js';
 import { prepareStaging, StagingAppender } from './staging.js';
 import {
@@ -219,9 +222,38 @@ export class BigQueryDestination extends SqlDestination {
     return this.#session.withErrorMapping('openRejections', () => openRejectionsByTableReads(this.#session));
   }
 
+  /** After the tickets' sightings are folded: the oldest ticket's `_synced_at` is when it was last seen. */
   override async freshness(): Promise<Freshness> {
-    await this.#writer.flushOwn();
+    await this.#writer.flush({ fold: ['tickets'] });
     return super.freshness();
+  }
+
+  /**
+   * The sightings not folded into `_synced_at` yet (sightings.ts), laid over the rows: one not merged yet
+   * stands for "now" (its flush stamps it later). An earlier version's batch whose seen ids only `_staging`
+   * holds is folded instead, for the next read.
+   */
+  override async withSightings(table: TableName, rows: Map<string, WarehouseRow>): Promise<void> {
+    if (rows.size === 0) return;
+    const sightings = await this.#session.withErrorMapping('withSightings', () =>
+      unfoldedSightingsOf(this.#session, table),
+    );
+    if (sightings === null) {
+      await this.#writer.flush({ fold: [table] });
+      return;
+    }
+    // A batch not merged yet: stamped by its flush, not earlier than now (flush.ts stamps the same way).
+    const now = (
+      this.#settings.serverClock ? this.#session.warehouseTimeNotBefore() : this.#settings.clock()
+    ).getTime();
+    for (const [id, row] of rows) {
+      const seen = sightings.get(id);
+      if (seen === undefined) continue;
+      const at = Number.isFinite(seen) ? seen : now;
+      const stored =
+        row['_synced_at'] == null ? Number.NEGATIVE_INFINITY : Date.parse(String(row['_synced_at']));
+      if (at > stored) row['_synced_at'] = canonicalTimestamp(new Date(at).toISOString());
+    }
   }
 
   /** By a table read of `_schema_changes` (small), after this process's own sightings are merged. */
@@ -266,9 +298,12 @@ export class BigQueryDestination extends SqlDestination {
     await super.close();
   }
 
-  /** Runs a query (tests, status command); rows normalized (timestamps canonical, JSON parsed). */
+  /**
+   * Runs a query (tests, status command) after every staged batch is merged and every sighting folded, so
+   * it reads `_synced_at` as "last seen"; rows normalized (timestamps canonical, JSON parsed).
+   */
   async query(sql: string, params: Record<string, unknown> = {}): Promise<Record<string, unknown>[]> {
-    await this.#writer.flushOwn();
+    await this.#writer.flush({ fold: 'all' });
     return this.#session.withErrorMapping('query', async () =>
       (await this.#session.run(sql, params)).map(normalize),
     );

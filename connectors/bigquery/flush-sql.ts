@@ -150,7 +150,48 @@ WHEN MATCHED AND T.\`_synced_at\` < ${now} THEN UPDATE SET \`_synced_at\` = ${no
 WHEN NOT MATCHED THEN INSERT (${insertCols.join(', ')}) VALUES (${insertVals.join(', ')});`;
 }
 
-/** Moves `_synced_at` of the live rows the staged batches saw again unchanged. */
+/** Ids one fold statement names at most: its text stays far below BigQuery's 1 MB query length. */
+export const FOLD_IDS_PER_STATEMENT = 20_000;
+
+/**
+ * Folds sightings into `_synced_at` (sightings.ts): per stamp the ids seen, each live row moved to its
+ * latest stamp, never back. Ids inline, not read from `_staging`: the statement names only its table (one
+ * 10 MB floor, not two). Several statements when there are many ids.
+ */
+export function foldSightingsSql(
+  dataset: string,
+  spec: TableSpec<unknown>,
+  groups: readonly { at: Date; ids: readonly string[] }[],
+): string[] {
+  const id = bqIdent(spec.primaryKey[0]!);
+  const live = spec.tracksDeletion ? ' AND T.`_deleted_at` IS NULL' : '';
+  const statements: string[] = [];
+  let structs: string[] = [];
+  let size = 0;
+  const close = () => {
+    if (structs.length === 0) return;
+    statements.push(`UPDATE ${bqIdent(dataset)}.${bqIdent(spec.name)} T SET \`_synced_at\` = S.at
+FROM (SELECT id, MAX(g.at) AS at FROM UNNEST([${structs.join(', ')}]) g, UNNEST(g.ids) id GROUP BY id) S
+WHERE T.${id} = S.id AND T.\`_synced_at\` < S.at${live};`);
+    structs = [];
+    size = 0;
+  };
+  for (const g of groups)
+    for (let i = 0; i < g.ids.length; ) {
+      const take = g.ids.slice(i, i + FOLD_IDS_PER_STATEMENT - size);
+      structs.push(`STRUCT(${timestampLiteral(g.at)} AS at, [${take.map(stringLiteral).join(', ')}] AS ids)`);
+      size += take.length;
+      i += take.length;
+      if (size >= FOLD_IDS_PER_STATEMENT) close();
+    }
+  close();
+  return statements;
+}
+
+/**
+ * Moves `_synced_at` of the live rows the staged batches saw again unchanged, by the seen ids in `_staging`:
+ * for batches an earlier version staged, whose manifests do not list their seen ids.
+ */
 export function seenStagedSql(
   dataset: string,
   spec: TableSpec<unknown>,

@@ -14,6 +14,7 @@ import type { DestinationSettings } from '../settings.js';
 import type { ParamValue } from '../sql/dialect.js';
 import { bindLiteral, timestampLiteral } from './dialect.js';
 import {
+  foldSightingsSql,
   mergeStagedSql,
   pendingSql,
   rejectedStagedSql,
@@ -21,11 +22,19 @@ import {
   stagedCheckpointsSql,
 } from './flush-sql.js';
 import type { BigQuerySession } from './session.js';
+import {
+  FOLD_AFTER_MS,
+  foldedSightings,
+  foldGroups,
+  type UnfoldedSighting,
+  unfoldedOf,
+} from './sightings.js';
 import { schemaChangeStatements } from './sql.js';
 import {
   mergedBatches,
   openRejectionsByTableReads,
   type StagedCheckpoint,
+  stagedManifests,
   type UnmergedBatch,
   unmergedBatches,
   unmergedStagedCheckpoints,
@@ -40,7 +49,12 @@ export interface FlushReport {
   /** Flush scripts run (0: nothing was staged). */
   merges: number;
   tables: Partial<Record<TableName, { staged: number; inserted: number; updated: number }>>;
+  /** Tables whose sightings were folded into `_synced_at` (sightings.ts). */
+  folded: TableName[];
 }
+
+/** Tables whose sightings a flush folds besides those a day old: every table, or these. */
+export type FoldRequest = 'all' | readonly string[];
 
 interface PendingRow {
   batch: string;
@@ -78,8 +92,14 @@ export class StagedFlusher {
     private readonly session: BigQuerySession,
     private readonly settings: DestinationSettings,
     /** Records batches merged (StagingAppender.markMerged). */
-    private readonly markMerged: (batches: readonly string[]) => Promise<void>,
+    private readonly markMerged: (batches: readonly string[], at: Date) => Promise<void>,
     private readonly onBegin: () => () => void = () => () => {},
+    /** Records sightings folded (StagingAppender.markFolded). */
+    private readonly markFolded: (
+      folded: readonly { batch: string; table: string }[],
+    ) => Promise<void> = async () => {},
+    /** Age at which an unfolded sighting is folded by the next flush that runs. */
+    private readonly foldAfterMs = FOLD_AFTER_MS,
   ) {}
 
   /**
@@ -103,10 +123,19 @@ export class StagedFlusher {
    * Flushes everything staged; serialized with every other flush of this process. With `counts`, the
    * merge counts what it inserts and updates (two reads per table more: for callers that report them).
    */
-  flush(options: { counts?: boolean } = {}): Promise<FlushReport> {
+  flush(options: { counts?: boolean; fold?: FoldRequest } = {}): Promise<FlushReport> {
     const counting = options.counts === true;
     const asked = this.ticket();
-    return this.exclusive(() => (counting ? this.#flushAll(true) : this.flushSince(asked)));
+    return this.exclusive(() =>
+      counting || options.fold !== undefined
+        ? this.#flushAll(counting, options.fold ?? [])
+        : this.flushSince(asked),
+    );
+  }
+
+  /** Inside an exclusive write: a flush that also folds the sightings of `fold` (a deletion's table). */
+  flushFolding(fold: FoldRequest): Promise<FlushReport> {
+    return this.#flushAll(false, fold);
   }
 
   /** Now, for flushSince: a flush begun after this call carries a number at least as large. */
@@ -121,8 +150,8 @@ export class StagedFlusher {
    * the next one instead of each paying a pending read and a script.
    */
   flushSince(ticket: number): Promise<FlushReport> {
-    if (this.#lastDone >= ticket) return Promise.resolve({ batches: 0, merges: 0, tables: {} });
-    return this.#flushAll(false);
+    if (this.#lastDone >= ticket) return Promise.resolve({ batches: 0, merges: 0, tables: {}, folded: [] });
+    return this.#flushAll(false, []);
   }
 
   /**
@@ -135,17 +164,17 @@ export class StagedFlusher {
     return run;
   }
 
-  async #flushAll(counts: boolean): Promise<FlushReport> {
+  async #flushAll(counts: boolean, fold: FoldRequest): Promise<FlushReport> {
     const seq = this.#begun++;
     const merged = this.onBegin();
-    const report = await this.#mergeAllPending(counts);
+    const report = await this.#mergeAllPending(counts, fold);
     this.#lastDone = Math.max(this.#lastDone, seq);
     merged();
     return report;
   }
 
-  async #mergeAllPending(counts: boolean): Promise<FlushReport> {
-    const report: FlushReport = { batches: 0, merges: 0, tables: {} };
+  async #mergeAllPending(counts: boolean, fold: FoldRequest): Promise<FlushReport> {
+    const report: FlushReport = { batches: 0, merges: 0, tables: {}, folded: [] };
     const unmanifested = this.#unmanifested;
     for (;;) {
       // Table reads, in this order: the merged markers, then the staged checkpoints, then the manifests. A
@@ -157,21 +186,69 @@ export class StagedFlusher {
         await unmergedStagedCheckpoints(this.session, merged),
         BATCHES_PER_FLUSH,
       );
-      const pending =
-        unmanifested || checkpoints.some((c) => c.checkpoint.manifested !== true)
-          ? await this.session.script<PendingRow>(pendingSql(this.session.dataset, BATCHES_PER_FLUSH))
-          : pendingOfManifests((await unmergedBatches(this.session, merged)).slice(0, BATCHES_PER_FLUSH));
-      if (pending.length === 0 && checkpoints.length === 0) break;
+      const folded = await foldedSightings(this.session);
+      const manifests = await stagedManifests(this.session);
+      const legacy = unmanifested || checkpoints.some((c) => c.checkpoint.manifested !== true);
+      const pendingBatches = legacy
+        ? []
+        : (await unmergedBatches(this.session, merged, manifests)).slice(0, BATCHES_PER_FLUSH);
+      const pending = legacy
+        ? await this.session.script<PendingRow>(pendingSql(this.session.dataset, BATCHES_PER_FLUSH))
+        : pendingOfManifests(pendingBatches);
+      const unfolded = unfoldedOf(manifests, merged, folded);
+      const stampMs = this.#stamp().getTime();
+      const foldNow = this.#tablesToFold(unfolded, pendingBatches, fold, stampMs);
+      if (
+        pending.length === 0 &&
+        checkpoints.length === 0 &&
+        !foldNow.some((t) => unfolded.some((u) => u.table === t))
+      )
+        break;
       const batches = [...new Set(pending.map((p) => p.batch))];
       const checkpointBatches = [...new Set(checkpoints.map((c) => c.batch))];
-      await this.#merge(batches, pending, checkpoints, checkpointBatches, report, counts);
+      const folding: Folding = {
+        stampMs,
+        listed: legacy ? [] : pendingBatches,
+        unfolded,
+        fold: foldNow,
+        fullyListed: !legacy,
+      };
+      await this.#merge(batches, pending, checkpoints, checkpointBatches, folding, report, counts);
       report.batches += batches.length + checkpointBatches.length;
       report.merges += 1;
       if (batches.length < BATCHES_PER_FLUSH && checkpointBatches.length < BATCHES_PER_FLUSH) break;
+      fold = [];
     }
     // Everything staged before this flush began, with or without a manifest, is merged.
     if (unmanifested) this.#unmanifested = false;
     return report;
+  }
+
+  /**
+   * The stamp sightings merged by this flush stand for (recorded on their merged markers): not earlier than
+   * any reading of the warehouse's clock taken before (a deletion's `since`), or the test clock.
+   */
+  #stamp(): Date {
+    return this.settings.serverClock ? this.session.warehouseTimeNotBefore() : this.settings.clock();
+  }
+
+  /**
+   * Tables whose sightings this flush folds — those asked for, and those with one a day old — of the tables
+   * with sightings: unfolded ones of earlier flushes, or listed by the batches this one merges.
+   */
+  #tablesToFold(
+    unfolded: readonly UnfoldedSighting[],
+    pending: readonly UnmergedBatch[],
+    fold: FoldRequest,
+    stampMs: number,
+  ): string[] {
+    const sighted = new Set([
+      ...unfolded.map((u) => u.table),
+      ...pending.flatMap(({ manifest }) => Object.keys(manifest.seen ?? {})),
+    ]);
+    const due = new Set<string>(fold === 'all' ? sighted : fold);
+    for (const u of unfolded) if (stampMs - u.atMs >= this.foldAfterMs) due.add(u.table);
+    return [...due].filter((t) => sighted.has(t));
   }
 
   async #merge(
@@ -179,6 +256,7 @@ export class StagedFlusher {
     pending: readonly PendingRow[],
     stagedCheckpoints: readonly StagedCheckpoint[],
     checkpointBatches: readonly string[],
+    folding: Folding,
     report: FlushReport,
     counting: boolean,
   ) {
@@ -203,8 +281,11 @@ export class StagedFlusher {
     rowTables.forEach((t, i) => {
       statements.push(mergeStagedSql(dataset, this.settings.spec(t), batches, now, counting ? i : null));
     });
-    for (const t of TABLE_NAMES.filter((name) => seen.has(name)))
+    const folds = this.#folds(folding, seen);
+    for (const t of folds.byStagedIds)
       statements.push(seenStagedSql(dataset, this.settings.spec(t), batches, now));
+    for (const [t, groups] of folds.inline)
+      statements.push(...foldSightingsSql(dataset, this.settings.spec(t), groups));
     const rejected = rejectedList(docs('rejected') as RejectedItem[]);
     // Open entries can be resolved only in tables that have some (a table read; usually none): the guard
     // that looks for them names `_rejected` and `_staging`, 20 MB a flush with rows.
@@ -228,7 +309,10 @@ export class StagedFlusher {
     for (const t of rowTables) await this.settings.hooks.beforeMerge?.(t);
     const counts = await this.#runScript(statements, counting ? rowTables.length : 0);
     await this.settings.hooks.beforeMarkMerged?.();
-    await this.markMerged([...batches, ...checkpointBatches]);
+    await this.markMerged([...batches, ...checkpointBatches], new Date(folding.stampMs));
+    await this.markFolded(folds.pairs);
+    for (const t of [...folds.byStagedIds, ...folds.inline.keys()])
+      if (!report.folded.includes(t)) report.folded.push(t);
     rowTables.forEach((t, i) => {
       const before = report.tables[t] ?? { staged: 0, inserted: 0, updated: 0 };
       report.tables[t] = {
@@ -237,6 +321,40 @@ export class StagedFlusher {
         updated: before.updated + Number(counts?.[`updated_${i}`] ?? 0),
       };
     });
+  }
+
+  /**
+   * The sightings this flush folds: a batch's seen ids listed in its manifest wait (sightings.ts) unless
+   * their table is folded now — then with the unfolded ones of earlier batches, each at its stamp; seen ids
+   * a manifest does not list (an earlier version's batch) are folded now from `_staging`.
+   */
+  #folds(sightings: Folding, seen: ReadonlyMap<TableName, number>) {
+    const fold = new Set(sightings.fold);
+    const byStagedIds = TABLE_NAMES.filter(
+      (t) =>
+        seen.has(t) &&
+        (!sightings.fullyListed ||
+          sightings.listed.some(
+            ({ manifest }) =>
+              manifest.seen?.[t] === undefined &&
+              manifest.counts.some((c) => c.op === 'seen' && c.table === t),
+          )),
+    );
+    const inline = new Map<TableName, ReturnType<typeof foldGroups>>();
+    const pairs: { batch: string; table: string }[] = [];
+    for (const t of TABLE_NAMES) {
+      if (!fold.has(t)) continue;
+      const now = sightings.listed.flatMap(({ batch, manifest }) =>
+        (manifest.seen?.[t]?.length ?? 0) > 0
+          ? [{ batch, ids: manifest.seen![t]!, atMs: sightings.stampMs }]
+          : [],
+      );
+      const earlier = sightings.unfolded.filter((u) => u.table === t);
+      if (now.length + earlier.length === 0) continue;
+      inline.set(t, foldGroups([...now, ...earlier]));
+      for (const s of [...now, ...earlier]) pairs.push({ batch: s.batch, table: t });
+    }
+    return { byStagedIds, inline, pairs };
   }
 
   /** Of `tables`, those with open `_rejected` entries, read or set aside in this flush's batches. */
@@ -264,6 +382,20 @@ export class StagedFlusher {
     );
     return counts ?? {};
   }
+}
+
+/** What a flush knows of sightings (sightings.ts) when it merges. */
+interface Folding {
+  /** The stamp of this flush's merged markers, which its batches' sightings stand for. */
+  readonly stampMs: number;
+  /** The batches merged, by their manifests (none when found by the query of `_staging`). */
+  readonly listed: readonly UnmergedBatch[];
+  /** Sightings of batches merged earlier, not folded. */
+  readonly unfolded: readonly UnfoldedSighting[];
+  /** Tables whose sightings this flush folds. */
+  readonly fold: readonly string[];
+  /** Whether every batch merged was found by its manifest (else its seen ids are folded from `_staging`). */
+  readonly fullyListed: boolean;
 }
 
 /**

@@ -29,8 +29,12 @@ export class BigQuerySession implements SqlSession {
   readonly #maxRetries: number;
   /** Table handles of table reads: each learns its schema once (a free tables.get) and keeps it. */
   readonly #tables = new Map<string, Table>();
-  /** The warehouse's clock as the last job read it (its creation time), and when, on this process's clock. */
-  #clock: { readonly warehouseMs: number; readonly readAtMs: number } | null = null;
+  /**
+   * The warehouse's clock as the last job read it (its creation time), and when on this process's clock:
+   * after the job (`readAtMs`) and before it was submitted (`submittedMs`).
+   */
+  #clock: { readonly warehouseMs: number; readonly readAtMs: number; readonly submittedMs: number } | null =
+    null;
 
   constructor(options: BigQuerySessionOptions) {
     this.dataset = options.datasetId;
@@ -55,11 +59,13 @@ export class BigQuerySession implements SqlSession {
     results: { parseJSON?: boolean } = {},
   ): Promise<R[]> {
     const options = { query, location: this.location, params, types } as Query;
+    const submittedMs = Date.now();
     const [job] = (await this.client.createQueryJob(options)) as [Job, unknown];
     const [rows] = await job.getQueryResults({ parseJSON: results.parseJSON ?? false });
     const [meta] = await job.getMetadata();
     const created = Number(meta?.statistics?.creationTime);
-    if (Number.isFinite(created) && created > 0) this.#clock = { warehouseMs: created, readAtMs: Date.now() };
+    if (Number.isFinite(created) && created > 0)
+      this.#clock = { warehouseMs: created, readAtMs: Date.now(), submittedMs };
     const error = meta?.status?.errorResult;
     if (error) throw new Error(`${error.reason ?? 'error'}: ${error.message ?? ''}`);
     return rows as R[];
@@ -73,6 +79,18 @@ export class BigQuerySession implements SqlSession {
   recentWarehouseTime(maxAgeMs: number): Date | null {
     if (this.#clock === null || Date.now() - this.#clock.readAtMs > maxAgeMs) return null;
     return new Date(this.#clock.warehouseMs);
+  }
+
+  /**
+   * A time the warehouse's clock has not passed yet, without a job: this process's clock, or the last job's
+   * creation time plus the time since it was submitted (the job was created after that), whichever is later.
+   * A stamp that must not be earlier than any reading of the warehouse's clock taken before (a deletion's
+   * `since`) uses it.
+   */
+  warehouseTimeNotBefore(): Date {
+    const local = Date.now();
+    if (this.#clock === null) return new Date(local);
+    return new Date(Math.max(local, this.#clock.warehouseMs + (local - this.#clock.submittedMs)));
   }
 
   /**

@@ -15,9 +15,10 @@ import type { DestinationSettings } from '../settings.js';
 import type { CascadeConditions, CascadeCounts, DeletionRequest } from '../sql/deletions.js';
 import type { WarehouseWriter } from '../sql/destination.js';
 import { cascadeMayChange, deletionMayMark } from './deletion-precheck.js';
-import { type FlushReport, StagedFlusher } from './flush.js';
+import { type FlushReport, type FoldRequest, StagedFlusher } from './flush.js';
 import { staged } from './flush-sql.js';
 import type { BigQuerySession } from './session.js';
+import { unfoldedSightingsOf } from './sightings.js';
 import type { StagedEntry, StagingAppender } from './staging.js';
 import { byText, checkpointsByTableReads } from './state-reads.js';
 import { DEFAULT_VERSION_CACHE_LIMITS, RunVersionCache, type VersionCacheLimits } from './version-cache.js';
@@ -77,8 +78,9 @@ export class StagedBigQueryWriter implements WarehouseWriter {
     this.#flusher = new StagedFlusher(
       session,
       settings,
-      (batches) => appender.markMerged(batches),
+      (batches, at) => appender.markMerged(batches, at),
       () => this.#flushBegins(),
+      (folded) => appender.markFolded(folded),
     );
     this.versions = new RunVersionCache(session, versionCacheLimits);
   }
@@ -158,8 +160,8 @@ export class StagedBigQueryWriter implements WarehouseWriter {
     this.#flusher.lookForUnmanifestedBatches();
   }
 
-  /** Merges everything staged (by any process). */
-  flush(options: { counts?: boolean } = {}): Promise<FlushReport> {
+  /** Merges everything staged (by any process); with `fold`, also folds those tables' sightings. */
+  flush(options: { counts?: boolean; fold?: FoldRequest } = {}): Promise<FlushReport> {
     return this.session.withErrorMapping('flush', () => this.#flusher.flush(options));
   }
 
@@ -225,20 +227,24 @@ export class StagedBigQueryWriter implements WarehouseWriter {
   }
 
   async markDeleted(request: DeletionRequest): Promise<number> {
-    // The ids a sweep saw are staged: merged first, so no row it saw looks unseen; no other flush of this
-    // process writes in between (one writer per table). A deletion that can mark nothing (table reads,
-    // deletion-precheck.ts) and moves no checkpoint runs no script.
-    const n = await this.#exclusiveAfterFlush('markDeleted', null, async () => {
-      if (
-        request.checkpoint === undefined &&
-        (await this.session.withErrorMapping(`markDeleted ${request.spec.name}`, () =>
-          deletionMayMark(this.session, request.spec, request.candidates),
-        )) === false
-      )
-        return 0;
+    // Rows of the table staged are merged first (a row received again is no candidate). The sightings (seen
+    // ids) are not: the pre-check reads them from the manifests (sightings.ts), and a deletion that can mark
+    // nothing and moves no checkpoint runs no job at all. Otherwise a flush folds the table's sightings into
+    // `_synced_at`, then the script runs — no other flush of this process writes in between.
+    const table = request.spec.name;
+    const n = await this.#exclusiveAfterFlush('markDeleted', [table], async () => {
+      if (request.checkpoint === undefined) {
+        const may = await this.session.withErrorMapping(`markDeleted ${table}`, async () => {
+          const sightings = await unfoldedSightingsOf(this.session, table);
+          if (sightings === null) return null;
+          return deletionMayMark(this.session, request.spec, request.candidates, sightings);
+        });
+        if (may === false) return 0;
+      }
+      await this.session.withErrorMapping('markDeleted', () => this.#flusher.flushFolding([table]));
       return this.#scripts.markDeleted(request);
     });
-    if (n > 0) this.versions.forgetTable(request.spec.name as TableName);
+    if (n > 0) this.versions.forgetTable(table as TableName);
     if (request.checkpoint) this.#remember([request.checkpoint], this.settings.clock());
     return n;
   }

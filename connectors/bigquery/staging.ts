@@ -35,6 +35,11 @@ export const STAGED_CHECKPOINTS_TABLE = '_staging_checkpoints';
  * fetched again — and that expire with the partition).
  */
 export const BATCHES_TABLE = '_staging_batches';
+/**
+ * Which (batch, table) sightings were folded into the table's `_synced_at` (sightings.ts): a batch's seen
+ * ids are folded lazily, after its merge, so a run that changes nothing pays no UPDATE for them.
+ */
+export const FOLDED_TABLE = '_staging_folded';
 /** Staged entries older than this are gone (partition expiration): a flush never looks further back. */
 export const STAGING_RETENTION_DAYS = 7;
 
@@ -81,15 +86,22 @@ const MERGED_FIELDS: TableField[] = [
   { name: 'merged_at', type: 'TIMESTAMP', mode: 'REQUIRED', description: 'When' },
 ];
 
+const FOLDED_FIELDS: TableField[] = [
+  { name: 'batch', type: 'STRING', mode: 'REQUIRED', description: 'A merged batch' },
+  { name: 'table_name', type: 'STRING', mode: 'REQUIRED', description: 'Whose sightings were folded' },
+  { name: 'folded_at', type: 'TIMESTAMP', mode: 'REQUIRED', description: 'When' },
+];
+
 const DAY_MS = 24 * 60 * 60 * 1000;
 const APPEND_TIMEOUT_MS = 30_000;
 const APPEND_ATTEMPTS = 5;
 
-/** Entries a manifest carries whole: small and few; rows and seen ids are only counted. */
+/** Entries a manifest carries whole: small and few; rows are only counted, seen ids listed by table. */
 const carriedWhole = (op: StagedOp) => op !== 'row' && op !== 'seen';
 
 /**
- * Creates `_staging`, `_staging_checkpoints`, `_staging_batches` and `_staging_merged` (idempotent): day
+ * Creates `_staging`, `_staging_checkpoints`, `_staging_batches`, `_staging_merged` and `_staging_folded`
+ * (idempotent): day
  * partitions that expire after the retention. Returns whether `_staging` predates `_staging_batches`: its
  * batches of an earlier version have no manifest, so the first flush also looks for them by a query.
  */
@@ -99,6 +111,7 @@ export async function prepareStaging(session: BigQuerySession): Promise<{ unmani
     [STAGED_CHECKPOINTS_TABLE, CHECKPOINT_FIELDS, 'staged_at', ['batch']],
     [BATCHES_TABLE, BATCH_FIELDS, 'staged_at', ['batch']],
     [MERGED_TABLE, MERGED_FIELDS, 'merged_at', ['batch']],
+    [FOLDED_TABLE, FOLDED_FIELDS, 'folded_at', ['batch']],
   ];
   const existed = new Set<string>();
   for (const [name, fields, partition, cluster] of tables) {
@@ -114,8 +127,10 @@ export async function prepareStaging(session: BigQuerySession): Promise<{ unmani
       timePartitioning: {
         type: 'DAY',
         field: partition,
-        // The merged markers outlive the entries they mark by a day.
-        expirationMs: String((STAGING_RETENTION_DAYS + (name === MERGED_TABLE ? 1 : 0)) * DAY_MS),
+        // The markers outlive the entries they mark by a day.
+        expirationMs: String(
+          (STAGING_RETENTION_DAYS + (name === MERGED_TABLE || name === FOLDED_TABLE ? 1 : 0)) * DAY_MS,
+        ),
       },
       clustering: { fields: cluster },
     };
@@ -150,6 +165,7 @@ export class StagingAppender {
   readonly #manifests: DefaultStreamAppender;
   readonly #checkpoints: DefaultStreamAppender;
   readonly #merged: DefaultStreamAppender;
+  readonly #folded: DefaultStreamAppender;
   #last = 0;
 
   constructor(projectId: string, dataset: string, endpoint: StorageEndpoint) {
@@ -159,6 +175,7 @@ export class StagingAppender {
     this.#manifests = stream(BATCHES_TABLE, BATCH_FIELDS);
     this.#checkpoints = stream(STAGED_CHECKPOINTS_TABLE, CHECKPOINT_FIELDS);
     this.#merged = stream(MERGED_TABLE, MERGED_FIELDS);
+    this.#folded = stream(FOLDED_TABLE, FOLDED_FIELDS);
   }
 
   /** A new batch id: one per append. */
@@ -201,10 +218,20 @@ export class StagingAppender {
    * Records batches merged (a flush's last step, after its script: a flush that dies before it runs again
    * whole, to the same result). An append, not an INSERT: no job, nothing billed.
    */
-  async markMerged(batches: readonly string[]): Promise<void> {
+  async markMerged(batches: readonly string[], at: Date): Promise<void> {
     if (batches.length === 0) return;
-    const mergedAt = Date.now() * 1000;
+    // The time a sighting of these batches stands for until it is folded (sightings.ts): the flush's stamp.
+    const mergedAt = at.getTime() * 1000;
     await this.#merged.append(batches.map((batch) => ({ batch, merged_at: mergedAt })));
+  }
+
+  /** Records sightings folded, per batch and table (after the script that folded them). */
+  async markFolded(folded: readonly { batch: string; table: string }[]): Promise<void> {
+    if (folded.length === 0) return;
+    const foldedAt = Date.now() * 1000;
+    await this.#folded.append(
+      folded.map(({ batch, table }) => ({ batch, table_name: table, folded_at: foldedAt })),
+    );
   }
 
   /** Microseconds since the epoch, strictly increasing within the process. */
@@ -214,24 +241,37 @@ export class StagingAppender {
   }
 
   close(): void {
-    for (const stream of [this.#entries, this.#manifests, this.#checkpoints, this.#merged]) stream.close();
+    for (const stream of [this.#entries, this.#manifests, this.#checkpoints, this.#merged, this.#folded])
+      stream.close();
   }
 }
 
 /** The manifest of a batch's rows of `_staging`. */
 function manifestOf(
-  rows: readonly { op: StagedOp; table_name: string | null; seq: number; doc: string | null }[],
+  rows: readonly {
+    op: StagedOp;
+    table_name: string | null;
+    row_id: string | null;
+    seq: number;
+    doc: string | null;
+  }[],
 ): BatchManifest {
   const counts = new Map<string, { op: StagedOp; table: string | null; n: number }>();
   const entries: { op: StagedOp; seq: number; doc: string }[] = [];
+  const seen = new Map<string, string[]>();
   for (const r of rows) {
     const key = `${r.op}\u0000${r.table_name ?? ''}`;
     const count = counts.get(key) ?? { op: r.op, table: r.table_name, n: 0 };
     count.n += 1;
     counts.set(key, count);
     if (carriedWhole(r.op) && r.doc !== null) entries.push({ op: r.op, seq: r.seq, doc: r.doc });
+    if (r.op === 'seen' && r.table_name !== null && r.row_id !== null) {
+      const ids = seen.get(r.table_name) ?? [];
+      ids.push(r.row_id);
+      seen.set(r.table_name, ids);
+    }
   }
-  return { counts: [...counts.values()], entries };
+  return { counts: [...counts.values()], entries, seen: Object.fromEntries(seen) };
 }
 
 /**

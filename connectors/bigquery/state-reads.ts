@@ -34,9 +34,19 @@ export interface StagedCheckpoint {
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
+/** Batches recorded merged, each with when (its flush's stamp, ms): what a pending sighting stands for. */
+export type MergedBatches = ReadonlyMap<string, number>;
+
 /** The batches flushes recorded merged (read first: see unmergedStagedCheckpoints). */
-export async function mergedBatches(session: BigQuerySession): Promise<Set<string>> {
-  return new Set((await session.readTable(MERGED_TABLE, ['batch'])).map((r) => String(r['batch'])));
+export async function mergedBatches(session: BigQuerySession): Promise<MergedBatches> {
+  const merged = new Map<string, number>();
+  for (const r of await session.readTable(MERGED_TABLE, ['batch', 'merged_at'])) {
+    const batch = String(r['batch']);
+    // A batch merged twice (a flush that died before its marker, run again) stands for the first stamp.
+    const at = Date.parse(String(r['merged_at']));
+    merged.set(batch, Math.min(merged.get(batch) ?? at, at));
+  }
+  return merged;
 }
 
 /**
@@ -46,7 +56,7 @@ export async function mergedBatches(session: BigQuerySession): Promise<Set<strin
  */
 export async function unmergedStagedCheckpoints(
   session: BigQuerySession,
-  merged?: ReadonlySet<string>,
+  merged?: MergedBatches,
 ): Promise<StagedCheckpoint[]> {
   const done = merged ?? (await mergedBatches(session));
   const since = Date.now() - STAGING_RETENTION_DAYS * DAY_MS;
@@ -66,20 +76,13 @@ export interface UnmergedBatch {
   readonly manifest: BatchManifest;
 }
 
-/**
- * The batches of `_staging` not merged yet, by table reads of their manifests (`_staging_batches`), in
- * staging order; `merged` read before (a manifest is appended before its batch's checkpoints, so every
- * checkpoint read after `merged` has its manifest here).
- */
-export async function unmergedBatches(
-  session: BigQuerySession,
-  merged: ReadonlySet<string>,
-): Promise<UnmergedBatch[]> {
+/** Every manifest of the retention (`_staging_batches`, a table read), in staging order. */
+export async function stagedManifests(session: BigQuerySession): Promise<UnmergedBatch[]> {
   const since = Date.now() - STAGING_RETENTION_DAYS * DAY_MS;
   const out: UnmergedBatch[] = [];
   for (const r of await session.readTable(BATCHES_TABLE, ['batch', 'seq', 'staged_at', 'doc'])) {
     const batch = String(r['batch']);
-    if (merged.has(batch) || Date.parse(String(r['staged_at'])) < since) continue;
+    if (Date.parse(String(r['staged_at'])) < since) continue;
     const parsed = BatchManifest.safeParse(JSON.parse(String(r['doc'])));
     if (!parsed.success)
       throw new Error(
@@ -88,6 +91,19 @@ export async function unmergedBatches(
     out.push({ batch, seq: Number(r['seq']), manifest: parsed.data });
   }
   return out.sort((a, b) => a.seq - b.seq);
+}
+
+/**
+ * The batches of `_staging` not merged yet, by table reads of their manifests (`_staging_batches`), in
+ * staging order; `merged` read before (a manifest is appended before its batch's checkpoints, so every
+ * checkpoint read after `merged` has its manifest here). `manifests`: read already.
+ */
+export async function unmergedBatches(
+  session: BigQuerySession,
+  merged: MergedBatches,
+  manifests?: readonly UnmergedBatch[],
+): Promise<UnmergedBatch[]> {
+  return (manifests ?? (await stagedManifests(session))).filter(({ batch }) => !merged.has(batch));
 }
 
 /** Every checkpoint as a reader sees it: `_sync_state` with the latest staged, unmerged one of a scope over it. */

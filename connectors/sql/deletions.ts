@@ -115,13 +115,14 @@ export function cascadeConditions(
 }
 
 /**
- * A superset of the rows a deletion's `where` selects, simple enough to test on the table's key, `_synced_at`
- * and `_deleted_at` alone: live rows not received since `since`, or live rows among `ids`. A warehouse that
+ * A superset of the rows a deletion's `where` selects, simple enough to test on the table's key, `_synced_at`,
+ * `_deleted_at` and the range's column: live rows not received since `since` (inside `within`, when the
+ * refresh re-read only a range), or live rows among `ids`. A warehouse that
  * reads tables for nothing (BigQuery's table reads) can tell from it that a deletion has nothing to mark
  * without a query, which bills 10 MB even when it finds nothing.
  */
 export type DeletionCandidates =
-  | { readonly kind: 'not_seen_since'; readonly since: Date }
+  | { readonly kind: 'not_seen_since'; readonly since: Date; readonly within?: DeletionRange }
   | { readonly kind: 'ids'; readonly ids: readonly string[] };
 
 /** What a warehouse's write path is asked to mark: the rows `where` selects, with a checkpoint, atomically. */

@@ -13,6 +13,7 @@ import type {
   SyncRunRecord,
   TableName,
   TableSpec,
+  WarehouseRow,
 } from '../../schemas/warehouse.js';
 import type { SqlDialect, ViewSpec } from '../../schemas/warehouse-views.js';
 import type {
@@ -173,7 +174,7 @@ export class SqlDestination implements Destination {
     const spec = this.#settings.deletable(table);
     const where = notSeenSinceWhere(spec, since, within, unlessUnread);
     const operation = 'markDeletedNotSeenSince';
-    const candidates = { kind: 'not_seen_since', since } as const;
+    const candidates = { kind: 'not_seen_since', since, ...(within ? { within } : {}) } as const;
     return this.#writer.markDeleted({ spec, where, candidates, deletedAt, checkpoint, operation });
   }
 
@@ -252,6 +253,9 @@ export class SqlDestination implements Destination {
   async auditSample(table: TableName, seedColumn: string, seed: string, limit: number): Promise<AuditSeed[]> {
     return auditSample(this.#session, this.#settings.spec(table), { seedColumn, seed, limit });
   }
+
+  /** `_synced_at` is moved by each batch's merge: nothing to lay over. */
+  async withSightings(_table: TableName, _rows: Map<string, WarehouseRow>): Promise<void> {}
 
   async recordAudit(rows: readonly AuditRecord[]): Promise<void> {
     await recordAudit(this.#session, rows);

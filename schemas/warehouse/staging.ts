@@ -12,10 +12,14 @@ export type StagedOp = z.infer<typeof StagedOp>;
 
 /**
  * The manifest of a batch of `_staging` (a row of `_staging_batches`): per op and table the number of
- * entries, and its small entries (items set aside, schema changes, ledger entries) with their order.
+ * entries, its small entries (items set aside, schema changes, ledger entries) with their order, and the
+ * ids it saw again unchanged per table (`seen`). Those sightings are folded into the tables' `_synced_at`
+ * lazily (connectors/bigquery/sightings.ts), and read from here meanwhile. A manifest without `seen` (an
+ * earlier version's) has its sightings folded when its batch is merged.
  */
 export const BatchManifest = z.object({
   counts: z.array(z.object({ op: StagedOp, table: z.string().nullable(), n: z.number().int().positive() })),
   entries: z.array(z.object({ op: StagedOp, seq: z.number(), doc: z.string() })),
+  seen: z.record(z.string(), z.array(z.string())).optional(),
 });
 export type BatchManifest = z.infer<typeof BatchManifest>;

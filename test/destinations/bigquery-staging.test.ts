@@ -8,7 +8,7 @@ import type { VersionCacheLimits } from '../../connectors/bigquery/version-cache
 import { checkpointTagOf, cursorTagOf } from '../../connectors/cursor-tag.js';
 import type { DestinationOptions } from '../../connectors/destination.js';
 import { DestinationSettings } from '../../connectors/settings.js';
-import { canonicalTimestamp } from '../../schemas/warehouse.js';
+import { canonicalTimestamp, type WarehouseRow } from '../../schemas/warehouse.js';
 import { type BigQueryEmulator, startBigQueryEmulator } from '../../scripts/bigquery-emulator.js';
 import { type BigQueryQuotaProxy, startBigQueryQuotaProxy } from '../../scripts/bigquery-quota-proxy.js';
 import { at, input, message, sighting, ticket } from './fixtures.js';
@@ -508,13 +508,15 @@ describe('BigQuery staged writes', () => {
     await dest.stageBatch({ table: 'tickets', rows: [input(a)] });
     proxy.reset();
     // Three at once (a window's end, a deletion, a read of merged rows): the first flush, begun after all
-    // three asked, merges what each needs; the other two run nothing. Before: three pending reads.
+    // three asked, merges what each needs; the other two run nothing. Before: three pending reads. The
+    // manifests are read three times: by the flush, by the deletion asking whether rows of its table are
+    // pending, and by its pre-check (the sightings not folded).
     await Promise.all([
       dest.flushStaged(),
       dest.markDeletedNotSeenSince('tickets', new Date(0), new Date()),
       dest.flushStaged(),
     ]);
-    expect(tableReads('_staging_batches')).toBe(1);
+    expect(tableReads('_staging_batches')).toBe(3);
     expect(proxy.report().queryJobs).toBe(1);
     expect(await rowsOf('tickets', [a.id])).toEqual([
       { id: a.id, subject: 'v821', updated_at: canonicalTimestamp(at(821)) },
@@ -522,7 +524,7 @@ describe('BigQuery staged writes', () => {
     // Staged after that flush began: the next request flushes again.
     await dest.stageBatch({ table: 'tickets', rows: [input(b)] });
     await dest.flushStaged();
-    expect(tableReads('_staging_batches')).toBe(2);
+    expect(tableReads('_staging_batches')).toBe(4);
     expect(proxy.report().queryJobs).toBe(2);
     expect(await rowsOf('tickets', [b.id])).toHaveLength(1);
     await dest.close();
@@ -609,6 +611,81 @@ describe('BigQuery staged writes', () => {
       expect(versions.get(b.id)?.version).toBe(canonicalTimestamp(at(2)));
       expect(proxy.report().queryJobs).toBe(0);
       await Promise.all([dest.close(), next.close()]);
+    });
+
+    it('a re-read of unchanged rows runs no job: its sightings wait, the deletion check and the audit count them, a fold stamps them (doc §15.5)', async () => {
+      const dest = create();
+      const a = ticket({ ticket_number: 9001, updated_at: at(9001), subject: 'a' });
+      const b = ticket({ ticket_number: 9002, updated_at: at(9002), subject: 'b' });
+      await dest.stageBatch({ table: 'tickets', rows: [input(a), input(b)], runId: 'run-1' });
+      await dest.flushStaged();
+      const before = await liveOf([a.id, b.id]);
+      const syncedOf = (rows: typeof before, id: string) => rows.find((r) => r.id === id)!.synced;
+      // The next run, another process: a full re-read begins, and serves a again unchanged (b is gone).
+      const next = create();
+      await next.flushStaged();
+      const since = await next.currentTime();
+      proxy.reset();
+      expect(await next.stageBatch({ table: 'tickets', rows: [input(a)], runId: 'run-2' })).toEqual({
+        rows: 0,
+      });
+      await next.flushStaged();
+      // Before: the flush ran an UPDATE of tickets for the one id seen (10 MB).
+      expect(proxy.report().queryJobs).toBe(0);
+      expect(syncedOf(await liveOf([a.id, b.id]), a.id)).toBe(syncedOf(before, a.id));
+      // The audit's read lays the sighting over the stored row.
+      const stored = new Map([[a.id, { id: a.id, _synced_at: syncedOf(before, a.id) } as WarehouseRow]]);
+      await next.withSightings('tickets', stored);
+      expect(Date.parse(String(stored.get(a.id)!['_synced_at']))).toBeGreaterThanOrEqual(since.getTime());
+      // The refresh's deletion: b was not seen since, a was (by its sighting): b alone is marked.
+      const within = { column: 'updated_at', from: new Date(at(9000)) };
+      expect(await next.markDeletedNotSeenSince('tickets', since, new Date(), undefined, within)).toBe(1);
+      const after = await liveOf([a.id, b.id]);
+      expect(after.map((r) => [r.id, r.live])).toEqual(
+        [
+          [a.id, true],
+          [b.id, false],
+        ].sort((x, y) => (String(x[0]) < String(y[0]) ? -1 : 1)),
+      );
+      // That deletion folded the sightings first: a's _synced_at is its sighting's stamp, not the fold's.
+      expect(Date.parse(syncedOf(after, a.id))).toBe(Date.parse(String(stored.get(a.id)!['_synced_at'])));
+      // Seen again, then nothing to delete: the pre-check reads the sighting, no job.
+      const since2 = next.currentTime();
+      expect(await next.stageBatch({ table: 'tickets', rows: [input(a)], runId: 'run-2' })).toEqual({
+        rows: 0,
+      });
+      proxy.reset();
+      expect(await next.markDeletedNotSeenSince('tickets', await since2, new Date(), undefined, within)).toBe(
+        0,
+      );
+      expect(proxy.report().queryJobs).toBe(0);
+      await Promise.all([dest.close(), next.close()]);
+    });
+
+    it('a sighting a day old is folded by the next flush; a reader of _synced_at by a query sees every sighting folded', async () => {
+      const dest = create();
+      const c = ticket({ ticket_number: 9011, updated_at: at(9011), subject: 'c' });
+      await dest.stageBatch({ table: 'tickets', rows: [input(c)], runId: 'run-1' });
+      await dest.flushStaged();
+      const [before] = await liveOf([c.id]);
+      // A clock a day and a minute ahead of the sighting's stamp: the flush after the sighting folds it.
+      const next = create();
+      await next.stageBatch({ table: 'tickets', rows: [input(c)], runId: 'run-2' });
+      await next.flushStaged();
+      expect((await liveOf([c.id]))[0]!.synced).toBe(before!.synced);
+      const later = create({ clock: () => new Date(Date.now() + 24 * 60 * 60 * 1000 + 60_000) });
+      proxy.reset();
+      await later.flushStaged();
+      expect(proxy.report().queryJobs).toBe(1);
+      const [folded] = await liveOf([c.id]);
+      expect(Date.parse(folded!.synced)).toBeGreaterThan(Date.parse(before!.synced));
+      // Seen again; `query` (tests, status) folds before it reads.
+      await next.stageBatch({ table: 'tickets', rows: [input(c)], runId: 'run-2' });
+      const [queried] = await next.query(`SELECT _synced_at FROM \`${datasetId}\`.tickets WHERE id = @id`, {
+        id: c.id,
+      });
+      expect(Date.parse(String(queried!['_synced_at']))).toBeGreaterThan(Date.parse(folded!.synced));
+      await Promise.all([dest.close(), next.close(), later.close()]);
     });
 
     it('a table larger than the cache holds is not cached: every row is staged, versions are queried', async () => {

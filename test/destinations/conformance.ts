@@ -616,12 +616,17 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         ticket({ ticket_number: 82 }),
       ];
       await d.writeBatch({ table: 'tickets', rows: [a, b, c].map(input) });
-      const mine = async () =>
-        new Map(
+      // `_synced_at` as a reader of the destination sees it: BigQuery folds sightings into the column lazily
+      // (connectors/bigquery/sightings.ts) and lays the rest over what it stores (withSightings).
+      const mine = async () => {
+        const rows = new Map(
           (await h.readRows('tickets'))
             .filter((r) => [a.id, b.id, c.id].includes(r['id'] as string))
             .map((r) => [r['id'] as string, r]),
         );
+        await d.withSightings('tickets', rows);
+        return rows;
+      };
       now = new Date('2031-01-02T00:00:00Z');
       const sweepStart = now;
       const changedB = { ...b, status: 'resolved' as const, updated_at: '2031-01-01T12:00:00.000Z' };

@@ -202,6 +202,7 @@ describe("the audit plan's one read per table of what its units compare", () => 
             (r) => ids?.includes(String(r['id'])) || threads?.includes(Number(r['ticket_number'])),
           );
         },
+        withSightings: async () => {},
       },
     };
     return { deps: deps as never, queries };

@@ -37,6 +37,29 @@ describe('deletion pre-check by table reads (connectors/bigquery/deletion-preche
     expect(await deletionMayMark(at(null), tickets, notSeen)).toBe(false);
   });
 
+  it('a sighting not folded yet spares a row as a later _synced_at would; a range leaves rows outside it out', async () => {
+    const rows = [
+      { id: 't1', _synced_at: '2026-11-25T09:00:00Z', _deleted_at: null, updated_at: '2026-11-20T00:00:00Z' },
+    ];
+    const { session } = sessionOf({ tickets: rows });
+    const notSeen = { kind: 'not_seen_since', since } as const;
+    expect(await deletionMayMark(session, tickets, notSeen)).toBe(true);
+    // Seen by a batch merged at `since` (its flush's stamp), or not merged yet (+Infinity).
+    expect(await deletionMayMark(session, tickets, notSeen, new Map([['t1', since.getTime()]]))).toBe(false);
+    expect(await deletionMayMark(session, tickets, notSeen, new Map([['t1', Infinity]]))).toBe(false);
+    expect(await deletionMayMark(session, tickets, notSeen, new Map([['t1', since.getTime() - 1]]))).toBe(
+      true,
+    );
+    expect(await deletionMayMark(session, tickets, notSeen, new Map([['t2', Infinity]]))).toBe(true);
+    // A refresh of a range (`updated_at >= from`): the row before it is no candidate; a null column neither.
+    const range = (from: string) =>
+      ({ ...notSeen, within: { column: 'updated_at', from: new Date(from) } }) as const;
+    expect(await deletionMayMark(session, tickets, range('2026-11-21T00:00:00Z'))).toBe(false);
+    expect(await deletionMayMark(session, tickets, range('2026-11-20T00:00:00Z'))).toBe(true);
+    const nulls = sessionOf({ tickets: [{ ...rows[0], updated_at: null }] }).session;
+    expect(await deletionMayMark(nulls, tickets, range('2026-11-01T00:00:00Z'))).toBe(false);
+  });
+
   it('ids: only a live stored id is a candidate; no ids reads nothing; a table too large asks the script', async () => {
     const { session, read } = sessionOf({
       tickets: [
