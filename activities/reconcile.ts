@@ -163,13 +163,13 @@ export function reconcile(deps: ActivityDeps) {
 type SavedView = { metric: string; sourceValue: number } & ({ filters: ViewFilter[] } | { skipped: string });
 
 async function savedViews(destination: ActivityDeps['destination']): Promise<SavedView[]> {
-  const views = await destination.select(
-    (d) => `SELECT name, ${d.ident('count')} AS n, filters FROM ${d.table('views')}
-      WHERE ${d.ident('_deleted_at')} IS NULL ORDER BY name`,
+  // A whole small table: read without a query where the warehouse can (liveRows), ordered here.
+  const views = (await destination.liveRows('views', ['name', 'count', 'filters'])).sort((a, b) =>
+    String(a['name']) < String(b['name']) ? -1 : String(a['name']) > String(b['name']) ? 1 : 0,
   );
   return views.map((v) => {
     const filters = parseFilters(v['filters']);
-    const base = { metric: `view_count:${String(v['name'])}`, sourceValue: Number(v['n']) };
+    const base = { metric: `view_count:${String(v['name'])}`, sourceValue: Number(v['count']) };
     const unsupported = filters?.find((f) => !(f.condition in VIEW_CONDITION_COLUMNS));
     if (filters !== null && !unsupported) return { ...base, filters };
     return {

@@ -20,6 +20,7 @@ import type {
   WarehouseRow,
 } from '../schemas/warehouse.js';
 import type { SqlDialect } from '../schemas/warehouse-views.js';
+import type { RowFilter } from './row-filter.js';
 import type { SchemaChangeFilter } from './sql/schema-changes.js';
 
 export type {
@@ -298,6 +299,15 @@ export interface StateReads {
   staleThreads(verifiedBefore: Date, limit: number): Promise<string[]>;
   /** How current tickets and threads are known to be (for `status`). */
   freshness(): Promise<Freshness>;
+  /**
+   * The live rows of `table` (those `filter` selects, or all), only `columns`, in no order. BigQuery reads a
+   * small table without a query (a query bills 10 MB at least, whatever it reads).
+   */
+  liveRows(
+    table: TableName,
+    columns: readonly string[],
+    filter?: RowFilter,
+  ): Promise<Record<string, unknown>[]>;
   /**
    * The open items of `_rejected`, counted per table, stream and scope: the threads and export windows to
    * read again, and what a run reports as missing. Items staged and not merged yet may be left out (they

@@ -12,6 +12,7 @@ export type ForecastReads = Pick<
   | 'storedVersions'
   | 'staleThreads'
   | 'freshness'
+  | 'liveRows'
   | 'select'
 >;
 
@@ -29,6 +30,7 @@ export const NOTHING_STORED: ForecastReads = {
     tickets: { live: 0, oldestVerifiedAt: null },
     threads: { live: 0, unread: 0, oldestVerifiedAt: null },
   }),
+  liveRows: async () => [],
   select: async () => [],
 };
 
@@ -42,6 +44,7 @@ export async function forecastReadsOf(destination: Destination | null): Promise<
     storedVersions: (table, ids) => destination.storedVersions(table, ids),
     staleThreads: (verifiedBefore, limit) => destination.staleThreads(verifiedBefore, limit),
     freshness: () => destination.freshness(),
+    liveRows: (table, columns) => destination.liveRows(table, columns),
     select: (build) => destination.select(build),
   };
 }

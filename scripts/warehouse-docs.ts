@@ -45,6 +45,10 @@ received, so a field the API adds later is in \`_raw\` before it gets a column.
   not manage to read: with a guard (\`unlessUnread\`), rows whose column (as text) is the scope of a
   \`_sync_state\` checkpoint of the given stream that is not \`complete\` are kept (the messages of a thread
   whose read failed or is still queued: \`ticket_messages.ticket_number\` against the thread queue).
+  On BigQuery a row received again unchanged gets its newer \`_synced_at\` lazily — before a deletion
+  that may mark rows of its table, or within a day — so a query of the column may read a value up to a day
+  old for such a row; the deletion checks, the audit and \`status\` count the sightings not folded yet
+  (README, "BigQuery: how it is written").
 - **\`_deleted_at\`** (tables that track deletion) is set when the row disappeared from the source; rows are
   never hard-deleted. A row that comes back is revived (\`_deleted_at\` reset to null).
 - **Text.** U+0000 (which PostgreSQL cannot store) and lone UTF-16 surrogates are replaced by U+FFFD, in

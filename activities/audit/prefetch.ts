@@ -44,22 +44,13 @@ export async function prefetchStored(
   const rows = new Map<string, Map<string, WarehouseRow>>();
   if (table === 'tickets') {
     for (const seed of seeds) rows.set(seed.id, new Map());
-    const stored = await storedRows(deps, table, (d) =>
-      idIn(
-        d,
-        seeds.map((s) => s.id),
-      ),
-    );
+    const stored = await storedRows(deps, table, idIn(seeds.map((s) => s.id)));
     for (const [id, row] of stored) rows.get(id)?.set(id, row);
   } else {
     const threads = [...new Set(seeds.flatMap((s) => (s.ticketNumber === null ? [] : [s.ticketNumber])))];
     if (threads.length === 0) return;
     for (const n of threads) rows.set(String(n), new Map());
-    const stored = await storedRows(
-      deps,
-      table,
-      (d) => `t.${d.ident('ticket_number')} IN (${threads.join(', ')})`,
-    );
+    const stored = await storedRows(deps, table, { kind: 'in', column: 'ticket_number', values: threads });
     for (const [id, row] of stored) rows.get(String(row['ticket_number']))?.set(id, row);
   }
   prefetched.set(keyOf(runId, table), { at, rows });

@@ -1,3 +1,4 @@
+import type { RowFilter } from '../../connectors/row-filter.js';
 import type { AuditTable } from '../../schemas/audit.js';
 import {
   type AuditRecord,
@@ -5,33 +6,30 @@ import {
   tableSpecOf,
   type WarehouseRow,
 } from '../../schemas/warehouse.js';
-import type { SqlDialect } from '../../schemas/warehouse-views.js';
 import type { ActivityDeps } from '../deps.js';
 import type { Judged } from './judge.js';
 import { renderDifferences } from './render.js';
 
-/** The live rows of `table` a condition on `t` selects, every column, by id (as the warehouse holds them). */
+/** The live rows of `table` a filter selects, every column, by id (as the warehouse holds them). */
 export async function storedRows(
   deps: ActivityDeps,
   table: AuditTable,
-  where: (d: SqlDialect) => string,
+  filter: RowFilter,
 ): Promise<Map<string, WarehouseRow>> {
   const spec = tableSpecOf(table);
-  const rows = await deps.destination.select((d) => {
-    const live = spec.tracksDeletion ? `t.${d.ident('_deleted_at')} IS NULL AND ` : '';
-    const columns = spec.columns.map((c) => `t.${d.ident(c.name)}`).join(', ');
-    return `SELECT ${columns} FROM ${d.table(table)} t WHERE ${live}(${where(d)})`;
-  });
-  const byId = new Map(rows.map((row) => [String(row['id']), row]));
+  const rows = await deps.destination.liveRows(
+    table,
+    spec.columns.map((c) => c.name),
+    filter,
+  );
+  const byId = new Map(rows.map((row) => [String(row['id']), row as WarehouseRow]));
   // `_synced_at` as "last seen" (the judge reads it so), where the warehouse folds sightings lazily.
   await deps.destination.withSightings(table, byId);
   return byId;
 }
 
-/** `t.id` is one of `ids` (`1 = 0` for none). */
-export function idIn(d: SqlDialect, ids: readonly string[]): string {
-  return ids.length === 0 ? '1 = 0' : `t.${d.ident('id')} IN (${ids.map((id) => d.string(id)).join(', ')})`;
-}
+/** Rows whose id is one of `ids`. */
+export const idIn = (ids: readonly string[]): RowFilter => ({ kind: 'in', column: 'id', values: ids });
 
 /**
  * Heals what a unit found and records every judged row in `_audit`:

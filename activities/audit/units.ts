@@ -40,7 +40,7 @@ export function auditTicket(deps: ActivityDeps) {
     const ticketNumber = requireTicketNumber(input.seed);
     const stored =
       takePrefetched(input.runId, table, input.seed.id) ??
-      (await storedRows(deps, table, (d) => idIn(d, [input.seed.id])));
+      (await storedRows(deps, table, idIn([input.seed.id])));
     const fresh = await unlessGone(deps.client.readTicket(ticketNumber, { includeTicketFields: true }));
     const sweptAt = await sweepBegan(deps);
     const judged = judge(deps.destination.writtenSpec(table), fresh ? [fresh] : [], stored, {
@@ -78,7 +78,7 @@ export function auditThread(deps: ActivityDeps) {
     const rejected = new Set(page?.rejected.map((r) => r.itemId) ?? []);
     const all =
       takePrefetched(input.runId, table, String(ticketNumber)) ??
-      (await storedRows(deps, table, (d) => `t.${d.ident('ticket_number')} = ${ticketNumber}`));
+      (await storedRows(deps, table, { kind: 'in', column: 'ticket_number', values: [ticketNumber] }));
     const servedIds = new Set(served.map((s) => s.item.id));
     const stored = within(
       all,
@@ -132,14 +132,14 @@ export function auditWindow(deps: ActivityDeps) {
     const coveredUntil = last ?? before;
     const rejected = new Set(page.rejected.map((r) => r.itemId));
     const servedIds = served.map((s) => s.item.id);
-    const inRange = await storedRows(
-      deps,
-      table,
-      (d) =>
-        `t.${d.ident(seedColumn)} >= ${d.timestamp(from)} AND t.${d.ident(seedColumn)} < ${d.timestamp(coveredUntil)}`,
-    );
+    const inRange = await storedRows(deps, table, {
+      kind: 'range',
+      column: seedColumn,
+      from,
+      until: coveredUntil,
+    });
     // Sessions that began before the window but overlap it are served too.
-    const byId = await storedRows(deps, table, (d) => idIn(d, servedIds));
+    const byId = await storedRows(deps, table, idIn(servedIds));
     const stored = within(new Map([...inRange, ...byId]), (id) => !rejected.has(id));
     const hwm = (await deps.destination.readCheckpoint(pass, 'hwm'))?.high_water_mark ?? null;
     const spec = deps.destination.writtenSpec(table);
@@ -170,7 +170,7 @@ async function ticketsSeenBySweep(deps: ActivityDeps, rows: readonly WarehouseRo
   const ids = [...new Set(rows.flatMap((r) => (typeof r['ticket_id'] === 'string' ? [r['ticket_id']] : [])))];
   if (ids.length === 0) return new Set();
   const sweptAt = await sweepBegan(deps);
-  const tickets = await storedRows(deps, 'tickets', (d) => idIn(d, ids));
+  const tickets = await storedRows(deps, 'tickets', idIn(ids));
   return new Set([...tickets].filter(([, t]) => later(syncedAt(t), sweptAt)).map(([id]) => id));
 }
 

@@ -24,8 +24,9 @@ import type {
   StageReport,
   WriteBatch,
 } from '../destination.js';
+import { type RowFilter, rowMatches } from '../row-filter.js';
 import { DestinationSettings } from '../settings.js';
-import type { AuditFilter } from '../sql/audit.js';
+import { type AuditFilter, auditOrder, auditSeedColumn, auditSeedOf } from '../sql/audit.js';
 import { SqlDestination } from '../sql/destination.js';
 import type { SchemaChangeFilter } from '../sql/schema-changes.js';
 import { prepareBigQuery, replaceView } from './ddl.js';
@@ -105,6 +106,12 @@ export function emulatorClientOptions(apiEndpoint: string): BigQueryOptions {
  * every message (errors.ts). Other reads of state and ledger: sql/, after this process's staged rows are
  * merged (so a process reads what it wrote).
  */
+/** The least a query bills (BigQuery on-demand pricing): a table under it costs less read than queried. */
+const MINIMUM_BILLED_BYTES = 10 * 1024 * 1024;
+
+/** Rows a whole-table read takes at most (liveRows, auditSample): a larger table is queried instead. */
+const TABLE_READ_MAX_ROWS = 250_000;
+
 /** How old a job's reading of the warehouse's clock may be to stand for "now" (currentTime). */
 const CLOCK_READING_MAX_AGE_MS = 60_000;
 
@@ -222,26 +229,40 @@ export class BigQueryDestination extends SqlDestination {
     return this.#session.withErrorMapping('openRejections', () => openRejectionsByTableReads(this.#session));
   }
 
-  /** After the tickets' sightings are folded: the oldest ticket's `_synced_at` is when it was last seen. */
+  /**
+   * With the tickets' sightings not folded yet laid over `_synced_at` (by table reads: the `plan` command
+   * reads this and must not write), so the oldest ticket is the one least recently seen.
+   */
   override async freshness(): Promise<Freshness> {
-    await this.#writer.flush({ fold: ['tickets'] });
-    return super.freshness();
+    await this.#writer.flushOwn();
+    const stored = await super.freshness();
+    const rows = await this.#liveByTableRead('tickets', ['id', '_synced_at'], 'freshness');
+    if (rows === null || rows.length === 0) return stored;
+    const byId = new Map(rows.map((r) => [String(r['id']), r]));
+    await this.withSightings('tickets', byId);
+    const oldest = [...byId.values()].reduce(
+      (min, r) => Math.min(min, Date.parse(String(r['_synced_at']))),
+      Number.POSITIVE_INFINITY,
+    );
+    if (!Number.isFinite(oldest)) return stored;
+    return {
+      ...stored,
+      tickets: { ...stored.tickets, oldestVerifiedAt: canonicalTimestamp(new Date(oldest).toISOString()) },
+    };
   }
 
   /**
    * The sightings not folded into `_synced_at` yet (sightings.ts), laid over the rows: one not merged yet
-   * stands for "now" (its flush stamps it later). An earlier version's batch whose seen ids only `_staging`
-   * holds is folded instead, for the next read.
+   * stands for "now" (its flush stamps it later). Read only (the `plan` command reads through it): while a
+   * batch of an earlier version, whose seen ids only `_staging` holds, waits for its flush (which folds
+   * them), nothing is laid over.
    */
   override async withSightings(table: TableName, rows: Map<string, WarehouseRow>): Promise<void> {
     if (rows.size === 0) return;
     const sightings = await this.#session.withErrorMapping('withSightings', () =>
       unfoldedSightingsOf(this.#session, table),
     );
-    if (sightings === null) {
-      await this.#writer.flush({ fold: [table] });
-      return;
-    }
+    if (sightings === null) return;
     // A batch not merged yet: stamped by its flush, not earlier than now (flush.ts stamps the same way).
     const now = (
       this.#settings.serverClock ? this.#session.warehouseTimeNotBefore() : this.#settings.clock()
@@ -262,6 +283,70 @@ export class BigQueryDestination extends SqlDestination {
     return this.#session.withErrorMapping('listSchemaChanges', () =>
       schemaChangesByTableRead(this.#session, filter),
     );
+  }
+
+  /**
+   * By a table read after this process's own batches are merged, filtered in memory (rowMatches), when the
+   * table is under 10 MiB — a query of it would bill the 10 MB floor whatever it selects; a larger table is
+   * queried (its clustering and partitions can prune what the query bills).
+   */
+  override async liveRows(
+    table: TableName,
+    columns: readonly string[],
+    filter?: RowFilter,
+  ): Promise<Record<string, unknown>[]> {
+    await this.#writer.flushOwn();
+    const bytes = await this.#session.withErrorMapping('liveRows', () => this.#session.tableBytes(table));
+    const read = filter && !columns.includes(filter.column) ? [...columns, filter.column] : columns;
+    const rows = bytes <= MINIMUM_BILLED_BYTES ? await this.#liveByTableRead(table, read, 'liveRows') : null;
+    if (rows === null) return super.liveRows(table, columns, filter);
+    return rows
+      .filter((r) => filter === undefined || rowMatches(filter, r))
+      .map((r) => Object.fromEntries(columns.map((c) => [c, r[c] ?? null])));
+  }
+
+  /**
+   * The audit's sample by a table read of ids and seeds, ordered in memory as the query orders it (auditOrder):
+   * four queries a run (10 MB each) less. A table too large to read is queried.
+   */
+  override async auditSample(table: TableName, seedColumn: string, seed: string, limit: number) {
+    const column = auditSeedColumn(this.#settings.spec(table), seedColumn);
+    const rows = await this.#liveByTableRead(table, ['id', column.name], 'auditSample');
+    if (rows === null) return super.auditSample(table, seedColumn, seed, limit);
+    const seeds = rows.map((r) => ({ id: String(r['id']), seed: r[column.name] }));
+    return auditOrder(seeds, seed, limit).map((r) => auditSeedOf(column, r.id, r.seed));
+  }
+
+  /** The live rows of a table, only `columns`, by a table read; null when it has over TABLE_READ_MAX_ROWS. */
+  async #liveByTableRead(table: TableName, columns: readonly string[], context: string) {
+    const tracked = this.#settings.spec(table).tracksDeletion;
+    const rows = await this.#session.withErrorMapping(context, () =>
+      this.#session.readTableUpTo(
+        table,
+        [...new Set([...columns, ...(tracked ? ['_deleted_at'] : [])])],
+        TABLE_READ_MAX_ROWS,
+      ),
+    );
+    if (rows === null) return null;
+    // JSON columns come back as text from a table read; a query (parseJSON) gives them parsed.
+    const json = new Set(
+      this.#settings
+        .spec(table)
+        .columns.filter((c) => c.type === 'json')
+        .map((c) => c.name),
+    );
+    const valueOf = (r: Record<string, unknown>, c: string) => {
+      const v = r[c] ?? null;
+      if (!json.has(c) || typeof v !== 'string') return v;
+      try {
+        return JSON.parse(v) as unknown;
+      } catch {
+        return v;
+      }
+    };
+    return rows
+      .filter((r) => r['_deleted_at'] == null)
+      .map((r) => Object.fromEntries(columns.map((c) => [c, valueOf(r, c)])));
   }
 
   override async select(build: (dialect: SqlDialect) => string): Promise<Record<string, unknown>[]> {
@@ -299,7 +384,7 @@ export class BigQueryDestination extends SqlDestination {
   }
 
   /**
-   * Runs a query (tests, status command) after every staged batch is merged and every sighting folded, so
+   * Runs a query (tests) after every staged batch is merged and every sighting folded, so
    * it reads `_synced_at` as "last seen"; rows normalized (timestamps canonical, JSON parsed).
    */
   async query(sql: string, params: Record<string, unknown> = {}): Promise<Record<string, unknown>[]> {

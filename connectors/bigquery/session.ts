@@ -93,6 +93,13 @@ export class BigQuerySession implements SqlSession {
     return new Date(Math.max(local, this.#clock.warehouseMs + (local - this.#clock.submittedMs)));
   }
 
+  /** A table's stored size (`numBytes` of a tables.get: no job), read fresh. */
+  async tableBytes(table: string): Promise<number> {
+    const [meta] = await this.client.dataset(this.dataset).table(table).getMetadata();
+    const bytes = Number((meta as { numBytes?: string | number }).numBytes ?? 0);
+    return Number.isFinite(bytes) ? bytes : 0;
+  }
+
   /**
    * Reads a table's rows through `tabledata.list` (the client's `getRows`), only `fields`: no query job, so
    * no bytes billed and no 10 MB floor (cloud.google.com/bigquery/docs/best-practices-costs: previewing

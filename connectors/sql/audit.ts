@@ -1,5 +1,12 @@
+import { createHash } from 'node:crypto';
 import { type AuditCounts, type AuditSeed, addCounts, NO_AUDIT_COUNTS } from '../../schemas/audit.js';
-import { AuditRecord, AuditVerdict, SYSTEM_TABLES, type TableSpec } from '../../schemas/warehouse.js';
+import {
+  AuditRecord,
+  AuditVerdict,
+  type ColumnSpec,
+  SYSTEM_TABLES,
+  type TableSpec,
+} from '../../schemas/warehouse.js';
 import { limitClause, parsedRows, type SqlSession, statement } from './dialect.js';
 import { upsert } from './ledger.js';
 
@@ -29,9 +36,7 @@ export async function auditSample(
   options: { seedColumn: string; seed: string; limit: number },
 ): Promise<AuditSeed[]> {
   const d = session.dialect;
-  const column = spec.columns.find((c) => c.name === options.seedColumn);
-  if (!column || (column.type !== 'integer' && column.type !== 'timestamp'))
-    throw new Error(`auditSample: ${spec.name}.${options.seedColumn} is not an integer or timestamp column`);
+  const column = auditSeedColumn(spec, options.seedColumn);
   const id = `CAST(t.${d.ident('id')} AS ${d.type('string')})`;
   const live = spec.tracksDeletion ? ` WHERE t.${d.ident('_deleted_at')} IS NULL` : '';
   const query = statement(
@@ -39,14 +44,37 @@ export async function auditSample(
     (bind) => `SELECT ${id} AS id, t.${d.ident(column.name)} AS seed FROM ${d.table(spec.name)} t${live}
       ORDER BY ${d.md5Hex(`CONCAT(${id}, ${bind(options.seed, 'string')})`)}, ${id}${limitClause(options.limit)}`,
   );
-  return parsedRows(session, 'auditSample', query, (row) => {
-    const seed = row['seed'];
-    return {
-      id: String(row['id']),
-      ticketNumber: column.type === 'integer' && typeof seed === 'number' ? seed : null,
-      at: column.type === 'timestamp' && typeof seed === 'string' ? seed : null,
-    };
-  });
+  return parsedRows(session, 'auditSample', query, (row) =>
+    auditSeedOf(column, String(row['id']), row['seed']),
+  );
+}
+
+/** The seed column of an audit sample: an integer (a ticket number) or a timestamp (a date). */
+export function auditSeedColumn(spec: TableSpec<unknown>, seedColumn: string): ColumnSpec {
+  const column = spec.columns.find((c) => c.name === seedColumn);
+  if (!column || (column.type !== 'integer' && column.type !== 'timestamp'))
+    throw new Error(`auditSample: ${spec.name}.${seedColumn} is not an integer or timestamp column`);
+  return column;
+}
+
+/** A sampled row as the audit starts from it: its id and its seed column's value. */
+export function auditSeedOf(column: ColumnSpec, id: string, seed: unknown): AuditSeed {
+  return {
+    id,
+    ticketNumber: column.type === 'integer' && typeof seed === 'number' ? seed : null,
+    at: column.type === 'timestamp' && typeof seed === 'string' ? seed : null,
+  };
+}
+
+/**
+ * The audit's order of rows (the query's ORDER BY, in memory): by the MD5 hex of id then `seed`, then by
+ * id, in byte order — for a warehouse that samples from a table read.
+ */
+export function auditOrder<R extends { id: string }>(rows: readonly R[], seed: string, limit: number): R[] {
+  const keyed = rows.map((r) => ({ r, key: createHash('md5').update(`${r.id}${seed}`).digest('hex') }));
+  const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+  keyed.sort((a, b) => byText(a.key, b.key) || byText(a.r.id, b.r.id));
+  return keyed.slice(0, limit).map(({ r }) => r);
 }
 
 /** Which audit results to count: one run's, or every run's since an instant. */

@@ -25,6 +25,7 @@ import type {
   WriteBatch,
   WriteResult,
 } from '../destination.js';
+import { type RowFilter, rowFilterSql } from '../row-filter.js';
 import type { DestinationSettings } from '../settings.js';
 import { type AuditFilter, auditCounts, auditSample, recordAudit } from './audit.js';
 import { customFieldColumnsOf } from './custom-fields.js';
@@ -252,6 +253,23 @@ export class SqlDestination implements Destination {
 
   async auditSample(table: TableName, seedColumn: string, seed: string, limit: number): Promise<AuditSeed[]> {
     return auditSample(this.#session, this.#settings.spec(table), { seedColumn, seed, limit });
+  }
+
+  async liveRows(
+    table: TableName,
+    columns: readonly string[],
+    filter?: RowFilter,
+  ): Promise<Record<string, unknown>[]> {
+    const spec = this.#settings.spec(table);
+    return this.select((d) => {
+      const where = [
+        ...(spec.tracksDeletion ? [`t.${d.ident('_deleted_at')} IS NULL`] : []),
+        ...(filter ? [`(${rowFilterSql(d, filter)})`] : []),
+      ];
+      return `SELECT ${columns.map((c) => `t.${d.ident(c)}`).join(', ')} FROM ${d.table(table)} t${
+        where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''
+      }`;
+    });
   }
 
   /** `_synced_at` is moved by each batch's merge: nothing to lay over. */

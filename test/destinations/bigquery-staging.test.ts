@@ -442,6 +442,57 @@ describe('BigQuery staged writes', () => {
     await dest.close();
   });
 
+  it("the audit's sample, the threads in transit and the saved views are read by table reads, with no query job", async () => {
+    const dest = create();
+    const t = ticket({ ticket_number: 9101, updated_at: at(9101) });
+    const queued = message({ ticket_id: t.id, ticket_number: 9101, status: 'queued' });
+    await dest.writeBatch({ table: 'tickets', rows: [input(t)] });
+    await dest.writeBatch({ table: 'ticket_messages', rows: [input(queued)] });
+    proxy.reset();
+    const sample = await dest.auditSample('tickets', 'created_at', `run-${t.id}`, 1000);
+    // The seed as the query gives it (a canonical timestamp), in the query's order (conformance checks it).
+    expect(sample.find((s) => s.id === t.id)).toEqual({
+      id: t.id,
+      ticketNumber: null,
+      at: canonicalTimestamp(t.created_at),
+    });
+    const live = await dest.liveRows('ticket_messages', ['ticket_number', 'status']);
+    expect(live).toContainEqual({ ticket_number: 9101, status: 'queued' });
+    expect(Object.keys(live[0]!).sort()).toEqual(['status', 'ticket_number']);
+    // The audit's stored rows: every column, by ids, by a ticket number, by a range of a timestamp.
+    const columns = new DestinationSettings({}).spec('tickets').columns.map((c) => c.name);
+    const byId = await dest.liveRows('tickets', columns, { kind: 'in', column: 'id', values: [t.id] });
+    const byNumber = await dest.liveRows('ticket_messages', ['id'], {
+      kind: 'in',
+      column: 'ticket_number',
+      values: [9101],
+    });
+    const inRange = await dest.liveRows('tickets', ['id'], {
+      kind: 'range',
+      column: 'updated_at',
+      from: at(9101),
+      until: at(9102),
+    });
+    const after = await dest.liveRows('tickets', ['id'], {
+      kind: 'range',
+      column: 'updated_at',
+      from: at(9100),
+      until: at(9101),
+    });
+    // Before: a query each (10 MB): four samples, the messages in transit, the views and the audit's rows.
+    expect(proxy.report().queryJobs).toBe(0);
+    expect(byNumber).toEqual([{ id: queued.id }]);
+    expect(inRange).toEqual([{ id: t.id }]);
+    expect(after).toEqual([]);
+    // What a query of the same row gives (JSON columns parsed, timestamps canonical).
+    const queried = await dest.select(
+      (d) =>
+        `SELECT ${columns.map((c) => `t.${d.ident(c)}`).join(', ')} FROM ${d.table('tickets')} t WHERE t.id = ${d.string(t.id)}`,
+    );
+    expect(byId).toEqual(queried);
+    await dest.close();
+  });
+
   it('a deletion or cascade that finds nothing to mark runs no job on its tables: table reads tell it (doc §15.5)', async () => {
     const dest = create();
     const t = ticket({ ticket_number: 811, updated_at: at(811) });

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { judge, SOURCE_GRACE_MS } from '../../activities/audit/judge.js';
 import { prefetchStored, takePrefetched } from '../../activities/audit/prefetch.js';
 import { renderDifferences } from '../../activities/audit/render.js';
+import { type RowFilter, rowMatches } from '../../connectors/row-filter.js';
 import { splitBudget, tableResult, upperBound95 } from '../../schemas/audit.js';
 import { type TableSpec, tableSpecOf, type WarehouseRow } from '../../schemas/warehouse.js';
 import { message as messageFixture, ticket } from '../destinations/fixtures.js';
@@ -185,29 +186,20 @@ describe('judging a row the source serves now', () => {
 });
 
 describe("the audit plan's one read per table of what its units compare", () => {
-  /** A warehouse that counts its queries and answers from rows held in memory (only these two shapes). */
+  /** A warehouse that counts its reads and answers from rows held in memory. */
   function warehouse(rows: WarehouseRow[]) {
     const queries: string[] = [];
     const deps = {
       destination: {
-        select: async (build: (d: typeof dialect) => string) => {
-          const sql = build(dialect);
-          queries.push(sql);
-          const ids = /t\.id IN \(([^)]*)\)/
-            .exec(sql)?.[1]
-            ?.split(', ')
-            .map((x) => x.slice(1, -1));
-          const threads = /t\.ticket_number IN \(([^)]*)\)/.exec(sql)?.[1]?.split(', ').map(Number);
-          return rows.filter(
-            (r) => ids?.includes(String(r['id'])) || threads?.includes(Number(r['ticket_number'])),
-          );
+        liveRows: async (_table: string, _columns: readonly string[], filter: RowFilter) => {
+          queries.push(JSON.stringify(filter));
+          return rows.filter((r) => rowMatches(filter, r));
         },
         withSightings: async () => {},
       },
     };
     return { deps: deps as never, queries };
   }
-  const dialect = { ident: (n: string) => n, string: (s: string) => `'${s}'`, table: (n: string) => n };
   const seed = (id: string, ticketNumber: number) => ({ id, ticketNumber, at: null });
 
   it("reads every sampled ticket's row in one query; each unit takes its own once, a missing row as none", async () => {
