@@ -335,7 +335,7 @@ export class BigQueryDestination extends SqlDestination {
         .columns.filter((c) => c.type === 'json')
         .map((c) => c.name),
     );
-    const valueOf = (r: Record<string, unknown>, c: string) => {
+    const cellOf = (r: Record<string, unknown>, c: string) => {
       const v = r[c] ?? null;
       if (!json.has(c) || typeof v !== 'string') return v;
       try {
@@ -346,7 +346,7 @@ export class BigQueryDestination extends SqlDestination {
     };
     return rows
       .filter((r) => r['_deleted_at'] == null)
-      .map((r) => Object.fromEntries(columns.map((c) => [c, valueOf(r, c)])));
+      .map((r) => Object.fromEntries(columns.map((c) => [c, cellOf(r, c)])));
   }
 
   override async select(build: (dialect: SqlDialect) => string): Promise<Record<string, unknown>[]> {

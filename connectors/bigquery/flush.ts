@@ -328,13 +328,13 @@ export class StagedFlusher {
    * their table is folded now — then with the unfolded ones of earlier batches, each at its stamp; seen ids
    * a manifest does not list (an earlier version's batch) are folded now from `_staging`.
    */
-  #folds(sightings: Folding, seen: ReadonlyMap<TableName, number>) {
-    const fold = new Set(sightings.fold);
+  #folds(folding: Folding, seen: ReadonlyMap<TableName, number>) {
+    const fold = new Set(folding.fold);
     const byStagedIds = TABLE_NAMES.filter(
       (t) =>
         seen.has(t) &&
-        (!sightings.fullyListed ||
-          sightings.listed.some(
+        (!folding.fullyListed ||
+          folding.listed.some(
             ({ manifest }) =>
               manifest.seen?.[t] === undefined &&
               manifest.counts.some((c) => c.op === 'seen' && c.table === t),
@@ -344,15 +344,15 @@ export class StagedFlusher {
     const pairs: { batch: string; table: string }[] = [];
     for (const t of TABLE_NAMES) {
       if (!fold.has(t)) continue;
-      const now = sightings.listed.flatMap(({ batch, manifest }) =>
+      const thisFlush = folding.listed.flatMap(({ batch, manifest }) =>
         (manifest.seen?.[t]?.length ?? 0) > 0
-          ? [{ batch, ids: manifest.seen![t]!, atMs: sightings.stampMs }]
+          ? [{ batch, ids: manifest.seen![t]!, atMs: folding.stampMs }]
           : [],
       );
-      const earlier = sightings.unfolded.filter((u) => u.table === t);
-      if (now.length + earlier.length === 0) continue;
-      inline.set(t, foldGroups([...now, ...earlier]));
-      for (const s of [...now, ...earlier]) pairs.push({ batch: s.batch, table: t });
+      const earlier = folding.unfolded.filter((u) => u.table === t);
+      if (thisFlush.length + earlier.length === 0) continue;
+      inline.set(t, foldGroups([...thisFlush, ...earlier]));
+      for (const s of [...thisFlush, ...earlier]) pairs.push({ batch: s.batch, table: t });
     }
     return { byStagedIds, inline, pairs };
   }
