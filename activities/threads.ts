@@ -113,11 +113,16 @@ export async function unsettledThreads(
   const failed = await reads.listCheckpoints(THREAD_QUEUE_STREAM, { status: 'failed' });
   // The threads of live messages still in transit: from the live messages' numbers and states (liveRows:
   // a table read on BigQuery, where a query bills 10 MB at least).
-  const transit = new Set<string>(TRANSIT_STATUSES);
   const inTransit = [
     ...new Set(
-      (await reads.liveRows('ticket_messages', ['ticket_number', 'status']))
-        .filter((m) => transit.has(String(m['status'])) && m['ticket_number'] != null)
+      (
+        await reads.liveRows('ticket_messages', ['ticket_number'], {
+          kind: 'in',
+          column: 'status',
+          values: TRANSIT_STATUSES,
+        })
+      )
+        .filter((m) => m['ticket_number'] != null)
         .map((m) => String(m['ticket_number'])),
     ),
   ];
