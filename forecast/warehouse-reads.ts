@@ -44,7 +44,7 @@ export async function forecastReadsOf(destination: Destination | null): Promise<
     storedVersions: (table, ids) => destination.storedVersions(table, ids),
     staleThreads: (verifiedBefore, limit) => destination.staleThreads(verifiedBefore, limit),
     freshness: () => destination.freshness(),
-    liveRows: (table, columns) => destination.liveRows(table, columns),
+    liveRows: (table, columns, filter) => destination.liveRows(table, columns, filter),
     select: (build) => destination.select(build),
   };
 }
