@@ -6,8 +6,9 @@ import { type MergedBatches, mergedBatches, stagedManifests, type UnmergedBatch 
  * Sightings: the ids a page saw again unchanged (a batch's seen ids). `_synced_at` means "last seen in the
  * source", and moving it is an UPDATE of the table: on BigQuery at least 10 MB, and the whole table (or its
  * partitions touched) once it is larger — for every table a run re-reads, every run, though nothing changed.
- * So a sighting is folded into `_synced_at` lazily: when its table is merged anyway, when a deletion that
- * may mark rows needs `_synced_at` exact, when a reader asks (`query`, `freshness`), or once it is a day old.
+ * So a sighting is folded into `_synced_at` lazily: when a deletion that may mark rows needs `_synced_at`
+ * exact, when a test's `query` asks, or once it is a day old; the audit and `freshness` lay unfolded ones
+ * over the rows they read instead (read only).
  * Meanwhile it is read from the manifests (`_staging_batches`, which list seen ids per table) by table reads:
  * a sighting stands for the stamp of the flush that merged its batch (`_staging_merged.merged_at`, what that
  * flush would have written), or for "later than now" while its batch is not merged. `_staging_folded`
