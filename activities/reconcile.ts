@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ViewFilter } from '../schemas/api/index.js';
 import type { ReconcileInput, ReconcileSummary } from '../schemas/sync.js';
-import type { ReconciliationRecord } from '../schemas/warehouse.js';
+import { byText, type ReconciliationRecord } from '../schemas/warehouse.js';
 import type { SqlDialect } from '../schemas/warehouse-views.js';
 import type { ActivityDeps } from './deps.js';
 
@@ -165,7 +165,7 @@ type SavedView = { metric: string; sourceValue: number } & ({ filters: ViewFilte
 async function savedViews(destination: ActivityDeps['destination']): Promise<SavedView[]> {
   // A whole small table: read without a query where the warehouse can (liveRows), ordered here.
   const views = (await destination.liveRows('views', ['name', 'count', 'filters'])).sort((a, b) =>
-    String(a['name']) < String(b['name']) ? -1 : String(a['name']) > String(b['name']) ? 1 : 0,
+    byText(String(a['name']), String(b['name'])),
   );
   return views.map((v) => {
     const filters = parseFilters(v['filters']);

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import {
+  byText,
   type CheckpointUpdate,
   type ColumnSpec,
   dedupeRows,
@@ -36,7 +37,7 @@ export function checkpointList(checkpoint: WriteBatch['checkpoint']): Checkpoint
     ? (checkpoint as readonly CheckpointUpdate[])
     : [checkpoint as CheckpointUpdate];
   const byKey = new Map(list.map((cp) => [`${cp.stream}\u0000${cp.scope}`, cp]));
-  return [...byKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, cp]) => cp);
+  return [...byKey.entries()].sort(([a], [b]) => byText(a, b)).map(([, cp]) => cp);
 }
 
 /**
@@ -62,7 +63,7 @@ function keyedList<T>(
     const stored = storable(parsed.data);
     byKey.set(keyOf(stored).join('\u0000'), stored);
   });
-  return [...byKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, item]) => item);
+  return [...byKey.entries()].sort(([a], [b]) => byText(a, b)).map(([, item]) => item);
 }
 
 const storableText = (v: string | null) => (v === null ? null : storableString(v));

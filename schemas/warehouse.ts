@@ -78,6 +78,7 @@ export {
 } from './warehouse/table-spec.js';
 export { type RowInputs, TABLES, tableSpecOf, type WarehouseRowInput } from './warehouse/tables.js';
 export {
+  byText,
   canonicalJson,
   canonicalTimestamp,
   compareVersions,

@@ -1,6 +1,7 @@
 import type { WarehouseRow } from '../../schemas/warehouse/table-spec.js';
 import {
   AuditRecord,
+  byText,
   type Checkpoint,
   type CheckpointUpdate,
   SyncRunRecord,
@@ -20,7 +21,7 @@ import { staged } from './flush-sql.js';
 import type { BigQuerySession } from './session.js';
 import { unfoldedSightingsOf } from './sightings.js';
 import type { StagedEntry, StagingAppender } from './staging.js';
-import { byText, checkpointsByTableReads } from './state-reads.js';
+import { checkpointsByTableReads } from './state-reads.js';
 import { DEFAULT_VERSION_CACHE_LIMITS, RunVersionCache, type VersionCacheLimits } from './version-cache.js';
 import { BigQueryDeletions } from './write.js';
 

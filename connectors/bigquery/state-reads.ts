@@ -1,5 +1,6 @@
 import { BatchManifest } from '../../schemas/warehouse/staging.js';
 import {
+  byText,
   Checkpoint,
   type CheckpointUpdate,
   canonicalTimestamp,
@@ -183,10 +184,6 @@ export async function staleThreadsByTableReads(
     .slice(0, limit)
     .map((cp) => cp.scope);
 }
-
-/** Byte order, as BigQuery orders strings (not the locale's). */
-/** Code-unit order, as BigQuery's ORDER BY orders STRING (byte order; equal for ASCII keys and scopes). */
-export const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /**
  * `_schema_changes` by a table read (one row per distinct change: small), as listSchemaChanges orders and

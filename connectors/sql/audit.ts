@@ -3,6 +3,7 @@ import { type AuditCounts, type AuditSeed, addCounts, NO_AUDIT_COUNTS } from '..
 import {
   AuditRecord,
   AuditVerdict,
+  byText,
   type ColumnSpec,
   SYSTEM_TABLES,
   type TableSpec,
@@ -72,7 +73,6 @@ export function auditSeedOf(column: ColumnSpec, id: string, seed: unknown): Audi
  */
 export function auditOrder<R extends { id: string }>(rows: readonly R[], seed: string, limit: number): R[] {
   const keyed = rows.map((r) => ({ r, key: createHash('md5').update(`${r.id}${seed}`).digest('hex') }));
-  const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
   keyed.sort((a, b) => byText(a.key, b.key) || byText(a.r.id, b.r.id));
   return keyed.slice(0, limit).map(({ r }) => r);
 }

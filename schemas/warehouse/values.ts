@@ -66,6 +66,12 @@ export function storableJson(value: unknown): unknown {
 }
 
 /**
+ * Code-unit order of strings, not the locale's: BigQuery's ORDER BY of STRING (byte order; equal for the
+ * ASCII keys, ids and scopes sorted here) and a stable order for canonical forms.
+ */
+export const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
  * JSON with object keys sorted at every depth, so equal content gives equal text whatever order the source
  * (or a JSON round-trip) put the keys in. Undefined object members are dropped, as JSON.stringify does.
  */
@@ -74,7 +80,7 @@ export function canonicalJson(value: unknown): string {
   if (value !== null && typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>)
       .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      .sort(([a], [b]) => byText(a, b));
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
   }
   if (typeof value === 'bigint') return JSON.stringify(value.toString());
