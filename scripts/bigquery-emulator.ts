@@ -54,6 +54,18 @@ def _pragmas_with_spill_cap(self):
     if cap:
         self._connection.execute("SET max_temp_directory_size = ?", [cap])
 engine.DuckDBEngine._apply_session_pragmas = _pragmas_with_spill_cap
+# bqemulator copies a table whole after every write to it (an AUTO snapshot for FOR SYSTEM_TIME AS OF, kept a
+# week), in memory: each Storage Write append to _staging copied all of _staging, so memory grew with the
+# square of the appends (20 GB and a 4 GB spill within minutes of a 5,000-ticket bench, 2026-11-25). BigQuery's
+# time travel costs a write nothing, and support-sync never reads it: the automatic copies are skipped (the
+# change event still goes out; snapshots a client asks for are still taken).
+import bqemulator.versioning.snapshots as snapshots
+_capture = snapshots.SnapshotManager.capture
+def _capture_unless_auto(self, project_id, dataset_id, table_id, *, kind="AUTO"):
+    if kind == "AUTO":
+        return None
+    return _capture(self, project_id, dataset_id, table_id, kind=kind)
+snapshots.SnapshotManager.capture = _capture_unless_auto
 # bqemulator reads a row count with fetchone() and leaves the result open (tabledata.list does it on every
 # read); DuckDB then refuses the next work on the connection ("connection has an unfinished result"). Counts
 # are fetched whole here, which closes the result.
