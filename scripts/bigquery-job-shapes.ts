@@ -55,6 +55,8 @@ export interface JobShape {
   readonly ddl: readonly DdlStatement[];
   /** The statements BigQuery bills, each as its own job (a script's child jobs). */
   readonly children: readonly ChildStatement[];
+  /** Query jobs: the length of the query's text in characters, comments and white space included. */
+  readonly queryLength?: number;
 }
 
 /** The last segment of a (possibly backquoted, dotted) table path: `ds`.`t` / `p.ds.t` → t. */
@@ -167,7 +169,12 @@ export function shapeOfQuery(sql: string): JobShape {
     } else if (/^ELSE\b/i.test(piece)) piece = piece.slice(4).trim();
     if (piece.length > 0) shapeStatement(piece, depth > 0, out);
   }
-  return { kind: 'query', ...out, transaction: /\bBEGIN\s+TRANSACTION\b/i.test(text) };
+  return {
+    kind: 'query',
+    ...out,
+    transaction: /\bBEGIN\s+TRANSACTION\b/i.test(text),
+    queryLength: sql.length,
+  };
 }
 
 export interface JobConfiguration {

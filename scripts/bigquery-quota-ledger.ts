@@ -26,13 +26,16 @@ export const BIGQUERY_LIMITS = {
   loadJobsPerTablePerDay: 1500,
   tableMetadataUpdatesPerTablePer10s: 5,
   minimumBilledBytesPerQuery: MINIMUM_BILLED_BYTES,
+  /** "Maximum query length: 1,024k characters, including comments and white space" (a script is one query). */
+  maxQueryLength: 1024 * 1024,
 } as const;
 
 export type QuotaRule =
   | 'concurrent-mutating-dml'
   | 'dml-rate'
   | 'transaction-conflict'
-  | 'table-metadata-rate';
+  | 'table-metadata-rate'
+  | 'query-length';
 
 export interface QuotaViolation {
   readonly rule: QuotaRule;
@@ -172,6 +175,13 @@ export class QuotaLedger {
   /** The rules a new job would break given what runs now; [] when it may start. */
   check(shape: JobShape, at: number): QuotaViolation[] {
     const found: QuotaViolation[] = [];
+    if ((shape.queryLength ?? 0) > BIGQUERY_LIMITS.maxQueryLength)
+      found.push({
+        rule: 'query-length',
+        table: '(query)',
+        at,
+        detail: `a query of ${shape.queryLength} characters (BigQuery takes ${BIGQUERY_LIMITS.maxQueryLength} at most)`,
+      });
     const running = [...this.#running.values()];
     for (const table of mutatedTables(shape)) {
       const concurrent = running.filter((j) => mutatedTables(j.shape).has(table)).length + 1;

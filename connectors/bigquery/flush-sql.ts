@@ -8,7 +8,13 @@ import type {
 import { stagedColumns } from '../batch.js';
 import { BQ_TYPES, bqIdent, int64Literal, stringLiteral, timestampLiteral } from './dialect.js';
 import { mergeClauses, rejectedMergeSql } from './sql.js';
-import { MERGED_TABLE, STAGING_RETENTION_DAYS, STAGING_TABLE, type StagedEntry } from './staging.js';
+import {
+  MERGED_TABLE,
+  STAGED_CHECKPOINTS_TABLE,
+  STAGING_RETENTION_DAYS,
+  STAGING_TABLE,
+  type StagedEntry,
+} from './staging.js';
 
 /*
  * The SQL of a flush (flush.ts): which staged batches are not merged yet, and the one script that merges
@@ -62,7 +68,10 @@ export const staged = {
 };
 
 const staging = (dataset: string) => `${bqIdent(dataset)}.${bqIdent(STAGING_TABLE)}`;
-const retained = `s.staged_at >= TIMESTAMP_SUB(CURRENT_TIMESTAMP(), INTERVAL ${STAGING_RETENTION_DAYS} DAY)`;
+/** Entries of the retention, of the staging table aliased `alias` (their partitions: the rest expire). */
+const retainedIn = (alias: string) =>
+  `${alias}.staged_at >= TIMESTAMP_SUB(CURRENT_TIMESTAMP(), INTERVAL ${STAGING_RETENTION_DAYS} DAY)`;
+const retained = retainedIn('s');
 
 /**
  * The batches staged and not merged yet: per batch, table and op, a count — and for the small entries
@@ -150,8 +159,11 @@ WHEN MATCHED AND T.\`_synced_at\` < ${now} THEN UPDATE SET \`_synced_at\` = ${no
 WHEN NOT MATCHED THEN INSERT (${insertCols.join(', ')}) VALUES (${insertVals.join(', ')});`;
 }
 
-/** Ids one fold statement names at most: its text stays far below BigQuery's 1 MB query length. */
-export const FOLD_IDS_PER_STATEMENT = 20_000;
+/**
+ * Characters of ids one fold statement names at most: a fold of a big table's sightings is several
+ * statements, each far below BigQuery's query length (1,024K characters), packed into scripts by the flush.
+ */
+export const FOLD_STATEMENT_CHARS = 256 * 1024;
 
 /**
  * Folds sightings into `_synced_at` (sightings.ts): per stamp the ids seen, each live row moved to its
@@ -167,25 +179,59 @@ export function foldSightingsSql(
   const live = spec.tracksDeletion ? ' AND T.`_deleted_at` IS NULL' : '';
   const statements: string[] = [];
   let structs: string[] = [];
-  let size = 0;
+  let chars = 0;
   const close = () => {
     if (structs.length === 0) return;
     statements.push(`UPDATE ${bqIdent(dataset)}.${bqIdent(spec.name)} T SET \`_synced_at\` = S.at
 FROM (SELECT id, MAX(g.at) AS at FROM UNNEST([${structs.join(', ')}]) g, UNNEST(g.ids) id GROUP BY id) S
 WHERE T.${id} = S.id AND T.\`_synced_at\` < S.at${live};`);
     structs = [];
-    size = 0;
+    chars = 0;
   };
-  for (const g of groups)
-    for (let i = 0; i < g.ids.length; ) {
-      const take = g.ids.slice(i, i + FOLD_IDS_PER_STATEMENT - size);
-      structs.push(`STRUCT(${timestampLiteral(g.at)} AS at, [${take.map(stringLiteral).join(', ')}] AS ids)`);
-      size += take.length;
-      i += take.length;
-      if (size >= FOLD_IDS_PER_STATEMENT) close();
+  for (const g of groups) {
+    let ids: string[] = [];
+    const struct = () => {
+      if (ids.length > 0) structs.push(`STRUCT(${timestampLiteral(g.at)} AS at, [${ids.join(', ')}] AS ids)`);
+      ids = [];
+    };
+    for (const raw of g.ids) {
+      const literal = stringLiteral(raw);
+      if (chars + literal.length > FOLD_STATEMENT_CHARS && chars > 0) {
+        struct();
+        close();
+      }
+      ids.push(literal);
+      chars += literal.length + 2;
     }
+    struct();
+  }
   close();
   return statements;
+}
+
+/**
+ * Statements packed in order into parts of at most `budget` characters (joined by newlines): the scripts
+ * of a flush. A statement longer than the budget alone is an error: no script could carry it.
+ */
+export function packStatements(statements: readonly string[], budget: number): string[][] {
+  const parts: string[][] = [];
+  let part: string[] = [];
+  let chars = 0;
+  for (const statement of statements) {
+    if (statement.length > budget)
+      throw new Error(
+        `a flush statement of ${statement.length} characters does not fit a BigQuery query (${budget} at most): ${statement.slice(0, 120)}…`,
+      );
+    if (part.length > 0 && chars + 1 + statement.length > budget) {
+      parts.push(part);
+      part = [];
+      chars = 0;
+    }
+    chars += (part.length > 0 ? 1 : 0) + statement.length;
+    part.push(statement);
+  }
+  if (part.length > 0) parts.push(part);
+  return parts;
 }
 
 /**
@@ -232,7 +278,10 @@ END IF;
 `;
 }
 
-/** Checkpoints with the time each was staged (`updated_at`), upserted; a stored later one is kept. */
+/**
+ * Checkpoints a version before `_staging_checkpoints` staged in `_staging`, with the time each was staged
+ * (`updated_at`), inline; a stored later one is kept. Few: only a backlog such a version left.
+ */
 export function stagedCheckpointsSql(
   dataset: string,
   list: readonly (CheckpointUpdate & { updated_at: string })[],
@@ -243,8 +292,31 @@ export function stagedCheckpointsSql(
       `${stringLiteral(cp.high_water_mark)} AS high_water_mark, ${stringLiteral(cp.status)} AS status, ` +
       `${int64Literal(cp.pages)} AS pages, ${int64Literal(cp.rows)} AS \`rows\`, ${timestampLiteral(new Date(cp.updated_at))} AS updated_at)`,
   );
+  return upsertCheckpointsSql(dataset, `SELECT * FROM UNNEST([${structs.join(', ')}])`);
+}
+
+/**
+ * The last checkpoint each (stream, scope) staged in `batches` of `_staging_checkpoints` (in staging order),
+ * upserted; a stored later one is kept. Read there, not inlined: a full sync's flush carries thousands (one
+ * per ticket of the thread queue), and inline they made a script of a megabyte — past BigQuery's query
+ * length, and minutes of parsing for the emulator.
+ */
+export function mergeStagedCheckpointsSql(dataset: string, batches: readonly string[]): string {
+  const field = (name: string) => `JSON_VALUE(c.doc, ${stringLiteral(`$.${name}`)})`;
+  const latest = `SELECT * FROM (SELECT ${field('stream')} AS stream, ${field('scope')} AS scope,
+    ${field('cursor')} AS cursor, ${field('high_water_mark')} AS high_water_mark, ${field('status')} AS status,
+    CAST(${field('pages')} AS INT64) AS pages, CAST(${field('rows')} AS INT64) AS \`rows\`,
+    CAST(${field('updated_at')} AS TIMESTAMP) AS updated_at, c.seq AS _seq
+  FROM ${bqIdent(dataset)}.${bqIdent(STAGED_CHECKPOINTS_TABLE)} c
+  WHERE ${retainedIn('c')} AND c.batch IN ${batchList(batches)}) x
+WHERE TRUE QUALIFY ROW_NUMBER() OVER (PARTITION BY stream, scope ORDER BY _seq DESC) = 1`;
+  return upsertCheckpointsSql(dataset, latest);
+}
+
+/** Upserts the checkpoints `source` selects into `_sync_state`; a stored later one is kept. */
+function upsertCheckpointsSql(dataset: string, source: string): string {
   return `MERGE ${bqIdent(dataset)}.\`_sync_state\` T
-USING (SELECT * FROM UNNEST([${structs.join(', ')}])) S ON T.stream = S.stream AND T.scope = S.scope
+USING (${source}) S ON T.stream = S.stream AND T.scope = S.scope
 WHEN MATCHED AND T.updated_at <= S.updated_at THEN UPDATE SET cursor = S.cursor, high_water_mark = S.high_water_mark,
   status = S.status, pages = S.pages, \`rows\` = S.\`rows\`, updated_at = S.updated_at
 WHEN NOT MATCHED THEN INSERT (stream, scope, cursor, high_water_mark, status, pages, \`rows\`, updated_at)

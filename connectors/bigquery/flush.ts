@@ -15,7 +15,9 @@ import type { ParamValue } from '../sql/dialect.js';
 import { bindLiteral, timestampLiteral } from './dialect.js';
 import {
   foldSightingsSql,
+  mergeStagedCheckpointsSql,
   mergeStagedSql,
+  packStatements,
   pendingSql,
   rejectedStagedSql,
   seenStagedSql,
@@ -39,6 +41,12 @@ import {
   unmergedBatches,
   unmergedStagedCheckpoints,
 } from './state-reads.js';
+
+/**
+ * What one script of a flush holds at most, in characters: BigQuery refuses a query longer than 1,024K
+ * characters (comments and white space included); the rest is headroom.
+ */
+const SCRIPT_CHARS = 960 * 1024;
 
 /** Batches one flush merges at most (its script names them): a longer backlog takes several flushes. */
 const BATCHES_PER_FLUSH = 2000;
@@ -213,7 +221,7 @@ export class StagedFlusher {
         fold: foldNow,
         fullyListed: !legacy,
       };
-      await this.#merge(batches, pending, checkpoints, checkpointBatches, folding, report, counts);
+      await this.#merge(batches, pending, checkpointBatches, folding, report, counts);
       report.batches += batches.length + checkpointBatches.length;
       report.merges += 1;
       if (batches.length < BATCHES_PER_FLUSH && checkpointBatches.length < BATCHES_PER_FLUSH) break;
@@ -254,7 +262,6 @@ export class StagedFlusher {
   async #merge(
     batches: readonly string[],
     pending: readonly PendingRow[],
-    stagedCheckpoints: readonly StagedCheckpoint[],
     checkpointBatches: readonly string[],
     folding: Folding,
     report: FlushReport,
@@ -295,12 +302,13 @@ export class StagedFlusher {
       { table: 'tickets', rows: [], schemaChanges: docs('schema_change') as SchemaChangeSighting[] },
     ] as WriteBatch[]);
     statements.push(schemaChangeStatements(dataset, sightings, now));
-    // Checkpoints staged in `_staging` by a version before `_staging_checkpoints` first (older), then these.
-    const checkpoints = latestCheckpoints([
-      ...(docs('checkpoint') as (CheckpointUpdate & { updated_at: string })[]),
-      ...stagedCheckpoints.map((c) => c.checkpoint),
-    ]);
-    if (checkpoints.length > 0) statements.push(stagedCheckpointsSql(dataset, checkpoints));
+    // Checkpoints staged in `_staging` by a version before `_staging_checkpoints` (inline), then those of
+    // `_staging_checkpoints` (read there by the statement): a stored later one is kept either way.
+    const legacyCheckpoints = latestCheckpoints(
+      docs('checkpoint') as (CheckpointUpdate & { updated_at: string })[],
+    );
+    if (legacyCheckpoints.length > 0) statements.push(stagedCheckpointsSql(dataset, legacyCheckpoints));
+    if (checkpointBatches.length > 0) statements.push(mergeStagedCheckpointsSql(dataset, checkpointBatches));
     const runs = docs('run') as SyncRunRecord[];
     if (runs.length > 0) statements.push(`${ledgerUpsertSql(this.session, SYSTEM_TABLES._sync_runs, runs)};`);
     // The audit's verdicts of every unit since the last flush: one upsert, not one per unit.
@@ -368,6 +376,8 @@ export class StagedFlusher {
   /**
    * The flush's script: its statements, then (with `counted` tables) the counts its merges declared. A
    * flush with no statement (batches of entries that change nothing) runs no job: a script bills 10 MB.
+   * A flush whose statements pass BigQuery's query length (a big fold) runs as several scripts, in order:
+   * each statement is idempotent, and the batches are recorded merged only after the last script.
    */
   async #runScript(statements: readonly string[], counted: number): Promise<Record<string, unknown>> {
     const body = statements.filter((s) => s.length > 0);
@@ -377,10 +387,18 @@ export class StagedFlusher {
       .map((i) => `DECLARE inserted_${i} INT64 DEFAULT 0;\nDECLARE updated_${i} INT64 DEFAULT 0;`)
       .join('\n');
     const select = ids.map((i) => `inserted_${i}, updated_${i}`).join(', ') || '0 AS none';
-    const [counts] = await this.session.script<Record<string, unknown>>(
-      `${FLUSH_SCRIPT_MARK}\n${declare}\n${body.join('\n')}\nSELECT ${select};`,
-    );
-    return counts ?? {};
+    const frame = (mark: string, part: readonly string[]) =>
+      `${mark}\n${declare}\n${part.join('\n')}\nSELECT ${select};`;
+    const parts = packStatements(body, SCRIPT_CHARS - frame(CONTINUED_FLUSH_MARK, []).length);
+    // Every script declares every count (cheap) and returns them; a merge sets its own in one: the sum.
+    const totals: Record<string, number> = {};
+    for (const [i, part] of parts.entries()) {
+      const [counts] = await this.session.script<Record<string, unknown>>(
+        frame(i === 0 ? FLUSH_SCRIPT_MARK : CONTINUED_FLUSH_MARK, part),
+      );
+      for (const [k, v] of Object.entries(counts ?? {})) totals[k] = (totals[k] ?? 0) + Number(v ?? 0);
+    }
+    return totals;
   }
 }
 
@@ -403,6 +421,8 @@ interface Folding {
  * worker on it).
  */
 export const FLUSH_SCRIPT_MARK = '-- support-sync: flush';
+/** The first line of a flush's further scripts (when its statements do not fit one query). */
+const CONTINUED_FLUSH_MARK = '-- support-sync: continued flush';
 
 /**
  * Batches staged by their manifests, as the pending read of `_staging` gives them (pendingSql): per batch

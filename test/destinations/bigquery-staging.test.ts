@@ -148,6 +148,40 @@ describe('BigQuery staged writes', () => {
     await Promise.all([dest.close(), other.close()]);
   });
 
+  it("a flush of thousands of checkpoints and a fold of many sightings stay within BigQuery's query length", async () => {
+    // A full sync's flush carries a queue checkpoint per ticket, and a fold every id a run saw again. Inline
+    // in the script they made a query of over a megabyte (1.1 MB for 5,000 tickets), which BigQuery refuses
+    // (1,024K characters) and the proxy refuses with it; the emulator spent minutes parsing each.
+    const dest = create();
+    const queue = Array.from({ length: 6000 }, (_, i) => ({
+      ...checkpointOf('ticket_messages', `long-queue-${i}`, null, 1),
+      high_water_mark: '2026-11-05T12:12:40.707Z',
+    }));
+    await dest.stageBatch({ table: 'tickets', rows: [], checkpoint: queue });
+    const seen = Array.from(
+      { length: 30_000 },
+      (_, i) => `message-${String(i).padStart(8, '0')}-${'x'.repeat(20)}`,
+    );
+    await dest.stageBatch({ table: 'ticket_messages', rows: [], seen });
+    proxy.reset();
+    await dest.flushStaged();
+    // `query` folds every sighting first: 30,000 ids, several statements.
+    await dest.query('SELECT 1 AS one');
+    const report = proxy.report();
+    expect(report.violations).toEqual([]);
+    expect(report.tables['ticket_messages']?.mutatingDml ?? 0).toBeGreaterThan(1);
+    const other = create();
+    expect(await other.readCheckpoint('ticket_messages', 'long-queue-5999')).toMatchObject({
+      status: 'complete',
+      high_water_mark: '2026-11-05T12:12:40.707Z',
+    });
+    const [stored] = await dest.query(
+      `SELECT COUNT(*) AS n FROM \`${datasetId}\`._sync_state WHERE STARTS_WITH(scope, 'long-queue-')`,
+    );
+    expect(Number(stored!['n'])).toBe(6000);
+    await Promise.all([dest.close(), other.close()]);
+  });
+
   it('a flush that dies before marking its batches merged is run again whole, changing nothing twice', async () => {
     let crash = true;
     const crashing = create({

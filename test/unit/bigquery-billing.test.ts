@@ -101,6 +101,14 @@ describe('the quota ledger', () => {
     expect(ledger.checkTableOp('t', 10_500)).toEqual([]);
   });
 
+  it('a query longer than 1,024K characters (comments and white space included) is refused', () => {
+    const ledger = new QuotaLedger();
+    const fits = `SELECT '${'x'.repeat(1024 * 1024 - 20)}' AS s`;
+    expect(ledger.check(shapeOfQuery(fits), 0)).toEqual([]);
+    const long = `-- ${' '.repeat(30)}\n${fits}`;
+    expect(ledger.check(shapeOfQuery(long), 0).map((v) => v.rule)).toEqual(['query-length']);
+  });
+
   it('bills each statement of a script with the sizes it is given and the rows loaded into a staging table', () => {
     const sizes = new Map([['tickets', 40 * MB]]);
     const ledger = new QuotaLedger((t) => sizes.get(t));
