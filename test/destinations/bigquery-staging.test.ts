@@ -159,13 +159,14 @@ describe('BigQuery staged writes', () => {
     }));
     await dest.stageBatch({ table: 'tickets', rows: [], checkpoint: queue });
     const seen = Array.from(
-      { length: 30_000 },
-      (_, i) => `message-${String(i).padStart(8, '0')}-${'x'.repeat(20)}`,
+      // Long ids, so that fewer of them pass a megabyte (the emulator parses every literal).
+      { length: 6000 },
+      (_, i) => `message-${String(i).padStart(8, '0')}-${'x'.repeat(180)}`,
     );
     await dest.stageBatch({ table: 'ticket_messages', rows: [], seen });
     proxy.reset();
     await dest.flushStaged();
-    // `query` folds every sighting first: 30,000 ids, several statements.
+    // `query` folds every sighting first: 1.2 MB of ids, several statements.
     await dest.query('SELECT 1 AS one');
     const report = proxy.report();
     expect(report.violations).toEqual([]);
