@@ -13,7 +13,8 @@
  *
  * Runs, each on both warehouses (PostgreSQL first, then BigQuery): a full sync (an empty warehouse, the
  * whole history, default settings), then a no-change incremental run (default settings: the thread
- * look-back and the rolling re-read run as they do every hour).
+ * look-back and the rolling re-read run as they do every hour). A run that fails is reported with its
+ * figures up to the failure (the runs after it are skipped) and the bench exits 1.
  *
  * Figures per BigQuery run and table (a row `_stage_<table>*` stands for the per-batch staging tables of
  * <table>): jobs that write it, jobs that only read it, table reads (tabledata.list pages: no job, billed nothing), DML statements (and those inside IF … END IF, which
@@ -77,21 +78,41 @@ async function runPhases<R>(
   target: SyncTarget,
   label: string,
   around: { before(): void; after(): Promise<R> },
-): Promise<Record<Phase, { ms: number; extra: R }>> {
+): Promise<Partial<Record<Phase, PhaseResult<R>>>> {
   const workers = await startInProcessWorkers(services, target);
-  const out: Partial<Record<Phase, { ms: number; extra: R }>> = {};
+  const out: Partial<Record<Phase, PhaseResult<R>>> = {};
   try {
     for (const phase of PHASES) {
       around.before();
-      const { ms, summary } = await timedSync(services, target, `${label} ${phase}`);
+      const started = performance.now();
+      // A run that fails still has figures (what it submitted until then is what BigQuery would have
+      // seen): they are printed with the failure, and the phases after it are not run.
+      let failed: string | undefined;
+      let written = 0;
+      try {
+        written = (await timedSync(services, target, `${label} ${phase}`)).summary.totals.rows;
+      } catch (err) {
+        failed = (err as Error).message;
+      }
+      const ms = performance.now() - started;
       const extra = await around.after();
-      log(`${label} ${phase}: ${(ms / 1000).toFixed(1)} s, ${summary.totals.rows} rows written`);
-      out[phase] = { ms, extra };
+      log(
+        `${label} ${phase}: ${(ms / 1000).toFixed(1)} s, ${failed ? `FAILED: ${failed}` : `${written} rows written`}`,
+      );
+      out[phase] = failed === undefined ? { ms, extra } : { ms, extra, failed };
+      if (failed !== undefined) break;
     }
   } finally {
     await workers.stop();
   }
-  return out as Record<Phase, { ms: number; extra: R }>;
+  return out;
+}
+
+/** One run of a phase on one warehouse: its wall time, what was measured after it, and its failure if any. */
+interface PhaseResult<R> {
+  readonly ms: number;
+  readonly extra: R;
+  readonly failed?: string;
 }
 
 async function postgresRows(url: string): Promise<Record<string, number>> {
@@ -234,12 +255,24 @@ try {
     minJobMs,
     limits: BIGQUERY_LIMITS,
   };
+  const failures: string[] = [];
   for (const phase of PHASES) {
-    const { report, rows, bytes } = bigquery[phase].extra;
-    const pgRows = postgres[phase].extra;
+    const bq = bigquery[phase];
+    const pgRun = postgres[phase];
+    if (bq === undefined || pgRun === undefined) {
+      console.log(`\n${phase}: not run (a run before it failed)`);
+      continue;
+    }
+    const { report, rows, bytes } = bq.extra;
+    const pgRows = pgRun.extra;
     const totals = totalsOf(report);
+    for (const [warehouse, run] of [
+      ['BigQuery', bq],
+      ['PostgreSQL', pgRun],
+    ] as const)
+      if (run.failed !== undefined) failures.push(`${warehouse} ${phase}: ${run.failed}`);
     console.log(
-      `\nBigQuery, ${phase}: ${(bigquery[phase].ms / 1000).toFixed(1)} s; PostgreSQL, same run: ${(postgres[phase].ms / 1000).toFixed(1)} s`,
+      `\nBigQuery, ${phase}: ${(bq.ms / 1000).toFixed(1)} s${bq.failed ? ' (FAILED)' : ''}; PostgreSQL, same run: ${(pgRun.ms / 1000).toFixed(1)} s${pgRun.failed ? ' (FAILED)' : ''}`,
     );
     console.table(tableRows(report, rows, pgRows));
     console.log(
@@ -277,15 +310,21 @@ try {
     console.log(`requests: ${routes.map(([r, n]) => `${r} ${n}`).join(', ')}`);
     json[phase === 'full sync' ? 'fullSync' : 'noChange'] = {
       bigquery: {
-        ms: Math.round(bigquery[phase].ms),
+        ms: Math.round(bq.ms),
+        ...(bq.failed ? { failed: bq.failed } : {}),
         ...totals,
         tables: report.tables,
         rows,
         bytes,
         requests: report.requests,
       },
-      postgres: { ms: Math.round(postgres[phase].ms), rows: pgRows },
+      postgres: { ms: Math.round(pgRun.ms), ...(pgRun.failed ? { failed: pgRun.failed } : {}), rows: pgRows },
     };
+  }
+  if (failures.length > 0) {
+    console.log(`failed runs (their figures above are up to the failure): ${failures.join('; ')}`);
+    json['failed'] = failures;
+    process.exitCode = 1;
   }
   console.log(JSON.stringify(json));
 } finally {
