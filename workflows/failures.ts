@@ -1,4 +1,4 @@
-import { type ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, TimeoutFailure } from '@temporalio/workflow';
 
 /** The message of what a workflow caught: an Error's message, anything else as text. */
 export function messageOf(err: unknown): string {
@@ -7,12 +7,24 @@ export function messageOf(err: unknown): string {
 
 /**
  * The innermost cause's message: for a failed activity or child, the API's code and request id (an
- * `ActivityFailure` or `ChildWorkflowFailure` only says which activity or child failed).
+ * `ActivityFailure` or `ChildWorkflowFailure` only says which activity or child failed). A timeout says
+ * little alone ("Activity task timed out"): it is named with its activity and every timeout on the way
+ * (a schedule-to-close over a start-to-close one), so on-call can tell a slow warehouse from a dead worker.
  */
 export function innermostMessage(err: unknown): string {
   let cause: unknown = err;
-  while (cause instanceof Error && cause.cause) cause = cause.cause;
-  return messageOf(cause);
+  let activity: string | undefined;
+  const timeouts: string[] = [];
+  for (;;) {
+    if (cause instanceof ActivityFailure && cause.activityType) activity = cause.activityType;
+    if (cause instanceof TimeoutFailure && cause.timeoutType) timeouts.push(cause.timeoutType);
+    if (!(cause instanceof Error && cause.cause)) break;
+    cause = cause.cause;
+  }
+  const message = messageOf(cause);
+  if (!(cause instanceof TimeoutFailure)) return message;
+  const how = timeouts.length > 0 ? ` (${timeouts.join(' after ')})` : '';
+  return `${activity ?? 'an activity'}: ${message}${how}`;
 }
 
 /** The failure type of a destination's errors (connectors/errors.ts `DestinationError`, its `name`). */

@@ -25,6 +25,15 @@ export const runIdleSignal = defineSignal('runIdle');
 /** Thread listings hand each thread's queue entry tag to its first page (listQueuedThreadCheckpoints). */
 export const LISTED_CHECKPOINT_TAG_PATCH = 'threads-listed-checkpoint-tag';
 
+/**
+ * Queue entries a listing hands the lanes (threads-long-listings). A listing costs the destination the same
+ * whatever it returns (BigQuery reads the checkpoint tables whole: state-reads.ts), so it returns many:
+ * a 20,000-ticket first sync listed ~310 times at `concurrency × 4`, its reads growing with the tables —
+ * two thirds of the emulator's time, and listings that outlasted their minute. At 1,000 an entry is ~50
+ * bytes of history; the workflow holds them until its lanes take them.
+ */
+export const THREAD_LISTING = 1000;
+
 /** Threads failing one after the other, with no success between: the source is down, not one thread. */
 const OUTAGE_AFTER_CONSECUTIVE_FAILURES = 5;
 
@@ -95,6 +104,11 @@ async function threadsWorkflowBody(input: ThreadsInput): Promise<StreamCounts> {
   // outage of the source (a BigQuery emulator's transient 500s once left a thread failed and the run
   // incomplete). patched: older histories set such a thread aside.
   const patientWithWarehouse = patched('threads-patient-with-warehouse');
+
+  // Listings of THREAD_LISTING entries. patched: older histories listed `concurrency × 4` (at least 50).
+  const listingLimit = patched('threads-long-listings')
+    ? THREAD_LISTING
+    : Math.max(50, input.concurrency * 4);
 
   /** Reads one thread to its end; false if it was set aside. `listedTag`: its entry's tag as listed. */
   async function readThread(scope: string, given: typeof patient, listedTag?: string): Promise<boolean> {
@@ -174,7 +188,7 @@ async function threadsWorkflowBody(input: ThreadsInput): Promise<StreamCounts> {
         if (exhausted) return null;
         refill ??= (async () => {
           const listedBefore = ticketsListed;
-          const request = { limit: Math.max(50, input.concurrency * 4), skip: [...inFlight] };
+          const request = { limit: listingLimit, skip: [...inFlight] };
           let scopes: string[];
           if (listedTags) {
             const threads = await bookkeeping.listQueuedThreadCheckpoints(request);
