@@ -7,6 +7,7 @@ import { arch, platform, tmpdir, userInfo } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { removeAbandonedClusters, throwawayClusterName } from './abandoned-clusters.js';
 import { freePort } from './free-port.js';
 import type { StepStarter } from './step-progress.js';
 
@@ -180,8 +181,12 @@ export async function startEmbeddedPostgres(
 ): Promise<EmbeddedPostgres> {
   const log = options.log ?? (() => undefined);
   const persistent = options.persistent ?? false;
+  if (options.dataDir === undefined) {
+    for (const folder of await removeAbandonedClusters())
+      log(`removed ${folder}: a throwaway cluster whose process was killed before it could`);
+  }
   const dataDir =
-    options.dataDir ?? join(tmpdir(), `support-sync-pg-${process.pid}-${randomBytes(4).toString('hex')}`);
+    options.dataDir ?? join(tmpdir(), throwawayClusterName(process.pid, randomBytes(4).toString('hex')));
   const port = options.port ?? (await freePort());
 
   let native = nativeDir();

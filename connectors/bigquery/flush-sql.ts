@@ -1,9 +1,10 @@
-import type {
-  CheckpointUpdate,
-  ColumnSpec,
-  RejectedItem,
-  TableSpec,
-  WarehouseRow,
+import {
+  type CheckpointUpdate,
+  type ColumnSpec,
+  type RejectedItem,
+  SYSTEM_TABLES,
+  type TableSpec,
+  type WarehouseRow,
 } from '../../schemas/warehouse.js';
 import { stagedColumns } from '../batch.js';
 import { BQ_TYPES, bqIdent, int64Literal, stringLiteral, timestampLiteral } from './dialect.js';
@@ -91,9 +92,9 @@ WHERE ${retained} AND s.batch IN (SELECT batch FROM pending)
 GROUP BY s.batch, s.op, s.table_name, entry_doc, entry_seq`;
 }
 
-/** The value of a staged column, typed, read from the staged row's JSON. */
-function columnOf(c: ColumnSpec): string {
-  const text = `JSON_VALUE(s.doc, ${stringLiteral(`$.${c.name}`)})`;
+/** The value of a staged column, typed, read from the JSON `doc` of the staged row aliased `alias`. */
+function columnOf(c: ColumnSpec, alias = 's'): string {
+  const text = `JSON_VALUE(${alias}.doc, ${stringLiteral(`$.${c.name}`)})`;
   switch (c.type) {
     case 'string':
       return text;
@@ -302,23 +303,27 @@ export function stagedCheckpointsSql(
  * length, and minutes of parsing for the emulator.
  */
 export function mergeStagedCheckpointsSql(dataset: string, batches: readonly string[]): string {
-  const field = (name: string) => `JSON_VALUE(c.doc, ${stringLiteral(`$.${name}`)})`;
-  const latest = `SELECT * FROM (SELECT ${field('stream')} AS stream, ${field('scope')} AS scope,
-    ${field('cursor')} AS cursor, ${field('high_water_mark')} AS high_water_mark, ${field('status')} AS status,
-    CAST(${field('pages')} AS INT64) AS pages, CAST(${field('rows')} AS INT64) AS \`rows\`,
-    CAST(${field('updated_at')} AS TIMESTAMP) AS updated_at, c.seq AS _seq
+  const fields = CHECKPOINT_COLUMNS.map((c) => `${columnOf(c, 'c')} AS ${bqIdent(c.name)}`).join(', ');
+  const latest = `SELECT * FROM (SELECT ${fields}, c.seq AS _seq
   FROM ${bqIdent(dataset)}.${bqIdent(STAGED_CHECKPOINTS_TABLE)} c
   WHERE ${retainedIn('c')} AND c.batch IN ${batchList(batches)}) x
 WHERE TRUE QUALIFY ROW_NUMBER() OVER (PARTITION BY stream, scope ORDER BY _seq DESC) = 1`;
   return upsertCheckpointsSql(dataset, latest);
 }
 
+/** The columns of `_sync_state`, from its schema (Checkpoint): what a staged checkpoint's JSON carries. */
+const CHECKPOINT_COLUMNS = SYSTEM_TABLES._sync_state.columns;
+
 /** Upserts the checkpoints `source` selects into `_sync_state`; a stored later one is kept. */
 function upsertCheckpointsSql(dataset: string, source: string): string {
+  const key = SYSTEM_TABLES._sync_state.primaryKey as readonly string[];
+  const names = CHECKPOINT_COLUMNS.map((c) => bqIdent(c.name));
+  const updated = CHECKPOINT_COLUMNS.filter((c) => !key.includes(c.name)).map(
+    (c) => `${bqIdent(c.name)} = S.${bqIdent(c.name)}`,
+  );
   return `MERGE ${bqIdent(dataset)}.\`_sync_state\` T
-USING (${source}) S ON T.stream = S.stream AND T.scope = S.scope
-WHEN MATCHED AND T.updated_at <= S.updated_at THEN UPDATE SET cursor = S.cursor, high_water_mark = S.high_water_mark,
-  status = S.status, pages = S.pages, \`rows\` = S.\`rows\`, updated_at = S.updated_at
-WHEN NOT MATCHED THEN INSERT (stream, scope, cursor, high_water_mark, status, pages, \`rows\`, updated_at)
-  VALUES (S.stream, S.scope, S.cursor, S.high_water_mark, S.status, S.pages, S.\`rows\`, S.updated_at);`;
+USING (${source}) S ON ${key.map((k) => `T.${bqIdent(k)} = S.${bqIdent(k)}`).join(' AND ')}
+WHEN MATCHED AND T.updated_at <= S.updated_at THEN UPDATE SET ${updated.join(', ')}
+WHEN NOT MATCHED THEN INSERT (${names.join(', ')})
+  VALUES (${names.map((n) => `S.${n}`).join(', ')});`;
 }
