@@ -311,6 +311,29 @@ WHERE TRUE QUALIFY ROW_NUMBER() OVER (PARTITION BY stream, scope ORDER BY _seq D
   return upsertCheckpointsSql(dataset, latest);
 }
 
+/**
+ * Checkpoints inline up to this many characters of SQL (some 300): a flush of a few — a window's, a run's
+ * start and end, a no-change run's — then names `_sync_state` alone (10 MB), where reading them from
+ * `_staging_checkpoints` names a second table (10 MB more, and its whole week's scan above that).
+ */
+export const INLINE_CHECKPOINT_CHARS = 64 * 1024;
+
+/**
+ * The `_sync_state` upsert of the staged checkpoints of `batches` (`staged`: theirs, in staging order):
+ * inline when short (INLINE_CHECKPOINT_CHARS), else read from `_staging_checkpoints` by batch. Either way
+ * the latest per (stream, scope) in staging order, and a stored later one is kept.
+ */
+export function stagedCheckpointMergeSql(
+  dataset: string,
+  batches: readonly string[],
+  staged: readonly (CheckpointUpdate & { updated_at: string })[],
+): string {
+  const latest = new Map<string, CheckpointUpdate & { updated_at: string }>();
+  for (const cp of staged) latest.set(`${cp.stream}\u0000${cp.scope}`, cp);
+  const inline = stagedCheckpointsSql(dataset, [...latest.values()]);
+  return inline.length <= INLINE_CHECKPOINT_CHARS ? inline : mergeStagedCheckpointsSql(dataset, batches);
+}
+
 /** The columns of `_sync_state`, from its schema (Checkpoint): what a staged checkpoint's JSON carries. */
 const CHECKPOINT_COLUMNS = SYSTEM_TABLES._sync_state.columns;
 

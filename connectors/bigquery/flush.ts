@@ -15,12 +15,12 @@ import type { ParamValue } from '../sql/dialect.js';
 import { bindLiteral, timestampLiteral } from './dialect.js';
 import {
   foldSightingsSql,
-  mergeStagedCheckpointsSql,
   mergeStagedSql,
   packStatements,
   pendingSql,
   rejectedStagedSql,
   seenStagedSql,
+  stagedCheckpointMergeSql,
   stagedCheckpointsSql,
 } from './flush-sql.js';
 import type { BigQuerySession } from './session.js';
@@ -221,7 +221,7 @@ export class StagedFlusher {
         fold: foldNow,
         fullyListed: !legacy,
       };
-      await this.#merge(batches, pending, checkpointBatches, folding, report, counts);
+      await this.#merge(batches, pending, checkpoints, folding, report, counts);
       report.batches += batches.length + checkpointBatches.length;
       report.merges += 1;
       if (batches.length < BATCHES_PER_FLUSH && checkpointBatches.length < BATCHES_PER_FLUSH) break;
@@ -262,7 +262,7 @@ export class StagedFlusher {
   async #merge(
     batches: readonly string[],
     pending: readonly PendingRow[],
-    checkpointBatches: readonly string[],
+    checkpoints: readonly StagedCheckpoint[],
     folding: Folding,
     report: FlushReport,
     counting: boolean,
@@ -303,12 +303,21 @@ export class StagedFlusher {
     ] as WriteBatch[]);
     statements.push(schemaChangeStatements(dataset, sightings, now));
     // Checkpoints staged in `_staging` by a version before `_staging_checkpoints` (inline), then those of
-    // `_staging_checkpoints` (read there by the statement): a stored later one is kept either way.
+    // `_staging_checkpoints` (inline when few, else read there by the statement): a stored later one is
+    // kept either way.
     const legacyCheckpoints = latestCheckpoints(
       docs('checkpoint') as (CheckpointUpdate & { updated_at: string })[],
     );
     if (legacyCheckpoints.length > 0) statements.push(stagedCheckpointsSql(dataset, legacyCheckpoints));
-    if (checkpointBatches.length > 0) statements.push(mergeStagedCheckpointsSql(dataset, checkpointBatches));
+    const checkpointBatches = [...new Set(checkpoints.map((c) => c.batch))];
+    if (checkpointBatches.length > 0)
+      statements.push(
+        stagedCheckpointMergeSql(
+          dataset,
+          checkpointBatches,
+          checkpoints.map((c) => c.checkpoint),
+        ),
+      );
     const runs = docs('run') as SyncRunRecord[];
     if (runs.length > 0) statements.push(`${ledgerUpsertSql(this.session, SYSTEM_TABLES._sync_runs, runs)};`);
     // The audit's verdicts of every unit since the last flush: one upsert, not one per unit.

@@ -100,8 +100,46 @@ export async function auditCounts(
     n: Number(row['n']),
     healed: Number(row['healed']),
   }));
+  return countsOf(rows);
+}
+
+/** One (table, verdict) group of `_audit` rows: how many, and how many of them healed. */
+interface AuditGroup {
+  readonly table: string;
+  readonly verdict: AuditVerdict;
+  readonly n: number;
+  readonly healed: number;
+}
+
+/** Counts per table (keys in table order, as the query orders them) from its groups. */
+function countsOf(groups: readonly AuditGroup[]): Record<string, AuditCounts> {
   const out: Record<string, AuditCounts> = {};
-  for (const r of rows)
-    out[r.table] = addCounts(out[r.table] ?? NO_AUDIT_COUNTS, { [r.verdict]: r.n, healed: r.healed });
+  for (const g of [...groups].sort((a, b) => byText(a.table, b.table)))
+    out[g.table] = addCounts(out[g.table] ?? NO_AUDIT_COUNTS, { [g.verdict]: g.n, healed: g.healed });
   return out;
+}
+
+/** The columns of `_audit` auditCountsOfRows reads. */
+export const AUDIT_COUNT_COLUMNS = ['run_id', 'table_name', 'verdict', 'healed', 'checked_at'] as const;
+
+/**
+ * auditCounts over `_audit` rows read whole (AUDIT_COUNT_COLUMNS), filtered as the query's WHERE: for a
+ * warehouse where a table read of a small table bills nothing and a query bills 10 MB.
+ */
+export function auditCountsOfRows(
+  rows: readonly Record<string, unknown>[],
+  filter: AuditFilter,
+): Record<string, AuditCounts> {
+  const matches = (r: Record<string, unknown>) =>
+    'runId' in filter
+      ? r['run_id'] === filter.runId
+      : Date.parse(String(r['checked_at'])) >= filter.since.getTime();
+  return countsOf(
+    rows.filter(matches).map((r) => ({
+      table: String(r['table_name']),
+      verdict: AuditVerdict.parse(r['verdict']),
+      n: 1,
+      healed: r['healed'] === true || r['healed'] === 'true' ? 1 : 0,
+    })),
+  );
 }

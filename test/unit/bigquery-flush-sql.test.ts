@@ -2,8 +2,10 @@ import { describe, expect, it } from 'vitest';
 import {
   FOLD_STATEMENT_CHARS,
   foldSightingsSql,
+  INLINE_CHECKPOINT_CHARS,
   mergeStagedCheckpointsSql,
   packStatements,
+  stagedCheckpointMergeSql,
 } from '../../connectors/bigquery/flush-sql.js';
 import { DestinationSettings } from '../../connectors/settings.js';
 
@@ -39,5 +41,38 @@ describe("a flush's SQL stays within BigQuery's query length", () => {
     expect(sql).toMatch(/c\.batch IN UNNEST\(\['b1', 'b2'\]\)/);
     expect(sql).toMatch(/PARTITION BY stream, scope ORDER BY _seq DESC/);
     expect(sql).toMatch(/WHEN MATCHED AND T\.updated_at <= S\.updated_at/);
+  });
+
+  it("a flush's few checkpoints are inline (only _sync_state named: one 10 MB floor), many are read by batch", () => {
+    const cp = (scope: string, pages: number, at: string) => ({
+      stream: 'ticket_messages',
+      scope,
+      cursor: null,
+      high_water_mark: null,
+      status: 'running' as const,
+      pages,
+      rows: 0,
+      updated_at: at,
+    });
+    // Staging order: the later of a scope's two wins, as QUALIFY on the staging order picks it.
+    const few = stagedCheckpointMergeSql(
+      'ds',
+      ['b1', 'b2'],
+      [
+        cp('17', 1, '2026-11-25T10:00:00.000Z'),
+        cp('18', 1, '2026-11-25T10:00:01.000Z'),
+        cp('17', 2, '2026-11-25T10:00:02.000Z'),
+      ],
+    );
+    expect(few).not.toContain('_staging_checkpoints');
+    expect(few.match(/STRUCT\(/g)).toHaveLength(2);
+    expect(few).toMatch(
+      /'17' AS scope, CAST\(NULL AS STRING\) AS cursor, CAST\(NULL AS STRING\) AS high_water_mark, 'running' AS status, 2 AS pages/,
+    );
+    expect(few).toMatch(/WHEN MATCHED AND T\.updated_at <= S\.updated_at/);
+    const many = Array.from({ length: 2_000 }, (_, i) => cp(String(i), 1, '2026-11-25T10:00:00.000Z'));
+    const read = stagedCheckpointMergeSql('ds', ['b1'], many);
+    expect(read).toContain('`_staging_checkpoints`');
+    expect(read.length).toBeLessThan(INLINE_CHECKPOINT_CHARS);
   });
 });
