@@ -328,10 +328,15 @@ export function stagedCheckpointMergeSql(
   batches: readonly string[],
   staged: readonly (CheckpointUpdate & { updated_at: string })[],
 ): string {
-  const latest = new Map<string, CheckpointUpdate & { updated_at: string }>();
-  for (const cp of staged) latest.set(`${cp.stream}\u0000${cp.scope}`, cp);
-  const inline = stagedCheckpointsSql(dataset, [...latest.values()]);
+  const inline = stagedCheckpointsSql(dataset, latestCheckpoints(staged));
   return inline.length <= INLINE_CHECKPOINT_CHARS ? inline : mergeStagedCheckpointsSql(dataset, batches);
+}
+
+/** The last staged checkpoint of each (stream, scope), `docs` in staging order. */
+export function latestCheckpoints<C extends CheckpointUpdate>(docs: readonly C[]): C[] {
+  const byKey = new Map<string, C>();
+  for (const cp of docs) byKey.set(`${cp.stream}\u0000${cp.scope}`, cp);
+  return [...byKey.values()];
 }
 
 /** The columns of `_sync_state`, from its schema (Checkpoint): what a staged checkpoint's JSON carries. */

@@ -15,6 +15,7 @@ import type { ParamValue } from '../sql/dialect.js';
 import { bindLiteral, timestampLiteral } from './dialect.js';
 import {
   foldSightingsSql,
+  latestCheckpoints,
   mergeStagedSql,
   packStatements,
   pendingSql,
@@ -480,11 +481,4 @@ function firstBatches(staged: readonly StagedCheckpoint[], limit: number): Stage
     kept.add(c.batch);
     return true;
   });
-}
-
-/** The last staged checkpoint of each (stream, scope), `docs` in staging order. */
-function latestCheckpoints<C extends CheckpointUpdate>(docs: readonly C[]): C[] {
-  const byKey = new Map<string, C>();
-  for (const cp of docs) byKey.set(`${cp.stream}\u0000${cp.scope}`, cp);
-  return [...byKey.values()];
 }
