@@ -13,14 +13,17 @@ import { ColumnPolicyText } from './warehouse.js';
 const MIN_HASH_KEY_LENGTH = 32;
 
 /** An ISO 8601 duration (`PT72H`, `P7D`) turned into milliseconds. */
-export const IsoDurationMs = z.string().transform((text, ctx) => {
-  const duration = Duration.fromISO(text);
-  if (!duration.isValid) {
-    ctx.addIssue({ code: 'custom', message: `"${text}" is not an ISO 8601 duration such as PT72H or P7D` });
-    return z.NEVER;
-  }
-  return duration.as('milliseconds');
-});
+export const IsoDurationMs = z
+  .string()
+  .meta({ format: 'duration' })
+  .transform((text, ctx) => {
+    const duration = Duration.fromISO(text);
+    if (!duration.isValid) {
+      ctx.addIssue({ code: 'custom', message: `"${text}" is not an ISO 8601 duration such as PT72H or P7D` });
+      return z.NEVER;
+    }
+    return duration.as('milliseconds');
+  });
 
 /** The content of a REPORT_QUERIES file: a YAML (or JSON) list of `{ name, query, timezone }`, names unique. */
 export const ReportQueriesFile = z.array(ReportQuery).superRefine((queries, ctx) => {
@@ -127,19 +130,28 @@ export const DestinationUrl = z.string().refine((url) => /^(postgres|postgresql|
  */
 export const ConfigFromEnv = z.object({
   SUPPORT_API_URL: z.url().describe("The service's base URL; the client adds /public/v1"),
-  SUPPORT_API_KEY: SecretString.describe('API key sent as cx-api-key (never logged)'),
+  SUPPORT_API_KEY: SecretString.describe(
+    'API key, sent as cx-api-key; never logged, never in errors, Temporal payloads or the warehouse',
+  ),
   DESTINATION_URL: DestinationUrl.describe('postgres://user:pass@host:port/db or bigquery://project/dataset'),
   POSTGRES_SCHEMA: z
     .string()
     .regex(/^[a-z_][a-z0-9_]*$/)
     .default('support')
     .describe('PostgreSQL schema for the tables'),
-  BIGQUERY_API_ENDPOINT: z.url().optional().describe('BigQuery REST endpoint (an emulator in tests)'),
+  BIGQUERY_API_ENDPOINT: z
+    .url()
+    .optional()
+    .describe(
+      "BigQuery REST endpoint: Google's when unset (an emulator in tests); credentials are Application Default Credentials",
+    ),
   BIGQUERY_STORAGE_ENDPOINT: z
     .string()
     .regex(/^[^\s:/]+:\d+$/)
     .optional()
-    .describe('BigQuery Storage Write API endpoint host:port of an emulator (plaintext gRPC; tests)'),
+    .describe(
+      'BigQuery Storage Write API endpoint host:port of an emulator (plaintext gRPC; tests and benches); unset on the real service',
+    ),
   TEMPORAL_ADDRESS: z.string().min(1).default('localhost:7233').describe('Temporal frontend host:port'),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default').describe('Temporal namespace'),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('support-sync').describe('Task queue of the sync workflows'),
@@ -254,9 +266,14 @@ export const ConfigFromEnv = z.object({
     .string()
     .optional()
     .describe(
-      'Path to a YAML list of saved report queries ({ name, query, timezone }) snapshotted every run',
+      'Path to a YAML list of saved report queries ({ name, query, timezone, schedule? }) snapshotted every run into report_snapshots, or on their own `schedule: { cron, timezone }` after `schedule create`; examples/report-queries.yaml is an example',
     ),
-  LOG_LEVEL: z.enum(['silent', 'fatal', 'error', 'warn', 'info', 'debug', 'trace']).default('info'),
+  LOG_LEVEL: z
+    .enum(['silent', 'fatal', 'error', 'warn', 'info', 'debug', 'trace'])
+    .default('info')
+    .describe(
+      'Least severe log level written (logs go to stderr as JSON lines; `npm start` defaults to warn)',
+    ),
 });
 
 /**
