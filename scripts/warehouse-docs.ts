@@ -14,7 +14,7 @@ import { WAREHOUSE_VIEWS } from '../schemas/warehouse-views.js';
 
 const INTRO = `# Warehouse tables
 
-Generated from \`schemas/warehouse.ts\` by \`npx tsx scripts/warehouse-docs.ts\` — edit the specs, not this file.
+Generated from \`schemas/warehouse.ts\` by \`npm run docs:warehouse\` — edit the specs, not this file.
 
 The sync writes these tables in PostgreSQL (schema \`support\` by default) or in a BigQuery dataset. Columns are
 derived from the API's zod schemas: every known field of an item is a typed column, nested objects and arrays
@@ -48,7 +48,7 @@ received, so a field the API adds later is in \`_raw\` before it gets a column.
   On BigQuery a row received again unchanged gets its newer \`_synced_at\` lazily — before a deletion
   that may mark rows of its table, or within a day — so a query of the column may read a value up to a day
   old for such a row; the deletion checks, the audit and \`status\` count the sightings not folded yet
-  (README, "BigQuery: how it is written").
+  (docs/guides/bigquery.md, "Sightings are folded lazily").
 - **\`_deleted_at\`** (tables that track deletion) is set when the row disappeared from the source; rows are
   never hard-deleted. A row that comes back is revived (\`_deleted_at\` reset to null).
 - **Text.** U+0000 (which PostgreSQL cannot store) and lone UTF-16 surrogates are replaced by U+FFFD, in
