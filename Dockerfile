@@ -2,7 +2,7 @@
 FROM node:20-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production
-# A heap cap for every thread of the worker (README › Operations, worker memory): without it V8 sizes the
+# A heap cap for every thread of the worker (docs/operations/worker-memory.md): without it V8 sizes the
 # heap for the host and lets garbage pile up (peak RSS 733 MB in a 10k-ticket first sync, 531 MB with it).
 # `docker run -e NODE_OPTIONS=…` replaces it.
 ENV NODE_OPTIONS=--max-old-space-size=512

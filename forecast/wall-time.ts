@@ -5,7 +5,7 @@ import { classRatesOf, dispatchRate } from '../worker/workers.js';
 
 /**
  * How much slower than its lower bound a rate-bound run is, measured: `npm run bench:budget -- --window-ms
- * 60000` (bench/budget.ts; README, "The rate budget") — a full sync of 2,000 tickets with a year of exports,
+ * 60000` (bench/budget.ts; bench/RESULTS.md, "The rate budget") — a full sync of 2,000 tickets with a year of exports,
  * the spec's limits at their real pace, detail-bound — took 1.032 × the detail class's lower bound with 1
  * and with 3 worker processes. Most of it is the room the class queues leave for Temporal's burst and
  * dispatch jitter (worker/workers.ts `dispatchRate`: 116.6 of 120 detail requests a minute then, 1.029;

@@ -8,7 +8,7 @@
  *  - initial-sync: the first run of an empty warehouse, whole history (the exports wait for the first sweep);
  *  - incremental: the next run, after the workspace changed;
  *  - failed-window: a run in which every agent-sessions request answers 400 (its window fails, the run too);
- *  - window-replay: that window re-run by the CLI (`replay <id> --wait`), as on-call does (README "Operations");
+ *  - window-replay: that window re-run by the CLI (`replay <id> --wait`), as on-call does (docs/operations/replay-failed-window.md);
  *  - full-refresh: `sync --full-refresh`.
  * Each scenario's folder under test/workflows/histories/ is replaced with one JSON file per execution, child
  * workflows and continued runs included, once all five are recorded and checked for the API keys and the

@@ -25,7 +25,7 @@ import { checkpointsByTableReads } from './state-reads.js';
 import { DEFAULT_VERSION_CACHE_LIMITS, RunVersionCache, type VersionCacheLimits } from './version-cache.js';
 import { BigQueryDeletions } from './write.js';
 
-/** When staged rows are merged without waiting for the window's end (see docs/bigquery-write-path.md §5). */
+/** When staged rows are merged without waiting for the window's end (see docs/design/bigquery-write-path.md §5). */
 export interface FlushThresholds {
   /** Rows staged by this process since its last flush. */
   readonly rows: number;

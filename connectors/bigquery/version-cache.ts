@@ -9,7 +9,7 @@ import { BoundedMap } from '../bounded-map.js';
 import type { BigQuerySession } from './session.js';
 
 /*
- * The per-run version cache (docs/bigquery-write-path.md §15.2): what a table stores — per live row its
+ * The per-run version cache (bench/RESULTS.md §15.2): what a table stores — per live row its
  * version and `_content_hash` — read once per table per run by a table read (tabledata.list: no job, nothing
  * billed), so that a page re-reading rows the warehouse already has stages none of them (a window that only
  * re-read unchanged rows writes nothing and skips its flush), and the tickets' change detection asks no query

@@ -219,7 +219,7 @@ describe('column policy: hashed and dropped values appear nowhere, hashed ones s
     expect(pairs.rows.length).toBeGreaterThan(0);
     const contactOf = (id: string) => world.tickets.find((t) => t.id === id)!.contactId;
     for (const p of pairs.rows) expect(contactOf(p.a)).toBe(contactOf(p.b));
-    // The README's lookup of a known value, in SQL with pgcrypto (where the server ships it).
+    // The privacy guide's lookup of a known value (docs/guides/privacy.md), in SQL with pgcrypto (where the server ships it).
     const available = await db.query(`SELECT 1 FROM pg_available_extensions WHERE name = 'pgcrypto'`);
     if (available.rowCount === 0) {
       console.info('pgcrypto is not available on this server: the SQL lookup is not checked');

@@ -50,7 +50,7 @@ describe('progress under faults, on a cluster the project did not start', () => 
         '--headless',
         '--log-level',
         'error',
-        // What the README asks of a cluster operator: one partition per class queue (exact rates).
+        // What docs/design/rate-budget.md asks of a cluster operator: one partition per class queue (exact rates).
         '--dynamic-config-value',
         'matching.numTaskqueueReadPartitions=1',
         '--dynamic-config-value',
