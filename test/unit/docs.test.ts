@@ -199,5 +199,6 @@ describe('docs that cannot rot', () => {
     for (const e of exported)
       if (!settings.has(e.name)) problems.push(`${e.where}: ${e.name} is not a setting of schemas/config.ts`);
     expect(problems).toEqual([]);
-  });
+    // One `--help` per CLI command, each a node process loading the whole CLI: slow on a busy machine.
+  }, 300_000);
 });
