@@ -21,7 +21,7 @@ export function workerCommand(opts: { config?: string; metricsPort?: MetricsAddr
     try {
       endpoint = await openMetricsEndpoint(deps.metrics, opts.metricsPort, logger);
       if (endpoint) logger.info({ url: endpoint.url }, 'metrics endpoint listening');
-      await registerSearchAttributesAtWorkerStart(temporal.client, config.TEMPORAL_NAMESPACE, logger);
+      await registerSearchAttributesAtWorkerStart(temporal.client, temporal.namespace, logger);
       const workers = await startLocalWorkers(temporal, config, deps.activities, logger);
       logger.info({ address: temporal.address, taskQueue: config.TEMPORAL_TASK_QUEUE }, 'worker running');
       for (const drift of await schedulesReadingOtherStreams(temporal.client, config.SYNC_STREAMS)) {
