@@ -60,7 +60,12 @@ export async function temporalTarget(
   if (options.persistent) mkdirSync(DATA_DIR, { recursive: true });
   const uiPort = options.ui ? await preferredPort(8233) : undefined;
   logger.info('starting the embedded Temporal dev server');
-  const { startTemporalDevServer } = await import('./temporal-server.js');
+  const { startTemporalDevServer } = await devOnly(
+    () => import('./temporal-server.js'),
+    '@temporalio/testing',
+    'the embedded Temporal dev server',
+    'TEMPORAL_ADDRESS (or TEMPORAL_PROFILE)',
+  );
   const env = await startTemporalDevServer({
     ...(options.persistent ? { dbFilename: join(DATA_DIR, 'temporal.db') } : {}),
     ...(uiPort ? { uiPort } : {}),
@@ -76,6 +81,31 @@ export async function temporalTarget(
     uiUrl: uiPort ? `http://127.0.0.1:${uiPort}` : null,
     close: () => env.teardown(),
   };
+}
+
+/**
+ * A module of the embedded defaults, loaded only when one is used: their packages are development
+ * dependencies, absent from a production install (`npm ci --omit=dev`, the worker image), which must name
+ * its cluster or warehouse instead.
+ */
+export async function devOnly<T>(
+  load: () => Promise<T>,
+  pkg: string,
+  what: string,
+  setting: string,
+): Promise<T> {
+  try {
+    return await load();
+  } catch (err) {
+    if (
+      (err as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND' &&
+      (err as Error).message.includes(pkg)
+    )
+      throw new Error(
+        `${what} needs the development dependency ${pkg}, which this installation omits (npm ci --omit=dev); set ${setting}`,
+      );
+    throw err;
+  }
 }
 
 /**

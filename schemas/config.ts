@@ -226,6 +226,13 @@ export const ConfigFromEnv = z.object({
     .describe(
       "V8 old-space limit (MB) of a worker's workflow thread (Temporal runs every workflow of a process there); without it V8 sizes that thread's heap for the host and lets garbage pile up before collecting it. 0: V8's default. Ignored when node was started with `--max-old-space-size` (e.g. in NODE_OPTIONS). Raise it for a worker that serves many runs at once",
     ),
+  METRICS_HOST: z
+    .string()
+    .min(1)
+    .default('127.0.0.1')
+    .describe(
+      'Interface the `--metrics-port` endpoint (GET /metrics, /healthz, /readyz) listens on when the option names a port only: the loopback interface by default; `0.0.0.0` in a container whose probes or scrapes come from outside it',
+    ),
   TEMPORAL_UI_URL: z
     .url()
     .default('http://localhost:8233')
