@@ -29,7 +29,7 @@ export function workerCommand(opts: { config?: string; metricsPort?: MetricsAddr
         logger,
         () => readiness,
       );
-      if (endpoint) logger.info({ url: endpoint.url }, 'metrics and probe endpoint listening');
+      if (endpoint) logger.info({ url: endpoint.url }, 'metrics endpoint listening');
       await registerSearchAttributesAtWorkerStart(temporal.client, temporal.namespace, logger);
       const workers = await startLocalWorkers(temporal, config, deps.activities, logger);
       readiness = workers.readiness;
