@@ -42,7 +42,7 @@ const streamsOption = new Option(
 ).argParser(parseStreams);
 const metricsPortOption = new Option(
   '--metrics-port <[host:]port>',
-  "serve Prometheus metrics (the sync's and the Temporal SDK's) at /metrics while this process runs a worker; 0: a free port, printed",
+  "serve Prometheus metrics (the sync's and the Temporal SDK's) at /metrics, and probes at /healthz (up) and /readyz (polling Temporal), while this process runs a worker; on METRICS_HOST (default 127.0.0.1) unless a host is given; 0: a free port, printed",
 ).argParser(parseMetricsAddress);
 
 program
@@ -127,7 +127,7 @@ program
 program
   .command('worker')
   .description(
-    'Run a worker for TEMPORAL_ADDRESS until SIGINT/SIGTERM (running activities finish their page)',
+    'Run a worker for the configured Temporal cluster until SIGINT/SIGTERM (it stops polling, running activities finish their page within 30 s, then it exits 0)',
   )
   .addOption(configOption)
   .addOption(metricsPortOption)

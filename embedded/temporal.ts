@@ -1,17 +1,22 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client, Connection } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
+import type { Client } from '@temporalio/client';
+import type { NativeConnection } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import type { Config } from '../schemas/config.js';
 import { analyticsQueueOf } from '../worker/config.js';
+import {
+  connectTemporal,
+  DEFAULT_TEMPORAL_ADDRESS,
+  resolveTemporalConnection,
+  type TemporalConnectionSettings,
+} from '../worker/temporal-connection.js';
 import { DATA_DIR } from './data-dir.js';
 import { preferredPort } from './free-port.js';
 import { createStepReporter, type StepStarter } from './step-progress.js';
-import { startTemporalDevServer } from './temporal-server.js';
 
 /**
- * The Temporal a process talks to: the cluster at TEMPORAL_ADDRESS, or an embedded dev server started here
+ * The Temporal a process talks to: the configured cluster, or an embedded dev server started here
  * (with its UI and on-disk history for the main job).
  */
 export interface TemporalTarget {
@@ -23,11 +28,15 @@ export interface TemporalTarget {
   close(): Promise<void>;
 }
 
-/** Connects to TEMPORAL_ADDRESS, or starts an embedded dev server (with UI and on-disk history when asked). */
+/**
+ * Connects to the configured cluster (`connection.address`), or, with none configured and `embed` set,
+ * starts an embedded dev server (with UI and on-disk history when asked); with none configured and no
+ * embedding, the default address.
+ */
 export async function temporalTarget(
   options: {
-    address?: string | undefined;
-    namespace: string;
+    connection: TemporalConnectionSettings;
+    embed: boolean;
     taskQueue: string;
     persistent: boolean;
     ui: boolean;
@@ -35,24 +44,28 @@ export async function temporalTarget(
   logger: Logger,
   step: StepStarter = createStepReporter(),
 ): Promise<TemporalTarget> {
-  if (options.address) {
-    const connection = await NativeConnection.connect({ address: options.address });
-    const clientConnection = await Connection.connect({ address: options.address });
+  const { connection: settings } = options;
+  if (settings.address !== undefined || !options.embed) {
+    const address = settings.address ?? DEFAULT_TEMPORAL_ADDRESS;
+    const connections = await connectTemporal(settings, address);
     return {
-      address: options.address,
-      namespace: options.namespace,
-      connection,
-      client: new Client({ connection: clientConnection, namespace: options.namespace }),
+      address,
+      namespace: settings.namespace,
+      connection: connections.connection,
+      client: connections.client,
       uiUrl: null,
-      async close() {
-        await connection.close();
-        await clientConnection.close();
-      },
+      close: () => connections.close(),
     };
   }
   if (options.persistent) mkdirSync(DATA_DIR, { recursive: true });
   const uiPort = options.ui ? await preferredPort(8233) : undefined;
   logger.info('starting the embedded Temporal dev server');
+  const { startTemporalDevServer } = await devOnly(
+    () => import('./temporal-server.js'),
+    '@temporalio/testing',
+    'the embedded Temporal dev server',
+    'TEMPORAL_ADDRESS (or TEMPORAL_PROFILE)',
+  );
   const env = await startTemporalDevServer({
     ...(options.persistent ? { dbFilename: join(DATA_DIR, 'temporal.db') } : {}),
     ...(uiPort ? { uiPort } : {}),
@@ -71,9 +84,36 @@ export async function temporalTarget(
 }
 
 /**
- * Temporal for a command: TEMPORAL_ADDRESS when it is set in the environment; otherwise, for commands that
- * can run on their own (`start`, `sync --once`, `backfill`, `replay`), an embedded dev server, and for the
- * others (`worker`, `schedule`) the configured default address.
+ * A module of the embedded defaults, loaded only when one is used: their packages are development
+ * dependencies, absent from a production install (`npm ci --omit=dev`, the worker image), which must name
+ * its cluster or warehouse instead.
+ */
+export async function devOnly<T>(
+  load: () => Promise<T>,
+  pkg: string,
+  what: string,
+  setting: string,
+): Promise<T> {
+  try {
+    return await load();
+  } catch (err) {
+    if (
+      (err as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND' &&
+      (err as Error).message.includes(pkg)
+    )
+      throw new Error(
+        `${what} needs the development dependency ${pkg}, which this installation omits (npm ci --omit=dev); set ${setting}`,
+      );
+    throw err;
+  }
+}
+
+/**
+ * Temporal for a command: the configured cluster (TEMPORAL_ADDRESS, or the address of the TEMPORAL_PROFILE,
+ * with its TLS and API key); with none configured, for commands that can run on their own (`start`,
+ * `sync --once`, `backfill`, `audit`, `replay`), an embedded dev server, and for the others (`worker`,
+ * `setup`, `schedule`) the default address. A bad TLS setting is a ConfigError naming it; a connection that
+ * fails, a TemporalConnectionError.
  */
 export function temporalFor(
   config: Config,
@@ -83,15 +123,12 @@ export function temporalFor(
     persistent?: boolean;
     ui?: boolean;
     step?: StepStarter;
-    /** TEMPORAL_ADDRESS was given (environment or --config file); default: set in the environment. */
-    addressConfigured?: boolean;
   },
 ): Promise<TemporalTarget> {
-  const configured = options.addressConfigured ?? Boolean(process.env['TEMPORAL_ADDRESS']);
   return temporalTarget(
     {
-      address: !options.embedIfUnset || configured ? config.TEMPORAL_ADDRESS : undefined,
-      namespace: config.TEMPORAL_NAMESPACE,
+      connection: resolveTemporalConnection(config),
+      embed: options.embedIfUnset,
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       persistent: options.persistent ?? false,
       ui: options.ui ?? false,

@@ -117,6 +117,15 @@ export const SPEC_CLASS_LIMITS = ClassRateLimits.parse(DEFAULT_CLASS_LIMITS_TEXT
   number
 >;
 
+/** `host:port` (a name, an IPv4 address or a bracketed IPv6 address, and a port 1–65535). */
+export const HostPort = z.string().refine(
+  (text) => {
+    const match = /^(\[[0-9a-fA-F:.]+\]|[^\s:/[\]@]+):(\d{1,5})$/.exec(text);
+    return match !== null && Number(match[2]) >= 1 && Number(match[2]) <= 65535;
+  },
+  { message: 'must be host:port (e.g. temporal.example.com:7233)' },
+);
+
 /** `postgres://…` or `bigquery://project/dataset`. */
 export const DestinationUrl = z.string().refine((url) => /^(postgres|postgresql|bigquery):\/\//.test(url), {
   message: 'must start with postgres:// or bigquery://project/dataset',
@@ -152,8 +161,74 @@ export const ConfigFromEnv = z.object({
     .describe(
       'BigQuery Storage Write API endpoint host:port of an emulator (plaintext gRPC; tests and benches); unset on the real service',
     ),
-  TEMPORAL_ADDRESS: z.string().min(1).default('localhost:7233').describe('Temporal frontend host:port'),
-  TEMPORAL_NAMESPACE: z.string().min(1).default('default').describe('Temporal namespace'),
+  TEMPORAL_ADDRESS: HostPort.optional().describe(
+    "Temporal frontend host:port (Temporal Cloud: <namespace>.<account>.tmprl.cloud:7233, or the region's endpoint with an API key). Unset, and no TEMPORAL_PROFILE address: `start`, `sync --once`, `backfill`, `audit` and `replay` run an embedded dev server; `worker`, `setup` and `schedule` use localhost:7233",
+  ),
+  TEMPORAL_NAMESPACE: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("Temporal namespace (default: the TEMPORAL_PROFILE's, else `default`)"),
+  TEMPORAL_API_KEY: SecretString.optional().describe(
+    'API key sent to Temporal as a bearer token (Temporal Cloud API-key authentication); turns TLS on unless TEMPORAL_TLS=false. Never logged',
+  ),
+  TEMPORAL_TLS: z
+    .enum(['true', 'false', '1', '0'])
+    .optional()
+    .describe(
+      'TLS to Temporal on (`true`) or off (`false`); default: on when any TEMPORAL_TLS_* setting or TEMPORAL_API_KEY is given, else off',
+    ),
+  TEMPORAL_TLS_CLIENT_CERT_PATH: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('PEM file of the client certificate (mTLS), with TEMPORAL_TLS_CLIENT_KEY_PATH or _DATA'),
+  TEMPORAL_TLS_CLIENT_CERT_DATA: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('The client certificate itself (PEM text), instead of TEMPORAL_TLS_CLIENT_CERT_PATH'),
+  TEMPORAL_TLS_CLIENT_KEY_PATH: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("PEM file of the client certificate's private key (mTLS)"),
+  TEMPORAL_TLS_CLIENT_KEY_DATA: SecretString.optional().describe(
+    "The client certificate's private key itself (PEM text), instead of TEMPORAL_TLS_CLIENT_KEY_PATH. Never logged",
+  ),
+  TEMPORAL_TLS_SERVER_CA_CERT_PATH: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "PEM file of the CA that signed the Temporal server's certificate (default: the system's trusted roots, which is right for Temporal Cloud)",
+    ),
+  TEMPORAL_TLS_SERVER_CA_CERT_DATA: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('The server CA certificate itself (PEM text), instead of TEMPORAL_TLS_SERVER_CA_CERT_PATH'),
+  TEMPORAL_TLS_SERVER_NAME: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "Name the server's certificate is checked against (SNI), when it differs from TEMPORAL_ADDRESS's host",
+    ),
+  TEMPORAL_PROFILE: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'Profile of the Temporal client configuration file (TEMPORAL_CONFIG_FILE) to connect with; every TEMPORAL_* setting given here overrides its field. Default: the `default` profile, when the file has one',
+    ),
+  TEMPORAL_CONFIG_FILE: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "The Temporal client configuration file (TOML, the Temporal CLI's and SDKs' `temporal.toml` format); default: ~/.config/temporalio/temporal.toml when it exists",
+    ),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('support-sync').describe('Task queue of the sync workflows'),
   TEMPORAL_WORKFLOW_HEAP_MB: z.coerce
     .number()
@@ -162,6 +237,13 @@ export const ConfigFromEnv = z.object({
     .default(384)
     .describe(
       "V8 old-space limit (MB) of a worker's workflow thread (Temporal runs every workflow of a process there); without it V8 sizes that thread's heap for the host and lets garbage pile up before collecting it. 0: V8's default. Ignored when node was started with `--max-old-space-size` (e.g. in NODE_OPTIONS). Raise it for a worker that serves many runs at once",
+    ),
+  METRICS_HOST: z
+    .string()
+    .min(1)
+    .default('127.0.0.1')
+    .describe(
+      'Interface the `--metrics-port` endpoint (GET /metrics, /healthz, /readyz) listens on when the option names a port only: the loopback interface by default; `0.0.0.0` in a container whose probes or scrapes come from outside it',
     ),
   TEMPORAL_UI_URL: z
     .url()

@@ -4,7 +4,10 @@ import type { Logger } from 'pino';
 import type { SyncMetrics } from './metrics.js';
 import { temporalRuntimeMetricsUrl } from './temporal-runtime.js';
 
-/** Where `--metrics-port` listens: a port (every interface), or host and port; port 0 picks a free one. */
+/**
+ * Where `--metrics-port` listens: a port (on METRICS_HOST, by default the loopback interface), or host and
+ * port; port 0 picks a free one.
+ */
 export interface MetricsAddress {
   readonly host?: string;
   readonly port: number;
@@ -16,6 +19,15 @@ export interface MetricsEndpoint {
   close(): Promise<void>;
 }
 
+/**
+ * Whether the process does its job, for an orchestrator's readiness probe: `ready` true once its workers are
+ * connected to Temporal and polling, with a word on why not otherwise (`starting`, `stopping`).
+ */
+export type Readiness = () => { ready: boolean; detail: string };
+
+/** Before anything said otherwise: not ready, starting. */
+export const STARTING: Readiness = () => ({ ready: false, detail: 'starting' });
+
 /** How long a scrape waits for the Temporal SDK's exporter before answering without its metrics. */
 const RUNTIME_METRICS_TIMEOUT_MS = 2000;
 
@@ -24,19 +36,31 @@ const RUNTIME_METRICS_TIMEOUT_MS = 2000;
  * Temporal SDK's runtime metrics, which the SDK's own exporter serves on a loopback address
  * (`runtimeMetricsUrl`, worker/temporal-runtime.ts) and which are fetched for each scrape — one scrape target
  * per worker, and the SDK's exporter, which has no authentication of its own, never on the network.
+ * Beside it, the probes of an orchestrator: `GET /healthz` (200 while the process serves at all) and
+ * `GET /readyz` (200 when `readiness` says ready, else 503; the body says why).
  */
 export async function serveMetrics(
   metrics: SyncMetrics,
   address: MetricsAddress,
   runtimeMetricsUrl: string | null,
   logger: Logger,
+  readiness: () => Readiness = () => STARTING,
 ): Promise<MetricsEndpoint> {
   const server = createServer((req, res) => {
     const path = new URL(req.url ?? '/', 'http://metrics.local').pathname;
+    if (req.method === 'GET' && path === '/healthz') {
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
+      return;
+    }
+    if (req.method === 'GET' && path === '/readyz') {
+      const { ready, detail } = readiness()();
+      res.writeHead(ready ? 200 : 503, { 'content-type': 'text/plain' }).end(`${detail}\n`);
+      return;
+    }
     if (req.method !== 'GET' || path !== '/metrics') {
       res
         .writeHead(404, { 'content-type': 'text/plain' })
-        .end('not found: the metrics are at GET /metrics\n');
+        .end('not found: GET /metrics, /healthz or /readyz\n');
       return;
     }
     void scrape(metrics, runtimeMetricsUrl).then(
@@ -71,16 +95,25 @@ export async function serveMetrics(
 }
 
 /**
- * The endpoint of this process's metrics at `address`, with the Temporal SDK's metrics when the runtime was
- * installed with them; none without an address (or without metrics).
+ * The endpoint of this process's metrics and probes at `address` (on `defaultHost`, METRICS_HOST, when it
+ * names no host), with the Temporal SDK's metrics when the runtime was installed with them; none without an
+ * address (or without metrics). `readiness` is read at each probe: the caller sets it once its workers run.
  */
 export function openMetricsEndpoint(
   metrics: SyncMetrics | undefined,
   address: MetricsAddress | undefined,
+  defaultHost: string,
   logger: Logger,
+  readiness?: () => Readiness,
 ): Promise<MetricsEndpoint | undefined> {
   if (!metrics || !address) return Promise.resolve(undefined);
-  return serveMetrics(metrics, address, temporalRuntimeMetricsUrl(), logger);
+  return serveMetrics(
+    metrics,
+    { host: address.host ?? defaultHost, port: address.port },
+    temporalRuntimeMetricsUrl(),
+    logger,
+    readiness,
+  );
 }
 
 /** The sync's metrics, then the SDK's (when its exporter answers; `support_sync_temporal_runtime_metrics_up` says). */

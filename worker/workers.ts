@@ -1,3 +1,4 @@
+import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
 import pino, { type Logger } from 'pino';
@@ -8,8 +9,15 @@ import type { FleetBudgetSettings } from '../schemas/fleet-budget.js';
 import { classTaskQueue } from '../schemas/sync.js';
 import { governorOf } from './compose.js';
 import { attachFleetBudget, fleetBudgetOf } from './fleet-budget.js';
+import type { Readiness } from './metrics-endpoint.js';
 
-export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+/**
+ * The workflows' entry module, which the worker bundles at start: the TypeScript source when this runs from
+ * source (tsx), the compiled JavaScript when it runs from `dist/` (npm run build; the worker image).
+ */
+export const WORKFLOWS_PATH = fileURLToPath(
+  new URL(`../workflows/index${extname(fileURLToPath(import.meta.url))}`, import.meta.url),
+);
 
 export interface WorkersOptions {
   connection: NativeConnection;
@@ -36,6 +44,8 @@ export interface WorkersOptions {
 export interface RunningWorkers {
   /** Resolves when every worker has stopped. */
   readonly done: Promise<void>;
+  /** Ready while every worker is RUNNING: connected to Temporal and polling its task queue. */
+  readonly readiness: Readiness;
   shutdown(): Promise<void>;
 }
 
@@ -86,6 +96,13 @@ export async function startWorkers(options: WorkersOptions): Promise<RunningWork
   const done = Promise.all(workers.map((w) => w.run())).then(() => undefined);
   return {
     done,
+    readiness: () => {
+      const states = workers.map((w) => w.getState());
+      const notRunning = states.filter((state) => state !== 'RUNNING');
+      return notRunning.length === 0
+        ? { ready: true, detail: `ready: ${workers.length} workers polling` }
+        : { ready: false, detail: `not ready: workers ${[...new Set(notRunning)].join(', ')}` };
+    },
     async shutdown() {
       for (const worker of workers) {
         if (worker.getState() === 'RUNNING') worker.shutdown();

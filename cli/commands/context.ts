@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { type TemporalTarget, temporalFor } from '../../embedded/temporal.js';
 import type { Config } from '../../schemas/config.js';
-import { ConfigError, isConfigured, loadConfig } from '../../worker/config.js';
+import { ConfigError, loadConfig } from '../../worker/config.js';
 import { capWorkflowThreadHeap } from '../../worker/heap-cap.js';
 import { createLogger } from '../../worker/logger.js';
 import type { MetricsAddress } from '../../worker/metrics-endpoint.js';
@@ -44,10 +44,12 @@ export function withTemporal(
   run: (context: { config: Config; logger: Logger; temporal: TemporalTarget }) => Promise<number>,
 ): Promise<number> {
   return withConfig(opts, async (config, logger) => {
-    const temporal = await temporalFor(config, logger, {
-      ...temporalOptions,
-      addressConfigured: isConfigured('TEMPORAL_ADDRESS', opts.config),
-    });
+    let temporal: TemporalTarget;
+    try {
+      temporal = await temporalFor(config, logger, temporalOptions);
+    } catch (err) {
+      return reportFailure(err);
+    }
     try {
       return await run({ config, logger, temporal });
     } finally {
@@ -56,8 +58,16 @@ export function withTemporal(
   });
 }
 
-/** Prints a failure without a stack (the messages are written for operators) and returns exit code 1. */
+/**
+ * Prints a failure without a stack (the messages are written for operators) and returns its exit code: 2 for
+ * a configuration problem found late (a Temporal certificate that cannot be read: one line per problem),
+ * 1 for anything else.
+ */
 export function reportFailure(err: unknown): number {
+  if (err instanceof ConfigError) {
+    for (const problem of err.problems) process.stderr.write(`config error: ${problem}\n`);
+    return 2;
+  }
   process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);
   return 1;
 }

@@ -12,6 +12,8 @@ import {
   type MetricsAddress,
   type MetricsEndpoint,
   openMetricsEndpoint,
+  type Readiness,
+  STARTING,
 } from '../../worker/metrics-endpoint.js';
 import { findRunningRun, followRun, newRunId, type RunSummary, runSync } from '../../worker/run-sync.js';
 import { startLocalWorkers } from '../../worker/workers.js';
@@ -53,8 +55,15 @@ export async function runJob(options: JobOptions): Promise<RunSummary> {
   const { config, temporal, logger } = options;
   const deps = await buildDependencies(config, logger, { metrics: options.metricsPort !== undefined });
   let endpoint: MetricsEndpoint | undefined;
+  let readiness: Readiness = STARTING;
   try {
-    endpoint = await openMetricsEndpoint(deps.metrics, options.metricsPort, logger);
+    endpoint = await openMetricsEndpoint(
+      deps.metrics,
+      options.metricsPort,
+      config.METRICS_HOST,
+      logger,
+      () => readiness,
+    );
     if (endpoint) process.stderr.write(`metrics:     ${endpoint.url}\n`);
     await preflight(deps, logger, config, options.streams).catch((err: unknown) => {
       // Which streams the key may not read, one line each, above the error.
@@ -68,6 +77,7 @@ export async function runJob(options: JobOptions): Promise<RunSummary> {
           startLocalWorkers(temporal, config, deps.activities, logger),
         )
       : undefined;
+    if (workers) readiness = workers.readiness;
     try {
       const now = new Date();
       const input: SyncRunInput = {

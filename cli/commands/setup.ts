@@ -9,8 +9,8 @@ import { withTemporal } from './context.js';
  * attributes of the window workflows — idempotently. `worker` runs the same at start.
  */
 export function setupCommand(opts: { config?: string }): Promise<number> {
-  return withTemporal(opts, { embedIfUnset: false }, async ({ config, temporal }) => {
-    const result = await registerSearchAttributesIfAllowed(temporal.client, config.TEMPORAL_NAMESPACE);
+  return withTemporal(opts, { embedIfUnset: false }, async ({ temporal }) => {
+    const result = await registerSearchAttributesIfAllowed(temporal.client, temporal.namespace);
     if (result === 'permission-denied') {
       process.stderr.write(
         `setup: not allowed to register search attributes. Ask for ${SETUP_PERMISSION_HINT}\n`,

@@ -3,6 +3,8 @@ import {
   type MetricsAddress,
   type MetricsEndpoint,
   openMetricsEndpoint,
+  type Readiness,
+  STARTING,
 } from '../../worker/metrics-endpoint.js';
 import { registerSearchAttributesAtWorkerStart } from '../../worker/search-attributes-setup.js';
 import { startLocalWorkers } from '../../worker/workers.js';
@@ -18,11 +20,19 @@ export function workerCommand(opts: { config?: string; metricsPort?: MetricsAddr
   return withTemporal(opts, { embedIfUnset: false }, async ({ config, logger, temporal }) => {
     const deps = await buildDependencies(config, logger, { metrics: opts.metricsPort !== undefined });
     let endpoint: MetricsEndpoint | undefined;
+    let readiness: Readiness = STARTING;
     try {
-      endpoint = await openMetricsEndpoint(deps.metrics, opts.metricsPort, logger);
+      endpoint = await openMetricsEndpoint(
+        deps.metrics,
+        opts.metricsPort,
+        config.METRICS_HOST,
+        logger,
+        () => readiness,
+      );
       if (endpoint) logger.info({ url: endpoint.url }, 'metrics endpoint listening');
-      await registerSearchAttributesAtWorkerStart(temporal.client, config.TEMPORAL_NAMESPACE, logger);
+      await registerSearchAttributesAtWorkerStart(temporal.client, temporal.namespace, logger);
       const workers = await startLocalWorkers(temporal, config, deps.activities, logger);
+      readiness = workers.readiness;
       logger.info({ address: temporal.address, taskQueue: config.TEMPORAL_TASK_QUEUE }, 'worker running');
       for (const drift of await schedulesReadingOtherStreams(temporal.client, config.SYNC_STREAMS)) {
         logger.warn(

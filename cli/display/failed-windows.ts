@@ -81,7 +81,7 @@ export function uncoveredFailures(
 
 /** The window's page in the Temporal UI. */
 export function windowLink(config: Config, workflowId: string): string {
-  return `${config.TEMPORAL_UI_URL.replace(/\/+$/, '')}/namespaces/${encodeURIComponent(config.TEMPORAL_NAMESPACE)}/workflows/${encodeURIComponent(workflowId)}`;
+  return `${config.TEMPORAL_UI_URL.replace(/\/+$/, '')}/namespaces/${encodeURIComponent(config.TEMPORAL_NAMESPACE ?? 'default')}/workflows/${encodeURIComponent(workflowId)}`;
 }
 
 /** Lines for a person: what failed, why, where to look, how to re-run it. */

