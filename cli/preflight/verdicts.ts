@@ -1,7 +1,10 @@
 import {
+  DEADLINE_EXCEEDED,
   RateLimitedError,
   type SupportApiClient,
   SupportApiError,
+  TransportError,
+  withCancellation,
 } from '../../connectors/support-api/index.js';
 import type { KeyIdentity } from '../../schemas/api/identity.js';
 import type { StreamName } from '../../schemas/streams.js';
@@ -39,6 +42,11 @@ export interface Preflight {
  * Probes each selected stream with one request (schemas/streams.ts order), one after the other: a 401 stops
  * at once (the key is wrong for every stream); a refused stream is explained with the key's identity, read
  * once and only then (`GET /me`, a detail request the source may not serve).
+ *
+ * Each probe gets the client's request deadline in all (its retries included): a source that stalls fails
+ * its probe within it, and the probes after it are not made (the run is refused already; a stalled source
+ * would make each of them wait a deadline too). The preflight of a stalled source therefore ends within
+ * about one deadline (SUPPORT_API_REQUEST_DEADLINE).
  */
 export async function probeStreams(
   client: SupportApiClient,
@@ -48,9 +56,19 @@ export async function probeStreams(
   const ctx = probeContext(client, { ...options, now: options.now ?? new Date() });
   let identity: Promise<KeyIdentity | undefined> | undefined;
   const verdicts: StreamVerdict[] = [];
+  let stalled: StreamName | undefined;
   for (const stream of streams) {
+    if (stalled !== undefined) {
+      verdicts.push({
+        stream,
+        status: 'unverified',
+        detail: `not probed: the ${stalled} probe got no answer within the deadline`,
+      });
+      continue;
+    }
+    const bound = AbortSignal.timeout(client.deadlineMs);
     try {
-      const idle = await STREAM_PROBES[stream](ctx);
+      const idle = await withCancellation(bound, () => STREAM_PROBES[stream](ctx));
       verdicts.push(
         idle ? { stream, status: 'idle', detail: idle } : { stream, status: 'ok', detail: 'readable' },
       );
@@ -78,6 +96,14 @@ export async function probeStreams(
           stream,
           status: 'unverified',
           detail: `not probed: the source is rate limiting${at}`,
+        });
+      } else if (bound.aborted || (err instanceof TransportError && err.code === DEADLINE_EXCEEDED)) {
+        stalled = stream;
+        const detail = `no answer within ${client.deadlineMs} ms (SUPPORT_API_REQUEST_DEADLINE)`;
+        verdicts.push({
+          stream,
+          status: 'failed',
+          detail: err instanceof TransportError ? err.message : `${detail}: the source is stalled`,
         });
       } else {
         verdicts.push({ stream, status: 'failed', detail: (err as Error).message, ...evidence });
