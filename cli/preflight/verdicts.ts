@@ -38,12 +38,15 @@ export interface Preflight {
   readonly problem: string | null;
 }
 
+/** How much longer than one request's deadline a probe may take in all. */
+const PROBE_SLACK_MS = 2000;
+
 /**
  * Probes each selected stream with one request (schemas/streams.ts order), one after the other: a 401 stops
  * at once (the key is wrong for every stream); a refused stream is explained with the key's identity, read
  * once and only then (`GET /me`, a detail request the source may not serve).
  *
- * Each probe gets the client's request deadline in all (its retries included): a source that stalls fails
+ * Each probe gets the client's request deadline (and 2 s) in all, its retries included: a source that stalls fails
  * its probe within it, and the probes after it are not made (the run is refused already; a stalled source
  * would make each of them wait a deadline too). The preflight of a stalled source therefore ends within
  * about one deadline (SUPPORT_API_REQUEST_DEADLINE).
@@ -66,7 +69,9 @@ export async function probeStreams(
       });
       continue;
     }
-    const bound = AbortSignal.timeout(client.deadlineMs);
+    // A little over one request's deadline, so a single stalled request fails with its own error (naming
+    // its route); the bound ends what the deadline does not (a rate wait, a retry after a reset).
+    const bound = AbortSignal.timeout(client.deadlineMs + PROBE_SLACK_MS);
     try {
       const idle = await withCancellation(bound, () => STREAM_PROBES[stream](ctx));
       verdicts.push(

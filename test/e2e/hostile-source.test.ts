@@ -17,6 +17,13 @@ interface Summary {
 
 const summaryOf = (r: CliResult) => JSON.parse(r.stdout.trim().split('\n').at(-1)!) as Summary;
 
+/** The statuses of a stream's entries in the summary (an export has one per pass: `csat_surveys.sent` …). */
+function statusesOf(summary: Summary, stream: string): string[] {
+  const entries = Object.entries(summary.streams).filter(([k]) => k === stream || k.startsWith(`${stream}.`));
+  expect(entries.length, `${stream} in ${Object.keys(summary.streams).join(',')}`).toBeGreaterThan(0);
+  return [...new Set(entries.map(([, v]) => v.status))];
+}
+
 /**
  * `sync --once` as a user runs it, against the companion behind a proxy that answers some requests as a
  * hostile server would. Each case ends within a stated bound with a clear error or the item set aside, and
@@ -151,9 +158,9 @@ describe('sync --once against a hostile source', () => {
       expect(r.code, r.stderr.slice(-3000)).toBe(1);
       expect(summary.status).toBe('failed');
       for (const stream of ['tickets', 'csat_surveys', 'agent_sessions', 'metric_catalog'])
-        expect(summary.streams[stream]?.status, stream).toBe('succeeded');
+        expect(statusesOf(summary, stream), stream).toEqual(['succeeded']);
       for (const stream of ['tags', 'teams', 'views', 'agents'])
-        expect(summary.streams[stream]?.status, stream).toBe('failed');
+        expect(statusesOf(summary, stream), stream).toEqual(['failed']);
       const error = summary.error ?? '';
       expect(error).toMatch(/GET \/public\/v1\/tags failed: HTTP 400 VALIDATION_ERROR: boom boom/);
       expect(error).toMatch(/field pagination\.next_cursor: Too big/);
@@ -205,8 +212,8 @@ describe('sync --once against a hostile source', () => {
       const summary = summaryOf(r);
       expect(r.code, r.stderr.slice(-3000)).toBe(0);
       expect(summary.status).toBe('succeeded');
-      expect(summary.streams['csat_surveys']?.status).toBe('succeeded');
-      expect(summary.streams['agent_sessions']?.status).toBe('succeeded');
+      expect(statusesOf(summary, 'csat_surveys')).toEqual(['succeeded']);
+      expect(statusesOf(summary, 'agent_sessions')).toEqual(['succeeded']);
       const csat = await db.query('SELECT count(*)::int AS n FROM support.csat_surveys');
       expect(csat.rows[0].n).toBeGreaterThan(0);
       expect(r.stderr).toMatch(/the server asked for a longer wait than the cap/);
