@@ -147,12 +147,12 @@ describe('sync --once against a hostile source', () => {
       }
       if (path === '/agents') {
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ success: true, data: [], padding: 'p'.repeat(1024 * 1024) }));
+        res.end(JSON.stringify({ success: true, data: [], padding: 'p'.repeat(10 * 1024 * 1024) }));
         return true;
       }
       return false;
     };
-    const { r, db } = await sync('many', { SUPPORT_API_MAX_RESPONSE_BYTES: String(256 * 1024) });
+    const { r, db } = await sync('many', { SUPPORT_API_MAX_RESPONSE_BYTES: String(8 * 1024 * 1024) });
     try {
       const summary = summaryOf(r);
       expect(r.code, r.stderr.slice(-3000)).toBe(1);
@@ -167,7 +167,7 @@ describe('sync --once against a hostile source', () => {
       expect(error).toMatch(
         /HTTP 302 redirect to "https:\/\/elsewhere\.example\/login\?key=\[redacted\]" not followed/,
       );
-      expect(error).toMatch(/GET \/public\/v1\/agents: HTTP 200 response body is larger than 262144 bytes/);
+      expect(error).toMatch(/GET \/public\/v1\/agents: HTTP 200 response body is larger than 8388608 bytes/);
       expect(error.length).toBeLessThan(6000);
       expectClean(r);
       expect(r.stderr.length).toBeLessThan(2_000_000);
