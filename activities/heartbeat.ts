@@ -1,9 +1,12 @@
 import { Context } from '@temporalio/activity';
+import { withCancellation } from '../connectors/support-api/index.js';
 
 /**
  * Heartbeats every few seconds while `work` runs, so a killed worker is noticed within the heartbeat
- * timeout instead of the start-to-close timeout, and a cancelled activity learns it at the next beat.
- * Outside an activity context (unit tests) it just runs `work`.
+ * timeout instead of the start-to-close timeout, and a cancelled activity learns it at the next beat. The
+ * activity's cancellation signal (it also fires when a timeout of the attempt passes) aborts every Support
+ * API request `work` makes: a cancelled or timed-out attempt gives back its socket and its rate slot at
+ * once rather than when the server lets go. Outside an activity context (unit tests) it just runs `work`.
  */
 export async function withHeartbeat<R>(
   work: () => Promise<R>,
@@ -20,7 +23,7 @@ export async function withHeartbeat<R>(
   beat();
   const timer = setInterval(beat, everyMs);
   try {
-    return await work();
+    return await withCancellation(context.cancellationSignal, work);
   } catch (err) {
     beat(); // the details (requests sent) reach the next attempt
     throw err;

@@ -321,6 +321,21 @@ export const ConfigFromEnv = z.object({
     .describe(
       "Share of each class's limit spent per window, at most (under SUPPORT_API_BUDGET=queue the task queues also leave room for the rate limiter's burst); lower it to leave budget to other clients of the same key",
     ),
+  SUPPORT_API_REQUEST_DEADLINE: IsoDurationMs.prefault('PT1M')
+    .refine((ms) => ms > 0 && ms <= 150_000, {
+      message: "must be positive and at most PT2M30S (below a page activity's 3-minute limit)",
+    })
+    .describe(
+      'The longest one request to the Support API may take, connection to last byte of the body, however the server drips it; past it the request is aborted and fails with a timeout naming the route (retried by the activity, not in place). A preflight probe gets one deadline in all',
+    ),
+  SUPPORT_API_MAX_RESPONSE_BYTES: z.coerce
+    .number()
+    .int()
+    .min(64 * 1024)
+    .default(64 * 1024 * 1024)
+    .describe(
+      "The largest response body read from the Support API, in bytes (default 64 MiB: several times the largest page the spec's field limits allow); a larger body is abandoned as it streams in and its page fails with an error naming the route and the cap",
+    ),
   SYNC_AUDIT_SHARE: z.coerce
     .number()
     .min(0)

@@ -2,7 +2,12 @@ import type { Logger } from 'pino';
 import { type Activities, createActivities } from '../activities/index.js';
 import type { Destination } from '../connectors/destination.js';
 import { createDestination } from '../connectors/index.js';
-import { GovernorRegistry, type RateGovernor, SupportApiClient } from '../connectors/support-api/index.js';
+import {
+  GovernorRegistry,
+  type RateGovernor,
+  SERVER_WAIT_CAP_WINDOWS,
+  SupportApiClient,
+} from '../connectors/support-api/index.js';
 import { type Config, QUEUED_ROUTE_CLASSES } from '../schemas/config.js';
 import { Redactor } from '../schemas/warehouse.js';
 import { warehouseNewest } from './freshness.js';
@@ -78,6 +83,7 @@ export async function buildDependencies(
     // outage — goes to Temporal, which backs off for SYNC_SOURCE_PATIENCE. Writes are retried only with an
     // Idempotency-Key (client.send).
     retry: { maxAttempts: 4, baseDelayMs: 200, maxDelayMs: 2000 },
+    ...clientBoundsOf(config),
   });
   const destination = await destinationFromConfig(config);
   const metrics = options.metrics
@@ -102,6 +108,18 @@ export async function buildDependencies(
     async close() {
       await Promise.allSettled([client.close(), destination.close()]);
     },
+  };
+}
+
+/**
+ * The client's bounds from the configuration: the deadline of one request, the largest body, and the
+ * longest wait a server may name (three rate windows: a 429 costs a short wait, never a stream).
+ */
+export function clientBoundsOf(config: Config) {
+  return {
+    deadlineMs: config.SUPPORT_API_REQUEST_DEADLINE,
+    maxResponseBytes: config.SUPPORT_API_MAX_RESPONSE_BYTES,
+    maxServerWaitMs: SERVER_WAIT_CAP_WINDOWS * config.SUPPORT_API_RATE_WINDOW,
   };
 }
 

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { type TemporalTarget, temporalFor } from '../../embedded/temporal.js';
 import type { Config } from '../../schemas/config.js';
+import { Secret } from '../../schemas/secret.js';
 import { ConfigError, loadConfig } from '../../worker/config.js';
 import { capWorkflowThreadHeap } from '../../worker/heap-cap.js';
 import { createLogger } from '../../worker/logger.js';
@@ -27,7 +28,9 @@ export async function withConfig(
     }
     throw err;
   }
-  const logger = createLogger(config.LOG_LEVEL);
+  // Every secret of the configuration is scrubbed from the errors the logger writes, whatever wrote them.
+  const secrets = Object.values(config).filter((v): v is Secret => v instanceof Secret);
+  const logger = createLogger(config.LOG_LEVEL, secrets);
   // Before any command creates a worker (and with it the workflow thread the cap applies to).
   capWorkflowThreadHeap(config.TEMPORAL_WORKFLOW_HEAP_MB, logger);
   await installTemporalRuntime(logger, { metrics: opts.metricsPort !== undefined });

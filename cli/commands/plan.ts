@@ -10,7 +10,7 @@ import { type ForecastMode, makeForecast } from '../../forecast/forecast.js';
 import { saveForecast } from '../../forecast/store.js';
 import { forecastReadsOf } from '../../forecast/warehouse-reads.js';
 import { ALL_STREAMS, type StreamName } from '../../schemas/sync.js';
-import { destinationFromConfig } from '../../worker/compose.js';
+import { clientBoundsOf, destinationFromConfig } from '../../worker/compose.js';
 import { createLogger } from '../../worker/logger.js';
 import { forecastLines } from '../display/forecast.js';
 import { reportFailure, withConfig } from './context.js';
@@ -67,6 +67,7 @@ export async function planCommand(opts: PlanOptions): Promise<number> {
           baseUrl: config.SUPPORT_API_URL,
           apiKey: config.SUPPORT_API_KEY,
           logger,
+          ...clientBoundsOf(config),
         });
         let destination: Destination | undefined;
         try {

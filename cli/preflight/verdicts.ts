@@ -1,7 +1,10 @@
 import {
+  DEADLINE_EXCEEDED,
   RateLimitedError,
   type SupportApiClient,
   SupportApiError,
+  TransportError,
+  withCancellation,
 } from '../../connectors/support-api/index.js';
 import type { KeyIdentity } from '../../schemas/api/identity.js';
 import type { StreamName } from '../../schemas/streams.js';
@@ -35,10 +38,18 @@ export interface Preflight {
   readonly problem: string | null;
 }
 
+/** How much longer than one request's deadline a probe may take in all. */
+const PROBE_SLACK_MS = 2000;
+
 /**
  * Probes each selected stream with one request (schemas/streams.ts order), one after the other: a 401 stops
  * at once (the key is wrong for every stream); a refused stream is explained with the key's identity, read
  * once and only then (`GET /me`, a detail request the source may not serve).
+ *
+ * Each probe gets the client's request deadline (and 2 s) in all, its retries included: a source that stalls fails
+ * its probe within it, and the probes after it are not made (the run is refused already; a stalled source
+ * would make each of them wait a deadline too). The preflight of a stalled source therefore ends within
+ * about one deadline (SUPPORT_API_REQUEST_DEADLINE).
  */
 export async function probeStreams(
   client: SupportApiClient,
@@ -48,9 +59,21 @@ export async function probeStreams(
   const ctx = probeContext(client, { ...options, now: options.now ?? new Date() });
   let identity: Promise<KeyIdentity | undefined> | undefined;
   const verdicts: StreamVerdict[] = [];
+  let stalled: StreamName | undefined;
   for (const stream of streams) {
+    if (stalled !== undefined) {
+      verdicts.push({
+        stream,
+        status: 'unverified',
+        detail: `not probed: the ${stalled} probe got no answer within the deadline`,
+      });
+      continue;
+    }
+    // A little over one request's deadline, so a single stalled request fails with its own error (naming
+    // its route); the bound ends what the deadline does not (a rate wait, a retry after a reset).
+    const bound = AbortSignal.timeout(client.deadlineMs + PROBE_SLACK_MS);
     try {
-      const idle = await STREAM_PROBES[stream](ctx);
+      const idle = await withCancellation(bound, () => STREAM_PROBES[stream](ctx));
       verdicts.push(
         idle ? { stream, status: 'idle', detail: idle } : { stream, status: 'ok', detail: 'readable' },
       );
@@ -78,6 +101,14 @@ export async function probeStreams(
           stream,
           status: 'unverified',
           detail: `not probed: the source is rate limiting${at}`,
+        });
+      } else if (bound.aborted || (err instanceof TransportError && err.code === DEADLINE_EXCEEDED)) {
+        stalled = stream;
+        const detail = `no answer within ${client.deadlineMs} ms (SUPPORT_API_REQUEST_DEADLINE)`;
+        verdicts.push({
+          stream,
+          status: 'failed',
+          detail: err instanceof TransportError ? err.message : `${detail}: the source is stalled`,
         });
       } else {
         verdicts.push({ stream, status: 'failed', detail: (err as Error).message, ...evidence });

@@ -3,6 +3,12 @@
  * timeouts), the `cx-api-key` header from a `Secret`, the rate governor around every request, bounded
  * retries of retryable failures, and zod parsing of every response (see parse.ts).
  *
+ * Every exchange is bounded whatever the server does: an overall deadline (connect to last body byte; undici's
+ * own timeouts only measure the gaps between chunks, which a server dripping a byte a second never opens), a
+ * byte cap on the body read as a stream, redirects refused, the server's waits capped, and its strings
+ * cleaned and cut before they reach an error (server-text.ts). A unit of work's cancellation signal
+ * (cancellation.ts) aborts its requests, so a cancelled or timed-out activity gives back its socket and slot.
+ *
  * Why undici directly (not fetch): per-phase timeouts, a dispatcher we own and close, and `request()`
  * being the fastest path in Node for a crawl of many small JSON pages.
  */
@@ -15,11 +21,14 @@ import { KeyIdentity } from '../../schemas/api/identity.js';
 import { ReportQueryBody, ReportResult } from '../../schemas/api/reports.js';
 import { Ticket } from '../../schemas/api/tickets.js';
 import type { Secret } from '../../schemas/secret.js';
+import { currentCancellation } from './cancellation.js';
 import { type Clock, systemClock } from './clock.js';
 import {
   CursorRejectedError,
   type Endpoint,
   RateLimitedError,
+  RedirectRefusedError,
+  ResponseTooLargeError,
   SchemaViolationError,
   SupportApiError,
   SupportClientError,
@@ -40,15 +49,27 @@ import {
   throwIfError,
 } from './parse.js';
 import {
+  capServerWaits,
   type RateClassStats,
   type RateDecision,
   type RateGovernor,
+  SERVER_WAIT_CAP_WINDOWS,
   sharedGovernors,
 } from './rate-governor.js';
 import { noteRequestSent } from './request-count.js';
 import { type RouteClass, routeClassFor } from './route-classes.js';
+import { SERVER_TEXT_LIMITS, serverText } from './server-text.js';
 
 export const API_PREFIX = '/public/v1';
+
+/** SUPPORT_API_MAX_RESPONSE_BYTES' default (see schemas/config.ts for why this size). */
+export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
+/** SUPPORT_API_REQUEST_DEADLINE's default. */
+export const DEFAULT_REQUEST_DEADLINE_MS = 60_000;
+/** The spec's rate window, which the cap on server-named waits counts in unless told another. */
+const DEFAULT_RATE_WINDOW_MS = 60_000;
+/** `TransportError.code` of an exchange that outlasted the request deadline. */
+export const DEADLINE_EXCEEDED = 'DEADLINE_EXCEEDED';
 
 export interface RetryPolicy {
   /** Attempts per request for 5xx, network errors, timeouts and garbled bodies (default 5; 1 = no retry). */
@@ -74,6 +95,19 @@ export interface SupportApiClientOptions {
   /** In `throw` mode, pacing waits up to this many ms are still slept (default 2000). */
   maxRateWaitMs?: number;
   timeouts?: Partial<{ connectMs: number; headersMs: number; bodyMs: number }>;
+  /**
+   * How long one exchange (connect, headers, the whole body) may take at most (default 60 s); past it the
+   * request is aborted and fails with a `TransportError` of code `DEADLINE_EXCEEDED`, which the client does
+   * not retry itself (a second try would double the bound; its caller's retries decide).
+   */
+  deadlineMs?: number;
+  /** The largest response body read (default 64 MiB); a larger one fails with `ResponseTooLargeError`. */
+  maxResponseBytes?: number;
+  /**
+   * The longest wait a server may name (`Retry-After`, `X-RateLimit-Reset`, the envelope's `retry_after`);
+   * a longer one is cut to it, with a warning. Default: three times the spec's one-minute window.
+   */
+  maxServerWaitMs?: number;
   retry?: Partial<RetryPolicy>;
   /** A dispatcher to use instead of the client's own `Agent` (not closed by `close()`). */
   dispatcher?: Dispatcher;
@@ -128,6 +162,9 @@ export class SupportApiClient {
   readonly #clock: Clock;
   readonly #userAgent: string;
   readonly #timeouts: { connectMs: number; headersMs: number; bodyMs: number };
+  readonly deadlineMs: number;
+  readonly maxResponseBytes: number;
+  readonly maxServerWaitMs: number;
 
   constructor(options: SupportApiClientOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '').replace(/\/public\/v1$/, '');
@@ -147,6 +184,9 @@ export class SupportApiClient {
     this.#userAgent = options.userAgent ?? 'support-sync/0.1';
     const t = { connectMs: 10_000, headersMs: 30_000, bodyMs: 30_000, ...options.timeouts };
     this.#timeouts = t;
+    this.deadlineMs = options.deadlineMs ?? DEFAULT_REQUEST_DEADLINE_MS;
+    this.maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+    this.maxServerWaitMs = options.maxServerWaitMs ?? SERVER_WAIT_CAP_WINDOWS * DEFAULT_RATE_WINDOW_MS;
     this.#ownsDispatcher = options.dispatcher === undefined;
     this.#dispatcher =
       options.dispatcher ??
@@ -191,6 +231,8 @@ export class SupportApiClient {
     const routeClass = routeClassFor(req.method, req.path);
     const endpoint: Endpoint = `${req.method} ${API_PREFIX}${req.path}`;
     const idempotent = req.idempotent ?? req.method === 'GET';
+    const signal = combined(req.signal, currentCancellation());
+    if (signal) req = { ...req, signal };
     let attempt = 0;
     let rateRetries = 0;
     for (;;) {
@@ -222,12 +264,16 @@ export class SupportApiClient {
           idempotent ||
           (err instanceof TransportError && err.notSent) ||
           (err instanceof SupportApiError && err.code === 'IDEMPOTENCY_KEY_IN_PROGRESS');
-        const retryable = err instanceof SupportClientError && err.retryable;
+        // An exchange that used its whole deadline is not tried again here: that would multiply the bound.
+        const retryable =
+          err instanceof SupportClientError &&
+          err.retryable &&
+          !(err instanceof TransportError && err.code === DEADLINE_EXCEEDED);
         if (!retryable || !safe || attempt >= this.#retry.maxAttempts) {
           if (err instanceof SupportClientError) {
             // Transient failures that outlasted the retries are worth a warning; a permanent answer (a 404
             // for a ticket deleted meanwhile, a 401) is the caller's to report, with its context.
-            const level = retryable ? 'warn' : 'debug';
+            const level = err.retryable ? 'warn' : 'debug';
             this.logger[level]({ endpoint, err: err.toJSON(), attempt }, 'request failed');
           }
           throw err;
@@ -261,11 +307,47 @@ export class SupportApiClient {
       this.governor.release(routeClass);
       throw err;
     }
-    this.governor.observe(routeClass, raw);
-    const json = decodeJson(endpoint, raw, this.#key);
-    throwIfError(endpoint, raw, json, this.#key, this.#clock.now());
+    if (raw.status >= 300 && raw.status < 400) {
+      this.governor.observe(routeClass, raw);
+      const location = raw.headers['location'];
+      throw new RedirectRefusedError({
+        endpoint,
+        status: raw.status,
+        location: serverText(
+          (Array.isArray(location) ? location[0] : location) ?? '(none)',
+          this.#key,
+          SERVER_TEXT_LIMITS.location,
+        ),
+      });
+    }
+    let json: unknown;
+    try {
+      json = decodeJson(endpoint, raw, this.#key);
+    } catch (err) {
+      this.governor.observe(routeClass, this.#capped(endpoint, raw, undefined).raw);
+      throw err;
+    }
+    const capped = this.#capped(endpoint, raw, json);
+    this.governor.observe(routeClass, capped.raw);
+    throwIfError(endpoint, capped.raw, capped.json, this.#key, this.#clock.now());
     this.logger.debug({ endpoint, status: raw.status }, 'ok');
     return { ...raw, json, endpoint };
+  }
+
+  /** The response with the server's waits cut to `maxServerWaitMs`, each cut logged. */
+  #capped(endpoint: Endpoint, raw: RawResponse, json: unknown): { raw: RawResponse; json: unknown } {
+    const {
+      headers,
+      json: cappedJson,
+      clamped,
+    } = capServerWaits(raw, json, this.#clock.now(), this.maxServerWaitMs);
+    for (const c of clamped) {
+      this.logger.warn(
+        { endpoint, source: c.source, askedMs: Math.round(c.askedMs), capMs: this.maxServerWaitMs },
+        'the server asked for a longer wait than the cap: waiting the cap',
+      );
+    }
+    return { raw: { ...raw, headers }, json: cappedJson };
   }
 
   async #http(req: ApiRequest, endpoint: Endpoint): Promise<RawResponse> {
@@ -284,6 +366,9 @@ export class SupportApiClient {
       body = JSON.stringify(req.body);
       headers['content-type'] = 'application/json';
     }
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(), this.deadlineMs);
+    const signal = req.signal ? AbortSignal.any([req.signal, deadline.signal]) : deadline.signal;
     try {
       const res = await undiciRequest(url, {
         method: req.method,
@@ -292,13 +377,45 @@ export class SupportApiClient {
         dispatcher: this.#dispatcher,
         headersTimeout: this.#timeouts.headersMs,
         bodyTimeout: this.#timeouts.bodyMs,
-        ...(req.signal ? { signal: req.signal } : {}),
+        signal,
       });
-      const text = await res.body.text();
+      const text = await this.#boundedBody(endpoint, res.statusCode, res.body);
       return { status: res.statusCode, headers: res.headers, text };
     } catch (err) {
+      if (req.signal?.aborted) throw req.signal.reason;
+      if (deadline.signal.aborted) {
+        throw new TransportError({
+          endpoint,
+          code: DEADLINE_EXCEEDED,
+          kind: 'timeout',
+          detail: `no complete response within ${this.deadlineMs} ms (SUPPORT_API_REQUEST_DEADLINE)`,
+          notSent: false,
+        });
+      }
       throw this.#transportError(endpoint, err);
+    } finally {
+      clearTimeout(timer);
     }
+  }
+
+  /** The body as text, read as a stream and abandoned (its socket destroyed) once past the byte cap. */
+  async #boundedBody(
+    endpoint: Endpoint,
+    status: number,
+    body: AsyncIterable<Buffer> & { destroy(err?: Error): unknown },
+  ): Promise<string> {
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    for await (const chunk of body) {
+      bytes += chunk.length;
+      if (bytes > this.maxResponseBytes) {
+        const err = new ResponseTooLargeError({ endpoint, status, maxBytes: this.maxResponseBytes });
+        body.destroy(err);
+        throw err;
+      }
+      chunks.push(chunk);
+    }
+    return Buffer.concat(chunks, bytes).toString('utf8');
   }
 
   #transportError(endpoint: Endpoint, err: unknown): Error {
@@ -438,6 +555,13 @@ export class SupportApiClient {
       ReportResult,
     );
   }
+}
+
+/** One signal that aborts when any of the given ones does (undefined when there is none). */
+function combined(...signals: (AbortSignal | undefined)[]): AbortSignal | undefined {
+  const present = signals.filter((s): s is AbortSignal => s !== undefined);
+  if (present.length <= 1) return present[0];
+  return AbortSignal.any(present);
 }
 
 function ticketPathSegment(ticketNumber: number): string {

@@ -167,6 +167,53 @@ export class TransportError extends SupportClientError {
 }
 
 /**
+ * The response body grew past the client's cap (SUPPORT_API_MAX_RESPONSE_BYTES) and its read was stopped.
+ * Not retryable: the same page would be as large again (a smaller SYNC_PAGE_SIZE, or a larger cap, is the
+ * fix when a source's pages are legitimately that large).
+ */
+export class ResponseTooLargeError extends SupportClientError {
+  readonly retryable = false;
+  readonly status: number;
+  readonly maxBytes: number;
+  constructor(args: { endpoint: Endpoint; status: number; maxBytes: number }) {
+    super(
+      args.endpoint,
+      `${args.endpoint}: HTTP ${args.status} response body is larger than ${args.maxBytes} bytes` +
+        ' (SUPPORT_API_MAX_RESPONSE_BYTES): read stopped',
+    );
+    this.status = args.status;
+    this.maxBytes = args.maxBytes;
+  }
+  override toJSON(): Record<string, unknown> {
+    return { ...super.toJSON(), status: this.status, maxBytes: this.maxBytes };
+  }
+}
+
+/**
+ * The server answered with a redirect. The API answers in place, so the client never follows one: a
+ * redirect means SUPPORT_API_URL points at something else (a login page, a moved service), and following
+ * it would send the key to wherever the server chose. Not retryable.
+ */
+export class RedirectRefusedError extends SupportClientError {
+  readonly retryable = false;
+  readonly status: number;
+  /** The `Location` header, scrubbed and cut (see server-text.ts). */
+  readonly location: string;
+  constructor(args: { endpoint: Endpoint; status: number; location: string }) {
+    super(
+      args.endpoint,
+      `${args.endpoint}: HTTP ${args.status} redirect to ${JSON.stringify(args.location)} not followed` +
+        ' (the API answers in place: check SUPPORT_API_URL)',
+    );
+    this.status = args.status;
+    this.location = args.location;
+  }
+  override toJSON(): Record<string, unknown> {
+    return { ...super.toJSON(), status: this.status, location: this.location };
+  }
+}
+
+/**
  * The rate governor (mode `throw`) or a 429 says: do not send now, come back in `retryAfterMs`. The
  * pipeline turns it into `ApplicationFailure.create({ type: 'RateLimited', nextRetryDelay: retryAfterMs })`.
  */

@@ -1,8 +1,12 @@
 /** Public surface of the Support API v1 source connector. */
+export { currentCancellation, withCancellation } from './cancellation.js';
 export {
   API_PREFIX,
   type ApiRequest,
   type ApiResponse,
+  DEADLINE_EXCEEDED,
+  DEFAULT_MAX_RESPONSE_BYTES,
+  DEFAULT_REQUEST_DEADLINE_MS,
   type RetryPolicy,
   SupportApiClient,
   type SupportApiClientOptions,
@@ -16,7 +20,9 @@ export {
   type FailureDescription,
   isRetryable,
   RateLimitedError,
+  RedirectRefusedError,
   ResponseFormatError,
+  ResponseTooLargeError,
   retryDelayMs,
   type SchemaIssue,
   SchemaViolationError,
@@ -52,6 +58,8 @@ export {
 export type { InvalidItem } from './parse.js';
 export {
   type AcquireOptions,
+  type ClampedWait,
+  capServerWaits,
   GovernorRegistry,
   keyFingerprint,
   type ObservedResponse,
@@ -60,6 +68,7 @@ export {
   type RateDecisionReason,
   RateGovernor,
   type RateGovernorOptions,
+  SERVER_WAIT_CAP_WINDOWS,
   sharedGovernors,
 } from './rate-governor.js';
 export { countRequests } from './request-count.js';
@@ -73,4 +82,5 @@ export {
   SPEC_LIMITS,
   streamRoutes,
 } from './route-classes.js';
+export { SERVER_TEXT_LIMITS, serverText, withoutControlCharacters } from './server-text.js';
 export { type PlanOptions, planWindows, type Window, windowLengthMs } from './windows.js';

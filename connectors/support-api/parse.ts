@@ -8,6 +8,7 @@ import { ErrorEnvelope, Pagination } from '../../schemas/api/envelope.js';
 import type { Secret } from '../../schemas/secret.js';
 import { type Endpoint, ResponseFormatError, SchemaViolationError, SupportApiError } from './errors.js';
 import { parseRetryAfter } from './rate-governor.js';
+import { SERVER_TEXT_LIMITS, serverText } from './server-text.js';
 
 export interface RawResponse {
   status: number;
@@ -36,8 +37,7 @@ export function jsonStructureOnly(text: string): string {
 export function decodeJson(endpoint: Endpoint, res: RawResponse, key: Secret): unknown {
   const contentType = headerValue(res.headers, 'content-type');
   // An HTML or text page is shown as it starts (a proxy's error page); anything JSON-like by its structure.
-  const start = res.text.slice(0, 120);
-  const snippet = key.scrub(/^\s*[[{]/.test(start) ? jsonStructureOnly(start) : start);
+  const snippet = bodySnippet(res.text, key);
   const fail = (problem: string) =>
     new ResponseFormatError({ endpoint, status: res.status, contentType, problem, bodySnippet: snippet });
   const trimmed = res.text.trimStart();
@@ -48,8 +48,19 @@ export function decodeJson(endpoint: Endpoint, res: RawResponse, key: Secret): u
   } catch (err) {
     // V8's message quotes the text around the error: only its structure is kept (see jsonStructureOnly).
     const detail = jsonStructureOnly(err instanceof Error ? err.message : String(err));
-    throw fail(`invalid or truncated JSON (${key.scrub(detail)}; ${res.text.length} chars received)`);
+    throw fail(
+      `invalid or truncated JSON (${serverText(detail, key, SERVER_TEXT_LIMITS.message)}; ${res.text.length} chars received)`,
+    );
   }
+}
+
+/**
+ * How a body starts, for an error: JSON by its structure only, the whole text cleaned and scrubbed of the
+ * key before it is cut (serverText; a head cut first could end inside the key). The body cap bounds it.
+ */
+function bodySnippet(text: string, key: Secret): string {
+  const shown = /^\s*[[{]/.test(text.slice(0, 64)) ? jsonStructureOnly(text) : text;
+  return serverText(shown, key, SERVER_TEXT_LIMITS.snippet);
 }
 
 /** Throws `SupportApiError` for an error envelope, `ResponseFormatError` for a non-envelope error body. */
@@ -70,8 +81,8 @@ export function throwIfError(
       endpoint,
       status: res.status,
       contentType: headerValue(res.headers, 'content-type'),
-      problem: `error response without the API's error envelope (${formatIssues(parsed.error.issues)})`,
-      bodySnippet: key.scrub(JSON.stringify(json).slice(0, 120)),
+      problem: `error response without the API's error envelope (${serverText(formatIssues(parsed.error.issues), key, SERVER_TEXT_LIMITS.message)})`,
+      bodySnippet: bodySnippet(JSON.stringify(json), key),
     });
   }
   const env = parsed.data;
@@ -80,9 +91,9 @@ export function throwIfError(
   throw new SupportApiError({
     endpoint,
     status: res.status,
-    code: env.code,
-    message: key.scrub(env.message),
-    requestId: env.request_id,
+    code: serverText(env.code, key, SERVER_TEXT_LIMITS.code),
+    message: serverText(env.message, key, SERVER_TEXT_LIMITS.message),
+    requestId: serverText(env.request_id, key, SERVER_TEXT_LIMITS.requestId),
     retryAfterSeconds,
   });
 }
@@ -110,9 +121,9 @@ export function scrubViolation(err: SchemaViolationError, key: Secret): SchemaVi
     err.status,
     err.issues.map((i) => ({
       itemIndex: i.itemIndex,
-      itemId: i.itemId === undefined ? undefined : key.scrub(i.itemId),
-      path: key.scrub(i.path),
-      message: key.scrub(i.message),
+      itemId: i.itemId === undefined ? undefined : serverText(i.itemId, key, SERVER_TEXT_LIMITS.requestId),
+      path: serverText(i.path, key, SERVER_TEXT_LIMITS.location),
+      message: serverText(i.message, key, SERVER_TEXT_LIMITS.message),
     })),
   );
 }
@@ -122,9 +133,9 @@ export function scrubRejected(r: InvalidItem, key: Secret): InvalidItem {
   const raw = key.scrub(JSON.stringify(r.raw ?? null));
   return {
     index: r.index,
-    itemId: r.itemId === undefined ? undefined : key.scrub(r.itemId),
+    itemId: r.itemId === undefined ? undefined : serverText(r.itemId, key, SERVER_TEXT_LIMITS.requestId),
     raw: JSON.parse(raw) as unknown,
-    reason: key.scrub(r.reason),
+    reason: serverText(r.reason, key, SERVER_TEXT_LIMITS.message),
   };
 }
 

@@ -174,6 +174,49 @@ export function parseRetryAfter(raw: string | undefined, now: number): number | 
   return Number.isFinite(date) ? Math.max(0, date - now) : undefined;
 }
 
+/** How many rate windows one server-named wait may cost at most (`Retry-After`, `X-RateLimit-Reset`). */
+export const SERVER_WAIT_CAP_WINDOWS = 3;
+
+/** A server-named wait longer than the cap, as it was asked for. */
+export interface ClampedWait {
+  /** `retry-after`, `x-ratelimit-reset` or the envelope's `retry_after`. */
+  source: string;
+  askedMs: number;
+}
+
+/**
+ * The response with every wait the server names cut to `capMs` from now: `Retry-After` and the envelope's
+ * `retry_after` (seconds), `X-RateLimit-Reset` (a reset further away than the cap becomes now + cap). A
+ * server's word on waiting is followed, but not beyond a few windows: one `Retry-After: 999999` would
+ * otherwise stop a route class for eleven days, and a reset far in the future made a window never end.
+ */
+export function capServerWaits(
+  response: ObservedResponse,
+  json: unknown,
+  now: number,
+  capMs: number,
+): { headers: ObservedResponse['headers']; json: unknown; clamped: ClampedWait[] } {
+  const clamped: ClampedWait[] = [];
+  const headers = { ...response.headers };
+  const retryAfter = parseRetryAfter(header(headers, 'retry-after'), now);
+  if (retryAfter !== undefined && retryAfter > capMs) {
+    clamped.push({ source: 'retry-after', askedMs: retryAfter });
+    headers['retry-after'] = String(capMs / 1000);
+  }
+  const reset = numberHeader(headers, HEADER_RESET);
+  if (reset !== undefined && parseResetHeader(reset, now) - now > capMs) {
+    clamped.push({ source: HEADER_RESET, askedMs: parseResetHeader(reset, now) - now });
+    headers[HEADER_RESET] = String((now + capMs) / 1000);
+  }
+  const envelope = json as { retry_after?: unknown } | null;
+  const inBody = typeof envelope === 'object' && envelope !== null ? envelope.retry_after : undefined;
+  if (typeof inBody === 'number' && inBody * 1000 > capMs) {
+    clamped.push({ source: 'retry_after', askedMs: inBody * 1000 });
+    return { headers, json: { ...envelope, retry_after: capMs / 1000 }, clamped };
+  }
+  return { headers, json, clamped };
+}
+
 export class RateGovernor {
   readonly #clock: Clock;
   readonly #states = new Map<RouteClass, ClassState>();

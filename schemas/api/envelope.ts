@@ -1,8 +1,15 @@
 import { z } from 'zod';
 
+/**
+ * The longest cursor taken. A cursor goes into the next request's URL (servers refuse URLs past ~8 KB),
+ * into the checkpoint and into Temporal's history with every page: a page whose cursor is longer breaks
+ * the schema (a clear, non-retryable error naming the field) rather than bloating all three.
+ */
+export const MAX_CURSOR_CHARS = 4096;
+
 /** `pagination` of a cursor list (spec 2.1). `has_more: true` always comes with a cursor. */
 export const Pagination = z
-  .object({ has_more: z.boolean(), next_cursor: z.string().min(1).nullable() })
+  .object({ has_more: z.boolean(), next_cursor: z.string().min(1).max(MAX_CURSOR_CHARS).nullable() })
   .refine((p) => !p.has_more || p.next_cursor !== null, {
     message: 'has_more is true but next_cursor is null',
     path: ['next_cursor'],
