@@ -13,6 +13,7 @@ import type { ActivityDeps } from './deps.js';
 import { PAGE_FETCHERS } from './fetchers.js';
 import { rejectedOf, rowsOf, schemaChangesOf } from './page-step.js';
 import { recordedDrift } from './recorded-drift.js';
+import { restatedTickets, storedNewerIds } from './restated-tickets.js';
 import { type PageStore, syncPage } from './sync-page.js';
 
 const TICKETS_HWM = TICKETS_SCOPES.hwm;
@@ -128,8 +129,11 @@ function changedTickets(input: TicketsPageInput): PageStore<
         page.items.map((t) => t.id),
         { runId: target.runId },
       );
-      const rows = rowsOf(page);
       const versionMoved = versionMovedIds(page.items, stored);
+      // A ticket listed at an older version than stored: the merge keeps the stored row, so where that row
+      // derived again from its `_raw` differs (a column policy set since), the derived row is written instead.
+      const restated = await restatedTickets(destination, storedNewerIds(page.items, stored));
+      const rows = rowsOf(page).map((r) => restated.get(r.item.id) ?? r);
       const changedRows = rows.filter(
         (r) =>
           target.repair ||
