@@ -31,6 +31,9 @@ const earlierInstant = (a: string | null | undefined, b: string | null | undefin
  *    source did not stamp, e.g. a tag or the contact, or a column the warehouse did not have yet); the
  *    others are only recorded as seen (`_synced_at`), so a complete sweep can tell which tickets the source
  *    stopped serving;
+ *  - a ticket listed at an older version than stored is never written over the stored row; that row is
+ *    derived again from its own `_raw` and rewritten where it differs (a column policy set since: see
+ *    restated-tickets.ts);
  *  - the thread of every new ticket or one whose version moved is queued, and of every ticket created since
  *    `threadCutoff` (the spec does not promise that a new message moves `updated_at`), or of every ticket
  *    (`queueAll`); a content-only change does not cost a thread read;
