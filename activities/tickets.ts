@@ -13,6 +13,7 @@ import type { ActivityDeps } from './deps.js';
 import { PAGE_FETCHERS } from './fetchers.js';
 import { rejectedOf, rowsOf, schemaChangesOf } from './page-step.js';
 import { recordedDrift } from './recorded-drift.js';
+import { restatedTickets, storedNewerIds } from './restated-tickets.js';
 import { type PageStore, syncPage } from './sync-page.js';
 
 const TICKETS_HWM = TICKETS_SCOPES.hwm;
@@ -30,6 +31,9 @@ const earlierInstant = (a: string | null | undefined, b: string | null | undefin
  *    source did not stamp, e.g. a tag or the contact, or a column the warehouse did not have yet); the
  *    others are only recorded as seen (`_synced_at`), so a complete sweep can tell which tickets the source
  *    stopped serving;
+ *  - a ticket listed at an older version than stored is never written over the stored row; that row is
+ *    derived again from its own `_raw` and rewritten where it differs (a column policy set since: see
+ *    restated-tickets.ts);
  *  - the thread of every new ticket or one whose version moved is queued, and of every ticket created since
  *    `threadCutoff` (the spec does not promise that a new message moves `updated_at`), or of every ticket
  *    (`queueAll`); a content-only change does not cost a thread read;
@@ -128,8 +132,11 @@ function changedTickets(input: TicketsPageInput): PageStore<
         page.items.map((t) => t.id),
         { runId: target.runId },
       );
-      const rows = rowsOf(page);
       const versionMoved = versionMovedIds(page.items, stored);
+      // A ticket listed at an older version than stored: the merge keeps the stored row, so where that row
+      // derived again from its `_raw` differs (a column policy set since), the derived row is written instead.
+      const restated = await restatedTickets(destination, storedNewerIds(page.items, stored));
+      const rows = rowsOf(page).map((r) => restated.get(r.item.id) ?? r);
       const changedRows = rows.filter(
         (r) =>
           target.repair ||

@@ -22,7 +22,7 @@ export {
   policyColumns,
 } from './warehouse/column-policy.js';
 export { type ColumnSpec, ColumnType, deriveColumns } from './warehouse/derive.js';
-export { Redactor } from './warehouse/redactor.js';
+export { Redactor, restated } from './warehouse/redactor.js';
 export {
   ReportSnapshotInput,
   ReportSnapshotValue,

@@ -5,6 +5,25 @@ import type { TableName } from './table-names.js';
 import { rowContentHash, type TableSpec, type WarehouseRow } from './table-spec.js';
 import { canonicalJson } from './values.js';
 
+/** What a hash rule stores: 64 lowercase hex characters (status counts a column's other values as plain). */
+const HEX_DIGEST = /^[0-9a-f]{64}$/;
+
+/**
+ * Row inputs re-derived from what the warehouse stores (its `_raw`) rather than read from the source: their
+ * fields may already be hashed, by the rule or one before it, and a hash of a hash would no longer join.
+ * Kept by identity, so the inputs' type (each table's `toRow` input) stays the source's.
+ */
+const RESTATED = new WeakSet<object>();
+
+/**
+ * Marks a row input as re-derived from a stored `_raw` (see Redactor.spec): a hash rule keeps a value that
+ * already has a hash's form, as `status` counts it applied.
+ */
+export function restated<T extends object>(input: T): T {
+  RESTATED.add(input);
+  return input;
+}
+
 /**
  * The column policy applied: a row (its typed columns and `_raw`) or a raw item set aside, with every field
  * a rule names hashed or removed. Rows are redacted right after `toRow`, inside the table spec a destination
@@ -43,7 +62,8 @@ export class Redactor {
       ...spec,
       toRow: (input) => {
         const row = spec.toRow(input);
-        for (const rule of rules) this.#applyToRow(spec, rule, row);
+        const keepHashed = typeof input === 'object' && input !== null && RESTATED.has(input);
+        for (const rule of rules) this.#applyToRow(spec, rule, row, keepHashed);
         row['_content_hash'] = rowContentHash(row);
         return row;
       },
@@ -53,7 +73,7 @@ export class Redactor {
   /** A raw item of `table` (one set aside for `_rejected`) with the table's rules applied. */
   raw(table: TableName, raw: unknown): unknown {
     let out = raw;
-    for (const rule of this.#rules.get(table) ?? []) out = this.#applyAt(out, rule.path, rule.action);
+    for (const rule of this.#rules.get(table) ?? []) out = this.#applyAt(out, rule.path, rule.action, false);
     return out;
   }
 
@@ -65,19 +85,26 @@ export class Redactor {
     return createHmac('sha256', this.#key.reveal()).update(text, 'utf8').digest('hex');
   }
 
-  #applyToRow(spec: TableSpec<unknown>, rule: PolicyRule, row: WarehouseRow): void {
+  #applyToRow(spec: TableSpec<unknown>, rule: PolicyRule, row: WarehouseRow, keepHashed: boolean): void {
     for (const c of spec.columns) {
       if (c.path === undefined || !(c.name in row)) continue;
-      if (pathStartsWith(c.path, rule.path)) row[c.name] = this.#replace(row[c.name], rule.action) ?? null;
+      if (pathStartsWith(c.path, rule.path))
+        row[c.name] = this.#replace(row[c.name], rule.action, keepHashed) ?? null;
       else if (pathStartsWith(rule.path, c.path))
-        row[c.name] = this.#applyAt(row[c.name], rule.path.slice(c.path.length), rule.action) ?? null;
+        row[c.name] =
+          this.#applyAt(row[c.name], rule.path.slice(c.path.length), rule.action, keepHashed) ?? null;
     }
-    row['_raw'] = this.#applyAt(row['_raw'], rule.path, rule.action);
+    row['_raw'] = this.#applyAt(row['_raw'], rule.path, rule.action, keepHashed);
   }
 
-  /** What a field becomes: its hash, or nothing (undefined: removed) when dropped. */
-  #replace(value: unknown, action: ColumnAction): unknown {
-    return action === 'drop' ? undefined : this.hash(value);
+  /**
+   * What a field becomes: its hash, or nothing (undefined: removed) when dropped. `keepHashed` (a row
+   * re-derived from what is stored): a value already of a hash's form is the hash.
+   */
+  #replace(value: unknown, action: ColumnAction, keepHashed: boolean): unknown {
+    if (action === 'drop') return undefined;
+    if (keepHashed && typeof value === 'string' && HEX_DIGEST.test(value)) return value;
+    return this.hash(value);
   }
 
   /**
@@ -86,16 +113,19 @@ export class Redactor {
    * holding `id` stands for that object (the reader's rule for the contact, schemas/api/open.ts
    * `openObject`), so it is the field.
    */
-  #applyAt(value: unknown, path: readonly string[], action: ColumnAction): unknown {
-    if (Array.isArray(value)) return value.map((v) => this.#applyAt(v, path, action) ?? null);
+  #applyAt(value: unknown, path: readonly string[], action: ColumnAction, keepHashed: boolean): unknown {
+    if (Array.isArray(value)) return value.map((v) => this.#applyAt(v, path, action, keepHashed) ?? null);
     if (value === null || typeof value !== 'object') {
       const bareId = path.length === 1 && path[0] === 'id' && typeof value !== 'object';
-      return bareId ? this.#replace(value, action) : value;
+      return bareId ? this.#replace(value, action, keepHashed) : value;
     }
     const [key, ...rest] = path as [string, ...string[]];
     if (!Object.hasOwn(value, key)) return value;
     const out: Record<string, unknown> = { ...(value as Record<string, unknown>) };
-    const next = rest.length === 0 ? this.#replace(out[key], action) : this.#applyAt(out[key], rest, action);
+    const next =
+      rest.length === 0
+        ? this.#replace(out[key], action, keepHashed)
+        : this.#applyAt(out[key], rest, action, keepHashed);
     if (next === undefined) delete out[key];
     else out[key] = next;
     return out;

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DestinationSettings, WITHHELD_EXAMPLE } from '../../connectors/settings.js';
 import { Secret } from '../../schemas/secret.js';
-import { ColumnPolicyText, Redactor, rowContentHash, TABLES } from '../../schemas/warehouse.js';
+import { ColumnPolicyText, Redactor, restated, rowContentHash, TABLES } from '../../schemas/warehouse.js';
 import { type ConfigError, loadConfig } from '../../worker/config.js';
 import { input, message, ticket } from '../destinations/fixtures.js';
 
@@ -155,6 +155,25 @@ describe('the policy applied to a row: typed columns and _raw alike, before the 
     expect(
       spec.toRow(input(ticket({ ...t, contact: { ...t.contact!, email: 'x@y.z' } })))['_content_hash'],
     ).not.toBe(row['_content_hash']);
+  });
+
+  it('a row derived again from a stored _raw keeps a value already hashed; read from the source it is hashed', () => {
+    const t = ticket();
+    const stored = spec.toRow(input(t));
+    const storedRaw = stored['_raw'] as Record<string, unknown>;
+    // Derived again from what is stored (the rule applied before): the same row, no hash of a hash.
+    const again = spec.toRow(restated(input(ticket(storedRaw as never))));
+    expect(again['contact_email']).toBe(hmac('jane.doe@example.com'));
+    expect(again['_content_hash']).toBe(stored['_content_hash']);
+    // Stored before the rule: the plain value is hashed.
+    const plainRaw = TABLES.tickets.toRow(input(t))['_raw'];
+    expect(spec.toRow(restated(input(ticket(plainRaw as never))))['_content_hash']).toBe(
+      stored['_content_hash'],
+    );
+    // A source value of a hash's form is a value like any other: hashed.
+    const hexEmail = 'a'.repeat(64);
+    const fromSource = spec.toRow(input(ticket({ ...t, contact: { ...t.contact!, email: hexEmail } })));
+    expect(fromSource['contact_email']).toBe(hmac(hexEmail));
   });
 
   it('reaches a value where the source sends it another way (a number, a bare contact id)', () => {
