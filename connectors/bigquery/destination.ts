@@ -19,7 +19,6 @@ import type { SqlDialect } from '../../schemas/warehouse-views.js';
 import type {
   CheckpointFilter,
   Destination,
-  DestinationCapabilities,
   DestinationOptions,
   StageReport,
   WriteBatch,
@@ -71,18 +70,6 @@ export interface BigQueryDestinationOptions extends DestinationOptions {
   /** Attempts for a transaction aborted by a concurrent update of the same table (default 8). */
   readonly maxConflictRetries?: number;
 }
-
-export const BIGQUERY_CAPABILITIES: DestinationCapabilities = {
-  kind: 'bigquery',
-  transactionalCheckpoints: true,
-  stagingLoad: 'storage_write_api',
-  merge: 'merge_statement',
-  concurrentWritersPerTable: true,
-  additiveMigrations: true,
-  physicalLayout: 'partitioning_clustering',
-  recommendedBatchRows: 50_000,
-  maxStringLength: 10 * 1024 * 1024,
-};
 
 /** `bigquery://<project>/<dataset>` → ids. */
 export function parseBigQueryUrl(url: string): { projectId: string; datasetId: string } {
@@ -148,13 +135,11 @@ export class BigQueryDestination extends SqlDestination {
       options.versionCacheLimits,
     );
     super({
-      capabilities: BIGQUERY_CAPABILITIES,
       settings,
       session,
       prepare: async () => {
         await prepareBigQuery(session, settings);
-        const staging = await session.withErrorMapping('prepare', () => prepareStaging(session));
-        if (staging.unmanifested) writer.lookForUnmanifestedBatches();
+        await session.withErrorMapping('prepare', () => prepareStaging(session));
       },
       createView: (view) => replaceView(session, view),
       writer,

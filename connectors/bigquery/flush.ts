@@ -18,7 +18,6 @@ import {
   latestCheckpoints,
   mergeStagedSql,
   packStatements,
-  pendingSql,
   rejectedStagedSql,
   seenStagedSql,
   stagedCheckpointMergeSql,
@@ -83,12 +82,6 @@ interface PendingRow {
  */
 export class StagedFlusher {
   #chain: Promise<unknown> = Promise.resolve();
-  /**
-   * Batches an earlier version staged have no manifest: only a query of `_staging` finds them. Asked for
-   * when `_staging` predates the manifests (until a flush has looked), and whenever a staged checkpoint of
-   * such a version is pending (its page's rows may be one of them).
-   */
-  #unmanifested = false;
   /** Flushes begun in this process; the number of the latest one that merged everything it found. */
   #begun = 0;
   #lastDone = -1;
@@ -111,21 +104,12 @@ export class StagedFlusher {
     private readonly foldAfterMs = FOLD_AFTER_MS,
   ) {}
 
-  /**
-   * Whether rows of `tables` are staged and not merged (table reads of the manifests: no job) — or may be,
-   * while batches without a manifest may be pending.
-   */
+  /** Whether rows of `tables` are staged and not merged (table reads of the manifests: no job). */
   async rowsPending(tables: readonly string[]): Promise<boolean> {
-    if (this.#unmanifested) return true;
     const pending = await unmergedBatches(this.session, await mergedBatches(this.session));
     return pending.some(({ manifest }) =>
       manifest.counts.some((c) => c.op === 'row' && c.table !== null && tables.includes(c.table)),
     );
-  }
-
-  /** The dataset's staging predates manifests: the next flush also looks for batches by a query. */
-  lookForUnmanifestedBatches(): void {
-    this.#unmanifested = true;
   }
 
   /**
@@ -184,7 +168,6 @@ export class StagedFlusher {
 
   async #mergeAllPending(counts: boolean, fold: FoldRequest): Promise<FlushReport> {
     const report: FlushReport = { batches: 0, merges: 0, tables: {}, folded: [] };
-    const unmanifested = this.#unmanifested;
     for (;;) {
       // Table reads, in this order: the merged markers, then the staged checkpoints, then the manifests. A
       // checkpoint is appended after its page's rows and their manifest, so the rows of every checkpoint
@@ -197,13 +180,11 @@ export class StagedFlusher {
       );
       const folded = await foldedSightings(this.session);
       const manifests = await stagedManifests(this.session);
-      const legacy = unmanifested || checkpoints.some((c) => c.checkpoint.manifested !== true);
-      const pendingBatches = legacy
-        ? []
-        : (await unmergedBatches(this.session, merged, manifests)).slice(0, BATCHES_PER_FLUSH);
-      const pending = legacy
-        ? await this.session.script<PendingRow>(pendingSql(this.session.dataset, BATCHES_PER_FLUSH))
-        : pendingOfManifests(pendingBatches);
+      const pendingBatches = (await unmergedBatches(this.session, merged, manifests)).slice(
+        0,
+        BATCHES_PER_FLUSH,
+      );
+      const pending = pendingOfManifests(pendingBatches);
       const unfolded = unfoldedOf(manifests, merged, folded);
       const stampMs = this.#stamp().getTime();
       const foldNow = this.#tablesToFold(unfolded, pendingBatches, fold, stampMs);
@@ -217,10 +198,9 @@ export class StagedFlusher {
       const checkpointBatches = [...new Set(checkpoints.map((c) => c.batch))];
       const folding: Folding = {
         stampMs,
-        listed: legacy ? [] : pendingBatches,
+        listed: pendingBatches,
         unfolded,
         fold: foldNow,
-        fullyListed: !legacy,
       };
       await this.#merge(batches, pending, checkpoints, folding, report, counts);
       report.batches += batches.length + checkpointBatches.length;
@@ -228,8 +208,6 @@ export class StagedFlusher {
       if (batches.length < BATCHES_PER_FLUSH && checkpointBatches.length < BATCHES_PER_FLUSH) break;
       fold = [];
     }
-    // Everything staged before this flush began, with or without a manifest, is merged.
-    if (unmanifested) this.#unmanifested = false;
     return report;
   }
 
@@ -351,12 +329,10 @@ export class StagedFlusher {
     const byStagedIds = TABLE_NAMES.filter(
       (t) =>
         seen.has(t) &&
-        (!folding.fullyListed ||
-          folding.listed.some(
-            ({ manifest }) =>
-              manifest.seen?.[t] === undefined &&
-              manifest.counts.some((c) => c.op === 'seen' && c.table === t),
-          )),
+        folding.listed.some(
+          ({ manifest }) =>
+            manifest.seen?.[t] === undefined && manifest.counts.some((c) => c.op === 'seen' && c.table === t),
+        ),
     );
     const inline = new Map<TableName, ReturnType<typeof foldGroups>>();
     const pairs: { batch: string; table: string }[] = [];
@@ -416,14 +392,12 @@ export class StagedFlusher {
 interface Folding {
   /** The stamp of this flush's merged markers, which its batches' sightings stand for. */
   readonly stampMs: number;
-  /** The batches merged, by their manifests (none when found by the query of `_staging`). */
+  /** The batches merged, by their manifests. */
   readonly listed: readonly UnmergedBatch[];
   /** Sightings of batches merged earlier, not folded. */
   readonly unfolded: readonly UnfoldedSighting[];
   /** Tables whose sightings this flush folds. */
   readonly fold: readonly string[];
-  /** Whether every batch merged was found by its manifest (else its seen ids are folded from `_staging`). */
-  readonly fullyListed: boolean;
 }
 
 /**
@@ -434,10 +408,7 @@ export const FLUSH_SCRIPT_MARK = '-- support-sync: flush';
 /** The first line of a flush's further scripts (when its statements do not fit one query). */
 const CONTINUED_FLUSH_MARK = '-- support-sync: continued flush';
 
-/**
- * Batches staged by their manifests, as the pending read of `_staging` gives them (pendingSql): per batch
- * the rows and seen ids counted per table, and the small entries whole.
- */
+/** Batches staged, by their manifests: per batch the rows and seen ids counted per table, the small entries whole. */
 function pendingOfManifests(list: readonly UnmergedBatch[]): PendingRow[] {
   const rows: PendingRow[] = [];
   for (const { batch, manifest } of list) {

@@ -131,7 +131,6 @@ async function syncThreads(
         args: [
           {
             runId,
-            batchSize: settings.threadBatchSize,
             concurrency: settings.threadConcurrency,
             fullRefreshSince: options.fullRefreshSince,
             awaitTickets: options.awaitTickets,
@@ -141,7 +140,7 @@ async function syncThreads(
             // The rolling re-read belongs to the runs that keep the warehouse current, not to backfills.
             reverify:
               settings.threadReverifyPerRun > 0 && (mode === 'incremental' || mode === 'full_refresh')
-                ? { min: settings.threadReverifyPerRun, runStartedAt: deletionSince }
+                ? { max: settings.threadReverifyPerRun, runStartedAt: deletionSince }
                 : null,
             reverified: 0,
           },
