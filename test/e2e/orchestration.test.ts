@@ -341,7 +341,8 @@ describe('the run orchestration, with stub activities', () => {
 
   it('continues a long tickets listing and a long thread queue as new, carrying counts, losing and repeating nothing', async () => {
     const { recording, outcome, history } = await syncOn(
-      { ticketPages: 20, threadsPerPage: 2, ticketPageMs: 20, queuedBefore: 60 },
+      // The threads child continues as new while the listing goes on: it must go on waiting for it.
+      { ticketPages: 20, threadsPerPage: 2, ticketPageMs: 200, queuedBefore: 60 },
       ['tickets', 'ticket_messages'],
       { threadConcurrency: 2 },
     );
