@@ -22,7 +22,7 @@ export const EXPORT_WINDOWS_AT_ONCE = 3;
  * When the history's start is not known yet, a pass waits for the first complete ticket sweep
  * (`ticketsListed`), which finds it, and is planned then.
  */
-export function exportLanes(ctx: RunContext, ticketsListed: Promise<boolean>): Lane[] {
+export function exportLanes(ctx: RunContext, ticketsListed: PromiseLike<boolean>): Lane[] {
   const { input, plan, runId, mode, settings, patienceMs, deletionSince } = ctx;
   // The exports' history start is found by the first complete ticket sweep: plan them after it.
   const passPlans: PassPlan[] = [...plan.passes];
