@@ -65,6 +65,8 @@ interface World {
   stale: number;
   /** Export passes and their windows, as planned. */
   passes: RunPlan['passes'];
+  /** The history start is found by the listing: until it has ended, the plan knows no start and no pass. */
+  historyFromListing: boolean;
   /** How long a window's page takes, and whether it fails (by the window's start). */
   windowMs: (windowStart: string) => number;
   windowFails: (windowStart: string) => boolean;
@@ -78,6 +80,7 @@ const WORLD: World = {
   queuedBefore: 0,
   stale: 0,
   passes: [],
+  historyFromListing: false,
   windowMs: () => 0,
   windowFails: () => false,
 };
@@ -109,14 +112,22 @@ function stubActivities(world: World): { activities: Activities; recording: Reco
     prepareDestination: async () => undefined,
     recordRun: async () => undefined,
     deletionCutoff: async () => new Date().toISOString(),
-    planRun: async (): Promise<RunPlan> => ({
-      tickets:
-        world.ticketPages > 0
-          ? { head: null, headFloor: null, sweep: { restart: false, maxPages: null }, queueAllThreads: false }
-          : null,
-      passes: world.passes,
-      historyStart: '2025-01-01T00:00:00.000Z',
-    }),
+    planRun: async (): Promise<RunPlan> => {
+      const known = !world.historyFromListing || events.some((e) => e.what === 'tickets listed');
+      return {
+        tickets:
+          world.ticketPages > 0
+            ? {
+                head: null,
+                headFloor: null,
+                sweep: { restart: false, maxPages: null },
+                queueAllThreads: false,
+              }
+            : null,
+        passes: known ? world.passes : [],
+        historyStart: known ? '2025-01-01T00:00:00.000Z' : null,
+      };
+    },
     requeueUnsettledThreads: async () => ({ requeued: 0 }),
     beginSweep: async () => ({ startedAt: new Date().toISOString(), resumedAtPage: ticketsPage }),
     syncTicketsPage: async () => {
@@ -313,10 +324,22 @@ const windowsFrom = (start: string, n: number) =>
   }));
 
 describe('the run orchestration, with stub activities', () => {
-  it('reads threads while the tickets are listed, each once; the threads child starts first and settles after the listing', async () => {
+  it('reads threads while the tickets are listed, each once; the threads child starts first and settles after the listing; the exports wait for it', async () => {
     const { recording, outcome, history } = await syncOn(
-      { ticketPages: 10, threadsPerPage: 3, ticketPageMs: 500 },
-      ['tickets', 'ticket_messages'],
+      {
+        ticketPages: 10,
+        threadsPerPage: 3,
+        ticketPageMs: 500,
+        historyFromListing: true,
+        passes: [
+          {
+            pass: 'agent_sessions',
+            windows: windowsFrom('2026-01-01T00:00:00.000Z', 1),
+            advanceHighWaterMark: true,
+          },
+        ],
+      },
+      ['tickets', 'ticket_messages', 'agent_sessions'],
       { threadConcurrency: 4 },
     );
     expect(outcome.error).toBeUndefined();
@@ -331,12 +354,19 @@ describe('the run orchestration, with stub activities', () => {
     expect(Math.max(...threads)).toBeGreaterThanOrEqual(listed);
     // The threads child is started before the tickets child, and closes after it.
     const children = childrenOf(history);
-    expect(children.map((c) => c.workflowId.split('/')[0])).toEqual(['ticket_messages', 'tickets']);
+    expect(children.map((c) => c.workflowId.split('/')[0]).slice(0, 2)).toEqual([
+      'ticket_messages',
+      'tickets',
+    ]);
     const closeOf = async (c: { workflowId: string }) =>
       (await env.client.workflow.getHandle(c.workflowId).describe()).closeTime!.getTime();
     expect(await closeOf(children[0]!)).toBeGreaterThanOrEqual(await closeOf(children[1]!));
     expect(outcome.result?.['ticket_messages']).toMatchObject({ pages: 30, rows: 30 });
     expect(outcome.result?.['tickets']).toMatchObject({ pages: 10 });
+    // The export pass waited for the listing (it finds where the history starts), then was planned and read.
+    expect(recording.all('window done')).toHaveLength(1);
+    expect(recording.all('window done')[0]).toBeGreaterThan(listed);
+    expect(outcome.result?.['agent_sessions']).toMatchObject({ windows: 1 });
   });
 
   it('continues a long tickets listing and a long thread queue as new, carrying counts, losing and repeating nothing', async () => {
