@@ -197,7 +197,9 @@ export const ConfigFromEnv = z.object({
     .int()
     .nonnegative()
     .default(600)
-    .describe('Threads of unchanged tickets re-read per run (oldest read first), after every changed thread'),
+    .describe(
+      "Threads of unchanged tickets re-read per run at most (oldest read first), only on detail budget the run's other streams leave, and a round of 4 a run at least; 0 turns it off",
+    ),
   SYNC_SOURCE_PATIENCE: IsoDurationMs.prefault('PT6H').describe(
     'How long a page may keep failing with transient errors (an outage: backing off to a retry a minute) before its window fails',
   ),

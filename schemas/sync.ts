@@ -69,9 +69,9 @@ export const SyncSettings = z.object({
    */
   sweepPagesPerRun: z.number().int().positive().nullable(),
   /**
-   * Threads of unchanged tickets re-read per run, oldest read first, after every changed thread (the rolling
-   * re-read: messages need not move `updated_at`). While other streams of the run are still busy it goes on
-   * beyond this, up to the whole workspace, since the detail budget would be idle anyway. 0 = off.
+   * Threads of unchanged tickets re-read per run at most, oldest read first (the rolling re-read: messages
+   * need not move `updated_at`): only on detail budget the run's other streams leave, and one round
+   * (REVERIFY_ROUND) a run at least (workflows/threads.ts). 0 = off.
    */
   threadReverifyPerRun: z.number().int().nonnegative(),
   pageSize: z.number().int().min(1).max(100),

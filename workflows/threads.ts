@@ -33,7 +33,7 @@ const OUTAGE_AFTER_CONSECUTIVE_FAILURES = 5;
 
 /**
  * Ticket threads, from the queue in the destination (a crash loses no entry), one page per activity on the
- * detail task queue (the server paces it for the whole fleet), `concurrency` threads at a time:
+ * detail task queue (the key's budget paces it for the whole fleet), `concurrency` threads at a time:
  *  1. every thread the tickets stream queues (new or changed tickets, the thread look-back), read while the
  *     tickets are still being listed — the parent signals `ticketsListed` when the listing is done;
  *  2. the rolling re-read: threads of unchanged tickets, oldest read first, in rounds of REVERIFY_ROUND,
