@@ -245,16 +245,13 @@ export class BigQueryDestination extends SqlDestination {
 
   /**
    * The sightings not folded into `_synced_at` yet (sightings.ts), laid over the rows: one not merged yet
-   * stands for "now" (its flush stamps it later). Read only (the `plan` command reads through it): while a
-   * batch of an earlier version, whose seen ids only `_staging` holds, waits for its flush (which folds
-   * them), nothing is laid over.
+   * stands for "now" (its flush stamps it later). Read only: the `plan` command reads through it.
    */
   override async withSightings(table: TableName, rows: Map<string, WarehouseRow>): Promise<void> {
     if (rows.size === 0) return;
     const sightings = await this.#session.withErrorMapping('withSightings', () =>
       unfoldedSightingsOf(this.#session, table),
     );
-    if (sightings === null) return;
     // A batch not merged yet: stamped by its flush, not earlier than now (flush.ts stamps the same way).
     const now = (
       this.#settings.serverClock ? this.#session.warehouseTimeNotBefore() : this.#settings.clock()

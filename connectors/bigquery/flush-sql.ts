@@ -216,24 +216,6 @@ export function packStatements(statements: readonly string[], budget: number): s
 }
 
 /**
- * Moves `_synced_at` of the live rows the staged batches saw again unchanged, by the seen ids in `_staging`:
- * for batches an earlier version staged, whose manifests do not list their seen ids.
- */
-export function seenStagedSql(
-  dataset: string,
-  spec: TableSpec<unknown>,
-  batches: readonly string[],
-  now: string,
-): string {
-  const id = bqIdent(spec.primaryKey[0]!);
-  const live = spec.tracksDeletion ? ' AND `_deleted_at` IS NULL' : '';
-  return `UPDATE ${bqIdent(dataset)}.${bqIdent(spec.name)} SET \`_synced_at\` = ${now}
-WHERE ${id} IN (SELECT s.row_id FROM ${staging(dataset)} s WHERE ${retained} AND s.op = 'seen'
-  AND s.table_name = ${stringLiteral(spec.name)} AND s.batch IN ${batchList(batches)})
-  AND \`_synced_at\` < ${now}${live};`;
-}
-
-/**
  * Items set aside (the latest sighting of each, upserted: a known one is open again), then the open entries
  * whose item a staged row stored after its last rejection in these batches are resolved. Guarded so that a
  * flush with nothing to resolve does not write `_rejected`.

@@ -1,6 +1,5 @@
 import {
   type AuditRecord,
-  type CheckpointUpdate,
   type RejectedItem,
   type SchemaChangeSighting,
   SYSTEM_TABLES,
@@ -15,13 +14,10 @@ import type { ParamValue } from '../sql/dialect.js';
 import { bindLiteral, timestampLiteral } from './dialect.js';
 import {
   foldSightingsSql,
-  latestCheckpoints,
   mergeStagedSql,
   packStatements,
   rejectedStagedSql,
-  seenStagedSql,
   stagedCheckpointMergeSql,
-  stagedCheckpointsSql,
 } from './flush-sql.js';
 import type { BigQuerySession } from './session.js';
 import {
@@ -256,7 +252,6 @@ export class StagedFlusher {
       return by;
     };
     const rows = count('row');
-    const seen = count('seen');
     const docs = (op: string) =>
       pending
         .filter((p) => p.op === op && p.entry_doc !== null)
@@ -267,9 +262,7 @@ export class StagedFlusher {
     rowTables.forEach((t, i) => {
       statements.push(mergeStagedSql(dataset, this.settings.spec(t), batches, now, counting ? i : null));
     });
-    const folds = this.#folds(folding, seen);
-    for (const t of folds.byStagedIds)
-      statements.push(seenStagedSql(dataset, this.settings.spec(t), batches, now));
+    const folds = this.#folds(folding);
     for (const [t, groups] of folds.inline)
       statements.push(...foldSightingsSql(dataset, this.settings.spec(t), groups));
     const rejected = rejectedList(docs('rejected') as RejectedItem[]);
@@ -281,13 +274,8 @@ export class StagedFlusher {
       { table: 'tickets', rows: [], schemaChanges: docs('schema_change') as SchemaChangeSighting[] },
     ] as WriteBatch[]);
     statements.push(schemaChangeStatements(dataset, sightings, now));
-    // Checkpoints staged in `_staging` by a version before `_staging_checkpoints` (inline), then those of
-    // `_staging_checkpoints` (inline when few, else read there by the statement): a stored later one is
-    // kept either way.
-    const legacyCheckpoints = latestCheckpoints(
-      docs('checkpoint') as (CheckpointUpdate & { updated_at: string })[],
-    );
-    if (legacyCheckpoints.length > 0) statements.push(stagedCheckpointsSql(dataset, legacyCheckpoints));
+    // The checkpoints of `_staging_checkpoints` (inline when few, else read there by the statement): a
+    // stored later one is kept.
     const checkpointBatches = [...new Set(checkpoints.map((c) => c.batch))];
     if (checkpointBatches.length > 0)
       statements.push(
@@ -307,8 +295,7 @@ export class StagedFlusher {
     await this.settings.hooks.beforeMarkMerged?.();
     await this.markMerged([...batches, ...checkpointBatches], new Date(folding.stampMs));
     await this.markFolded(folds.pairs);
-    for (const t of [...folds.byStagedIds, ...folds.inline.keys()])
-      if (!report.folded.includes(t)) report.folded.push(t);
+    for (const t of folds.inline.keys()) if (!report.folded.includes(t)) report.folded.push(t);
     rowTables.forEach((t, i) => {
       const before = report.tables[t] ?? { staged: 0, inserted: 0, updated: 0 };
       report.tables[t] = {
@@ -321,19 +308,10 @@ export class StagedFlusher {
 
   /**
    * The sightings this flush folds: a batch's seen ids listed in its manifest wait (sightings.ts) unless
-   * their table is folded now — then with the unfolded ones of earlier batches, each at its stamp; seen ids
-   * a manifest does not list (an earlier version's batch) are folded now from `_staging`.
+   * their table is folded now — then with the unfolded ones of earlier batches, each at its stamp.
    */
-  #folds(folding: Folding, seen: ReadonlyMap<TableName, number>) {
+  #folds(folding: Folding) {
     const fold = new Set(folding.fold);
-    const byStagedIds = TABLE_NAMES.filter(
-      (t) =>
-        seen.has(t) &&
-        folding.listed.some(
-          ({ manifest }) =>
-            manifest.seen?.[t] === undefined && manifest.counts.some((c) => c.op === 'seen' && c.table === t),
-        ),
-    );
     const inline = new Map<TableName, ReturnType<typeof foldGroups>>();
     const pairs: { batch: string; table: string }[] = [];
     for (const t of TABLE_NAMES) {
@@ -348,7 +326,7 @@ export class StagedFlusher {
       inline.set(t, foldGroups([...thisFlush, ...earlier]));
       for (const s of [...thisFlush, ...earlier]) pairs.push({ batch: s.batch, table: t });
     }
-    return { byStagedIds, inline, pairs };
+    return { inline, pairs };
   }
 
   /** Of `tables`, those with open `_rejected` entries, read or set aside in this flush's batches. */
