@@ -27,7 +27,6 @@ import { schemaDriftAfterRun } from './schema-drift.js';
 import {
   finishThreads,
   listQueuedThreadCheckpoints,
-  listQueuedThreads,
   markThreadFailed,
   queueThreadsToReverify,
   requeueUnsettledThreads,
@@ -61,7 +60,6 @@ export function createActivities(deps: ActivityDeps) {
     finishSweep: finishSweep(deps),
     finishTickets: finishTickets(deps),
     syncThreadPage: syncThreadPage(deps),
-    listQueuedThreads: listQueuedThreads(deps),
     listQueuedThreadCheckpoints: listQueuedThreadCheckpoints(deps),
     markThreadFailed: markThreadFailed(deps),
     queueThreadsToReverify: queueThreadsToReverify(deps),

@@ -14,15 +14,6 @@ async function queuedEntries(deps: ActivityDeps, input: { limit: number; skip: s
   return queued.filter((cp) => !skip.has(cp.scope)).slice(0, input.limit);
 }
 
-/**
- * Queued threads to read next (ticket numbers), skipping those a lane of the workflow is already on.
- * (Histories from before `threads-listed-checkpoint-tag`; listQueuedThreadCheckpoints since.)
- */
-export function listQueuedThreads(deps: ActivityDeps) {
-  return async (input: { limit: number; skip: string[] }) =>
-    (await queuedEntries(deps, input)).map((cp) => cp.scope);
-}
-
 /** A queued thread as the listing hands it to a lane. */
 export interface ListedThread {
   readonly scope: string;

@@ -4,11 +4,10 @@
  *   npm run bench:budget -- [--tickets 2000] [--window-ms 30000] [--workers 1,3] [--seed 7]
  *
  * The companion enforces the spec's limits (list 60, detail 120, analytics 10, directory 60 requests) per
- * `--window-ms` instead of per minute — the spec's limits compressed in time — and the worker processes'
- * task queues are paced to match (SUPPORT_API_RATE_WINDOW). The default window is 30 s, not a few seconds:
- * the task queues leave room for Temporal's rate-limiter burst and dispatch jitter (1.25 s of rate, see
- * worker/workers.ts dispatchRate), which is 4 % of a detail budget over 30 s but 30 % over 3 s, so
- * short windows measure that allowance rather than the pipeline. The rolling thread re-read is off
+ * `--window-ms` instead of per minute — the spec's limits compressed in time — and the key's budget
+ * workflow spends it per the same window (SUPPORT_API_RATE_WINDOW). The default window is 30 s, not a few
+ * seconds: the budget keeps 1.25 s before each reset and probes after it, a larger share of a short window,
+ * so short windows measure that margin rather than the pipeline. The rolling thread re-read is off
  * (SYNC_THREAD_REVERIFY_PER_RUN=0): by design it fills the detail budget while other streams run.
  * For each fleet size (worker processes on one key, each `npm run worker`):
  *  1. a full initial sync of the world with a year of exports (SYNC_START_DATE one year back);

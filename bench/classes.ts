@@ -6,9 +6,9 @@
  *                            [--years 2] [--streams a,b] [--trace] [--no-peer] [--seed 7]
  *
  * The companion enforces the spec's limits (list 60, detail 120, analytics 10, directory 60) per
- * `--window-ms` (the spec's minute by default; compress it for a quicker look, knowing that the task
- * queues' allowance for Temporal's one-second burst costs more of a short window, worker/workers.ts) and
- * the workers' task queues are paced to match. Three worlds, each bound by one class:
+ * `--window-ms` (the spec's minute by default; compress it for a quicker look, knowing that the budget's
+ * margin before each reset costs more of a short window) and the key's budget workflow spends it per the
+ * same window. Three worlds, each bound by one class:
  *  - analytics: few tickets, exports from `--years` back (every pass, every 90-day window);
  *  - detail: more tickets (one thread request each), a year of exports;
  *  - list: many tickets listed without their threads or exports (tickets and the reference streams).

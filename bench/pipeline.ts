@@ -3,7 +3,7 @@
  * child process, a Temporal dev server and an embedded PostgreSQL, all provisioned here — then incremental
  * runs with no changes in the world.
  *
- *   npm run bench:pipeline -- [--tickets 50000] [--seed 7] [--thread-concurrency 4] [--thread-batch 50]
+ *   npm run bench:pipeline -- [--tickets 50000] [--seed 7] [--thread-concurrency 4]
  *
  * Figures (printed as a table, then one JSON line):
  *  - rows/s of the full sync (rows in the warehouse / wall time from start to the run's completion),
@@ -79,15 +79,11 @@ import {
 } from './support/prometheus.js';
 import { startWorkerProcess } from './support/worker-process.js';
 
-const values = benchFlags(
-  'npm run bench:pipeline -- [--tickets 50000] [--seed 7] [--thread-concurrency 4] [--thread-batch 50]',
-  {
-    tickets: { type: 'string', default: '50000' },
-    'thread-concurrency': { type: 'string' },
-    'thread-batch': { type: 'string' },
-    'skip-baseline': { type: 'boolean', default: false },
-  },
-);
+const values = benchFlags('npm run bench:pipeline -- [--tickets 50000] [--seed 7] [--thread-concurrency 4]', {
+  tickets: { type: 'string', default: '50000' },
+  'thread-concurrency': { type: 'string' },
+  'skip-baseline': { type: 'boolean', default: false },
+});
 const tickets = Number(values.tickets);
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -114,7 +110,6 @@ log(`postgres ${services.postgres.port}, temporal ${services.temporal.address}`)
 /** The thread settings the flags set, over the configuration's, in every run and in the baseline. */
 const flagSettings: Partial<SyncSettings> = {
   ...(values['thread-concurrency'] ? { threadConcurrency: Number(values['thread-concurrency']) } : {}),
-  ...(values['thread-batch'] ? { threadBatchSize: Number(values['thread-batch']) } : {}),
 };
 const baseSettings: SyncSettings = { ...settingsFromConfig(target.config, new Date()), ...flagSettings };
 
@@ -462,7 +457,7 @@ try {
     },
   ];
   console.log(
-    `bench:pipeline — ${tickets} tickets, seed ${values.seed}, rate limits off, thread batch ${baseSettings.threadBatchSize} × concurrency ${baseSettings.threadConcurrency}, page size ${baseSettings.pageSize}, export window ${baseSettings.windowMs / DAY_MS} d, start ${startDate.slice(0, 10)}`,
+    `bench:pipeline — ${tickets} tickets, seed ${values.seed}, rate limits off, thread concurrency ${baseSettings.threadConcurrency}, page size ${baseSettings.pageSize}, export window ${baseSettings.windowMs / DAY_MS} d, start ${startDate.slice(0, 10)}`,
   );
   console.table(table);
   results = {

@@ -8,8 +8,8 @@
  * workers whose class queues follow the same window, and an initial sync of tickets and threads. Printed per
  * rate: the threads stream's wall time (from `_sync_runs`), detail requests (retries included, from the
  * companion's log), requests per thread, and the share of the detail budget used over the stream
- * (requests / (limit × wall / window); the class queue dispatches at most 0.952 of it at 30 s windows, see
- * worker/workers.ts dispatchRate). Targets: ≥ 0.9 at 2 %, ≥ 0.8 at 8 %. Last stdout line: one JSON object.
+ * (requests / (limit × wall / window); the key's budget workflow spends whole windows, less the margin it
+ * keeps before each reset). Targets: ≥ 0.9 at 2 %, ≥ 0.8 at 8 %. Last stdout line: one JSON object.
  */
 
 import pg from 'pg';

@@ -23,51 +23,6 @@ import type { SqlDialect } from '../schemas/warehouse-views.js';
 import type { RowFilter } from './row-filter.js';
 import type { SchemaChangeFilter } from './sql/schema-changes.js';
 
-export type {
-  AuditRecord,
-  Checkpoint,
-  CheckpointUpdate,
-  ReconciliationRecord,
-  RejectedItem,
-  StoredVersion,
-  SyncRunRecord,
-  TableName,
-  WarehouseRowInput,
-} from '../schemas/warehouse.js';
-export { WarehouseRowError } from '../schemas/warehouse.js';
-// Helpers that lived here before the destinations were split; kept so imports of this module keep working.
-export { checkpointList, rejectedList } from './batch.js';
-export { DestinationError } from './errors.js';
-export { cascadeColumn, rangeColumn, unreadColumn } from './sql/deletions.js';
-export type { SchemaChangeFilter } from './sql/schema-changes.js';
-
-/**
- * What a destination supports, declared in one place (dlt's capabilities object) so callers branch on a
- * capability, never on the destination's kind.
- */
-export interface DestinationCapabilities {
-  readonly kind: 'postgres' | 'bigquery';
-  /** Rows and their checkpoint commit in one transaction (all or nothing). */
-  readonly transactionalCheckpoints: boolean;
-  /**
-   * How a batch reaches the warehouse before the merge: PostgreSQL copies it in the page's transaction;
-   * BigQuery appends it through the Storage Write API and merges it at the next flush (`flushStaged`).
-   */
-  readonly stagingLoad: 'copy' | 'load_job' | 'storage_write_api';
-  /** How staged rows are merged into the target. */
-  readonly merge: 'insert_on_conflict' | 'merge_statement';
-  /** Concurrent writeBatch calls on the same table are safe (no deadlock, no lost update). */
-  readonly concurrentWritersPerTable: boolean;
-  /** Adding a column to a table spec is applied by prepare() on a table that already has data. */
-  readonly additiveMigrations: boolean;
-  /** Secondary indexes (PostgreSQL) or partitioning + clustering (BigQuery) on the target tables. */
-  readonly physicalLayout: 'indexes' | 'partitioning_clustering';
-  /** Rows per writeBatch call the implementation is tuned for; larger batches still work. */
-  readonly recommendedBatchRows: number;
-  /** Longest string the destination stores without truncation (characters). */
-  readonly maxStringLength: number;
-}
-
 export interface WriteBatch<T extends TableName = TableName> {
   readonly table: T;
   readonly rows: readonly RowInputs[T][];
@@ -174,7 +129,6 @@ export interface DestinationHooks {
 
 /** The warehouse's schema and the destination's life. */
 export interface DestinationSchema {
-  readonly capabilities: DestinationCapabilities;
   /**
    * Creates schema/dataset, all tables and indexes; idempotent; adds columns missing from existing tables;
    * then the views, `ticket_custom_fields` included (see refreshCustomFieldView).

@@ -137,6 +137,16 @@ export const DestinationUrl = z.string().refine((url) => /^(postgres|postgresql|
  * below holds what the files contain). Parsed once at start-up; a bad value gets one clear message per
  * problem.
  */
+/**
+ * A setting that no longer exists: present (in the environment or the `--config` file), it is a
+ * configuration error naming what replaces it, not a value silently ignored.
+ */
+const removed = (replacement: string) =>
+  z
+    .undefined({ error: `was removed: ${replacement}` })
+    .optional()
+    .describe(`Removed: ${replacement}`);
+
 export const ConfigFromEnv = z.object({
   SUPPORT_API_URL: z.url().describe("The service's base URL; the client adds /public/v1"),
   SUPPORT_API_KEY: SecretString.describe(
@@ -281,7 +291,9 @@ export const ConfigFromEnv = z.object({
     .int()
     .nonnegative()
     .default(600)
-    .describe('Threads of unchanged tickets re-read per run (oldest read first), after every changed thread'),
+    .describe(
+      "Threads of unchanged tickets re-read per run at most (oldest read first), only on detail budget the run's other streams leave, and a round of 4 a run at least; 0 turns it off",
+    ),
   SYNC_SOURCE_PATIENCE: IsoDurationMs.prefault('PT6H').describe(
     'How long a page may keep failing with transient errors (an outage: backing off to a retry a minute) before its window fails',
   ),
@@ -302,14 +314,8 @@ export const ConfigFromEnv = z.object({
     .default(16)
     .describe('Streams synced at once (every stream by default: the fleet budget paces each route class)'),
   SUPPORT_API_RATE_LIMITS: ClassRateLimits.prefault(DEFAULT_CLASS_LIMITS_TEXT).describe(
-    "Requests per SUPPORT_API_RATE_WINDOW per route class, kept for every worker together by the key's budget workflow (or each class's task queue, SUPPORT_API_BUDGET=queue) (`list=60,detail=120,analytics=10,directory=60`, the spec's), or `off` (no pacing but the API's headers: a source without limits)",
+    "Requests per SUPPORT_API_RATE_WINDOW per route class, kept for every worker together by the key's budget workflow (`list=60,detail=120,analytics=10,directory=60`, the spec's), or `off` (no pacing but the API's headers: a source without limits)",
   ),
-  SUPPORT_API_BUDGET: z
-    .enum(['windows', 'queue'])
-    .default('windows')
-    .describe(
-      "How the fleet spends each queued class's budget: `windows` (a budget workflow per key hands every API window's requests to the worker processes as soon as the window opens, as a plain page loop would, for the whole fleet) or `queue` (Temporal's task-queue rate limiter spreads them evenly over the window)",
-    ),
   SUPPORT_API_RATE_WINDOW: IsoDurationMs.prefault('PT1M')
     .refine((ms) => ms > 0, { message: 'must be positive' })
     .describe("The API's rate-limit window"),
@@ -319,7 +325,7 @@ export const ConfigFromEnv = z.object({
     .max(1)
     .default(1)
     .describe(
-      "Share of each class's limit spent per window, at most (under SUPPORT_API_BUDGET=queue the task queues also leave room for the rate limiter's burst); lower it to leave budget to other clients of the same key",
+      "Share of each class's limit spent per window, at most; lower it to leave budget to other clients of the same key",
     ),
   SUPPORT_API_REQUEST_DEADLINE: IsoDurationMs.prefault('PT1M')
     .refine((ms) => ms > 0 && ms <= 150_000, {
@@ -344,13 +350,12 @@ export const ConfigFromEnv = z.object({
     .describe(
       "Share of each route class's limit per rate window that the audit after every run spends re-reading a random sample of stored rows from the live API (0 turns it off)",
     ),
-  ANALYTICS_REQUESTS_PER_MINUTE: z.coerce
-    .number()
-    .positive()
-    .optional()
-    .describe(
-      "Overrides the analytics class's rate (requests per minute) of SUPPORT_API_RATE_LIMITS (kept for older configurations)",
-    ),
+  SUPPORT_API_BUDGET: removed(
+    "the key's budget workflow is the only pacing (it spends each window whole, where the task queues' even pace left requests unspent); unset it",
+  ),
+  ANALYTICS_REQUESTS_PER_MINUTE: removed(
+    'set the analytics class in SUPPORT_API_RATE_LIMITS instead (e.g. `analytics=10`, per SUPPORT_API_RATE_WINDOW)',
+  ),
   SYNC_COLUMN_POLICY: ColumnPolicyText.optional().describe(
     'Fields hashed or dropped before anything is written: `<table>.<column>=hash|drop` or `<table>._raw.<field>=hash|drop`, separated by commas or white space',
   ),

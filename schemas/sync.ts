@@ -69,9 +69,9 @@ export const SyncSettings = z.object({
    */
   sweepPagesPerRun: z.number().int().positive().nullable(),
   /**
-   * Threads of unchanged tickets re-read per run, oldest read first, after every changed thread (the rolling
-   * re-read: messages need not move `updated_at`). While other streams of the run are still busy it goes on
-   * beyond this, up to the whole workspace, since the detail budget would be idle anyway. 0 = off.
+   * Threads of unchanged tickets re-read per run at most, oldest read first (the rolling re-read: messages
+   * need not move `updated_at`): only on detail budget the run's other streams leave, and one round
+   * (REVERIFY_ROUND) a run at least (workflows/threads.ts). 0 = off.
    */
   threadReverifyPerRun: z.number().int().nonnegative(),
   pageSize: z.number().int().min(1).max(100),
@@ -79,8 +79,6 @@ export const SyncSettings = z.object({
   sourcePatienceMs: z.number().int().positive().optional(),
   /** Streams run at once by the parent workflow. */
   streamParallelism: z.number().int().min(1).max(16),
-  /** Threads queued again per step of the rolling re-read. */
-  threadBatchSize: z.number().int().min(1).max(500),
   /** Threads read at once (the detail task queue's rate paces them). */
   threadConcurrency: z.number().int().min(1).max(64),
   /** Task queue of analytics-class activities (server-enforced rate). */
@@ -91,7 +89,7 @@ export const SyncSettings = z.object({
   reportQueries: z.array(z.lazy(() => ReportQuery)).optional(),
   /**
    * Requests per route class the audit after the run may send (SYNC_AUDIT_SHARE of each class's limit per
-   * rate window); absent (older inputs, or a share of 0): no audit.
+   * rate window); absent (a share of 0): no audit.
    */
   auditRequests: AuditRequests.optional(),
 });
@@ -136,8 +134,8 @@ export const ChildInput = z.object({
   patienceMs: z.number().int().positive().optional(),
   /** The ledger row of this attempt (see workflows/window-ledger.ts); set by the workflow itself. */
   attempt: WindowAttempt.optional(),
-  /** The run's mode, for the ledger (older inputs: incremental). */
-  mode: SyncMode.optional(),
+  /** The run's mode, for the ledger. */
+  mode: SyncMode,
 });
 export type ChildInput = z.infer<typeof ChildInput>;
 
@@ -151,8 +149,6 @@ export const WindowInput = PagingChildInput.extend({
   pageSize: z.number().int().min(1).max(100),
   analyticsTaskQueue: z.string().min(1),
   includeComments: z.boolean(),
-  /** Move the pass's high-water mark to windowEnd when complete (not for replays of old windows). */
-  advanceHighWaterMark: z.boolean(),
 });
 export type WindowInput = z.infer<typeof WindowInput>;
 
@@ -185,9 +181,9 @@ export const TicketsInput = PagingChildInput.extend({
   queueAllThreads: z.boolean(),
   /**
    * The followers this run selected: only their tables follow a ticket's deletion, a stream left out is
-   * not touched (its rows follow when it is selected again). Absent (older inputs): every follower.
+   * not touched (its rows follow when it is selected again).
    */
-  followers: z.array(TicketFollower).optional(),
+  followers: z.array(TicketFollower),
   /** What this run saw so far, carried over a continue-as-new. */
   seen: z
     .object({
@@ -257,9 +253,9 @@ export type ReportSnapshotsInput = z.infer<typeof ReportSnapshotsInput>;
 export const ReferenceInput = PagingChildInput.extend({
   /**
    * After a complete snapshot, rows not received since this instant (on the workers' clock, which also
-   * stamps `_synced_at`) are marked deleted. Null: do not mark (older inputs).
+   * stamps `_synced_at`) are marked deleted.
    */
-  deletionSince: Instant.nullable().default(null),
+  deletionSince: Instant,
   stream: ReferenceStream,
   pageSize: z.number().int().min(1).max(100),
 });
@@ -273,8 +269,11 @@ export const ThreadsInput = PagingChildInput.extend({
   awaitTickets: z.boolean().default(false),
   /** The parent signalled `runIdle` already (carried over a continue-as-new, which loses signals' state). */
   runIdle: z.boolean().default(false),
-  /** Rolling re-read: threads of unchanged tickets read before `runStartedAt` (see SyncSettings). */
-  reverify: z.object({ min: z.number().int().nonnegative(), runStartedAt: Instant }).nullable().default(null),
+  /**
+   * Rolling re-read: threads of unchanged tickets read before `runStartedAt`, at most `max` this run
+   * (SYNC_THREAD_REVERIFY_PER_RUN); null: none.
+   */
+  reverify: z.object({ max: z.number().int().nonnegative(), runStartedAt: Instant }).nullable().default(null),
   /** Threads re-read so far by this run, carried over a continue-as-new. */
   reverified: z.number().int().nonnegative().default(0),
   /**
@@ -282,7 +281,6 @@ export const ThreadsInput = PagingChildInput.extend({
    * since this instant are marked deleted. Null otherwise.
    */
   fullRefreshSince: Instant.nullable(),
-  batchSize: z.number().int().min(1),
   concurrency: z.number().int().min(1),
 });
 export type ThreadsInput = z.infer<typeof ThreadsInput>;

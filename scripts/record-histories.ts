@@ -13,12 +13,17 @@
  * Each scenario's folder under test/workflows/histories/ is replaced with one JSON file per execution, child
  * workflows and continued runs included, once all five are recorded and checked for the API keys and the
  * database password. Other folders there are left alone.
+ *
+ * `--before <patch-id>` records into `before-<patch-id>/<scenario>/` instead: run it on the code before a
+ * workflow change that `patched('<patch-id>')` guards, so the replay test keeps proving the old path while
+ * the patch lives (the versioning rule: workflows/README.md).
  */
 import { spawn } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import type { Client } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, Runtime } from '@temporalio/worker';
 import pino from 'pino';
@@ -46,6 +51,16 @@ const TASK_QUEUE = 'record-histories';
 const WORLD = { seed: 29, tickets: 24 };
 
 const log = (line: string) => process.stderr.write(`[record-histories] ${line}\n`);
+
+const { values: flags } = parseArgs({ options: { before: { type: 'string' } } });
+if (flags.before !== undefined && !/^[a-z0-9][a-z0-9-]*$/.test(flags.before)) {
+  process.stderr.write(
+    `--before ${JSON.stringify(flags.before)}: a patch id is lower-case letters, digits and "-"\n`,
+  );
+  process.exit(2);
+}
+/** Where the scenarios go: their own folders, or the folder of the histories recorded before a patch. */
+const TARGET_DIR = flags.before === undefined ? HISTORIES_DIR : join(HISTORIES_DIR, `before-${flags.before}`);
 
 // Workers log every state change at INFO; this script prints its own progress.
 Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -91,7 +106,6 @@ try {
       namespace: 'default',
       taskQueue: TASK_QUEUE,
       activities: deps.activities,
-      classRates: null,
       workflowBundle: await bundleWorkflowCode({
         workflowsPath: WORKFLOWS_PATH,
         logger: quietBundlerLogger(),
@@ -123,10 +137,10 @@ try {
   await record('full-refresh', sync('full_refresh'), 'succeeded');
   assertNoSecrets(companion, env.DESTINATION_URL);
   for (const scenario of RECORDED_SCENARIOS) {
-    rmSync(join(HISTORIES_DIR, scenario), { recursive: true, force: true });
-    cpSync(join(staging, scenario), join(HISTORIES_DIR, scenario), { recursive: true });
+    rmSync(join(TARGET_DIR, scenario), { recursive: true, force: true });
+    cpSync(join(staging, scenario), join(TARGET_DIR, scenario), { recursive: true });
   }
-  log(`done: ${HISTORIES_DIR}`);
+  log(`done: ${TARGET_DIR}`);
 } finally {
   for (const stop of running) await stop();
 }

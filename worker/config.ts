@@ -122,7 +122,6 @@ export function settingsFromConfig(config: Config, _now?: Date): SyncSettings {
     threadReverifyPerRun: config.SYNC_THREAD_REVERIFY_PER_RUN,
     pageSize: config.SYNC_PAGE_SIZE,
     streamParallelism: config.SYNC_STREAM_PARALLELISM,
-    threadBatchSize: 50,
     threadConcurrency: 16,
     sourcePatienceMs: config.SYNC_SOURCE_PATIENCE,
     analyticsTaskQueue: analyticsQueueOf(config.TEMPORAL_TASK_QUEUE),

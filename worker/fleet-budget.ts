@@ -22,18 +22,15 @@ import {
 } from '../workflows/fleet-budget-api.js';
 
 /**
- * The fleet budget's settings from the configuration, or null when it is off (SUPPORT_API_BUDGET=queue,
- * or no limits at all). Budgets per window: the configured limit (ANALYTICS_REQUESTS_PER_MINUTE scaled to
- * the window) times SUPPORT_API_RATE_SHARE; the API's X-RateLimit-Limit replaces the limit once seen.
+ * The fleet budget's settings from the configuration, or null when there are no limits to keep
+ * (SUPPORT_API_RATE_LIMITS=off). Budgets per window: the configured limit times SUPPORT_API_RATE_SHARE;
+ * the API's X-RateLimit-Limit replaces the limit once seen.
  */
 export function fleetBudgetOf(config: Config): FleetBudgetSettings | null {
   const limits = config.SUPPORT_API_RATE_LIMITS;
-  if (!limits || config.SUPPORT_API_BUDGET !== 'windows') return null;
+  if (!limits) return null;
   const windowMs = config.SUPPORT_API_RATE_WINDOW;
-  const limitOf = (c: QueuedRouteClass): number =>
-    c === 'analytics' && config.ANALYTICS_REQUESTS_PER_MINUTE !== undefined
-      ? Math.max(1, Math.floor((config.ANALYTICS_REQUESTS_PER_MINUTE * windowMs) / 60_000))
-      : Math.max(1, Math.floor(limits[c]));
+  const limitOf = (c: QueuedRouteClass): number => Math.max(1, Math.floor(limits[c]));
   return {
     keyFingerprint: keyFingerprint(config.SUPPORT_API_KEY),
     windowMs,

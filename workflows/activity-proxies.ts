@@ -74,7 +74,7 @@ export function impatientClassActivities(routeClass: StreamRouteClass) {
   });
 }
 
-/** Analytics-class activities on an explicitly named queue (older window inputs name it). */
+/** Analytics-class activities on an explicitly named queue (a window's input names it: WindowInput.analyticsTaskQueue). */
 export function analyticsActivities(taskQueue: string, options: { patienceMs?: number | undefined } = {}) {
   return proxyActivities<Activities>({ ...base(options.patienceMs), taskQueue });
 }

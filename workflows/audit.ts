@@ -1,4 +1,4 @@
-import { log, patched } from '@temporalio/workflow';
+import { log } from '@temporalio/workflow';
 import {
   AUDIT_TABLES,
   AUDIT_WINDOW_MS,
@@ -15,7 +15,7 @@ import { allSettledWithLimit } from './concurrency.js';
 import { innermostMessage } from './failures.js';
 
 /**
- * The field-level audit (issue 24): re-reads a random sample of stored rows from the live API, compares
+ * The field-level audit: re-reads a random sample of stored rows from the live API, compares
  * every stored field, heals what differs and records every verdict in `_audit` (activities/audit/). The
  * sample is chosen by an activity from the warehouse; this workflow only walks it — each table one unit
  * after the other, the tables at once — within each table's share of the request budget (or until it has
@@ -32,10 +32,8 @@ export async function auditWorkflow(input: AuditInput): Promise<AuditSummary> {
   const errors: string[] = [];
   const audits = tables.map((plan) => () => auditTable(input, plan, spent, errors));
   // Two tables at once: each unit writes `_audit` (and heals by a merge), and BigQuery runs at most 2
-  // mutating DML statements per table (the quota proxy caught 3 on `_audit` with all four at once).
-  // patched: audits from before run every table at once.
-  if (patched('audit-two-tables-at-once')) await allSettledWithLimit(audits, AUDIT_TABLES_AT_ONCE);
-  else await Promise.all(audits.map((audit) => audit()));
+  // mutating DML statements per table.
+  await allSettledWithLimit(audits, AUDIT_TABLES_AT_ONCE);
   const { requests: _bookkeeping, ...result } = await bookkeeping.finishAudit({
     runId: input.runId,
     errors,

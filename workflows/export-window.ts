@@ -32,9 +32,6 @@ async function exportWindowWorkflowBody(input: WindowInput): Promise<StreamCount
         ...options,
       }),
   });
-  if (input.advanceHighWaterMark) {
-    await bookkeeping.advanceHighWaterMark({ stream: input.pass, value: input.windowEnd });
-  }
   return { pages: progress.pages, rows: progress.rows, requests: progress.requests, windows: 1 };
 }
 
@@ -45,7 +42,7 @@ export async function exportWindowWorkflow(input: WindowInput): Promise<StreamCo
       stream: streamOfPass(input.pass),
       windowStart: input.windowStart,
       windowEnd: input.windowEnd,
-      mode: input.mode ?? (input.advanceHighWaterMark ? 'incremental' : 'replay'),
+      mode: input.mode,
     },
     input,
     exportWindowWorkflowBody,

@@ -33,7 +33,7 @@ export function pageGuard(stream: string) {
       }
       if (page.cursorTag === null) {
         // The scope is done: nothing of it is kept. The threads workflow reads a scope per ticket, thousands
-        // per execution; what it keeps must not grow with them (issue 22). A scope read again later in the
+        // per execution; what it keeps must not grow with them. A scope read again later in the
         // execution starts from its first page, so its old cursors would come round again by right. (Only
         // `restarted` stays: one restart per scope and run, and it holds only the scopes that restarted.)
         last.delete(scope);

@@ -1,4 +1,3 @@
-import { patched } from '@temporalio/workflow';
 import type { ChildProgress, SyncMode } from '../schemas/sync.js';
 import { continueAsNewIfSuggested } from './continue-as-new.js';
 import type { PageCursorReport, PageGuard } from './page-guard.js';
@@ -25,12 +24,9 @@ export interface PageOptions {
   readonly afterCursorTag?: string;
 }
 
-/** Page activities are told the last cursor tag (workflows started before it do not pass it). */
-export const PAGE_CURSOR_TAG_PATCH = 'page-cursor-tag';
-
-/** The options of a scope's next page, the cursor tag included where the patch applies. */
+/** The options of a scope's next page, with the last cursor tag the guard saw for it. */
 export function pageOptions(guard: PageGuard, scope: string, repair: boolean): PageOptions {
-  const tag = patched(PAGE_CURSOR_TAG_PATCH) ? guard.lastCursorTag(scope) : undefined;
+  const tag = guard.lastCursorTag(scope);
   return {
     allowRestart: guard.allowRestart(scope),
     repair,

@@ -30,16 +30,14 @@ async function referenceStreamWorkflowBody(input: ReferenceInput): Promise<Strea
       }),
   });
   // A complete snapshot: whatever it did not contain is gone from the source.
-  if (input.deletionSince) {
-    await bookkeeping.markUnseenDeleted({ table: STREAMS[input.stream].table, since: input.deletionSince });
-  }
+  await bookkeeping.markUnseenDeleted({ table: STREAMS[input.stream].table, since: input.deletionSince });
   return { pages: progress.pages, rows: progress.rows, requests: progress.requests, windows: 1 };
 }
 
 /** The window, with its own attempts in the ledger (workflows/window-ledger.ts). */
 export async function referenceStreamWorkflow(input: ReferenceInput): Promise<StreamCounts> {
   return recordedWindow(
-    { stream: input.stream, windowStart: null, windowEnd: null, mode: input.mode ?? 'incremental' },
+    { stream: input.stream, windowStart: null, windowEnd: null, mode: input.mode },
     input,
     referenceStreamWorkflowBody,
   );

@@ -29,7 +29,7 @@ export async function reportSnapshotsWorkflow(input: ReportSnapshotsInput) {
       stream: 'report_snapshots',
       windowStart: null,
       windowEnd: input.takenAt,
-      mode: input.mode ?? 'incremental',
+      mode: input.mode,
     },
     input,
     reportSnapshotsWorkflowBody,

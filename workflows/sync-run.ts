@@ -1,12 +1,13 @@
 import type { StreamCounts, SyncRunInput } from '../schemas/sync.js';
 import { bookkeeping } from './activity-proxies.js';
 import { allSettledWithLimit } from './concurrency.js';
-import { type Lane, openRun, type RunContext } from './run/context.js';
+import { openRun, type RunContext } from './run/context.js';
+import { LaneCoordinator } from './run/coordinator.js';
 import { exportLanes } from './run/exports.js';
 import { finishRun } from './run/finish.js';
 import { referenceLanes } from './run/reference.js';
 import { reportLanes } from './run/reports.js';
-import { othersSettled, type ThreadsLink, ticketsLanes } from './run/tickets.js';
+import { ticketsLanes } from './run/tickets.js';
 
 /**
  * One sync run: plans what to read (from the destination's high-water marks), then runs every stream as
@@ -17,7 +18,7 @@ import { othersSettled, type ThreadsLink, ticketsLanes } from './run/tickets.js'
  *
  * Each kind of stream is a lane of its own (workflows/run/); this function is the order they start in.
  * Replay safety: the commands (activities, children, signals, `patched` ids) and their order are what
- * recorded histories hold, so a change here must keep them (or be patched).
+ * recorded histories hold, so a change here must keep them or follow the versioning rule (workflows/README.md).
  */
 export async function syncRunWorkflow(input: SyncRunInput): Promise<Record<string, StreamCounts>> {
   const run = openRun(input);
@@ -37,32 +38,15 @@ export async function syncRunWorkflow(input: SyncRunInput): Promise<Record<strin
   if (input.streams.includes('ticket_messages')) await bookkeeping.requeueUnsettledThreads();
   const ctx: RunContext = { ...run, deletionSince, plan };
 
-  // The lanes in the order they start and are listed (the progress keeps this order).
-  const link: ThreadsLink = { othersSettled: false, handle: undefined };
+  // The lanes in the order they start and are listed (the progress keeps this order); how they wait for
+  // each other is the coordinator's (workflows/run/coordinator.ts).
+  const coordinator = new LaneCoordinator();
   const reference = referenceLanes(ctx);
-  const tickets = ticketsLanes(ctx, link);
-  const exports = exportLanes(ctx, tickets.listed);
+  const tickets = ticketsLanes(ctx, coordinator);
+  const exports = exportLanes(ctx, coordinator.listing);
   const reports = reportLanes(ctx);
-
-  // When every stream but tickets/threads has settled, the rolling thread re-read may stop at its minimum.
-  let othersPending = reference.length + exports.length + reports.length;
-  if (othersPending === 0) await othersSettled(link);
-  const counted =
-    (task: Lane): Lane =>
-    async () => {
-      try {
-        await task();
-      } finally {
-        othersPending -= 1;
-        if (othersPending === 0) await othersSettled(link);
-      }
-    };
-  const lanes = [
-    ...reference.map(counted),
-    ...tickets.lanes,
-    ...exports.map(counted),
-    ...reports.map(counted),
-  ];
+  const [otherReference, otherExports, otherReports] = coordinator.others(reference, exports, reports);
+  const lanes = [...otherReference, ...tickets, ...otherExports, ...otherReports];
   const results = await allSettledWithLimit(lanes, input.settings.streamParallelism);
   return finishRun(ctx, results);
 }

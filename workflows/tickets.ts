@@ -98,7 +98,7 @@ async function ticketsWorkflowBody(input: TicketsInput): Promise<StreamCounts & 
     (input.headFloor === null || Date.parse(seen.coveredDownTo) <= Date.parse(input.headFloor));
   await bookkeeping.finishTickets({
     newest: reachedFloor ? seen.newest : null,
-    ...(input.followers ? { followers: input.followers } : {}),
+    followers: input.followers,
   });
   return {
     pages: progress.pages,

@@ -1,20 +1,6 @@
-import { ContinueAsNew, patched, workflowInfo } from '@temporalio/workflow';
+import { ContinueAsNew, workflowInfo } from '@temporalio/workflow';
 import type { StreamCounts, StreamName, SyncMode, WindowAttempt } from '../schemas/sync.js';
 import { bookkeeping, flushing } from './activity-proxies.js';
-
-/**
- * A window merges what its pages staged before it records itself succeeded (BigQuery's staged write
- * path; a no-op elsewhere), so `succeeded` in `_sync_runs` keeps meaning "its rows are in the tables".
- */
-export const FLUSH_AT_WINDOW_END_PATCH = 'bigquery-staged-writes';
-
-/**
- * A window whose pages wrote no row skips that flush (issue 21: every window end read what was pending,
- * ~20 MB billed each, in a run that changed nothing). What it staged besides rows — checkpoints (read with
- * the staged ones over them), ids seen again, its ledger entries — is merged by the run's flush before its
- * closing reads (workflows/run/finish.ts, RUN_FLUSH_PATCH) or by the next window's.
- */
-export const FLUSH_ONLY_WITH_ROWS_PATCH = 'window-flush-only-with-rows';
 
 import { innermostMessage } from './failures.js';
 
@@ -54,8 +40,13 @@ export async function recordedWindow<
   }
   try {
     const counts = await body({ ...input, attempt });
-    if (patched(FLUSH_AT_WINDOW_END_PATCH) && (counts.rows > 0 || !patched(FLUSH_ONLY_WITH_ROWS_PATCH)))
-      await flushing.flushStaged();
+    // A window that wrote rows merges what its pages staged before it records itself succeeded (BigQuery's
+    // staged write path; a no-op elsewhere), so `succeeded` in `_sync_runs` means "its rows are in the
+    // tables". A window that wrote none skips it (a flush reads what is pending, billed even when nothing
+    // changed): what it staged besides rows — checkpoints (read with the staged ones over them), ids seen
+    // again, its ledger entries — is merged by the run's flush before its closing reads
+    // (workflows/run/finish.ts) or by the next window's.
+    if (counts.rows > 0) await flushing.flushStaged();
     await bookkeeping.recordRun({
       ...record,
       status: 'succeeded',

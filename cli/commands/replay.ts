@@ -67,7 +67,6 @@ export function replayCommand(
         pageSize: config.SYNC_PAGE_SIZE,
         analyticsTaskQueue: analyticsQueueOf(config.TEMPORAL_TASK_QUEUE),
         includeComments: config.SYNC_CSAT_COMMENTS,
-        advanceHighWaterMark: false,
       };
       const handle = await temporal.client.workflow.start('exportWindowWorkflow', {
         taskQueue: config.TEMPORAL_TASK_QUEUE,

@@ -19,7 +19,6 @@ import type { SqlDialect } from '../../schemas/warehouse-views.js';
 import type {
   CheckpointFilter,
   Destination,
-  DestinationCapabilities,
   DestinationOptions,
   StageReport,
   WriteBatch,
@@ -71,18 +70,6 @@ export interface BigQueryDestinationOptions extends DestinationOptions {
   /** Attempts for a transaction aborted by a concurrent update of the same table (default 8). */
   readonly maxConflictRetries?: number;
 }
-
-export const BIGQUERY_CAPABILITIES: DestinationCapabilities = {
-  kind: 'bigquery',
-  transactionalCheckpoints: true,
-  stagingLoad: 'storage_write_api',
-  merge: 'merge_statement',
-  concurrentWritersPerTable: true,
-  additiveMigrations: true,
-  physicalLayout: 'partitioning_clustering',
-  recommendedBatchRows: 50_000,
-  maxStringLength: 10 * 1024 * 1024,
-};
 
 /** `bigquery://<project>/<dataset>` → ids. */
 export function parseBigQueryUrl(url: string): { projectId: string; datasetId: string } {
@@ -148,13 +135,11 @@ export class BigQueryDestination extends SqlDestination {
       options.versionCacheLimits,
     );
     super({
-      capabilities: BIGQUERY_CAPABILITIES,
       settings,
       session,
       prepare: async () => {
         await prepareBigQuery(session, settings);
-        const staging = await session.withErrorMapping('prepare', () => prepareStaging(session));
-        if (staging.unmanifested) writer.lookForUnmanifestedBatches();
+        await session.withErrorMapping('prepare', () => prepareStaging(session));
       },
       createView: (view) => replaceView(session, view),
       writer,
@@ -260,16 +245,13 @@ export class BigQueryDestination extends SqlDestination {
 
   /**
    * The sightings not folded into `_synced_at` yet (sightings.ts), laid over the rows: one not merged yet
-   * stands for "now" (its flush stamps it later). Read only (the `plan` command reads through it): while a
-   * batch of an earlier version, whose seen ids only `_staging` holds, waits for its flush (which folds
-   * them), nothing is laid over.
+   * stands for "now" (its flush stamps it later). Read only: the `plan` command reads through it.
    */
   override async withSightings(table: TableName, rows: Map<string, WarehouseRow>): Promise<void> {
     if (rows.size === 0) return;
     const sightings = await this.#session.withErrorMapping('withSightings', () =>
       unfoldedSightingsOf(this.#session, table),
     );
-    if (sightings === null) return;
     // A batch not merged yet: stamped by its flush, not earlier than now (flush.ts stamps the same way).
     const now = (
       this.#settings.serverClock ? this.#session.warehouseTimeNotBefore() : this.#settings.clock()

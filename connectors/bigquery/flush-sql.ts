@@ -10,7 +10,6 @@ import { stagedColumns } from '../batch.js';
 import { BQ_TYPES, bqIdent, int64Literal, stringLiteral, timestampLiteral } from './dialect.js';
 import { mergeClauses, rejectedMergeSql } from './sql.js';
 import {
-  MERGED_TABLE,
   STAGED_CHECKPOINTS_TABLE,
   STAGING_RETENTION_DAYS,
   STAGING_TABLE,
@@ -55,8 +54,7 @@ export const staged = {
     op: 'checkpoint',
     table: null,
     id: null,
-    // Manifested: the rows this checkpoint follows have a manifest (staging.ts), found without a query.
-    doc: JSON.stringify({ ...cp, updated_at: at.toISOString(), manifested: true }),
+    doc: JSON.stringify({ ...cp, updated_at: at.toISOString() }),
     repair: false,
   }),
   json: (op: StagedEntry['op'], value: unknown): StagedEntry => ({
@@ -73,24 +71,6 @@ const staging = (dataset: string) => `${bqIdent(dataset)}.${bqIdent(STAGING_TABL
 const retainedIn = (alias: string) =>
   `${alias}.staged_at >= TIMESTAMP_SUB(CURRENT_TIMESTAMP(), INTERVAL ${STAGING_RETENTION_DAYS} DAY)`;
 const retained = retainedIn('s');
-
-/**
- * The batches staged and not merged yet: per batch, table and op, a count — and for the small entries
- * (checkpoints, items set aside, schema changes, ledger entries) the entries themselves, with their order.
- * A query of `_staging` and `_staging_merged` (20 MB): only for batches an earlier version staged without
- * a manifest (flush.ts); the manifests give the same by table reads.
- */
-export function pendingSql(dataset: string, limitBatches: number): string {
-  return `WITH pending AS (
-  SELECT s.batch FROM ${staging(dataset)} s
-  WHERE ${retained} AND s.batch NOT IN (SELECT m.batch FROM ${bqIdent(dataset)}.${bqIdent(MERGED_TABLE)} m)
-  GROUP BY s.batch ORDER BY MIN(s.seq) LIMIT ${limitBatches})
-SELECT s.batch, s.op, s.table_name, IF(s.op IN ('row', 'seen'), NULL, s.doc) AS entry_doc,
-  IF(s.op IN ('row', 'seen'), 0, s.seq) AS entry_seq, COUNT(*) AS n
-FROM ${staging(dataset)} s
-WHERE ${retained} AND s.batch IN (SELECT batch FROM pending)
-GROUP BY s.batch, s.op, s.table_name, entry_doc, entry_seq`;
-}
 
 /** The value of a staged column, typed, read from the JSON `doc` of the staged row aliased `alias`. */
 function columnOf(c: ColumnSpec, alias = 's'): string {
@@ -233,24 +213,6 @@ export function packStatements(statements: readonly string[], budget: number): s
   }
   if (part.length > 0) parts.push(part);
   return parts;
-}
-
-/**
- * Moves `_synced_at` of the live rows the staged batches saw again unchanged, by the seen ids in `_staging`:
- * for batches an earlier version staged, whose manifests do not list their seen ids.
- */
-export function seenStagedSql(
-  dataset: string,
-  spec: TableSpec<unknown>,
-  batches: readonly string[],
-  now: string,
-): string {
-  const id = bqIdent(spec.primaryKey[0]!);
-  const live = spec.tracksDeletion ? ' AND `_deleted_at` IS NULL' : '';
-  return `UPDATE ${bqIdent(dataset)}.${bqIdent(spec.name)} SET \`_synced_at\` = ${now}
-WHERE ${id} IN (SELECT s.row_id FROM ${staging(dataset)} s WHERE ${retained} AND s.op = 'seen'
-  AND s.table_name = ${stringLiteral(spec.name)} AND s.batch IN ${batchList(batches)})
-  AND \`_synced_at\` < ${now}${live};`;
 }
 
 /**

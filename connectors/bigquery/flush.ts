@@ -1,6 +1,5 @@
 import {
   type AuditRecord,
-  type CheckpointUpdate,
   type RejectedItem,
   type SchemaChangeSighting,
   SYSTEM_TABLES,
@@ -15,14 +14,10 @@ import type { ParamValue } from '../sql/dialect.js';
 import { bindLiteral, timestampLiteral } from './dialect.js';
 import {
   foldSightingsSql,
-  latestCheckpoints,
   mergeStagedSql,
   packStatements,
-  pendingSql,
   rejectedStagedSql,
-  seenStagedSql,
   stagedCheckpointMergeSql,
-  stagedCheckpointsSql,
 } from './flush-sql.js';
 import type { BigQuerySession } from './session.js';
 import {
@@ -83,12 +78,6 @@ interface PendingRow {
  */
 export class StagedFlusher {
   #chain: Promise<unknown> = Promise.resolve();
-  /**
-   * Batches an earlier version staged have no manifest: only a query of `_staging` finds them. Asked for
-   * when `_staging` predates the manifests (until a flush has looked), and whenever a staged checkpoint of
-   * such a version is pending (its page's rows may be one of them).
-   */
-  #unmanifested = false;
   /** Flushes begun in this process; the number of the latest one that merged everything it found. */
   #begun = 0;
   #lastDone = -1;
@@ -111,21 +100,12 @@ export class StagedFlusher {
     private readonly foldAfterMs = FOLD_AFTER_MS,
   ) {}
 
-  /**
-   * Whether rows of `tables` are staged and not merged (table reads of the manifests: no job) — or may be,
-   * while batches without a manifest may be pending.
-   */
+  /** Whether rows of `tables` are staged and not merged (table reads of the manifests: no job). */
   async rowsPending(tables: readonly string[]): Promise<boolean> {
-    if (this.#unmanifested) return true;
     const pending = await unmergedBatches(this.session, await mergedBatches(this.session));
     return pending.some(({ manifest }) =>
       manifest.counts.some((c) => c.op === 'row' && c.table !== null && tables.includes(c.table)),
     );
-  }
-
-  /** The dataset's staging predates manifests: the next flush also looks for batches by a query. */
-  lookForUnmanifestedBatches(): void {
-    this.#unmanifested = true;
   }
 
   /**
@@ -184,7 +164,6 @@ export class StagedFlusher {
 
   async #mergeAllPending(counts: boolean, fold: FoldRequest): Promise<FlushReport> {
     const report: FlushReport = { batches: 0, merges: 0, tables: {}, folded: [] };
-    const unmanifested = this.#unmanifested;
     for (;;) {
       // Table reads, in this order: the merged markers, then the staged checkpoints, then the manifests. A
       // checkpoint is appended after its page's rows and their manifest, so the rows of every checkpoint
@@ -197,13 +176,11 @@ export class StagedFlusher {
       );
       const folded = await foldedSightings(this.session);
       const manifests = await stagedManifests(this.session);
-      const legacy = unmanifested || checkpoints.some((c) => c.checkpoint.manifested !== true);
-      const pendingBatches = legacy
-        ? []
-        : (await unmergedBatches(this.session, merged, manifests)).slice(0, BATCHES_PER_FLUSH);
-      const pending = legacy
-        ? await this.session.script<PendingRow>(pendingSql(this.session.dataset, BATCHES_PER_FLUSH))
-        : pendingOfManifests(pendingBatches);
+      const pendingBatches = (await unmergedBatches(this.session, merged, manifests)).slice(
+        0,
+        BATCHES_PER_FLUSH,
+      );
+      const pending = pendingOfManifests(pendingBatches);
       const unfolded = unfoldedOf(manifests, merged, folded);
       const stampMs = this.#stamp().getTime();
       const foldNow = this.#tablesToFold(unfolded, pendingBatches, fold, stampMs);
@@ -217,10 +194,9 @@ export class StagedFlusher {
       const checkpointBatches = [...new Set(checkpoints.map((c) => c.batch))];
       const folding: Folding = {
         stampMs,
-        listed: legacy ? [] : pendingBatches,
+        listed: pendingBatches,
         unfolded,
         fold: foldNow,
-        fullyListed: !legacy,
       };
       await this.#merge(batches, pending, checkpoints, folding, report, counts);
       report.batches += batches.length + checkpointBatches.length;
@@ -228,8 +204,6 @@ export class StagedFlusher {
       if (batches.length < BATCHES_PER_FLUSH && checkpointBatches.length < BATCHES_PER_FLUSH) break;
       fold = [];
     }
-    // Everything staged before this flush began, with or without a manifest, is merged.
-    if (unmanifested) this.#unmanifested = false;
     return report;
   }
 
@@ -278,7 +252,6 @@ export class StagedFlusher {
       return by;
     };
     const rows = count('row');
-    const seen = count('seen');
     const docs = (op: string) =>
       pending
         .filter((p) => p.op === op && p.entry_doc !== null)
@@ -289,9 +262,7 @@ export class StagedFlusher {
     rowTables.forEach((t, i) => {
       statements.push(mergeStagedSql(dataset, this.settings.spec(t), batches, now, counting ? i : null));
     });
-    const folds = this.#folds(folding, seen);
-    for (const t of folds.byStagedIds)
-      statements.push(seenStagedSql(dataset, this.settings.spec(t), batches, now));
+    const folds = this.#folds(folding);
     for (const [t, groups] of folds.inline)
       statements.push(...foldSightingsSql(dataset, this.settings.spec(t), groups));
     const rejected = rejectedList(docs('rejected') as RejectedItem[]);
@@ -303,13 +274,8 @@ export class StagedFlusher {
       { table: 'tickets', rows: [], schemaChanges: docs('schema_change') as SchemaChangeSighting[] },
     ] as WriteBatch[]);
     statements.push(schemaChangeStatements(dataset, sightings, now));
-    // Checkpoints staged in `_staging` by a version before `_staging_checkpoints` (inline), then those of
-    // `_staging_checkpoints` (inline when few, else read there by the statement): a stored later one is
-    // kept either way.
-    const legacyCheckpoints = latestCheckpoints(
-      docs('checkpoint') as (CheckpointUpdate & { updated_at: string })[],
-    );
-    if (legacyCheckpoints.length > 0) statements.push(stagedCheckpointsSql(dataset, legacyCheckpoints));
+    // The checkpoints of `_staging_checkpoints` (inline when few, else read there by the statement): a
+    // stored later one is kept.
     const checkpointBatches = [...new Set(checkpoints.map((c) => c.batch))];
     if (checkpointBatches.length > 0)
       statements.push(
@@ -329,8 +295,7 @@ export class StagedFlusher {
     await this.settings.hooks.beforeMarkMerged?.();
     await this.markMerged([...batches, ...checkpointBatches], new Date(folding.stampMs));
     await this.markFolded(folds.pairs);
-    for (const t of [...folds.byStagedIds, ...folds.inline.keys()])
-      if (!report.folded.includes(t)) report.folded.push(t);
+    for (const t of folds.inline.keys()) if (!report.folded.includes(t)) report.folded.push(t);
     rowTables.forEach((t, i) => {
       const before = report.tables[t] ?? { staged: 0, inserted: 0, updated: 0 };
       report.tables[t] = {
@@ -343,21 +308,10 @@ export class StagedFlusher {
 
   /**
    * The sightings this flush folds: a batch's seen ids listed in its manifest wait (sightings.ts) unless
-   * their table is folded now — then with the unfolded ones of earlier batches, each at its stamp; seen ids
-   * a manifest does not list (an earlier version's batch) are folded now from `_staging`.
+   * their table is folded now — then with the unfolded ones of earlier batches, each at its stamp.
    */
-  #folds(folding: Folding, seen: ReadonlyMap<TableName, number>) {
+  #folds(folding: Folding) {
     const fold = new Set(folding.fold);
-    const byStagedIds = TABLE_NAMES.filter(
-      (t) =>
-        seen.has(t) &&
-        (!folding.fullyListed ||
-          folding.listed.some(
-            ({ manifest }) =>
-              manifest.seen?.[t] === undefined &&
-              manifest.counts.some((c) => c.op === 'seen' && c.table === t),
-          )),
-    );
     const inline = new Map<TableName, ReturnType<typeof foldGroups>>();
     const pairs: { batch: string; table: string }[] = [];
     for (const t of TABLE_NAMES) {
@@ -372,7 +326,7 @@ export class StagedFlusher {
       inline.set(t, foldGroups([...thisFlush, ...earlier]));
       for (const s of [...thisFlush, ...earlier]) pairs.push({ batch: s.batch, table: t });
     }
-    return { byStagedIds, inline, pairs };
+    return { inline, pairs };
   }
 
   /** Of `tables`, those with open `_rejected` entries, read or set aside in this flush's batches. */
@@ -416,14 +370,12 @@ export class StagedFlusher {
 interface Folding {
   /** The stamp of this flush's merged markers, which its batches' sightings stand for. */
   readonly stampMs: number;
-  /** The batches merged, by their manifests (none when found by the query of `_staging`). */
+  /** The batches merged, by their manifests. */
   readonly listed: readonly UnmergedBatch[];
   /** Sightings of batches merged earlier, not folded. */
   readonly unfolded: readonly UnfoldedSighting[];
   /** Tables whose sightings this flush folds. */
   readonly fold: readonly string[];
-  /** Whether every batch merged was found by its manifest (else its seen ids are folded from `_staging`). */
-  readonly fullyListed: boolean;
 }
 
 /**
@@ -434,10 +386,7 @@ export const FLUSH_SCRIPT_MARK = '-- support-sync: flush';
 /** The first line of a flush's further scripts (when its statements do not fit one query). */
 const CONTINUED_FLUSH_MARK = '-- support-sync: continued flush';
 
-/**
- * Batches staged by their manifests, as the pending read of `_staging` gives them (pendingSql): per batch
- * the rows and seen ids counted per table, and the small entries whole.
- */
+/** Batches staged, by their manifests: per batch the rows and seen ids counted per table, the small entries whole. */
 function pendingOfManifests(list: readonly UnmergedBatch[]): PendingRow[] {
   const rows: PendingRow[] = [];
   for (const { batch, manifest } of list) {

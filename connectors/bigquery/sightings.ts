@@ -52,13 +52,12 @@ export function unfoldedOf(
 
 /**
  * When each id of `table` was last seen by a sighting not folded yet (ms; +Infinity: its batch is not merged,
- * so the flush that merges it stamps it later than now). Null when a batch not merged yet has seen ids of the
- * table that its manifest does not list (an earlier version's): only a flush that folds them tells.
+ * so the flush that merges it stamps it later than now).
  */
 export async function unfoldedSightingsOf(
   session: BigQuerySession,
   table: string,
-): Promise<Map<string, number> | null> {
+): Promise<Map<string, number>> {
   // Markers first, then manifests: a batch merged after the first read reads as pending (later than now),
   // which its stamp is not earlier than — it was chosen after the batch was staged.
   const merged = await mergedBatches(session);
@@ -68,10 +67,7 @@ export async function unfoldedSightingsOf(
   const see = (id: string, at: number) => last.set(id, Math.max(last.get(id) ?? at, at));
   for (const { batch, manifest } of manifests) {
     if (merged.has(batch)) continue;
-    const listed = manifest.seen?.[table];
-    if (listed === undefined && manifest.counts.some((c) => c.op === 'seen' && c.table === table))
-      return null;
-    for (const id of listed ?? []) see(id, Number.POSITIVE_INFINITY);
+    for (const id of manifest.seen?.[table] ?? []) see(id, Number.POSITIVE_INFINITY);
   }
   for (const s of unfoldedOf(manifests, merged, folded))
     if (s.table === table) for (const id of s.ids) see(id, s.atMs);

@@ -156,11 +156,6 @@ export class StagedBigQueryWriter implements WarehouseWriter {
     this.#unflushedSince ??= Date.now();
   }
 
-  /** The dataset's staging predates manifests (prepareStaging): the next flush looks for its batches too. */
-  lookForUnmanifestedBatches(): void {
-    this.#flusher.lookForUnmanifestedBatches();
-  }
-
   /** Merges everything staged (by any process); with `fold`, also folds those tables' sightings. */
   flush(options: { counts?: boolean; fold?: FoldRequest } = {}): Promise<FlushReport> {
     return this.session.withErrorMapping('flush', () => this.#flusher.flush(options));

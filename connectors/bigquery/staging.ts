@@ -101,11 +101,9 @@ const carriedWhole = (op: StagedOp) => op !== 'row' && op !== 'seen';
 
 /**
  * Creates `_staging`, `_staging_checkpoints`, `_staging_batches`, `_staging_merged` and `_staging_folded`
- * (idempotent): day
- * partitions that expire after the retention. Returns whether `_staging` predates `_staging_batches`: its
- * batches of an earlier version have no manifest, so the first flush also looks for them by a query.
+ * (idempotent): day partitions that expire after the retention.
  */
-export async function prepareStaging(session: BigQuerySession): Promise<{ unmanifested: boolean }> {
+export async function prepareStaging(session: BigQuerySession): Promise<void> {
   const tables: [string, TableField[], string, string[]][] = [
     [STAGING_TABLE, FIELDS, 'staged_at', ['op', 'table_name', 'batch']],
     [STAGED_CHECKPOINTS_TABLE, CHECKPOINT_FIELDS, 'staged_at', ['batch']],
@@ -113,14 +111,10 @@ export async function prepareStaging(session: BigQuerySession): Promise<{ unmani
     [MERGED_TABLE, MERGED_FIELDS, 'merged_at', ['batch']],
     [FOLDED_TABLE, FOLDED_FIELDS, 'folded_at', ['batch']],
   ];
-  const existed = new Set<string>();
   for (const [name, fields, partition, cluster] of tables) {
     const table = session.client.dataset(session.dataset).table(name);
     const [exists] = await table.exists();
-    if (exists) {
-      existed.add(name);
-      continue;
-    }
+    if (exists) continue;
     const metadata: TableMetadata = {
       schema: { fields },
       description: 'support-sync staging (append-only; merged by a flush)',
@@ -138,7 +132,6 @@ export async function prepareStaging(session: BigQuerySession): Promise<{ unmani
       if (err.code !== 409) throw err;
     });
   }
-  return { unmanifested: existed.has(STAGING_TABLE) && !existed.has(BATCHES_TABLE) };
 }
 
 /** Where the Storage Write API is: Google's (Application Default Credentials), or an emulator's plaintext gRPC. */

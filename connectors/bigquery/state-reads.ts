@@ -26,11 +26,7 @@ import { BATCHES_TABLE, MERGED_TABLE, STAGED_CHECKPOINTS_TABLE, STAGING_RETENTIO
 export interface StagedCheckpoint {
   readonly batch: string;
   readonly seq: number;
-  /**
-   * `manifested`: staged by a version that writes manifests, so its page's rows have one; a checkpoint
-   * without it may follow rows only a query of `_staging` finds (flush.ts).
-   */
-  readonly checkpoint: CheckpointUpdate & { updated_at: string; manifested?: boolean };
+  readonly checkpoint: CheckpointUpdate & { updated_at: string };
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;

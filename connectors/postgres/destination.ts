@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { DestinationCapabilities, DestinationOptions } from '../destination.js';
+import type { DestinationOptions } from '../destination.js';
 import { DestinationSettings } from '../settings.js';
 import { SqlDestination } from '../sql/destination.js';
 import { preparePostgres, replaceView } from './ddl.js';
@@ -16,18 +16,6 @@ export interface PostgresDestinationOptions extends DestinationOptions {
   readonly poolSize?: number;
 }
 
-export const POSTGRES_CAPABILITIES: DestinationCapabilities = {
-  kind: 'postgres',
-  transactionalCheckpoints: true,
-  stagingLoad: 'copy',
-  merge: 'insert_on_conflict',
-  concurrentWritersPerTable: true,
-  additiveMigrations: true,
-  physicalLayout: 'indexes',
-  recommendedBatchRows: 10_000,
-  maxStringLength: 256 * 1024 * 1024,
-};
-
 /**
  * PostgreSQL destination: a pool (session.ts), the DDL (ddl.ts), the write path — COPY into a staging
  * table, then INSERT … ON CONFLICT under the table's advisory lock (write.ts) — and the error mapping that
@@ -43,7 +31,6 @@ export class PostgresDestination extends SqlDestination {
     const settings = new DestinationSettings(options);
     const session = new PostgresSession(connectionString, schema, options.poolSize ?? 8);
     super({
-      capabilities: POSTGRES_CAPABILITIES,
       settings,
       session,
       prepare: () => preparePostgres(session, settings),

@@ -20,7 +20,6 @@ import type {
   CheckpointFilter,
   DeletionCascade,
   Destination,
-  DestinationCapabilities,
   StageReport,
   WriteBatch,
   WriteResult,
@@ -53,7 +52,6 @@ export interface WarehouseWriter
 
 /** What one warehouse brings to a destination; everything else is written once, here. */
 export interface WarehouseParts {
-  readonly capabilities: DestinationCapabilities;
   readonly settings: DestinationSettings;
   readonly session: SqlSession;
   /** The DDL: creates or migrates every table, then the views. */
@@ -69,7 +67,6 @@ export interface WarehouseParts {
  * marks are the same SQL on every warehouse (sql/state-reads.ts, sql/ledger.ts, sql/deletions.ts).
  */
 export class SqlDestination implements Destination {
-  readonly capabilities: DestinationCapabilities;
   readonly #session: SqlSession;
   readonly #settings: DestinationSettings;
   readonly #writer: WarehouseWriter;
@@ -77,7 +74,6 @@ export class SqlDestination implements Destination {
   readonly #createView: (view: ViewSpec) => Promise<void>;
 
   constructor(parts: WarehouseParts) {
-    this.capabilities = parts.capabilities;
     this.#session = parts.session;
     this.#settings = parts.settings;
     this.#writer = parts.writer;

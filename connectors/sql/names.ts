@@ -1,7 +1,7 @@
 import type { ColumnType } from '../../schemas/warehouse.js';
-import type { DestinationCapabilities } from '../destination.js';
 
-type WarehouseKind = DestinationCapabilities['kind'];
+/** The warehouses a destination writes to. */
+type WarehouseKind = 'postgres' | 'bigquery';
 
 /** Each logical column type's name in each warehouse, side by side (docs/warehouse.md prints this table). */
 const TYPE_NAMES: { readonly [T in ColumnType]: { readonly [K in WarehouseKind]: string } } = {

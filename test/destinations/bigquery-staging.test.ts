@@ -1,9 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { BigQuery } from '@google-cloud/bigquery';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { batchRows } from '../../connectors/batch.js';
 import { BigQueryDestination, emulatorClientOptions } from '../../connectors/bigquery/destination.js';
-import { stagedRowDoc } from '../../connectors/bigquery/flush-sql.js';
 import type { VersionCacheLimits } from '../../connectors/bigquery/version-cache.js';
 import { checkpointTagOf, cursorTagOf } from '../../connectors/cursor-tag.js';
 import type { DestinationOptions } from '../../connectors/destination.js';
@@ -247,40 +245,6 @@ describe('BigQuery staged writes', () => {
     await crashing.flushStaged();
     expect(proxy.report().queryJobs).toBe(0);
     await Promise.all([crashing.close(), other.close()]);
-  });
-
-  it("a batch an earlier version staged without a manifest is still merged: its page's checkpoint asks for a query", async () => {
-    // What a version before the manifests left staged: a page's row in `_staging` and its checkpoint (with
-    // no `manifested` mark) in `_staging_checkpoints`, not merged.
-    const dest = create();
-    const t = ticket({ ticket_number: 5, updated_at: at(5), subject: 'staged by an earlier version' });
-    const spec = new DestinationSettings({}).spec('tickets');
-    const doc = stagedRowDoc(spec, batchRows(spec, { table: 'tickets', rows: [input(t)] })[0]!);
-    const now = Date.now();
-    await bq.query({
-      query: `INSERT INTO \`${datasetId}\`._staging (batch, seq, staged_at, op, table_name, row_id, doc, repair)
-        VALUES ('legacy-rows', @seq, CURRENT_TIMESTAMP(), 'row', 'tickets', @id, @doc, FALSE)`,
-      params: { seq: now * 1000, id: t.id, doc },
-    });
-    const cp = { ...checkpointOf('tickets', 'legacy', 'c9', 9), updated_at: new Date(now).toISOString() };
-    await bq.query({
-      query: `INSERT INTO \`${datasetId}\`._staging_checkpoints (batch, seq, staged_at, doc)
-        VALUES ('legacy-checkpoint', @seq, CURRENT_TIMESTAMP(), @doc)`,
-      params: { seq: now * 1000 + 1, doc: JSON.stringify(cp) },
-    });
-    proxy.reset();
-    await dest.flushStaged();
-    // The pending read of `_staging` ran (a query), so the row is merged with its checkpoint.
-    expect(await rowsOf('tickets', [t.id])).toEqual([
-      { id: t.id, subject: 'staged by an earlier version', updated_at: canonicalTimestamp(at(5)) },
-    ]);
-    expect(await dest.readCheckpoint('tickets', 'legacy')).toMatchObject({ cursor: 'c9', pages: 9 });
-    expect(proxy.report().queryJobs).toBe(2);
-    // Merged and recorded: the next flush needs no query again.
-    proxy.reset();
-    await dest.flushStaged();
-    expect(proxy.report().queryJobs).toBe(0);
-    await dest.close();
   });
 
   it('a checkpoint held in memory is not used when the workflow saw another cursor', async () => {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { BigQuery } from '@google-cloud/bigquery';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type CompanionHandle, startCompanion } from '../../companion/index.js';
-import { emulatorClientOptions } from '../../connectors/bigquery/destination.js';
+import { BigQueryDestination, emulatorClientOptions } from '../../connectors/bigquery/destination.js';
 import { FLUSH_SCRIPT_MARK } from '../../connectors/bigquery/flush.js';
 import { type BigQueryEmulator, startBigQueryEmulator } from '../../scripts/bigquery-emulator.js';
 import { type BigQueryQuotaProxy, startBigQueryQuotaProxy } from '../../scripts/bigquery-quota-proxy.js';
@@ -88,7 +88,7 @@ describe('the pipeline into BigQuery (bqemulator), end to end', () => {
   });
 
   it('the configured destination is BigQuery on the emulator', () => {
-    expect(p.deps.destination.capabilities.kind).toBe('bigquery');
+    expect(p.deps.destination).toBeInstanceOf(BigQueryDestination);
   });
 
   it('a full first sync makes every table equal to the source', async () => {

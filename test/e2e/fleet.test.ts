@@ -90,8 +90,7 @@ describe(`${WORKERS} worker processes on one key share one budget per route clas
     expect(rateLimited.map((r) => `${r.routeClass} ${r.path}`)).toEqual([]);
     expect(over, 'route class windows over the limit').toEqual([]);
     // The key's budget workflow spent whole windows for the fleet: the detail class (82 requests, 10 a
-    // window) filled a window to its limit. Paced by the task queues with a request of every window held
-    // back (SUPPORT_API_BUDGET=queue, the way before), no window got more than 9 (measured: 8).
+    // window) filled a window to its limit.
     expect(perClass.detail?.max_per_window).toBe(LIMITS.detail);
     const budget = await env.client.workflow
       .getHandle(fleetBudgetWorkflowId(taskQueue, keyFingerprint(new Secret(companion.keys.admin))))

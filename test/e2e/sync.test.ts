@@ -132,13 +132,13 @@ describe('the pipeline on Temporal: full and incremental sync of a seeded world'
       args: [
         {
           runId: 'replay-test',
+          mode: 'replay',
           pass,
           windowStart,
           windowEnd,
           pageSize: 100,
           analyticsTaskQueue: `${p.taskQueue}-analytics`,
           includeComments: true,
-          advanceHighWaterMark: false,
         },
       ],
     });

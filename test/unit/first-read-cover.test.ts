@@ -21,7 +21,6 @@ const settings = (startDate: string | null): SyncSettings => ({
   threadReverifyPerRun: 0,
   pageSize: 100,
   streamParallelism: 4,
-  threadBatchSize: 50,
   threadConcurrency: 8,
   analyticsTaskQueue: 'a',
   csatIncludeComments: false,

@@ -13,8 +13,8 @@ export const HISTORIES_DIR = fileURLToPath(new URL('./histories/', import.meta.u
 
 /**
  * The scenarios `npm run record-histories` records (scripts/record-histories.ts says what each one is).
- * Other folders beside them are kept and replayed too: e.g. the previous recording, while runs started by
- * the code before a `patched()` change may still be open (test/workflows/README.md).
+ * Other folders beside them are kept and replayed too: `before-<patch id>/`, the scenarios recorded by the
+ * code before a `patched()` change, while that patch lives (workflows/README.md).
  */
 export const RECORDED_SCENARIOS = [
   'initial-sync',
@@ -44,10 +44,13 @@ export function recordedScenarios(): string[] {
     .sort();
 }
 
-/** The histories of one scenario, each labelled `<scenario>/<file>` (the label replay errors are reported with). */
+/**
+ * The histories of one folder, its subfolders included (a `before-<patch id>/` folder holds the scenarios),
+ * each labelled `<folder>/<file>` (the label replay errors are reported with).
+ */
 export function recordedHistories(scenario: string): (HistoryAndWorkflowId & { text: string })[] {
   const dir = join(HISTORIES_DIR, scenario);
-  return readdirSync(dir)
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
     .filter((file) => file.endsWith('.json'))
     .sort()
     .map((file) => {

@@ -2,7 +2,6 @@ import {
   executeChild,
   log,
   ParentClosePolicy,
-  patched,
   WorkflowIdReusePolicy,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -14,7 +13,7 @@ import { SyncRunIdKey } from '../search-attributes.js';
 import type { RunContext } from './context.js';
 
 /**
- * The audit of a run (issue 24), once every lane has settled — so it never delays the run's own streams —
+ * The audit of a run, once every lane has settled — so it never delays the run's own streams —
  * and only by the runs that keep the warehouse current: a child workflow `audit/<run id>` that spends the
  * run's audit budget (SYNC_AUDIT_SHARE) re-reading a sample of the tables this run synced successfully.
  * Its failure is a warning in the summary, never a failed run. Undefined when the run has no audit
@@ -28,9 +27,7 @@ export async function auditAfterRun(ctx: RunContext): Promise<AuditSummary | und
   const tables = AUDIT_TABLE_NAMES.filter((t) =>
     AUDIT_TABLES[t].streams.every((s) => progress.streams[s]?.status === 'succeeded'),
   );
-  // patched: histories of runs from before the audit replay without it (their settings have no budget
-  // either; the marker keeps a run that gets one on the new path).
-  if (tables.length === 0 || !patched('audit')) return undefined;
+  if (tables.length === 0) return undefined;
   try {
     return await executeChild(auditWorkflow, {
       workflowId: `audit/${runId}`,

@@ -1,4 +1,4 @@
-import { ApplicationFailure, executeChild, patched } from '@temporalio/workflow';
+import { ApplicationFailure, executeChild } from '@temporalio/workflow';
 import type { RunPlan } from '../../activities/index.js';
 import { EXPORT_PASSES, EXPORT_STREAMS, streamOfPass, windowWorkflowId } from '../../schemas/sync.js';
 import { bookkeeping } from '../activity-proxies.js';
@@ -22,7 +22,7 @@ export const EXPORT_WINDOWS_AT_ONCE = 3;
  * When the history's start is not known yet, a pass waits for the first complete ticket sweep
  * (`ticketsListed`), which finds it, and is planned then.
  */
-export function exportLanes(ctx: RunContext, ticketsListed: Promise<boolean>): Lane[] {
+export function exportLanes(ctx: RunContext, ticketsListed: PromiseLike<boolean>): Lane[] {
   const { input, plan, runId, mode, settings, patienceMs, deletionSince } = ctx;
   // The exports' history start is found by the first complete ticket sweep: plan them after it.
   const passPlans: PassPlan[] = [...plan.passes];
@@ -62,12 +62,13 @@ export function exportLanes(ctx: RunContext, ticketsListed: Promise<boolean>): L
           const sweepComplete = await ticketsListed;
           entry.current = null;
           // A sweep that failed leaves the start unknown: the exports then plan from a provisional start
-          // (streams do not take each other down). patched: older histories replan without the fallback.
-          const fallback = !sweepComplete && patched('history-fallback');
+          // (streams do not take each other down).
           const replanned = (
-            await bookkeeping.planRun(fallback ? { ...ctx.planInput, historyFallback: true } : ctx.planInput)
+            await bookkeeping.planRun(
+              sweepComplete ? ctx.planInput : { ...ctx.planInput, historyFallback: true },
+            )
           ).passes.find((p) => p.pass === initial.pass);
-          if ((!sweepComplete && !fallback) || !replanned) {
+          if (!replanned) {
             throw ApplicationFailure.nonRetryable(
               `${initial.pass}: the history start is unknown — set SYNC_START_DATE, or sync tickets (its first complete sweep finds the oldest ticket)`,
               'HistoryStartUnknown',
@@ -76,10 +77,10 @@ export function exportLanes(ctx: RunContext, ticketsListed: Promise<boolean>): L
           passPlan = replanned;
           entry.windowsTotal = passPlan.windows.length;
         }
-        // The first read of a pass another one covers (issue 22): known at planning, or once this run's ticket
-        // sweep has found the oldest ticket. Covered, it reads only the windows queued for a re-read and its
-        // mark follows the covering pass's. patched: older histories read every pass.
-        if (passPlan.coverPending && patched('first-read-cover')) {
+        // The first read of a pass another one covers: known at planning, or once this run's ticket sweep
+        // has found the oldest ticket. Covered, it reads only the windows queued for a re-read and its mark
+        // follows the covering pass's.
+        if (passPlan.coverPending) {
           entry.current = 'waiting for the ticket sweep (it tells whether another pass covers this one)';
           const sweepComplete = await ticketsListed;
           entry.current = null;
@@ -91,7 +92,7 @@ export function exportLanes(ctx: RunContext, ticketsListed: Promise<boolean>): L
           if (replanned?.coveredBy) passPlan = replanned;
           entry.windowsTotal = passPlan.windows.length;
         }
-        const coveredBy = passPlan.coveredBy && patched('first-read-cover') ? passPlan.coveredBy : null;
+        const coveredBy = passPlan.coveredBy ?? null;
         if (coveredBy) {
           const cover = coverOf(coveredBy);
           cover.followers.push(passPlan.pass);
@@ -109,7 +110,7 @@ export function exportLanes(ctx: RunContext, ticketsListed: Promise<boolean>): L
               })
             : [],
         );
-        const runWindow = (window: PassPlan['windows'][number], advanceHighWaterMark: boolean) =>
+        const runWindow = (window: PassPlan['windows'][number]) =>
           child(
             ctx,
             entry,
@@ -126,64 +127,47 @@ export function exportLanes(ctx: RunContext, ticketsListed: Promise<boolean>): L
                     pageSize: settings.pageSize,
                     analyticsTaskQueue: settings.analyticsTaskQueue,
                     includeComments: settings.csatIncludeComments,
-                    advanceHighWaterMark,
                     mode,
                     patienceMs,
                   },
                 ],
               }),
           );
-        // A window that fails does not stop the later ones (on-call replays just that one and the coverage
-        // has no gap); the high-water mark only moves over the contiguous run of complete windows before it.
+        // Several windows at once: a window is a chain of dependent pages, each waiting for a workflow task
+        // and a dispatch, so one window at a time would leave the class idle between pages (the analytics
+        // budget still paces every page of the fleet). A window that fails does not stop the others
+        // (on-call replays just that one and the coverage has no gap); this lane moves the high-water mark,
+        // one move at a time, over the contiguous prefix of complete windows.
         const failures: unknown[] = [];
-        if (patched('export-windows-at-once')) {
-          // Several windows at once (issue 22): one window is a chain of dependent pages, each waiting for a
-          // workflow task and a dispatch, so a pass read one window at a time left the class idle between
-          // pages. The analytics task queue's rate still paces every page of the fleet. The windows no
-          // longer move the mark themselves: this lane moves it, one move at a time, over the complete prefix.
-          const done = passPlan.windows.map((w) =>
-            skip.has(windowWorkflowId(passPlan.pass, w.windowStart, w.windowEnd)),
-          );
-          entry.windowsDone += done.filter(Boolean).length;
-          let prefix = 0;
-          const own = coverOf(passPlan.pass);
-          const advance = () => {
-            let next = prefix;
-            while (next < done.length && done[next]) next += 1;
-            if (next === prefix) return;
-            prefix = next;
-            own.upTo = passPlan.windows[next - 1]!.windowEnd;
-            moveMarks(own, () => [passPlan.pass, ...own.followers], own.upTo);
-          };
-          const tasks = passPlan.windows.flatMap((window, i) =>
-            done[i]
-              ? []
-              : [
-                  async () => {
-                    await runWindow(window, false);
-                    done[i] = true;
-                    if (movesOwnMark) advance();
-                  },
-                ],
-          );
-          for (const result of await allSettledWithLimit(tasks, EXPORT_WINDOWS_AT_ONCE)) {
-            if (result.status === 'rejected') failures.push(result.reason);
-          }
-          await own.marks;
-        } else {
-          // Oldest first and one at a time (histories recorded before export-windows-at-once).
-          for (const window of passPlan.windows) {
-            if (skip.has(windowWorkflowId(passPlan.pass, window.windowStart, window.windowEnd))) {
-              entry.windowsDone += 1;
-              continue;
-            }
-            try {
-              await runWindow(window, passPlan.advanceHighWaterMark && failures.length === 0);
-            } catch (err) {
-              failures.push(err);
-            }
-          }
+        const done = passPlan.windows.map((w) =>
+          skip.has(windowWorkflowId(passPlan.pass, w.windowStart, w.windowEnd)),
+        );
+        entry.windowsDone += done.filter(Boolean).length;
+        let prefix = 0;
+        const own = coverOf(passPlan.pass);
+        const advance = () => {
+          let next = prefix;
+          while (next < done.length && done[next]) next += 1;
+          if (next === prefix) return;
+          prefix = next;
+          own.upTo = passPlan.windows[next - 1]!.windowEnd;
+          moveMarks(own, () => [passPlan.pass, ...own.followers], own.upTo);
+        };
+        const tasks = passPlan.windows.flatMap((window, i) =>
+          done[i]
+            ? []
+            : [
+                async () => {
+                  await runWindow(window);
+                  done[i] = true;
+                  if (movesOwnMark) advance();
+                },
+              ],
+        );
+        for (const result of await allSettledWithLimit(tasks, EXPORT_WINDOWS_AT_ONCE)) {
+          if (result.status === 'rejected') failures.push(result.reason);
         }
+        await own.marks;
         if (failures.length === 1) throw failures[0];
         if (failures.length > 1)
           throw ApplicationFailure.nonRetryable(failures.map(messageOf).join('; '), 'StreamFailed');

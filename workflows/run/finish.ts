@@ -1,12 +1,9 @@
-import { ApplicationFailure, log, patched, workflowInfo } from '@temporalio/workflow';
-import { classTaskQueue, type ReportAccess, type StreamCounts } from '../../schemas/sync.js';
+import { ApplicationFailure, log, workflowInfo } from '@temporalio/workflow';
+import { classTaskQueue, type StreamCounts } from '../../schemas/sync.js';
 import { bookkeeping, flushing, reconcileActivities } from '../activity-proxies.js';
 import { messageOf } from '../failures.js';
 import { auditAfterRun } from './audit.js';
 import type { RunContext } from './context.js';
-
-/** The run flushes what its windows staged once, before its closing reads (see FLUSH_ONLY_WITH_ROWS_PATCH). */
-export const RUN_FLUSH_PATCH = 'run-flush-before-reads';
 
 /** Days of new_tickets the reconciliation compares (one report request). */
 const RECONCILE_DAYS = 14;
@@ -38,29 +35,23 @@ export async function finishRun(
   );
   // Windows that wrote no row left their flush to the run (workflows/window-ledger.ts): one flush, whoever
   // staged, before the reads below (reconciliation, audit, items set aside) look at the tables.
-  // patched: older histories flushed at every window's end.
-  if (patched(RUN_FLUSH_PATCH)) await flushing.flushStaged();
+  await flushing.flushStaged();
   let reconcileRequests = 0;
   // Reconciliation (activities/reconcile.ts): the source's own numbers against the warehouse, after every
   // stream, when this run synced tickets. Mismatches and a failing check are warnings, never a failed run.
-  // patched: histories of runs that ended before this step existed replay without it.
-  if (progress.streams['tickets']?.status === 'succeeded' && patched('reconcile-after-run')) {
+  if (progress.streams['tickets']?.status === 'succeeded') {
     try {
       // What the report API answers within (spec 4.12), so that an unlike comparison is skipped, not a
-      // mismatch. patched: histories of runs before this step replay without it.
-      let reportAccess: ReportAccess | undefined;
-      if (patched('reconcile-report-access')) {
-        const detailQueue = classTaskQueue(workflowInfo().taskQueue, 'detail');
-        const { requests, ...access } = await reconcileActivities(detailQueue)
-          .readReportAccess()
-          .catch((err: unknown) => ({
-            requests: 0,
-            restricted: null,
-            detail: `the key's access could not be read (${messageOf(err)})`,
-          }));
-        reportAccess = access;
-        reconcileRequests += requests;
-      }
+      // mismatch.
+      const detailQueue = classTaskQueue(workflowInfo().taskQueue, 'detail');
+      const { requests: accessRequests, ...reportAccess } = await reconcileActivities(detailQueue)
+        .readReportAccess()
+        .catch((err: unknown) => ({
+          requests: 0,
+          restricted: null,
+          detail: `the key's access could not be read (${messageOf(err)})`,
+        }));
+      reconcileRequests += accessRequests;
       const { requests, ...reconciliation } = await reconcileActivities(
         settings.analyticsTaskQueue,
       ).reconcile({
@@ -68,7 +59,7 @@ export async function finishRun(
         before,
         days: RECONCILE_DAYS,
         views: progress.streams['views']?.status === 'succeeded',
-        ...(reportAccess ? { reportAccess } : {}),
+        reportAccess,
       });
       progress.reconciliation = reconciliation;
       reconcileRequests += requests;
@@ -80,14 +71,11 @@ export async function finishRun(
 
   // Schema drift (activities/schema-drift.ts): what the run saw first; a new custom field becomes a column of
   // ticket_custom_fields now. A warning when it fails, never a failed run.
-  // patched: histories of runs that ended before this step existed replay without it.
-  if (patched('schema-drift-after-run')) {
-    try {
-      const { requests: _none, ...drift } = await bookkeeping.schemaDriftAfterRun({ runId });
-      progress.schemaChanges = drift;
-    } catch (err) {
-      log.warn('schema drift summary failed (the run is not affected)', { error: messageOf(err) });
-    }
+  try {
+    const { requests: _none, ...drift } = await bookkeeping.schemaDriftAfterRun({ runId });
+    progress.schemaChanges = drift;
+  } catch (err) {
+    log.warn('schema drift summary failed (the run is not affected)', { error: messageOf(err) });
   }
   // The audit: a sample re-read from the live API, healed where it differs (workflows/run/audit.ts).
   const audit = await auditAfterRun(ctx);
@@ -95,11 +83,8 @@ export async function finishRun(
   const auditRequests = Object.values(audit?.requests ?? {}).reduce((n, r) => n + r, 0);
 
   // A run that lost data never says "succeeded": items set aside and failed threads make it incomplete.
-  // patched: histories of runs that ended before this step existed replay without it.
-  if (patched('missing-data-report')) {
-    progress.missing = await bookkeeping.missingData({ streams: ctx.input.streams });
-  }
-  const missing = progress.missing?.summary ?? null;
+  progress.missing = await bookkeeping.missingData({ streams: ctx.input.streams });
+  const missing = progress.missing.summary;
   progress.status = failures.length ? 'failed' : missing ? 'incomplete' : 'succeeded';
   await bookkeeping.recordRun({
     ...ctx.record,
