@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { type TemporalTarget, temporalFor } from '../../embedded/temporal.js';
-import type { Config } from '../../schemas/config.js';
+import { type Config, isLoopbackUrl } from '../../schemas/config.js';
 import { ConfigError, isConfigured, loadConfig } from '../../worker/config.js';
 import { capWorkflowThreadHeap } from '../../worker/heap-cap.js';
 import { createLogger } from '../../worker/logger.js';
@@ -28,6 +28,7 @@ export async function withConfig(
     throw err;
   }
   const logger = createLogger(config.LOG_LEVEL);
+  warnOfPlainHttp(config, logger);
   // Before any command creates a worker (and with it the workflow thread the cap applies to).
   capWorkflowThreadHeap(config.TEMPORAL_WORKFLOW_HEAP_MB, logger);
   await installTemporalRuntime(logger, { metrics: opts.metricsPort !== undefined });
@@ -54,6 +55,16 @@ export function withTemporal(
       await temporal.close();
     }
   });
+}
+
+/** The opt-in to a plain http source on another machine, said at every start (the key crosses unencrypted). */
+function warnOfPlainHttp(config: Config, logger: Logger): void {
+  const url = new URL(config.SUPPORT_API_URL);
+  if (url.protocol === 'http:' && !isLoopbackUrl(config.SUPPORT_API_URL))
+    logger.warn(
+      { host: url.host },
+      'SUPPORT_API_ALLOW_HTTP=true: the API key is sent over plain http to another machine, unencrypted',
+    );
 }
 
 /** Prints a failure without a stack (the messages are written for operators) and returns exit code 1. */
