@@ -53,6 +53,13 @@ export async function preflight(
   } catch (err) {
     throw new PreflightError(`the destination is not usable: ${(err as Error).message}`);
   }
+  // The writes of the run itself, tried before it starts: a destination that answers reads but cannot be
+  // written (BigQuery's Storage Write API out of reach) fails here in seconds, not as a run that waits.
+  try {
+    await deps.destination.probeWrite();
+  } catch (err) {
+    throw new PreflightError(`the destination cannot be written: ${(err as Error).message}`);
+  }
   logger.debug({ verdicts: result.verdicts }, 'preflight passed');
 }
 

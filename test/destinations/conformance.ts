@@ -986,6 +986,13 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       await d.close();
     });
 
+    it('probeWrite proves a run can write, and leaves nothing behind a run would see', async () => {
+      const d = await h.create();
+      await d.probeWrite();
+      await d.probeWrite(); // nothing left behind that a second probe would trip on
+      await d.close();
+    });
+
     it('_rejected takes 300 large items of one batch (more than one query holds), and an item too large for any', async () => {
       const d = await h.create();
       const scope = `large/${crypto.randomUUID()}`;
