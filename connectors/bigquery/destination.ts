@@ -134,9 +134,13 @@ async function probeBigQueryWrites(
   session: BigQuerySession,
   appender: StagingAppender,
   options: BigQueryDestinationOptions,
-): Promise<void> {
+): Promise<'probed' | 'not_prepared'> {
   const endpoint = options.storageEndpoint ?? 'bigquerystorage.googleapis.com:443';
   const target = `${options.datasetId}.${MERGED_TABLE}`;
+  const [prepared] = await session.withErrorMapping('probeWrite', () =>
+    session.client.dataset(options.datasetId).table(MERGED_TABLE).exists(),
+  );
+  if (!prepared) return 'not_prepared';
   await session.withErrorMapping(
     `the BigQuery Storage Write API (${endpoint}) does not take an append to ${target}; every page is staged through it (it needs bigquery.tables.updateData and a way through to ${endpoint})`,
     () => appender.probe(STORAGE_PROBE_TIMEOUT_MS),
@@ -145,6 +149,7 @@ async function probeBigQueryWrites(
     `a BigQuery query job (DML on ${options.datasetId}._sync_state) was refused; every flush is one (it needs bigquery.jobs.create and bigquery.tables.updateData)`,
     () => session.run(`UPDATE ${bqIdent(options.datasetId)}.\`_sync_state\` SET stream = stream WHERE FALSE`),
   );
+  return 'probed';
 }
 
 export class BigQueryDestination extends SqlDestination {

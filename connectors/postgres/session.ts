@@ -77,17 +77,22 @@ export class PostgresSession implements SqlSession {
    * `_sync_state` that matches no row (privileges are checked all the same). Each statement waits at most
    * PROBE_TIMEOUT (a lock held elsewhere, a server that stopped answering).
    */
-  probeWrite(): Promise<void> {
+  probeWrite(): Promise<'probed' | 'not_prepared'> {
     return this.withErrorMapping('probeWrite', async () => {
       const client = await this.#pool.connect();
       const schema = ident(this.schema);
       try {
+        const state = await client.query<{ t: string | null }>('SELECT to_regclass($1)::text AS t', [
+          `${schema}."_sync_state"`,
+        ]);
+        if (state.rows[0]?.t == null) return 'not_prepared';
         await client.query('BEGIN');
         await client.query(`SET LOCAL statement_timeout = '${PROBE_TIMEOUT}'`);
         await client.query(`SET LOCAL lock_timeout = '${PROBE_TIMEOUT}'`);
         await client.query(`CREATE TABLE ${schema}."_preflight_probe" (probe text)`);
         await client.query(`INSERT INTO ${schema}."_preflight_probe" (probe) VALUES ('probe')`);
         await client.query(`UPDATE ${schema}."_sync_state" SET stream = stream WHERE false`);
+        return 'probed';
       } finally {
         await client.query('ROLLBACK').catch(() => undefined);
         client.release();

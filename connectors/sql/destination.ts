@@ -62,7 +62,7 @@ export interface WarehouseParts {
   readonly createView: (view: ViewSpec) => Promise<void>;
   readonly writer: WarehouseWriter;
   /** Destination.probeWrite: the warehouse's own proof that a run can write. */
-  readonly probeWrite: () => Promise<void>;
+  readonly probeWrite: () => Promise<'probed' | 'not_prepared'>;
 }
 
 /**
@@ -77,7 +77,7 @@ export class SqlDestination implements Destination {
   readonly #writer: WarehouseWriter;
   readonly #prepare: () => Promise<void>;
   readonly #createView: (view: ViewSpec) => Promise<void>;
-  readonly #probeWrite: () => Promise<void>;
+  readonly #probeWrite: () => Promise<'probed' | 'not_prepared'>;
 
   constructor(parts: WarehouseParts) {
     this.#probeWrite = parts.probeWrite;
@@ -96,7 +96,7 @@ export class SqlDestination implements Destination {
     await this.refreshCustomFieldView();
   }
 
-  probeWrite(): Promise<void> {
+  probeWrite(): Promise<'probed' | 'not_prepared'> {
     return this.#probeWrite();
   }
 

@@ -127,8 +127,9 @@ describe('BigQuery destination specifics', () => {
     const datasetId = `probe_${randomBytes(4).toString('hex')}`;
     const options = { projectId: emulator.projectId, datasetId, apiEndpoint: emulator.endpoint };
     const good = new BigQueryDestination({ ...options, storageEndpoint: emulator.grpcEndpoint });
+    expect(await good.probeWrite()).toBe('not_prepared'); // no tables yet: nothing to write to
     await good.prepare();
-    await good.probeWrite();
+    expect(await good.probeWrite()).toBe('probed');
     await good.close();
     // The REST side answers (prepare, reads); the Storage Write API's port is closed.
     const closed = `127.0.0.1:${await freePort()}`;

@@ -988,8 +988,8 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
 
     it('probeWrite proves a run can write, and leaves nothing behind a run would see', async () => {
       const d = await h.create();
-      await d.probeWrite();
-      await d.probeWrite(); // nothing left behind that a second probe would trip on
+      expect(await d.probeWrite()).toBe('probed');
+      expect(await d.probeWrite()).toBe('probed'); // nothing left behind that a second probe would trip on
       await d.close();
     });
 

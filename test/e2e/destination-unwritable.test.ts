@@ -42,5 +42,21 @@ describe('sync --once against a destination that cannot be written', () => {
     expect(errors[0]).toContain(`the BigQuery Storage Write API (${closed}) does not take an append`);
     expect(r.ms).toBeLessThan(60_000);
     expect(r.stderr + r.stdout).not.toContain(companion.keys.admin);
-  }, 180_000);
+
+    // The `preflight` command, on the dataset that run prepared: the destination line says the same.
+    const p = await cli(['preflight', '--streams', 'tickets'], {
+      SUPPORT_API_URL: companion.baseUrl,
+      SUPPORT_API_KEY: companion.keys.admin,
+      DESTINATION_URL: `bigquery://${emulator.projectId}/${dataset}`,
+      BIGQUERY_API_ENDPOINT: emulator.endpoint,
+      BIGQUERY_STORAGE_ENDPOINT: closed,
+    });
+    console.info(`preflight, Storage Write API closed: exit ${p.code} after ${p.ms} ms`);
+    expect(p.code, p.stderr).toBe(1);
+    expect(p.stdout).toMatch(
+      new RegExp(
+        `destination +FAILED +the destination cannot be written: the BigQuery Storage Write API \\(${closed.replaceAll('.', '\\.')}\\)`,
+      ),
+    );
+  }, 240_000);
 });
