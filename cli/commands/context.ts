@@ -58,7 +58,7 @@ export function withTemporal(
 }
 
 /** The opt-in to a plain http source on another machine, said at every start (the key crosses unencrypted). */
-function warnOfPlainHttp(config: Config, logger: Logger): void {
+export function warnOfPlainHttp(config: Config, logger: Logger): void {
   const url = new URL(config.SUPPORT_API_URL);
   if (url.protocol === 'http:' && !isLoopbackUrl(config.SUPPORT_API_URL))
     logger.warn(

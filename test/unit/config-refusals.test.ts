@@ -2,8 +2,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
+import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
+import { warnOfPlainHttp } from '../../cli/commands/context.js';
 import { ConfigError, loadConfig, readSettingsFile } from '../../worker/config.js';
 import { cli } from '../support/cli.js';
 
@@ -74,6 +76,22 @@ describe('settings that cannot be right', () => {
     const config = loadConfig({ ...VALID, DESTINATION_URL: 'postgres://u:hunter2@db:5432/x' });
     expect(JSON.stringify(config)).not.toContain('hunter2');
     expect(config.DESTINATION_URL.reveal()).toBe('postgres://u:hunter2@db:5432/x');
+  });
+
+  it('the opt-in to plain http to another machine is logged at start; https and loopback are not', () => {
+    const lines: string[] = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
+    const optIn = { ...VALID, SUPPORT_API_URL: 'http://support.lan:8080', SUPPORT_API_ALLOW_HTTP: 'true' };
+    warnOfPlainHttp(loadConfig(optIn), logger);
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      level: 40,
+      host: 'support.lan:8080',
+      msg: expect.stringContaining('SUPPORT_API_ALLOW_HTTP=true'),
+    });
+    warnOfPlainHttp(loadConfig(VALID), logger);
+    warnOfPlainHttp(loadConfig({ ...VALID, SUPPORT_API_URL: 'http://127.0.0.1:9' }), logger);
+    expect(lines).toHaveLength(1);
   });
 
   it('reads a --config file as text: 0x00123 stays "0x00123", null and empty leave a setting unset', () => {
