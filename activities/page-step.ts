@@ -12,6 +12,7 @@ import {
   type TableName,
 } from '../schemas/warehouse.js';
 import type { ActivityDeps } from './deps.js';
+import { setAsideTooDeep } from './depth-guard.js';
 
 /**
  * The fetch of the page path (activities/sync-page.ts): the page after `cursor` (restarting the scope once
@@ -61,7 +62,11 @@ export async function fetchPageStep<P extends Page<unknown, unknown>>(
     );
     return true;
   });
-  const step: PageStep<P> = { ...fetched, nextCursorTag: nextTag(fetched.page) };
+  const step: PageStep<P> = {
+    ...fetched,
+    page: setAsideTooDeep(fetched.page),
+    nextCursorTag: nextTag(fetched.page),
+  };
   const { page } = step;
   // Loop guard (style rule 7): a next cursor equal to the one that produced the page would read it forever.
   if (page.hasMore && page.nextCursor !== null && page.nextCursor === step.cursor) {

@@ -135,6 +135,14 @@ export interface DestinationSchema {
    */
   prepare(): Promise<void>;
   /**
+   * Proves, after prepare(), that the warehouse takes writes the way a run makes them, leaving nothing a
+   * run would see (PostgreSQL: a table created and written in a transaction rolled back; BigQuery: a Storage
+   * Write API append of a merged marker for a batch that never existed, and a DML job that changes no row).
+   * Fails within seconds with a message naming what does not answer or is refused. `not_prepared`: the
+   * tables a run writes do not exist yet (the first run's prepare() creates them), so nothing was probed.
+   */
+  probeWrite(): Promise<'probed' | 'not_prepared'>;
+  /**
    * Regenerates the view `ticket_custom_fields` from the custom fields the live tickets hold (one typed
    * column per field, schemas/custom-fields-view.ts); returns its field columns.
    */

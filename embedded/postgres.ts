@@ -8,7 +8,9 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { removeAbandonedClusters, throwawayClusterName } from './abandoned-clusters.js';
+import { childEnvironment } from './child-env.js';
 import { freePort } from './free-port.js';
+import { privateFolder, untrustedFolderProblem } from './private-folder.js';
 import type { StepStarter } from './step-progress.js';
 
 const execFileAsync = promisify(execFile);
@@ -126,29 +128,54 @@ export async function untraversableFolders(
   }
 }
 
-/** As root: a copy of the binaries that the unprivileged `postgres` user can traverse and execute. */
+/**
+ * As root: a copy of the binaries that the unprivileged `postgres` user can traverse and execute, kept in
+ * the shared temp directory across starts — only while that folder is root's own and writable by no one
+ * else (untrustedFolderProblem): another user could have made it first, or write into it, and have their
+ * programs run as root. Otherwise a private folder gets a fresh copy, and the step says why.
+ */
 async function binariesForRoot(native: string, step?: StepStarter): Promise<string> {
   const version = JSON.parse(await readFile(join(native, '..', 'package.json'), 'utf8')).version as string;
-  const target = join(tmpdir(), 'support-sync-postgres', version);
+  const shared = join(tmpdir(), 'support-sync-postgres');
+  const problem =
+    (await untrustedFolderProblem(shared)) ?? (await untrustedFolderProblem(join(shared, version)));
+  if (problem !== null) {
+    const own = await privateFolder('support-sync-postgres-');
+    const copying = step?.(`copying the PostgreSQL binaries to a private folder (${problem}: not trusted)`);
+    const target = join(own, version);
+    await copyBinaries(native, own, target);
+    copying?.end(target);
+    return target;
+  }
+  const target = join(shared, version);
   const marker = join(target, '.complete');
   if (!existsSync(marker)) {
     const copying = step?.(
       'copying the PostgreSQL binaries where the postgres user can run them (first start)',
     );
-    await rm(target, { recursive: true, force: true });
-    await mkdir(target, { recursive: true });
-    await cp(native, target, { recursive: true, verbatimSymlinks: true });
-    await chmod(join(tmpdir(), 'support-sync-postgres'), 0o755);
-    await execFileAsync('chmod', ['-R', 'a+rX', target]);
+    await copyBinaries(native, shared, target);
     await writeFile(marker, new Date().toISOString());
     copying?.end(target);
   }
   return target;
 }
 
+/** The binaries copied to `target` (under `top`), readable and runnable by everyone, writable by root only. */
+async function copyBinaries(native: string, top: string, target: string): Promise<void> {
+  await rm(target, { recursive: true, force: true });
+  await mkdir(target, { recursive: true, mode: 0o755 });
+  await cp(native, target, { recursive: true, verbatimSymlinks: true });
+  await chmod(top, 0o755);
+  await execFileAsync('chmod', ['-R', 'a+rX,go-w', target], { env: childEnvironment() });
+}
+
 function run(cmd: string, args: string[], ids: { uid: number; gid: number } | undefined): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], ...(ids ?? {}) });
+    const child = spawn(cmd, args, {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: childEnvironment(),
+      ...(ids ?? {}),
+    });
     let output = '';
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
@@ -256,7 +283,7 @@ export async function startEmbeddedPostgres(
       '-c',
       'fsync=off',
     ],
-    { stdio: ['ignore', 'pipe', 'pipe'], ...(ids ?? {}) },
+    { stdio: ['ignore', 'pipe', 'pipe'], env: childEnvironment(), ...(ids ?? {}) },
   );
   let output = '';
   const collect = (d: Buffer) => {

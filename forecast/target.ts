@@ -8,7 +8,7 @@ import type { Config } from '../schemas/config.js';
  * fingerprint, the destination without its password).
  */
 export function targetOf(config: Config): string {
-  const destination = new URL(config.DESTINATION_URL);
+  const destination = new URL(config.DESTINATION_URL.reveal());
   destination.password = '';
   return createHash('sha256')
     .update(

@@ -1,7 +1,7 @@
 import { Duration } from 'luxon';
 import { z } from 'zod';
 import { MAX_EXPORT_WINDOW_MS } from './api/exports.js';
-import { SecretString } from './secret.js';
+import { Secret, SecretString } from './secret.js';
 import { ALL_STREAMS, STREAM_ROUTE_CLASSES, type StreamRouteClass, streamList } from './streams.js';
 import { ReportQuery } from './sync.js';
 import { ColumnPolicyText } from './warehouse.js';
@@ -12,7 +12,10 @@ import { ColumnPolicyText } from './warehouse.js';
  */
 const MIN_HASH_KEY_LENGTH = 32;
 
-/** An ISO 8601 duration (`PT72H`, `P7D`) turned into milliseconds. */
+/**
+ * An ISO 8601 duration (`PT72H`, `P7D`) turned into milliseconds; never negative (`P-5D` would read a look-back
+ * as a look-ahead, starting after the high-water mark: a silent gap).
+ */
 export const IsoDurationMs = z
   .string()
   .meta({ format: 'duration' })
@@ -22,8 +25,60 @@ export const IsoDurationMs = z
       ctx.addIssue({ code: 'custom', message: `"${text}" is not an ISO 8601 duration such as PT72H or P7D` });
       return z.NEVER;
     }
-    return duration.as('milliseconds');
+    const ms = duration.as('milliseconds');
+    if (!(ms >= 0)) {
+      ctx.addIssue({ code: 'custom', message: `"${text}" is negative; a duration here is PT0S or more` });
+      return z.NEVER;
+    }
+    return ms;
   });
+
+/**
+ * A URL parsed whole (WHATWG), of one of `protocols` (`https:`…): `file:`, `javascript:`, `data:` and the
+ * like are refused, as is a URL with a user or password in it (credentials have settings of their own).
+ */
+export const WebUrl = (protocols: readonly string[] = ['https:', 'http:']) =>
+  z.string().transform((text, ctx) => {
+    let url: URL;
+    try {
+      url = new URL(text);
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'is not a URL' });
+      return z.NEVER;
+    }
+    if (!protocols.includes(url.protocol)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `must be a ${protocols.map((p) => p.slice(0, -1)).join(' or ')} URL (got ${url.protocol})`,
+      });
+      return z.NEVER;
+    }
+    if (url.username !== '' || url.password !== '') {
+      ctx.addIssue({ code: 'custom', message: 'must not carry a user or password' });
+      return z.NEVER;
+    }
+    return text;
+  });
+
+/** Whether a URL's host is this machine (localhost, 127.0.0.0/8, ::1): plain http does not leave it. */
+export function isLoopbackUrl(text: string): boolean {
+  const host = new URL(text).hostname.toLowerCase();
+  return (
+    host === 'localhost' ||
+    host.endsWith('.localhost') ||
+    host === '[::1]' ||
+    /^127(\.\d{1,3}){3}$/.test(host)
+  );
+}
+
+/**
+ * A key (API key, HMAC key) as a Secret: no white space or control characters, which a copy and paste brings
+ * in (a trailing newline) and which would otherwise fail later and elsewhere (a header the HTTP client
+ * refuses, retried as a network error). The message never shows the key.
+ */
+export const KeyString = SecretString.refine((key) => !/[\s\p{Cc}]/u.test(key.reveal()), {
+  message: 'must not contain white space or control characters (a stray newline or space?)',
+});
 
 /** The content of a REPORT_QUERIES file: a YAML (or JSON) list of `{ name, query, timezone }`, names unique. */
 export const ReportQueriesFile = z.array(ReportQuery).superRefine((queries, ctx) => {
@@ -126,10 +181,26 @@ export const HostPort = z.string().refine(
   { message: 'must be host:port (e.g. temporal.example.com:7233)' },
 );
 
-/** `postgres://…` or `bigquery://project/dataset`. */
-export const DestinationUrl = z.string().refine((url) => /^(postgres|postgresql|bigquery):\/\//.test(url), {
-  message: 'must start with postgres:// or bigquery://project/dataset',
-});
+/**
+ * `postgres://…` or `bigquery://project/dataset`, parsed whole, as a Secret (a PostgreSQL URL carries its
+ * password): read with `reveal()` where the destination is built.
+ */
+export const DestinationUrl = z
+  .string()
+  .refine(
+    (text) => {
+      try {
+        return (
+          ['postgres:', 'postgresql:', 'bigquery:'].includes(new URL(text).protocol) &&
+          /^[a-z]+:\/\//.test(text)
+        );
+      } catch {
+        return false;
+      }
+    },
+    { message: 'must be a URL starting with postgres:// or bigquery://project/dataset' },
+  )
+  .transform((text) => new Secret(text));
 
 /**
  * The configuration, one environment variable per field (names are a contract: docker-compose.yml and
@@ -148,9 +219,18 @@ const removed = (replacement: string) =>
     .describe(`Removed: ${replacement}`);
 
 export const ConfigFromEnv = z.object({
-  SUPPORT_API_URL: z.url().describe("The service's base URL; the client adds /public/v1"),
-  SUPPORT_API_KEY: SecretString.describe(
-    'API key, sent as cx-api-key; never logged, never in errors, Temporal payloads or the warehouse',
+  SUPPORT_API_URL: WebUrl().describe(
+    "The service's base URL; the client adds /public/v1. https, or plain http to this machine (localhost, 127.0.0.1, ::1) or with SUPPORT_API_ALLOW_HTTP=true: the key travels in every request",
+  ),
+  SUPPORT_API_ALLOW_HTTP: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true')
+    .describe(
+      'Allow a plain http SUPPORT_API_URL to another machine (the key then crosses the network unencrypted; a warning is logged at start). For a trusted network or a TLS-terminating sidecar only',
+    ),
+  SUPPORT_API_KEY: KeyString.describe(
+    'API key, sent as cx-api-key; never logged, never in errors, Temporal payloads or the warehouse; no white space or control characters',
   ),
   DESTINATION_URL: DestinationUrl.describe('postgres://user:pass@host:port/db or bigquery://project/dataset'),
   POSTGRES_SCHEMA: z
@@ -158,8 +238,7 @@ export const ConfigFromEnv = z.object({
     .regex(/^[a-z_][a-z0-9_]*$/)
     .default('support')
     .describe('PostgreSQL schema for the tables'),
-  BIGQUERY_API_ENDPOINT: z
-    .url()
+  BIGQUERY_API_ENDPOINT: WebUrl()
     .optional()
     .describe(
       "BigQuery REST endpoint: Google's when unset (an emulator in tests); credentials are Application Default Credentials",
@@ -255,8 +334,7 @@ export const ConfigFromEnv = z.object({
     .describe(
       'Interface the `--metrics-port` endpoint (GET /metrics, /healthz, /readyz) listens on when the option names a port only: the loopback interface by default; `0.0.0.0` in a container whose probes or scrapes come from outside it',
     ),
-  TEMPORAL_UI_URL: z
-    .url()
+  TEMPORAL_UI_URL: WebUrl()
     .default('http://localhost:8233')
     .describe('Base URL of the Temporal web UI (links printed by status --failed and replay)'),
   SYNC_START_DATE: z.iso
@@ -359,11 +437,13 @@ export const ConfigFromEnv = z.object({
   SYNC_COLUMN_POLICY: ColumnPolicyText.optional().describe(
     'Fields hashed or dropped before anything is written: `<table>.<column>=hash|drop` or `<table>._raw.<field>=hash|drop`, separated by commas or white space',
   ),
-  SYNC_HASH_KEY: SecretString.refine((key) => key.reveal().length >= MIN_HASH_KEY_LENGTH, {
+  SYNC_HASH_KEY: KeyString.refine((key) => key.reveal().length >= MIN_HASH_KEY_LENGTH, {
     message: `must be at least ${MIN_HASH_KEY_LENGTH} characters (e.g. openssl rand -hex 32)`,
   })
     .optional()
-    .describe('Key of the HMAC-SHA-256 that SYNC_COLUMN_POLICY hashes with (never logged)'),
+    .describe(
+      'Key of the HMAC-SHA-256 that SYNC_COLUMN_POLICY hashes with (never logged; no white space or control characters)',
+    ),
   REPORT_QUERIES: z
     .string()
     .optional()
@@ -382,8 +462,8 @@ export const ConfigFromEnv = z.object({
  * The configuration as the sync uses it: the environment with the files it names read (REPORT_QUERIES),
  * and the settings that only make sense together checked together (a policy that hashes needs its key).
  */
-export const Config = ConfigFromEnv.extend({ REPORT_QUERIES: ReportQueriesSource.optional() }).superRefine(
-  (config, ctx) => {
+export const Config = ConfigFromEnv.extend({ REPORT_QUERIES: ReportQueriesSource.optional() })
+  .superRefine((config, ctx) => {
     const hashed = (config.SYNC_COLUMN_POLICY ?? []).filter((rule) => rule.action === 'hash');
     if (hashed.length > 0 && config.SYNC_HASH_KEY === undefined)
       ctx.addIssue({
@@ -391,6 +471,27 @@ export const Config = ConfigFromEnv.extend({ REPORT_QUERIES: ReportQueriesSource
         path: ['SYNC_HASH_KEY'],
         message: `is required: SYNC_COLUMN_POLICY hashes ${hashed.map((r) => r.entry.split('=')[0]).join(', ')}`,
       });
-  },
-);
+  })
+  .superRefine(
+    (config, ctx) => {
+      if (
+        new URL(config.SUPPORT_API_URL).protocol === 'http:' &&
+        !isLoopbackUrl(config.SUPPORT_API_URL) &&
+        !config.SUPPORT_API_ALLOW_HTTP
+      )
+        ctx.addIssue({
+          code: 'custom',
+          path: ['SUPPORT_API_URL'],
+          message:
+            'must be https (plain http would send the API key unencrypted); http is taken only to this machine, or with SUPPORT_API_ALLOW_HTTP=true',
+        });
+    },
+    // Also when other settings are wrong: every problem is reported at once.
+    {
+      when: (payload) =>
+        !payload.issues.some((i) =>
+          ['SUPPORT_API_URL', 'SUPPORT_API_ALLOW_HTTP'].includes(String(i.path?.[0])),
+        ),
+    },
+  );
 export type Config = z.infer<typeof Config>;

@@ -82,6 +82,10 @@ export {
   canonicalJson,
   canonicalTimestamp,
   compareVersions,
+  JsonTooDeepError,
+  jsonCutAt,
+  jsonDeeperThan,
+  MAX_JSON_DEPTH,
   storableJson,
   storableString,
 } from './warehouse/values.js';

@@ -19,6 +19,7 @@ import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { childEnvironment } from '../embedded/child-env.js';
 import { freePort, waitForPort } from '../embedded/free-port.js';
 import type { StepStarter } from '../embedded/step-progress.js';
 
@@ -299,12 +300,12 @@ export async function startBigQueryEmulator(
     ],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: {
-        ...process.env,
+      // Not the sync's settings (keys, DESTINATION_URL): embedded/child-env.ts.
+      env: childEnvironment({
         BQEMU_ENABLE_FORMAT_EXTENSIONS: 'false',
         SUPPORT_SYNC_DUCKDB_TEMP_DIR: spill,
         SUPPORT_SYNC_DUCKDB_MAX_TEMP: process.env['SUPPORT_SYNC_BQEMULATOR_MAX_SPILL'] ?? DEFAULT_MAX_SPILL,
-      },
+      }),
     },
   );
   // SUPPORT_SYNC_BQEMULATOR_LOG=<file>: the emulator's whole output appended there (its tracebacks say what

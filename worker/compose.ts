@@ -128,7 +128,7 @@ export function clientBoundsOf(config: Config) {
  * included, so every row this process writes passes it.
  */
 export function destinationFromConfig(config: Config): Promise<Destination> {
-  return createDestination(config.DESTINATION_URL, {
+  return createDestination(config.DESTINATION_URL.reveal(), {
     schema: config.POSTGRES_SCHEMA,
     redactor: redactorOf(config),
     ...(config.BIGQUERY_API_ENDPOINT ? { apiEndpoint: config.BIGQUERY_API_ENDPOINT } : {}),

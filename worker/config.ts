@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
+import { isMap, isScalar, parseDocument, parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import type { AuditRequests } from '../schemas/audit.js';
 import {
@@ -56,6 +56,44 @@ export function isConfigured(
   return content !== null && typeof content === 'object' && content[name] != null && content[name] !== '';
 }
 
+/**
+ * A `--config` file: a mapping of VARIABLE: value, each value read as the text written (YAML's core schema
+ * would read `0x00123` as 291, `1e3` as 1000, `012` as 12: settings are strings, as in the environment). An
+ * empty value, `~` or `null` leaves the setting unset; a list or mapping as a value is a problem.
+ */
+export function readSettingsFile(
+  file: string,
+): { settings: Record<string, string | undefined> } | { problems: string[] } {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    return {
+      problems: [
+        `--config ${file}: cannot read the file (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+      ],
+    };
+  }
+  const doc = parseDocument(text);
+  if (doc.errors.length > 0)
+    return { problems: [`--config ${file}: not valid YAML/JSON (${doc.errors[0]!.message.split('\n')[0]})`] };
+  if (!isMap(doc.contents)) return { problems: [`--config ${file}: expected a mapping of VARIABLE: value`] };
+  const settings: Record<string, string | undefined> = {};
+  const problems: string[] = [];
+  for (const pair of doc.contents.items) {
+    const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
+    const value = pair.value;
+    if (value === null || (isScalar(value) && value.value === null)) settings[key] = undefined;
+    else if (!isScalar(value))
+      problems.push(`${key} (in ${file}): expected a single value, not a list or mapping`);
+    // A plain scalar as written; a quoted or block one as its text.
+    else
+      settings[key] =
+        value.type === 'PLAIN' && value.source !== undefined ? value.source : String(value.value);
+  }
+  return problems.length > 0 ? { problems } : { settings };
+}
+
 /** The REPORT_QUERIES file at `path`, read for the schema that validates it (`ReportQueriesSource`). */
 export function readReportQueries(path: string): z.input<typeof ReportQueriesSource> {
   return { path, ...readYamlFile(path, 'YAML') };
@@ -73,14 +111,9 @@ export function loadConfig(
 ): Config {
   const fromFile: Record<string, unknown> = {};
   if (file) {
-    const read = readYamlFile(file, 'YAML/JSON');
-    if ('problem' in read) throw new ConfigError([`--config ${file}: ${read.problem}`]);
-    const parsed = read.content;
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-      throw new ConfigError([`--config ${file}: expected a mapping of VARIABLE: value`]);
-    }
-    for (const [key, value] of Object.entries(parsed))
-      fromFile[key] = value === null ? undefined : String(value);
+    const read = readSettingsFile(file);
+    if ('problems' in read) throw new ConfigError(read.problems);
+    Object.assign(fromFile, read.settings);
   }
   const known = new Set(Object.keys(ConfigFromEnv.shape));
   const unknownInFile = Object.keys(fromFile).filter((k) => !known.has(k));

@@ -10,6 +10,7 @@ import { rereadScope, TICKETS_SCOPES } from '../../schemas/sync.js';
 import { THREAD_QUEUE_STREAM, type WarehouseRow } from '../../schemas/warehouse.js';
 import { restartedCheckpoint } from '../checkpoints.js';
 import type { ActivityDeps } from '../deps.js';
+import { setAsideTooDeep } from '../depth-guard.js';
 import { PAGE_FETCHERS } from '../fetchers.js';
 import { rowsOf } from '../page-step.js';
 import { TRANSIT_STATUSES } from '../threads.js';
@@ -68,9 +69,11 @@ export function auditThread(deps: ActivityDeps) {
   return async (input: { runId: string; seed: AuditSeed }): Promise<AuditUnitResult> => {
     const table = 'ticket_messages';
     const ticketNumber = requireTicketNumber(input.seed);
-    const page: Page<unknown, unknown> | null = await unlessGone(
+    const fetched: Page<unknown, unknown> | null = await unlessGone(
       PAGE_FETCHERS.ticket_messages(deps.client, { ticketNumber }, null),
     );
+    // Items nested past the warehouse's depth cap are compared as the sync stores them: not at all.
+    const page = fetched && setAsideTooDeep(fetched);
     const served = page ? (rowsOf(page) as Served[]) : [];
     // Oldest first: with more pages, the page covers the messages created before its last one.
     const last = page?.hasMore ? (served.at(-1)?.item as { created_at?: string } | undefined) : undefined;
@@ -121,10 +124,12 @@ export function auditWindow(deps: ActivityDeps) {
     const { table, from, before } = input;
     const { pass, seedColumn } = AUDIT_TABLES[table];
     const fetch: (typeof PAGE_FETCHERS)[typeof pass] = PAGE_FETCHERS[pass];
-    const page: Page<unknown, unknown> = await fetch(
-      deps.client,
-      { limit: AUDIT_PAGE_SIZE, from, before, includeComments: input.includeComments },
-      null,
+    const page: Page<unknown, unknown> = setAsideTooDeep(
+      await fetch(
+        deps.client,
+        { limit: AUDIT_PAGE_SIZE, from, before, includeComments: input.includeComments },
+        null,
+      ),
     );
     const served = rowsOf(page) as Served[];
     // Ordered by the date (then id): with more pages, the page covers the dates before its last row's.

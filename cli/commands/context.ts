@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { type TemporalTarget, temporalFor } from '../../embedded/temporal.js';
-import type { Config } from '../../schemas/config.js';
+import { type Config, isLoopbackUrl } from '../../schemas/config.js';
 import { Secret } from '../../schemas/secret.js';
 import { ConfigError, loadConfig } from '../../worker/config.js';
 import { capWorkflowThreadHeap } from '../../worker/heap-cap.js';
@@ -31,6 +31,7 @@ export async function withConfig(
   // Every secret of the configuration is scrubbed from the errors the logger writes, whatever wrote them.
   const secrets = Object.values(config).filter((v): v is Secret => v instanceof Secret);
   const logger = createLogger(config.LOG_LEVEL, secrets);
+  warnOfPlainHttp(config, logger);
   // Before any command creates a worker (and with it the workflow thread the cap applies to).
   capWorkflowThreadHeap(config.TEMPORAL_WORKFLOW_HEAP_MB, logger);
   await installTemporalRuntime(logger, { metrics: opts.metricsPort !== undefined });
@@ -59,6 +60,16 @@ export function withTemporal(
       await temporal.close();
     }
   });
+}
+
+/** The opt-in to a plain http source on another machine, said at every start (the key crosses unencrypted). */
+export function warnOfPlainHttp(config: Config, logger: Logger): void {
+  const url = new URL(config.SUPPORT_API_URL);
+  if (url.protocol === 'http:' && !isLoopbackUrl(config.SUPPORT_API_URL))
+    logger.warn(
+      { host: url.host },
+      'SUPPORT_API_ALLOW_HTTP=true: the API key is sent over plain http to another machine, unencrypted',
+    );
 }
 
 /**

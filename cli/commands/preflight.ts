@@ -53,12 +53,19 @@ export async function preflight(
   } catch (err) {
     throw new PreflightError(`the destination is not usable: ${(err as Error).message}`);
   }
+  // The writes of the run itself, tried before it starts: a destination that answers reads but cannot be
+  // written (BigQuery's Storage Write API out of reach) fails here in seconds, not as a run that waits.
+  try {
+    await deps.destination.probeWrite();
+  } catch (err) {
+    throw new PreflightError(`the destination cannot be written: ${(err as Error).message}`);
+  }
   logger.debug({ verdicts: result.verdicts }, 'preflight passed');
 }
 
 /**
  * `preflight`: what a run would find, without starting one — each selected stream's verdict and whether the
- * destination answers (a read, no DDL). Exit 0 when a run can start, 1 when not, 2 on a bad configuration.
+ * destination answers (a read, no DDL) and takes a run's writes (Destination.probeWrite, nothing left behind). Exit 0 when a run can start, 1 when not, 2 on a bad configuration.
  */
 export function preflightCommand(opts: {
   config?: string;
@@ -76,16 +83,30 @@ export function preflightCommand(opts: {
       } catch (err) {
         refused = (err as Error).message;
       }
+      // A read, then the writes of a run, rolled back or invisible (Destination.probeWrite), where its tables
+      // exist; a destination never prepared is written first by the run that creates them.
+      let written: 'probed' | 'not_prepared' | null = null;
       const destination = await deps.destination
         .currentTime()
         .then(() => null)
-        .catch((err: unknown) => `the destination is not usable: ${(err as Error).message}`);
+        .catch((err: unknown) => `the destination is not usable: ${(err as Error).message}`)
+        .then(async (problem) => {
+          if (problem !== null) return problem;
+          try {
+            written = await deps.destination.probeWrite();
+            return null;
+          } catch (err) {
+            return `the destination cannot be written: ${(err as Error).message}`;
+          }
+        });
+      const destinationState =
+        written === 'probed' ? 'reachable, writable' : 'reachable (no tables yet: writes not probed)';
       const problems = [refused ?? result?.problem ?? null, destination].filter((p) => p !== null);
       if (opts.json) {
         const report = {
           ok: problems.length === 0,
           streams: result?.verdicts ?? [],
-          destination: destination ?? 'reachable',
+          destination: destination ?? destinationState,
           problems,
         };
         process.stdout.write(`${JSON.stringify(report)}\n`);
@@ -93,7 +114,7 @@ export function preflightCommand(opts: {
         const lines = [
           `preflight of ${streams.length} stream${streams.length === 1 ? '' : 's'}: ${streams.join(',')}`,
           ...verdictLines(result?.verdicts ?? []),
-          `  ${'destination'.padEnd(17)}${destination ? `${'FAILED'.padEnd(11)}${destination}` : `${'ok'.padEnd(11)}reachable`}`,
+          `  ${'destination'.padEnd(17)}${destination ? `${'FAILED'.padEnd(11)}${destination}` : `${'ok'.padEnd(11)}${destinationState}`}`,
           ...(problems.length > 0 ? problems : ['preflight passed: a run can start']),
         ];
         process.stdout.write(`${lines.join('\n')}\n`);

@@ -95,7 +95,7 @@ export async function statusCommand(opts: {
   // main job's embedded warehouse in .data/postgres, if there is one.
   const overrides: Record<string, string> = {};
   const given = (name: string) => isConfigured(name, opts.config);
-  if (!given('SUPPORT_API_URL')) overrides['SUPPORT_API_URL'] = 'http://source.not-needed.invalid';
+  if (!given('SUPPORT_API_URL')) overrides['SUPPORT_API_URL'] = 'https://source.not-needed.invalid';
   if (!given('SUPPORT_API_KEY')) overrides['SUPPORT_API_KEY'] = 'not-needed';
   // It checks the column policy's columns, never hashes: a role without the hash key can ask too.
   if (!given('SYNC_HASH_KEY')) overrides['SYNC_HASH_KEY'] = 'not-needed-by-status'.padEnd(32, '.');

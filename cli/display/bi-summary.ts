@@ -11,7 +11,7 @@ export const EXAMPLE_REPORT_QUERIES = fileURLToPath(
 
 /** Where the tables live, as a BI user writes it: `support.` (PostgreSQL schema) or `<dataset>.` (BigQuery). */
 function qualifier(config: Config): string {
-  const bigquery = /^bigquery:\/\/[^/]+\/([A-Za-z0-9_]+)/.exec(config.DESTINATION_URL);
+  const bigquery = /^bigquery:\/\/[^/]+\/([A-Za-z0-9_]+)/.exec(config.DESTINATION_URL.reveal());
   return `${bigquery ? bigquery[1] : config.POSTGRES_SCHEMA}.`;
 }
 

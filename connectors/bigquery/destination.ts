@@ -40,7 +40,7 @@ import { bqIdent } from './dialect.js';
 import { BigQuerySession, normalize } from './session.js';
 import { unfoldedSightingsOf } from './sightings.js';
 import { DEFAULT_FLUSH_THRESHOLDS, type FlushThresholds, StagedBigQueryWriter } from './staged-writer.js';
-import { prepareStaging, StagingAppender } from './staging.js';
+import { MERGED_TABLE, prepareStaging, StagingAppender } from './staging.js';
 import {
   openRejectionsByTableReads,
   schemaChangesByTableRead,
@@ -109,6 +109,36 @@ const TABLE_READ_MAX_ROWS = 250_000;
 /** How old a job's reading of the warehouse's clock may be to stand for "now" (currentTime). */
 const CLOCK_READING_MAX_AGE_MS = 60_000;
 
+/** How long the preflight waits for the Storage Write API's append. */
+const STORAGE_PROBE_TIMEOUT_MS = 10_000;
+
+/**
+ * Destination.probeWrite for BigQuery: the two ways a run writes. Pages are staged by Storage Write API
+ * appends (gRPC, its own endpoint, credentials and firewall rules: it can fail where the REST side answers),
+ * flushes are query jobs (DML). Each failure names the side and what it needs.
+ */
+async function probeBigQueryWrites(
+  session: BigQuerySession,
+  appender: StagingAppender,
+  options: BigQueryDestinationOptions,
+): Promise<'probed' | 'not_prepared'> {
+  const endpoint = options.storageEndpoint ?? 'bigquerystorage.googleapis.com:443';
+  const target = `${options.datasetId}.${MERGED_TABLE}`;
+  const [prepared] = await session.withErrorMapping('probeWrite', () =>
+    session.client.dataset(options.datasetId).table(MERGED_TABLE).exists(),
+  );
+  if (!prepared) return 'not_prepared';
+  await session.withErrorMapping(
+    `the BigQuery Storage Write API (${endpoint}) does not take an append to ${target}; every page is staged through it (it needs bigquery.tables.updateData and a way through to ${endpoint})`,
+    () => appender.probe(STORAGE_PROBE_TIMEOUT_MS),
+  );
+  await session.withErrorMapping(
+    `a BigQuery query job (DML on ${options.datasetId}._sync_state) was refused; every flush is one (it needs bigquery.jobs.create and bigquery.tables.updateData)`,
+    () => session.run(`UPDATE ${bqIdent(options.datasetId)}.\`_sync_state\` SET stream = stream WHERE FALSE`),
+  );
+  return 'probed';
+}
+
 export class BigQueryDestination extends SqlDestination {
   readonly #session: BigQuerySession;
   readonly #writer: StagedBigQueryWriter;
@@ -143,6 +173,7 @@ export class BigQueryDestination extends SqlDestination {
       },
       createView: (view) => replaceView(session, view),
       writer,
+      probeWrite: () => probeBigQueryWrites(session, appender, options),
     });
     this.#session = session;
     this.#writer = writer;

@@ -8,7 +8,7 @@ import {
 } from '../../schemas/warehouse.js';
 import { stagedColumns } from '../batch.js';
 import { BQ_TYPES, bqIdent, int64Literal, stringLiteral, timestampLiteral } from './dialect.js';
-import { mergeClauses, rejectedMergeSql } from './sql.js';
+import { mergeClauses, rejectedMergeStatements } from './sql.js';
 import {
   STAGED_CHECKPOINTS_TABLE,
   STAGING_RETENTION_DAYS,
@@ -216,9 +216,10 @@ export function packStatements(statements: readonly string[], budget: number): s
 }
 
 /**
- * Items set aside (the latest sighting of each, upserted: a known one is open again), then the open entries
- * whose item a staged row stored after its last rejection in these batches are resolved. Guarded so that a
- * flush with nothing to resolve does not write `_rejected`.
+ * Items set aside (the latest sighting of each, upserted: a known one is open again), as statements each
+ * far under a query's length however many and large the items (sql.ts REJECTED_STATEMENT_CHARS), then the
+ * open entries whose item a staged row stored after its last rejection in these batches are resolved.
+ * Guarded so that a flush with nothing to resolve does not write `_rejected`.
  */
 export function rejectedStagedSql(
   dataset: string,
@@ -226,19 +227,21 @@ export function rejectedStagedSql(
   batches: readonly string[],
   items: readonly RejectedItem[],
   now: string,
-): string {
-  const upsert = items.length > 0 ? `${rejectedMergeSql(dataset, items, now)};\n` : '';
-  if (tables.length === 0) return upsert;
+): string[] {
+  const upserts = rejectedMergeStatements(dataset, items, now).map((s) => `${s};`);
+  if (tables.length === 0) return upserts;
   const rejected = `${bqIdent(dataset)}.\`_rejected\``;
   const stored = `SELECT 1 FROM ${staging(dataset)} s WHERE ${retained} AND s.op = 'row' AND s.batch IN ${batchList(batches)}
     AND s.table_name = r.table_name AND s.row_id = r.item_id
     AND s.seq > IFNULL((SELECT MAX(x.seq) FROM ${staging(dataset)} x WHERE x.op = 'rejected'
       AND x.batch IN ${batchList(batches)} AND x.table_name = r.table_name AND x.row_id = r.item_id), 0)`;
   const open = `r.resolved_at IS NULL AND r.table_name IN (${tables.map(stringLiteral).join(', ')})`;
-  return `${upsert}IF EXISTS (SELECT 1 FROM ${rejected} r WHERE ${open} AND EXISTS (${stored})) THEN
+  return [
+    ...upserts,
+    `IF EXISTS (SELECT 1 FROM ${rejected} r WHERE ${open} AND EXISTS (${stored})) THEN
   UPDATE ${rejected} r SET resolved_at = ${now} WHERE ${open} AND EXISTS (${stored});
-END IF;
-`;
+END IF;`,
+  ];
 }
 
 /**

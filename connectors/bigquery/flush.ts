@@ -269,7 +269,7 @@ export class StagedFlusher {
     // Open entries can be resolved only in tables that have some (a table read; usually none): the guard
     // that looks for them names `_rejected` and `_staging`, 20 MB a flush with rows.
     const resolvable = await this.#tablesWithOpenRejections(rowTables, rejected);
-    statements.push(rejectedStagedSql(dataset, resolvable, batches, rejected, now));
+    statements.push(...rejectedStagedSql(dataset, resolvable, batches, rejected, now));
     const sightings = schemaChangeList([
       { table: 'tickets', rows: [], schemaChanges: docs('schema_change') as SchemaChangeSighting[] },
     ] as WriteBatch[]);

@@ -155,8 +155,8 @@ export function rejectedStatements(
   const resolves = stored
     .filter((p) => p.spec.primaryKey.length === 1)
     .map((p) => `${resolveRejectedSql(dataset, p.spec, p.stage, syncedAt)};\n`);
-  const upsert = rejected.length > 0 ? `${rejectedMergeSql(dataset, rejected, syncedAt)};\n` : '';
-  return resolves.join('') + upsert;
+  const upserts = rejectedMergeStatements(dataset, rejected, syncedAt).map((s) => `${s};\n`);
+  return resolves.join('') + upserts.join('');
 }
 
 /**
@@ -180,23 +180,72 @@ END IF`;
 }
 
 /**
- * Upserts rejected items: a new entry is first seen now; a known one keeps first_seen_at, is seen once
- * more and, if it had been resolved, is open again. The source is a UNION ALL of literal rows (the emulator
- * we test against mis-binds some struct-array literals; both forms are equally valid on the service).
+ * Characters of one `_rejected` upsert at most: a batch of many or large set-aside items becomes several
+ * statements, each far under a query's length (BigQuery: 1,024 K characters), which a flush packs into its
+ * scripts. Each upsert names its items by key, so the statements are independent and idempotent.
  */
-export function rejectedMergeSql(dataset: string, items: readonly RejectedItem[], syncedAt: string): string {
-  const source = items
-    .map(
-      (r) =>
-        `SELECT ${stringLiteral(r.table)} AS table_name, ${stringLiteral(r.itemKey)} AS item_key, ` +
-        `${stringLiteral(r.itemId)} AS item_id, ${stringLiteral(r.stream)} AS stream, ${stringLiteral(r.scope)} AS scope, ` +
-        `${stringLiteral(r.pageCursor)} AS page_cursor, ${stringLiteral(r.reason)} AS reason, ` +
-        `PARSE_JSON(${stringLiteral(JSON.stringify(r.raw ?? null))}) AS raw`,
-    )
-    .join('\nUNION ALL ');
+export const REJECTED_STATEMENT_CHARS = 256 * 1024;
+
+/**
+ * What `_rejected.raw` holds for an item whose JSON alone would pass a statement's length: the size, so the
+ * entry (its key, reason and where it was read) is still written and the item can be fetched again from the
+ * source by its id.
+ */
+export function omittedRaw(jsonChars: number): { raw_omitted: string } {
+  return { raw_omitted: `${jsonChars} characters of JSON, more than one warehouse statement holds` };
+}
+
+/**
+ * Upserts rejected items, as statements of at most `budget` characters (see REJECTED_STATEMENT_CHARS): a new
+ * entry is first seen now; a known one keeps first_seen_at, is seen once more and, if it had been resolved,
+ * is open again. The source is a UNION ALL of literal rows (the emulator we test against mis-binds some
+ * struct-array literals; both forms are equally valid on the service).
+ */
+export function rejectedMergeStatements(
+  dataset: string,
+  items: readonly RejectedItem[],
+  syncedAt: string,
+  budget = REJECTED_STATEMENT_CHARS,
+): string[] {
+  const frame = rejectedMergeOf(dataset, [], syncedAt).length;
+  const rowBudget = budget - frame;
+  const statements: string[] = [];
+  let rows: string[] = [];
+  let chars = 0;
+  const close = () => {
+    if (rows.length > 0) statements.push(rejectedMergeOf(dataset, rows, syncedAt));
+    rows = [];
+    chars = 0;
+  };
+  for (const item of items) {
+    let row = rejectedRowSql(item);
+    if (row.length > rowBudget) {
+      const json = JSON.stringify(item.raw ?? null).length;
+      row = rejectedRowSql({ ...item, raw: omittedRaw(json) });
+    }
+    if (rows.length > 0 && chars + ROW_SEPARATOR.length + row.length > rowBudget) close();
+    chars += (rows.length > 0 ? ROW_SEPARATOR.length : 0) + row.length;
+    rows.push(row);
+  }
+  close();
+  return statements;
+}
+
+const ROW_SEPARATOR = '\nUNION ALL ';
+
+function rejectedRowSql(r: RejectedItem): string {
+  return (
+    `SELECT ${stringLiteral(r.table)} AS table_name, ${stringLiteral(r.itemKey)} AS item_key, ` +
+    `${stringLiteral(r.itemId)} AS item_id, ${stringLiteral(r.stream)} AS stream, ${stringLiteral(r.scope)} AS scope, ` +
+    `${stringLiteral(r.pageCursor)} AS page_cursor, ${stringLiteral(r.reason)} AS reason, ` +
+    `PARSE_JSON(${stringLiteral(JSON.stringify(r.raw ?? null))}) AS raw`
+  );
+}
+
+function rejectedMergeOf(dataset: string, rows: readonly string[], syncedAt: string): string {
   const cols = ['table_name', 'item_key', 'item_id', 'stream', 'scope', 'page_cursor', 'reason', 'raw'];
   return `MERGE ${bqIdent(dataset)}.\`_rejected\` T
-USING (${source}) S ON T.table_name = S.table_name AND T.item_key = S.item_key
+USING (${rows.join(ROW_SEPARATOR)}) S ON T.table_name = S.table_name AND T.item_key = S.item_key
 WHEN MATCHED THEN UPDATE SET ${cols
     .slice(2)
     .map((c) => `${c} = S.${c}`)

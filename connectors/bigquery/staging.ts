@@ -227,6 +227,19 @@ export class StagingAppender {
     );
   }
 
+  /**
+   * The preflight's append (Destination.probeWrite): a merged marker of a batch that never existed, which no
+   * flush reads (a flush asks for the markers of the batches it found). One attempt, at most `timeoutMs`
+   * for opening the stream and the append together: a Storage Write endpoint that does not answer fails
+   * the probe in seconds, not after the appends' retries.
+   */
+  async probe(timeoutMs: number): Promise<void> {
+    await this.#merged.appendOnce(
+      [{ batch: `preflight-${randomUUID()}`, merged_at: Date.now() * 1000 }],
+      timeoutMs,
+    );
+  }
+
   /** Microseconds since the epoch, strictly increasing within the process. */
   #nextSeq(nowMs: number): number {
     this.#last = Math.max(this.#last + 1, nowMs * 1000);
@@ -286,7 +299,7 @@ class DefaultStreamAppender {
   async append(rows: readonly Record<string, unknown>[]): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.#appendOnce(rows);
+        await this.appendOnce(rows);
         return;
       } catch (err) {
         // The emulator (DuckDB) refuses an append while it runs a query; BigQuery answers a transient
@@ -301,14 +314,18 @@ class DefaultStreamAppender {
     }
   }
 
-  async #appendOnce(rows: readonly Record<string, unknown>[]): Promise<void> {
+  /** One append, without retries; opening the stream and the append together wait at most `timeoutMs`. */
+  async appendOnce(rows: readonly Record<string, unknown>[], timeoutMs = APPEND_TIMEOUT_MS): Promise<void> {
     const opened = this.#open();
     let timer: NodeJS.Timeout | undefined;
     try {
       // A stream that broke, or a service that went quiet, may never answer: opening the stream and the
       // append together wait at most this long, then the stream is dropped.
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error('staging append timed out')), APPEND_TIMEOUT_MS);
+        timer = setTimeout(
+          () => reject(new Error(`staging append timed out (no answer in ${timeoutMs / 1000} s)`)),
+          timeoutMs,
+        );
       });
       const { writer } = await Promise.race([opened, timeout]);
       const result = await Promise.race([writer.appendRows(rows as never).getResult(), timeout]);

@@ -36,6 +36,7 @@ export class PostgresDestination extends SqlDestination {
       prepare: () => preparePostgres(session, settings),
       createView: (view) => replaceView(session, view),
       writer: new PostgresWriter(session, settings),
+      probeWrite: () => session.probeWrite(),
     });
     this.schema = schema;
     this.#session = session;

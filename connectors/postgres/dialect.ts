@@ -1,3 +1,4 @@
+import { escapeLiteral } from 'pg';
 import type { ColumnType } from '../../schemas/warehouse.js';
 import { ISO_DATE_OR_INSTANT } from '../../schemas/warehouse-views.js';
 import type { WarehouseDialect } from '../sql/dialect.js';
@@ -11,8 +12,13 @@ export function ident(name: string): string {
   return quotePlainIdentifier(name, '"', 'SQL');
 }
 
-/** A string literal (standard-conforming strings: only the quote is doubled). */
-export const stringLiteral = (text: string): string => `'${text.replaceAll("'", "''")}'`;
+/**
+ * A string literal of any text (source data included: custom-field keys and labels reach view definitions
+ * and comments), by `pg`'s escapeLiteral: quotes doubled, and a text with a backslash written as an E''
+ * string with the backslash doubled, so it reads the same whether `standard_conforming_strings` is on or
+ * off (a database or role may turn it off; a plain '' string would then take a backslash as an escape).
+ */
+export const stringLiteral = (text: string): string => escapeLiteral(text);
 
 /** The text of a JSON scalar (`#>> '{}'`: a string without its quotes). */
 const scalar = (v: string) => `(${v} #>> '{}')`;

@@ -3,7 +3,7 @@ import { Secret } from '../../schemas/secret.js';
 import { canonicalTimestamp } from '../../schemas/warehouse.js';
 import type { WithErrorMapping } from '../errors.js';
 import type { Row, SqlSession, Statement, WarehouseDialect } from '../sql/dialect.js';
-import { postgresDialect } from './dialect.js';
+import { ident, postgresDialect } from './dialect.js';
 import { passwordOf, postgresErrors } from './errors.js';
 
 /** Namespace of our advisory locks (first key of the two-int form); the second is hashtext(schema.name). */
@@ -25,6 +25,9 @@ const textTimestamps = {
  * The connection pool of a PostgreSQL destination and how statements run on it: reads normalized, writes
  * in transactions, merges into one table serialized by a transaction-scoped advisory lock.
  */
+/** How long each statement of the write probe may wait. */
+const PROBE_TIMEOUT = '10s';
+
 export class PostgresSession implements SqlSession {
   readonly dialect: WarehouseDialect;
   readonly withErrorMapping: WithErrorMapping;
@@ -67,6 +70,34 @@ export class PostgresSession implements SqlSession {
   /** Runs a query as given (tests, status): rows as pg returns them. */
   async raw<R extends pg.QueryResultRow>(sql: string, params: unknown[]): Promise<R[]> {
     return (await this.#pool.query<R>(sql, params)).rows;
+  }
+
+  /**
+   * A write as a run makes it, rolled back: a table created in the schema, a row inserted, and an update of
+   * `_sync_state` that matches no row (privileges are checked all the same). Each statement waits at most
+   * PROBE_TIMEOUT (a lock held elsewhere, a server that stopped answering).
+   */
+  probeWrite(): Promise<'probed' | 'not_prepared'> {
+    return this.withErrorMapping('probeWrite', async () => {
+      const client = await this.#pool.connect();
+      const schema = ident(this.schema);
+      try {
+        const state = await client.query<{ t: string | null }>('SELECT to_regclass($1)::text AS t', [
+          `${schema}."_sync_state"`,
+        ]);
+        if (state.rows[0]?.t == null) return 'not_prepared';
+        await client.query('BEGIN');
+        await client.query(`SET LOCAL statement_timeout = '${PROBE_TIMEOUT}'`);
+        await client.query(`SET LOCAL lock_timeout = '${PROBE_TIMEOUT}'`);
+        await client.query(`CREATE TABLE ${schema}."_preflight_probe" (probe text)`);
+        await client.query(`INSERT INTO ${schema}."_preflight_probe" (probe) VALUES ('probe')`);
+        await client.query(`UPDATE ${schema}."_sync_state" SET stream = stream WHERE false`);
+        return 'probed';
+      } finally {
+        await client.query('ROLLBACK').catch(() => undefined);
+        client.release();
+      }
+    });
   }
 
   /** `fn` in one transaction, committed when it returns, rolled back when it throws; errors mapped. */

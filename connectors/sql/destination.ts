@@ -59,6 +59,8 @@ export interface WarehouseParts {
   /** Creates or replaces one view (a view whose columns change is dropped and created again). */
   readonly createView: (view: ViewSpec) => Promise<void>;
   readonly writer: WarehouseWriter;
+  /** Destination.probeWrite: the warehouse's own proof that a run can write. */
+  readonly probeWrite: () => Promise<'probed' | 'not_prepared'>;
 }
 
 /**
@@ -72,8 +74,10 @@ export class SqlDestination implements Destination {
   readonly #writer: WarehouseWriter;
   readonly #prepare: () => Promise<void>;
   readonly #createView: (view: ViewSpec) => Promise<void>;
+  readonly #probeWrite: () => Promise<'probed' | 'not_prepared'>;
 
   constructor(parts: WarehouseParts) {
+    this.#probeWrite = parts.probeWrite;
     this.#session = parts.session;
     this.#settings = parts.settings;
     this.#writer = parts.writer;
@@ -86,6 +90,10 @@ export class SqlDestination implements Destination {
   async prepare(): Promise<void> {
     await this.#prepare();
     await this.refreshCustomFieldView();
+  }
+
+  probeWrite(): Promise<'probed' | 'not_prepared'> {
+    return this.#probeWrite();
   }
 
   /** Written once: which fields and types (sql/custom-fields.ts); the DDL is the warehouse's. */

@@ -52,13 +52,60 @@ export function storableString(value: string): string {
   return wellFormed.includes('\u0000') ? wellFormed.replaceAll('\u0000', '\uFFFD') : wellFormed;
 }
 
-/** Deep copy of a JSON value with every string (keys included) made storable. */
-export function storableJson(value: unknown): unknown {
+/**
+ * How deep a JSON value the warehouse takes: objects and arrays nested at most this many levels. Far beyond
+ * any document the API defines (a ticket is a few levels deep) and under BigQuery's JSON nesting limit (500);
+ * the functions here that walk a value recurse once per level, so a deeper value (a source sending an array
+ * nested thousands deep) would otherwise end in `RangeError: Maximum call stack size exceeded`. The reader
+ * sets such an item aside (activities/depth-guard.ts); the walks below refuse it by name all the same.
+ */
+export const MAX_JSON_DEPTH = 128;
+
+/** A JSON value nested deeper than MAX_JSON_DEPTH reached a function that walks it. */
+export class JsonTooDeepError extends Error {
+  override readonly name = 'JsonTooDeepError';
+  constructor(readonly limit: number) {
+    super(`JSON nested deeper than ${limit} levels`);
+  }
+}
+
+/**
+ * Whether a JSON value nests objects and arrays more than `limit` levels (a scalar: 0, `[]`: 1). Walks with a
+ * stack of its own, never recursion, so any depth is measured; stops at the first path past the limit.
+ */
+export function jsonDeeperThan(value: unknown, limit = MAX_JSON_DEPTH): boolean {
+  const stack: { value: unknown; depth: number }[] = [{ value, depth: 0 }];
+  while (stack.length > 0) {
+    const { value: v, depth } = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth + 1 > limit) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v))
+      stack.push({ value: child, depth: depth + 1 });
+  }
+  return false;
+}
+
+/**
+ * A copy of a JSON value cut at `limit` levels: what lies deeper is replaced by a short text saying so.
+ * What `_rejected` keeps of an item set aside for its depth (the rest of the item stays readable).
+ */
+export function jsonCutAt(value: unknown, limit = MAX_JSON_DEPTH, depth = 0): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (depth >= limit) return `[nested deeper than ${limit} levels: cut]`;
+  if (Array.isArray(value)) return value.map((v) => jsonCutAt(v, limit, depth + 1));
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, jsonCutAt(v, limit, depth + 1)]));
+}
+
+/** Deep copy of a JSON value with every string (keys included) made storable; JsonTooDeepError past the cap. */
+export function storableJson(value: unknown, depth = 0): unknown {
   if (typeof value === 'string') return storableString(value);
-  if (Array.isArray(value)) return value.map(storableJson);
+  if (value !== null && typeof value === 'object' && depth >= MAX_JSON_DEPTH)
+    throw new JsonTooDeepError(MAX_JSON_DEPTH);
+  if (Array.isArray(value)) return value.map((v) => storableJson(v, depth + 1));
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) if (v !== undefined) out[storableString(k)] = storableJson(v);
+    for (const [k, v] of Object.entries(value))
+      if (v !== undefined) out[storableString(k)] = storableJson(v, depth + 1);
     return out;
   }
   if (typeof value === 'number' && !Number.isFinite(value)) return null;
@@ -74,14 +121,17 @@ export const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 /**
  * JSON with object keys sorted at every depth, so equal content gives equal text whatever order the source
  * (or a JSON round-trip) put the keys in. Undefined object members are dropped, as JSON.stringify does.
+ * JsonTooDeepError past MAX_JSON_DEPTH.
  */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v ?? null)).join(',')}]`;
+export function canonicalJson(value: unknown, depth = 0): string {
+  if (value !== null && typeof value === 'object' && depth >= MAX_JSON_DEPTH)
+    throw new JsonTooDeepError(MAX_JSON_DEPTH);
+  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v ?? null, depth + 1)).join(',')}]`;
   if (value !== null && typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>)
       .filter(([, v]) => v !== undefined)
       .sort(([a], [b]) => byText(a, b));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v, depth + 1)}`).join(',')}}`;
   }
   if (typeof value === 'bigint') return JSON.stringify(value.toString());
   return JSON.stringify(value ?? null);

@@ -8,6 +8,7 @@ import {
 } from '../../connectors/bigquery/destination.js';
 import { mergeScript } from '../../connectors/bigquery/sql.js';
 import { createDestination } from '../../connectors/index.js';
+import { freePort } from '../../embedded/free-port.js';
 import { canonicalTimestamp, TABLES, type TableName, tableSpecOf } from '../../schemas/warehouse.js';
 import { type BigQueryEmulator, startBigQueryEmulator } from '../../scripts/bigquery-emulator.js';
 import { destinationConformance } from './conformance.js';
@@ -123,6 +124,34 @@ destinationConformance('BigQuery (bqemulator)', async () => {
 });
 
 describe('BigQuery destination specifics', () => {
+  it('the write probe: a Storage Write endpoint out of reach fails in seconds, naming it; a reachable one passes', async () => {
+    const datasetId = `probe_${randomBytes(4).toString('hex')}`;
+    const options = { projectId: emulator.projectId, datasetId, apiEndpoint: emulator.endpoint };
+    const good = new BigQueryDestination({ ...options, storageEndpoint: emulator.grpcEndpoint });
+    expect(await good.probeWrite()).toBe('not_prepared'); // no tables yet: nothing to write to
+    await good.prepare();
+    expect(await good.probeWrite()).toBe('probed');
+    await good.close();
+    // The REST side answers (prepare, reads); the Storage Write API's port is closed.
+    const closed = `127.0.0.1:${await freePort()}`;
+    const cut = new BigQueryDestination({ ...options, storageEndpoint: closed });
+    await cut.prepare();
+    await cut.currentTime();
+    const started = Date.now();
+    const err = (await cut.probeWrite().catch((e: unknown) => e)) as Error;
+    const ms = Date.now() - started;
+    process.stderr.write(
+      `[bigquery-test] write probe against a closed Storage Write port failed in ${ms} ms: ${err.message}\n`,
+    );
+    expect(err).toBeInstanceOf(Error);
+    expect(err.message).toContain(
+      `the BigQuery Storage Write API (${closed}) does not take an append to ${datasetId}._staging_merged`,
+    );
+    expect(err.message).not.toContain('\n');
+    expect(ms).toBeLessThan(20_000);
+    await cut.close();
+  }, 120_000);
+
   it('parses bigquery://project/dataset and builds through createDestination', async () => {
     expect(parseBigQueryUrl('bigquery://my-proj/analytics')).toEqual({
       projectId: 'my-proj',

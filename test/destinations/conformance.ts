@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { omittedRaw } from '../../connectors/bigquery/sql.js';
 import { checkpointTagOf } from '../../connectors/cursor-tag.js';
 import type { Destination, DestinationHooks, TableSpecOverrides } from '../../connectors/destination.js';
 import {
@@ -985,6 +986,43 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       ]);
       await d.close();
     });
+
+    it('probeWrite proves a run can write, and leaves nothing behind a run would see', async () => {
+      const d = await h.create();
+      expect(await d.probeWrite()).toBe('probed');
+      expect(await d.probeWrite()).toBe('probed'); // nothing left behind that a second probe would trip on
+      await d.close();
+    });
+
+    it('_rejected takes 300 large items of one batch (more than one query holds), and an item too large for any', async () => {
+      const d = await h.create();
+      const scope = `large/${crypto.randomUUID()}`;
+      // ~2.7 KB of JSON each, not plain text (a BigQuery literal of it is base64, a third longer): 300 of them
+      // pass BigQuery's query length in one statement.
+      const body = "Ünïcode line with 'quotes' and \\ backslashes\n".repeat(62);
+      const items = Array.from({ length: 300 }, (_, i) =>
+        rejection({ scope, raw: { id: `large-${i}`, status: 'escalated', body } }),
+      );
+      expect(JSON.stringify(items[0]!.raw).length).toBeGreaterThan(2_700);
+      // One item whose JSON alone passes a query's length: its entry is written, its raw replaced by its size.
+      const huge = rejection({ scope, raw: { id: 'huge', body: body.repeat(500) } });
+      await d.writeBatch({ table: 'tickets', rows: [], rejected: [...items, huge] });
+      const rows = await d.select(
+        (q) =>
+          `SELECT item_key, reason, raw FROM ${q.table('_rejected')} WHERE scope = ${q.string(scope)} ORDER BY item_key`,
+      );
+      expect(rows).toHaveLength(301);
+      const byKey = new Map(rows.map((r) => [r['item_key'] as string, r]));
+      for (const item of items) expect(byKey.get(item.itemKey)!['raw']).toEqual(item.raw);
+      const hugeRaw = byKey.get(huge.itemKey)!['raw'];
+      expect(hugeRaw).toEqual(
+        h.staged ? omittedRaw(JSON.stringify(huge.raw).length) : huge.raw,
+      );
+      expect((await d.openRejections()).filter((r) => r.scope === scope)).toEqual([
+        { table_name: 'tickets', stream: 'tickets', scope, items: 301 },
+      ]);
+      await d.close();
+    }, 300_000);
 
     it('_rejected is written with its batch or not at all; a bad rejected item fails without its content', async () => {
       const cp = {

@@ -15,7 +15,8 @@ const T1 = '00000000-0000-4000-8000-00000000c001';
 const T2 = '00000000-0000-4000-8000-00000000c002';
 const T3 = '00000000-0000-4000-8000-00000000c003';
 const T4 = '00000000-0000-4000-8000-00000000c004';
-const EVIL_KEY = `x"; DROP TABLE tickets; --`;
+// A backslash before a quote: what a literal that only doubles quotes lets out where backslashes escape.
+const EVIL_KEY = `x"\\'; DROP TABLE tickets; --`;
 
 const tickets = [
   ticket({
@@ -36,7 +37,7 @@ const tickets = [
       { field_id: 'fld_mixed', name: 'Mixed', value: 5 },
       // Another label that makes the same column name: it gets a suffix.
       { field_id: 'fld_dup', name: 'Order Number!', value: 'dup' },
-      { id: EVIL_KEY, label: "Evil'); DROP TABLE tickets; --", value: 'boom' },
+      { id: EVIL_KEY, label: "Evil\\'); DROP TABLE tickets; --", value: 'boom' },
     ],
   }),
   ticket({

@@ -95,21 +95,31 @@ describe('PostgreSQL destination specifics', () => {
 });
 
 /** A destination on a fresh database of its own, and its views' columns (the BI view suites). */
-const viewsHarness = (database: string) => async () => {
-  const url = await freshDatabase(database);
-  const admin = new pg.Pool({ connectionString: url, max: 2 });
-  return {
-    create: async () => new PostgresDestination(url, { schema: SCHEMA }),
-    async viewColumns(view: string) {
-      const r = await admin.query(
-        'SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2 ORDER BY ordinal_position',
-        [SCHEMA, view],
-      );
-      return r.rows.map((x: { column_name: string }) => x.column_name);
-    },
-    teardown: () => admin.end(),
+const viewsHarness =
+  (database: string, settings: Record<string, string> = {}) =>
+  async () => {
+    const url = await freshDatabase(database);
+    const admin = new pg.Pool({ connectionString: url, max: 2 });
+    for (const [name, value] of Object.entries(settings))
+      await admin.query(`ALTER DATABASE ${new URL(url).pathname.slice(1)} SET ${name} = ${value}`);
+    return {
+      create: async () => new PostgresDestination(url, { schema: SCHEMA }),
+      async viewColumns(view: string) {
+        const r = await admin.query(
+          'SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2 ORDER BY ordinal_position',
+          [SCHEMA, view],
+        );
+        return r.rows.map((x: { column_name: string }) => x.column_name);
+      },
+      teardown: () => admin.end(),
+    };
   };
-};
 
 viewsSuite('PostgreSQL', viewsHarness('destination_views'));
 customFieldsSuite('PostgreSQL', viewsHarness('destination_custom_fields'));
+// Where a database (or role) turns standard_conforming_strings off, a backslash escapes in '' strings: the
+// source's keys and labels must reach the view's SQL and comments as the same text all the same.
+customFieldsSuite(
+  'PostgreSQL, standard_conforming_strings=off',
+  viewsHarness('destination_custom_fields_nonstd', { standard_conforming_strings: 'off' }),
+);

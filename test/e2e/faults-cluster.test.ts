@@ -147,7 +147,7 @@ describe('progress under faults, on a cluster the project did not start', () => 
       env: {
         ...process.env,
         TEMPORAL_ADDRESS: address,
-        SUPPORT_API_URL: 'http://source.not-needed.invalid',
+        SUPPORT_API_URL: 'https://source.not-needed.invalid',
         SUPPORT_API_KEY: 'not-needed',
         DESTINATION_URL: 'postgres://not-needed/invalid',
       },

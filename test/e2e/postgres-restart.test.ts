@@ -48,7 +48,7 @@ describe('PostgreSQL restarted in the middle of a sync', () => {
   });
 
   it('waits while the server is down, resumes, and ends equal to the source with no window failed', async () => {
-    const url = p.config.DESTINATION_URL;
+    const url = p.config.DESTINATION_URL.reveal();
     const threadRows = async () => {
       const c = new pg.Client({ connectionString: url });
       await c.connect();

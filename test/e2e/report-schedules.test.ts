@@ -29,7 +29,7 @@ describe('schedule create: report queries with their own schedule', () => {
     writeFileSync(
       config,
       [
-        'SUPPORT_API_URL: http://source.invalid',
+        'SUPPORT_API_URL: https://source.invalid',
         'SUPPORT_API_KEY: not-used-here',
         'DESTINATION_URL: postgres://u:p@127.0.0.1:1/db',
         `TEMPORAL_ADDRESS: ${inject('temporalAddress')}`,

@@ -25,7 +25,7 @@ describe('the running demo as a --config file', () => {
     expect(statSync(DEMO_CONFIG_FILE).mode & 0o777).toBe(0o600);
     const config = loadConfig({}, file);
     expect(config.SUPPORT_API_URL).toBe(settings.SUPPORT_API_URL);
-    expect(config.DESTINATION_URL).toBe(settings.DESTINATION_URL);
+    expect(config.DESTINATION_URL.reveal()).toBe(settings.DESTINATION_URL);
     expect(config.TEMPORAL_ADDRESS).toBe(settings.TEMPORAL_ADDRESS);
     expect(config.TEMPORAL_UI_URL).toBe(settings.TEMPORAL_UI_URL);
     // Commands that embed what is not configured (a dev server, the embedded warehouse) see the file's settings

@@ -14,7 +14,7 @@ import { loadConfig } from '../../worker/config.js';
 
 const config = (env: Record<string, string> = {}) =>
   loadConfig({}, undefined, {
-    SUPPORT_API_URL: 'http://source.invalid',
+    SUPPORT_API_URL: 'https://source.invalid',
     SUPPORT_API_KEY: 'key',
     DESTINATION_URL: 'postgres://u:p@localhost/db',
     ...env,

@@ -1,0 +1,90 @@
+import { spawn } from 'node:child_process';
+import { chmod, mkdir, mkdtemp, symlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { childEnvironment } from '../../embedded/child-env.js';
+import { untrustedFolderProblem } from '../../embedded/private-folder.js';
+
+/** The demo's own files and children: binaries only from a folder it owns, children without the keys. */
+
+const SECRETS = {
+  SUPPORT_API_KEY: 'sk_live_child_env_secret',
+  SYNC_HASH_KEY: 'hash_key_child_env_secret_0123456789',
+  TEMPORAL_API_KEY: 'temporal_child_env_secret',
+  DESTINATION_URL: 'postgres://u:child_env_password@db/x',
+  POSTGRES_PASSWORD: 'child_env_password',
+  GOOGLE_APPLICATION_CREDENTIALS: '/secrets/sa.json',
+  SUPPORT_SYNC_SOME_TOKEN: 'child_env_token',
+  GOPRIVATE_TOKEN: 'child_env_go_token',
+};
+
+describe('child environment', () => {
+  it('keeps what programs need and none of the settings', () => {
+    const env = childEnvironment(
+      { BQEMU_ENABLE_FORMAT_EXTENSIONS: 'false' },
+      {
+        ...SECRETS,
+        PATH: '/usr/bin',
+        HOME: '/home/x',
+        LC_ALL: 'C.UTF-8',
+        GOFLAGS: '-mod=mod',
+        SUPPORT_SYNC_DATA_DIR: '/var/tmp/s',
+        SUPPORT_API_URL: 'https://support.example.com',
+        SYNC_STREAMS: 'tickets',
+      },
+    );
+    expect(env).toEqual({
+      PATH: '/usr/bin',
+      HOME: '/home/x',
+      LC_ALL: 'C.UTF-8',
+      GOFLAGS: '-mod=mod',
+      SUPPORT_SYNC_DATA_DIR: '/var/tmp/s',
+      BQEMU_ENABLE_FORMAT_EXTENSIONS: 'false',
+    });
+  });
+
+  it('a child started with it does not see the keys this process has', async () => {
+    const before = { ...process.env };
+    Object.assign(process.env, SECRETS);
+    let seen: string;
+    try {
+      const child = spawn(process.execPath, ['-e', 'process.stdout.write(JSON.stringify(process.env))'], {
+        env: childEnvironment(),
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      seen = '';
+      child.stdout.setEncoding('utf8').on('data', (c: string) => (seen += c));
+      await new Promise((resolve) => child.once('close', resolve));
+    } finally {
+      for (const name of Object.keys(SECRETS)) if (!(name in before)) delete process.env[name];
+    }
+    const childEnv = JSON.parse(seen) as Record<string, string>;
+    expect(childEnv['PATH']).toBe(process.env['PATH']);
+    for (const [name, value] of Object.entries(SECRETS)) {
+      expect(childEnv[name]).toBeUndefined();
+      expect(seen).not.toContain(value);
+    }
+  });
+});
+
+describe('the binaries folder', () => {
+  it('is trusted only as a real directory of this user that no one else can write', async () => {
+    const base = await mkdtemp(join(tmpdir(), 'demo-folder-'));
+    const ours = join(base, 'ours');
+    await mkdir(ours);
+    await chmod(ours, 0o755);
+    expect(await untrustedFolderProblem(ours)).toBeNull();
+    expect(await untrustedFolderProblem(join(base, 'absent'))).toBeNull();
+    await chmod(ours, 0o777);
+    expect(await untrustedFolderProblem(ours)).toMatch(/writable by its group or by others \(mode 777\)/);
+    await chmod(ours, 0o775);
+    expect(await untrustedFolderProblem(ours)).toMatch(/mode 775/);
+    await chmod(ours, 0o755);
+    const uid = process.getuid!();
+    expect(await untrustedFolderProblem(ours, uid + 1)).toMatch(`owned by uid ${uid}, not by this user`);
+    const link = join(base, 'link');
+    await symlink(ours, link);
+    expect(await untrustedFolderProblem(link)).toMatch(/symbolic link/);
+  });
+});
