@@ -1015,9 +1015,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       const byKey = new Map(rows.map((r) => [r['item_key'] as string, r]));
       for (const item of items) expect(byKey.get(item.itemKey)!['raw']).toEqual(item.raw);
       const hugeRaw = byKey.get(huge.itemKey)!['raw'];
-      expect(hugeRaw).toEqual(
-        h.staged ? omittedRaw(JSON.stringify(huge.raw).length) : huge.raw,
-      );
+      expect(hugeRaw).toEqual(h.staged ? omittedRaw(JSON.stringify(huge.raw).length) : huge.raw);
       expect((await d.openRejections()).filter((r) => r.scope === scope)).toEqual([
         { table_name: 'tickets', stream: 'tickets', scope, items: 301 },
       ]);
