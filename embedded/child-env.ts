@@ -54,3 +54,25 @@ export function childEnvironment(
   }
   return { ...kept, ...extra };
 }
+
+/**
+ * Runs `start` with this process's environment narrowed to `childEnvironment()`, then restores it: for a
+ * child that a library spawns without an `env` option (the SDK's native core starts the Temporal dev
+ * server with the whole environment of the process). The narrowing lasts only while `start` runs; the
+ * configuration has been read by then.
+ */
+export async function withChildEnvironment<T>(start: () => Promise<T>): Promise<T> {
+  const kept = childEnvironment();
+  const removed: [string, string][] = [];
+  for (const [name, value] of Object.entries(process.env)) {
+    if (value !== undefined && !(name in kept)) {
+      removed.push([name, value]);
+      delete process.env[name];
+    }
+  }
+  try {
+    return await start();
+  } finally {
+    for (const [name, value] of removed) process.env[name] = value;
+  }
+}

@@ -1,5 +1,6 @@
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes.js';
+import { withChildEnvironment } from './child-env.js';
 import type { StepStarter } from './step-progress.js';
 import { locateTemporalCli } from './temporal-cli.js';
 
@@ -56,17 +57,20 @@ export async function startTemporalDevServer(
   }
   const starting = options.step?.('starting the Temporal dev server');
   try {
-    const env = await TestWorkflowEnvironment.createLocal({
-      server: {
-        ...(cli.kind === 'existing-path' ? { executable: { type: 'existing-path', path: cli.path } } : {}),
-        ...(options.dbFilename ? { dbFilename: options.dbFilename } : {}),
-        ...(options.uiPort ? { ui: true, uiPort: options.uiPort } : {}),
-        ...(options.port ? { port: options.port } : {}),
-        ip: '127.0.0.1',
-        searchAttributes: SEARCH_ATTRIBUTES,
-        extraArgs,
-      },
-    });
+    // The dev server gets the demo's helper environment, not the sync's keys (embedded/child-env.ts).
+    const env = await withChildEnvironment(() =>
+      TestWorkflowEnvironment.createLocal({
+        server: {
+          ...(cli.kind === 'existing-path' ? { executable: { type: 'existing-path', path: cli.path } } : {}),
+          ...(options.dbFilename ? { dbFilename: options.dbFilename } : {}),
+          ...(options.uiPort ? { ui: true, uiPort: options.uiPort } : {}),
+          ...(options.port ? { port: options.port } : {}),
+          ip: '127.0.0.1',
+          searchAttributes: SEARCH_ATTRIBUTES,
+          extraArgs,
+        },
+      }),
+    );
     starting?.end(`listening on ${env.address}`);
     return env;
   } catch (err) {

@@ -1,10 +1,11 @@
 import { spawn } from 'node:child_process';
-import { chmod, mkdir, mkdtemp, symlink } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { childEnvironment } from '../../embedded/child-env.js';
 import { untrustedFolderProblem } from '../../embedded/private-folder.js';
+import { startTemporalDevServer } from '../../embedded/temporal-server.js';
 
 /** The demo's own files and children: binaries only from a folder it owns, children without the keys. */
 
@@ -66,6 +67,49 @@ describe('child environment', () => {
       expect(seen).not.toContain(value);
     }
   });
+});
+
+/** Environments (NUL-separated) of the processes whose parent is this one and whose command line has `marker`. */
+async function childEnvironments(marker: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const pid of await readdir('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8');
+      if (parent === process.pid && cmdline.includes(marker))
+        found.push(await readFile(`/proc/${pid}/environ`, 'utf8'));
+    } catch {
+      // the process ended while we read it
+    }
+  }
+  return found;
+}
+
+describe('the Temporal dev server', () => {
+  it.runIf(process.platform === 'linux')(
+    'starts without the keys this process has, which stay set here',
+    async () => {
+      const before = { ...process.env };
+      Object.assign(process.env, SECRETS);
+      try {
+        const server = await startTemporalDevServer();
+        try {
+          const environments = await childEnvironments('start-dev');
+          expect(environments).toHaveLength(1);
+          expect(environments[0]).toContain('PATH=');
+          for (const value of Object.values(SECRETS)) expect(environments[0]).not.toContain(value);
+          for (const [name, value] of Object.entries(SECRETS)) expect(process.env[name]).toBe(value);
+        } finally {
+          await server.teardown();
+        }
+      } finally {
+        for (const name of Object.keys(SECRETS)) if (!(name in before)) delete process.env[name];
+      }
+    },
+    120_000,
+  );
 });
 
 describe('the binaries folder', () => {
