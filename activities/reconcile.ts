@@ -10,6 +10,7 @@ import {
   days,
   readApi,
   readWarehouse,
+  syncedStreams,
   TIE_OUT_METRICS,
   type TieOutWindow,
   wholePeriod,
@@ -68,6 +69,7 @@ export function reconcile(deps: ActivityDeps) {
     const window: TieOutWindow = { fromMs: todayMs - input.days * DAY_MS, todayMs };
     const access = input.reportAccess;
     const [api, held] = [await readApi(client, window), await readWarehouse(destination, window)] as const;
+    const synced = await syncedStreams(destination);
     const historyDay = held.historyStartedAt === null ? null : dayOf(held.historyStartedAt);
     const periods = [...days(window), wholePeriod(window), 'now'];
     for (const [metric, spec] of TIE_OUT_METRICS) {
@@ -78,6 +80,16 @@ export function reconcile(deps: ActivityDeps) {
         const values = { metric, period, source_value: source, warehouse_value: warehouse };
         if (access?.restricted === true) {
           rows.push({ ...base, ...values, status: 'skipped', note: restrictedNote(access.detail) });
+          continue;
+        }
+        if (spec.needs !== undefined && !synced.has(spec.needs)) {
+          rows.push({
+            ...base,
+            ...values,
+            warehouse_value: null,
+            status: 'skipped',
+            note: `${metric}: the warehouse number comes from ${spec.needs}, which this warehouse has not synced yet (a run that selects it compares it)`,
+          });
           continue;
         }
         const unknown = access?.restricted === null ? ` Report access not known: ${access.detail}.` : '';

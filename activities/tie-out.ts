@@ -25,6 +25,25 @@ export interface TieOutMetric {
   readonly fromHistory?: string;
   /** A difference the warehouse cannot close, with why (definitions the spec leaves open). */
   readonly cannotEqual?: string;
+  /** The stream besides tickets the warehouse number comes from: not compared until it has been synced. */
+  readonly needs?: FollowerStream;
+}
+
+/** Streams a tie-out metric may read besides tickets. */
+export type FollowerStream = 'ticket_messages' | 'csat_surveys' | 'agent_sessions';
+
+/**
+ * Which of those streams this warehouse has ever synced, from their checkpoints: a thread read to the end,
+ * an export window's high-water mark. A metric of a stream never synced is skipped, not a mismatch.
+ */
+export async function syncedStreams(destination: ActivityDeps['destination']): Promise<Set<FollowerStream>> {
+  const out = new Set<FollowerStream>();
+  const threads = await destination.listCheckpoints('ticket_messages', { status: 'complete', limit: 1 });
+  if (threads.length > 0) out.add('ticket_messages');
+  if ((await destination.readCheckpoint('csat_surveys.sent', 'hwm'))?.high_water_mark)
+    out.add('csat_surveys');
+  if ((await destination.readCheckpoint('agent_sessions', 'hwm'))?.high_water_mark) out.add('agent_sessions');
+  return out;
 }
 
 const SWEEP =
@@ -41,21 +60,24 @@ export const DAILY_COUNTS: readonly TieOutMetric[] = [
     tolerance: 0,
     rule: `distinct current tickets with a resolution that UTC day: a move to resolved in ticket_history, or the ticket's current resolved_at (view ticket_resolutions). ${SWEEP}`,
     fromHistory:
-      'a resolution undone by a reopen before the ticket was first synced is not known (the API has no events feed and a reopen clears resolved_at)',
+      'on the days up to the first sync, a resolution undone by a reopen before the ticket was first synced is not known (the API has no events feed and a reopen clears resolved_at)',
   },
   {
     id: 'reopened_tickets',
     tolerance: 0,
     rule: `distinct current tickets with a move from resolved/closed to open/need_more_info in ticket_history that UTC day (is_reopen, dated by valid_from). ${SWEEP}`,
-    fromHistory: 'reopens before the ticket was first synced are not known (the API has no events feed)',
+    fromHistory:
+      'on the days up to the first sync, reopens before the ticket was first synced are not known (the API has no events feed)',
   },
   {
     id: 'tickets_replied_to',
+    needs: 'ticket_messages',
     tolerance: 0,
     rule: 'distinct current tickets with a public thread item not by the customer (current_messages, role agent or ai) created that UTC day.',
   },
   {
     id: 'answered_tickets',
+    needs: 'ticket_messages',
     tolerance: 0,
     rule: 'as tickets_replied_to: distinct current tickets with a reply by an agent or AI that UTC day.',
     cannotEqual:
@@ -63,6 +85,7 @@ export const DAILY_COUNTS: readonly TieOutMetric[] = [
   },
   {
     id: 'csat_responses',
+    needs: 'csat_surveys',
     tolerance: 0,
     rule: 'scored CSAT surveys (csat_surveys, not deleted, score and submitted_at set) by submitted_at UTC day.',
   },
@@ -71,11 +94,13 @@ export const DAILY_COUNTS: readonly TieOutMetric[] = [
 export const DAILY_DURATIONS: readonly TieOutMetric[] = [
   {
     id: 'customer_first_response_time',
+    needs: 'ticket_messages',
     tolerance: 0.001,
     rule: 'median of ticket_facts.first_response_seconds over current tickets whose first_reply_at falls in the period (reply event); 0 when none, as the API answers.',
   },
   {
     id: 'human_first_response_time',
+    needs: 'ticket_messages',
     tolerance: 0.001,
     rule: 'median of ticket_facts.first_human_response_seconds over current tickets whose first_human_reply_at falls in the period; 0 when none.',
   },
@@ -86,6 +111,7 @@ export const DAILY_DURATIONS: readonly TieOutMetric[] = [
   },
   {
     id: 'agent_online_time',
+    needs: 'agent_sessions',
     tolerance: 0.001,
     rule: 'sum of agent_online_daily.online_seconds (sessions clipped to the day, overlaps of one agent counted once, an open session up to its last_activity).',
   },
@@ -93,6 +119,7 @@ export const DAILY_DURATIONS: readonly TieOutMetric[] = [
 
 export const CSAT_AVERAGE: TieOutMetric = {
   id: 'csat_average',
+  needs: 'csat_surveys',
   tolerance: 1e-6,
   rule: 'mean score of scored CSAT surveys by submitted_at in the period; 0 when none, as the API answers.',
 };
