@@ -6,6 +6,7 @@ import { canonicalTimestamp, type TableName, tableSpecOf } from '../../schemas/w
 import { freshDatabase } from '../support/postgres.js';
 import { destinationConformance } from './conformance.js';
 import { customFieldsSuite } from './custom-fields-suite.js';
+import { historyViewsSuite } from './history-views-suite.js';
 import { viewsSuite } from './views-suite.js';
 
 const SCHEMA = 'support_test';
@@ -112,3 +113,4 @@ const viewsHarness = (database: string) => async () => {
 
 viewsSuite('PostgreSQL', viewsHarness('destination_views'));
 customFieldsSuite('PostgreSQL', viewsHarness('destination_custom_fields'));
+historyViewsSuite('PostgreSQL', viewsHarness('destination_history_views'));
