@@ -153,6 +153,19 @@ const ticketHistory: ViewSpec = {
   sql: ticketHistorySql,
 };
 
+/** The SQL of ticket_resolutions (inlined where another view builds on it: views never name views). */
+const ticketResolutionsSql = (d: SqlDialect) =>
+  `SELECT ticket_id, MIN(resolved_at) AS resolved_at, MIN(source) AS source FROM (
+  SELECT h.ticket_id, h.valid_from AS resolved_at, 'history' AS source
+  FROM (${ticketHistorySql(d).replace(/\n/g, '\n  ')}) h
+  WHERE h.is_resolution
+  UNION ALL
+  SELECT t.id AS ticket_id, t.resolved_at, 'current' AS source
+  FROM ${d.table('tickets')} t
+  WHERE t.${d.ident('_deleted_at')} IS NULL AND t.status IN ${DONE} AND t.resolved_at IS NOT NULL
+) r
+GROUP BY ticket_id, resolved_at`;
+
 // --- ticket_resolutions ---------------------------------------------------------------------------------
 
 const ticketResolutions: ViewSpec = {
@@ -169,16 +182,7 @@ const ticketResolutions: ViewSpec = {
         '`history` (a move to resolved between two sightings, dated by ticket_history.valid_from) or `current` (tickets.resolved_at of a ticket resolved or closed now).',
     },
   ),
-  sql: (d) => `SELECT ticket_id, MIN(resolved_at) AS resolved_at, MIN(source) AS source FROM (
-  SELECT h.ticket_id, h.valid_from AS resolved_at, 'history' AS source
-  FROM (${ticketHistorySql(d).replace(/\n/g, '\n  ')}) h
-  WHERE h.is_resolution
-  UNION ALL
-  SELECT t.id AS ticket_id, t.resolved_at, 'current' AS source
-  FROM ${d.table('tickets')} t
-  WHERE t.${d.ident('_deleted_at')} IS NULL AND t.status IN ${DONE} AND t.resolved_at IS NOT NULL
-) r
-GROUP BY ticket_id, resolved_at`,
+  sql: (d) => ticketResolutionsSql(d),
 };
 
 // --- ticket_daily_backlog -------------------------------------------------------------------------------
@@ -273,9 +277,216 @@ SELECT agent_id, ${d.utcDay('day_start')} AS day, SUM(${d.secondsBetween('m_to',
 FROM merged GROUP BY agent_id, day_start`,
 };
 
+// --- ticket_metrics -------------------------------------------------------------------------------------
+
+const ticketMetrics: ViewSpec = {
+  name: 'ticket_metrics',
+  description:
+    "One row per current ticket with the metrics data teams model (the dbt_zendesk set, on this API's definitions): replies and waits from the public thread, first and final resolution, reopens, resolutions and handoffs from ticket_history, one-touch and two-touch resolutions, unsolved age, the last public message. Thread metrics count public items only (the API's reads exclude internal notes and system events, spec 2.3). History metrics count what the sweeps saw since the ticket was first synced (history_complete says whether that is its whole life).",
+  columns: columns(
+    'ticket_metrics',
+    z.object({
+      ticket_id: z.string(),
+      ticket_number: z.number().int(),
+      created_at: Timestamp,
+      status: z.string(),
+      priority: z.string(),
+      channel: z.string(),
+      assignee_id: z.string(),
+      team_id: z.string(),
+      first_reply_seconds: z.number(),
+      first_human_reply_seconds: z.number(),
+      reply_count: z.number().int(),
+      total_reply_seconds: z.number(),
+      requester_wait_seconds: z.number(),
+      awaiting_reply_since: Timestamp,
+      first_resolved_at: Timestamp,
+      first_resolution_seconds: z.number(),
+      final_resolved_at: Timestamp,
+      final_resolution_seconds: z.number(),
+      resolutions: z.number().int(),
+      reopens: z.number().int(),
+      handoffs: z.number().int(),
+      assignees: z.number().int(),
+      is_one_touch: z.boolean(),
+      is_two_touch: z.boolean(),
+      unsolved_age_seconds: z.number(),
+      last_public_message_at: Timestamp,
+      last_public_message_role: z.string(),
+      history_since: Timestamp,
+      history_complete: z.boolean(),
+    }),
+    {
+      ticket_id: 'Ticket id (joins tickets.id).',
+      ticket_number: 'Ticket number.',
+      created_at: 'When the ticket was created.',
+      status: 'Current status.',
+      priority: 'Current priority.',
+      channel: 'Channel.',
+      assignee_id: 'Current assignee (joins agents.id).',
+      team_id: 'Current team (joins teams.id).',
+      first_reply_seconds:
+        'Seconds from the first customer message to the first public reply by an agent or AI at or after it (spec 2.11 customer_first_response_time: "seconds to a qualifying human or AI reply"); null when none yet.',
+      first_human_reply_seconds:
+        'The same to the first reply by a human agent (spec 2.11 human_first_response_time: "seconds to a human reply").',
+      reply_count: 'Public replies by agents and AI.',
+      total_reply_seconds:
+        "Sum over the customer's turns that got a reply of the seconds from the turn's first message to the next public reply (a turn: consecutive customer messages).",
+      requester_wait_seconds:
+        'total_reply_seconds plus, while the ticket is open or need_more_info and the last customer turn has no reply, the seconds from that turn to now: how long the customer has waited in all.',
+      awaiting_reply_since:
+        "The first message of the customer's unanswered turn; null when every turn got a reply.",
+      first_resolved_at:
+        'The earliest resolution the warehouse knows (ticket_resolutions): a move to resolved in ticket_history, or the current resolved_at.',
+      first_resolution_seconds: 'Seconds from creation to first_resolved_at.',
+      final_resolved_at:
+        'The current resolution (resolved_at while resolved or closed; spec 2.11 full_resolution_time dates by it); null while open.',
+      final_resolution_seconds:
+        'Seconds from creation to final_resolved_at (full_resolution_time, per ticket).',
+      resolutions:
+        'Resolutions the warehouse knows (rows of ticket_resolutions): spec 2.11 resolved_tickets counts tickets with one in a period.',
+      reopens:
+        'Reopens the sweeps saw (ticket_history.is_reopen; spec 2.11 reopened_tickets counts tickets with one in a period).',
+      handoffs: 'Assignee changes from one agent to another the sweeps saw (ticket_history.is_handoff).',
+      assignees: 'Distinct assignees the sweeps saw.',
+      is_one_touch:
+        'Resolved or closed now with exactly one public reply and no reopen seen (a first-contact resolution).',
+      is_two_touch: 'Resolved or closed now with exactly two public replies and no reopen seen.',
+      unsolved_age_seconds:
+        'While open or need_more_info: seconds from creation to now (backlog age counts from creation, spec 2.11 rule 2); null otherwise.',
+      last_public_message_at: 'The latest public thread item.',
+      last_public_message_role: 'Who wrote it: customer, agent or ai.',
+      history_since: "The start of the ticket's first interval in ticket_history.",
+      history_complete:
+        'True when the history starts at creation (the ticket was first synced before it changed): reopens, resolutions and handoffs cover its whole life.',
+    },
+  ),
+  sql: (d) => `WITH m AS (
+  SELECT m.ticket_id, m.role, m.created_at, m.id,
+    LAG(m.role) OVER (PARTITION BY m.ticket_id ORDER BY m.created_at, m.id) AS prev_role,
+    MIN(CASE WHEN m.role <> 'customer' THEN m.created_at END) OVER (PARTITION BY m.ticket_id ORDER BY m.created_at, m.id
+      ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING) AS next_reply_at
+  FROM ${d.table('ticket_messages')} m
+  WHERE m.${d.ident('_deleted_at')} IS NULL
+),
+first_customer AS (
+  SELECT ticket_id, MIN(created_at) AS first_customer_at FROM m WHERE role = 'customer' GROUP BY ticket_id
+),
+thread AS (
+  SELECT m.ticket_id,
+    SUM(CASE WHEN m.role <> 'customer' THEN 1 ELSE 0 END) AS reply_count,
+    MIN(CASE WHEN m.role <> 'customer' AND m.created_at >= f.first_customer_at THEN m.created_at END) AS first_reply_at,
+    MIN(CASE WHEN m.role = 'agent' AND m.created_at >= f.first_customer_at THEN m.created_at END) AS first_human_reply_at,
+    MIN(f.first_customer_at) AS first_customer_at,
+    SUM(CASE WHEN m.role = 'customer' AND (m.prev_role IS NULL OR m.prev_role <> 'customer') AND m.next_reply_at IS NOT NULL
+      THEN ${d.secondsBetween('m.next_reply_at', 'm.created_at')} END) AS total_reply_seconds,
+    MIN(CASE WHEN m.role = 'customer' AND m.next_reply_at IS NULL THEN m.created_at END) AS awaiting_reply_since,
+    MAX(m.created_at) AS last_public_message_at
+  FROM m LEFT JOIN first_customer f ON f.ticket_id = m.ticket_id
+  GROUP BY m.ticket_id
+),
+last_message AS (
+  SELECT ticket_id, role, ROW_NUMBER() OVER (PARTITION BY ticket_id ORDER BY created_at DESC, id DESC) AS pick FROM m
+),
+h AS (
+  ${ticketHistorySql(d).replace(/\n/g, '\n  ')}
+),
+history AS (
+  SELECT ticket_id, MIN(valid_from) AS history_since,
+    MAX(CASE WHEN valid_from_precision = 'created' THEN 1 ELSE 0 END) AS from_creation,
+    SUM(CASE WHEN is_reopen THEN 1 ELSE 0 END) AS reopens,
+    SUM(CASE WHEN is_handoff THEN 1 ELSE 0 END) AS handoffs,
+    COUNT(DISTINCT assignee_id) AS assignees
+  FROM h GROUP BY ticket_id
+),
+resolutions AS (
+  SELECT ticket_id, MIN(resolved_at) AS first_resolved_at, COUNT(*) AS resolutions
+  FROM (${ticketResolutionsSql(d).replace(/\n/g, '\n  ')}) tr GROUP BY ticket_id
+)
+SELECT t.id AS ticket_id, t.ticket_number, t.created_at, t.status, t.priority, t.channel, t.assignee_id, t.team_id,
+  ${d.secondsBetween('th.first_reply_at', 'th.first_customer_at')} AS first_reply_seconds,
+  ${d.secondsBetween('th.first_human_reply_at', 'th.first_customer_at')} AS first_human_reply_seconds,
+  COALESCE(th.reply_count, 0) AS reply_count,
+  COALESCE(th.total_reply_seconds, 0) AS total_reply_seconds,
+  COALESCE(th.total_reply_seconds, 0) + CASE WHEN t.status IN ${OPEN} AND th.awaiting_reply_since IS NOT NULL
+    THEN ${d.secondsBetween(d.now, 'th.awaiting_reply_since')} ELSE 0 END AS requester_wait_seconds,
+  th.awaiting_reply_since,
+  r.first_resolved_at,
+  ${d.secondsBetween('r.first_resolved_at', 't.created_at')} AS first_resolution_seconds,
+  CASE WHEN t.status IN ${DONE} THEN t.resolved_at END AS final_resolved_at,
+  CASE WHEN t.status IN ${DONE} THEN ${d.secondsBetween('t.resolved_at', 't.created_at')} END AS final_resolution_seconds,
+  COALESCE(r.resolutions, 0) AS resolutions,
+  COALESCE(hi.reopens, 0) AS reopens,
+  COALESCE(hi.handoffs, 0) AS handoffs,
+  COALESCE(hi.assignees, 0) AS assignees,
+  (t.status IN ${DONE} AND COALESCE(th.reply_count, 0) = 1 AND COALESCE(hi.reopens, 0) = 0) AS is_one_touch,
+  (t.status IN ${DONE} AND COALESCE(th.reply_count, 0) = 2 AND COALESCE(hi.reopens, 0) = 0) AS is_two_touch,
+  CASE WHEN t.status IN ${OPEN} THEN ${d.secondsBetween(d.now, 't.created_at')} END AS unsolved_age_seconds,
+  th.last_public_message_at,
+  lm.role AS last_public_message_role,
+  hi.history_since,
+  COALESCE(hi.from_creation = 1, FALSE) AS history_complete
+FROM ${d.table('tickets')} t
+LEFT JOIN thread th ON th.ticket_id = t.id
+LEFT JOIN last_message lm ON lm.ticket_id = t.id AND lm.pick = 1
+LEFT JOIN history hi ON hi.ticket_id = t.id
+LEFT JOIN resolutions r ON r.ticket_id = t.id
+WHERE t.${d.ident('_deleted_at')} IS NULL`,
+};
+
+// --- ticket_csat ----------------------------------------------------------------------------------------
+
+const ticketCsat: ViewSpec = {
+  name: 'ticket_csat',
+  description:
+    'CSAT per current ticket: its answered surveys in submission order, the first and the latest score, and how often the score changed from one answer to the next (csat_surveys not deleted, score and submitted_at set; spec 2.11 csat_average averages the same answers by submission day).',
+  columns: columns(
+    'ticket_csat',
+    z.object({
+      ticket_id: z.string(),
+      responses: z.number().int(),
+      first_score: z.number().int(),
+      first_submitted_at: Timestamp,
+      latest_score: z.number().int(),
+      latest_submitted_at: Timestamp,
+      score_changes: z.number().int(),
+      average_score: z.number(),
+    }),
+    {
+      ticket_id: 'Ticket id (joins tickets.id).',
+      responses: 'Answered surveys (csat_responses counts them by submission day).',
+      first_score: 'Score of the first answered survey.',
+      first_submitted_at: 'When it was answered.',
+      latest_score: 'Score of the latest answered survey.',
+      latest_submitted_at: 'When it was answered.',
+      score_changes: 'Answers whose score differs from the previous answer of the ticket.',
+      average_score: 'Mean score of the answers.',
+    },
+  ),
+  sql: (d) => `WITH s AS (
+  SELECT s.ticket_id, s.score, s.submitted_at,
+    LAG(s.score) OVER (PARTITION BY s.ticket_id ORDER BY s.submitted_at, s.id) AS prev_score,
+    ROW_NUMBER() OVER (PARTITION BY s.ticket_id ORDER BY s.submitted_at, s.id) AS first_pick,
+    ROW_NUMBER() OVER (PARTITION BY s.ticket_id ORDER BY s.submitted_at DESC, s.id DESC) AS last_pick
+  FROM ${d.table('csat_surveys')} s
+  WHERE s.${d.ident('_deleted_at')} IS NULL AND s.score IS NOT NULL AND s.submitted_at IS NOT NULL
+    AND s.ticket_id IN (SELECT id FROM ${d.table('tickets')} WHERE ${d.ident('_deleted_at')} IS NULL)
+)
+SELECT ticket_id, COUNT(*) AS responses,
+  MAX(CASE WHEN first_pick = 1 THEN score END) AS first_score,
+  MAX(CASE WHEN first_pick = 1 THEN submitted_at END) AS first_submitted_at,
+  MAX(CASE WHEN last_pick = 1 THEN score END) AS latest_score,
+  MAX(CASE WHEN last_pick = 1 THEN submitted_at END) AS latest_submitted_at,
+  SUM(CASE WHEN prev_score IS NOT NULL AND prev_score <> score THEN 1 ELSE 0 END) AS score_changes,
+  AVG(CAST(score AS ${d.type('float')})) AS average_score
+FROM s GROUP BY ticket_id`,
+};
+
 export const TICKET_HISTORY_VIEWS: readonly ViewSpec[] = [
   ticketHistory,
   ticketResolutions,
+  ticketMetrics,
+  ticketCsat,
   ticketDailyBacklog,
   agentOnlineDaily,
 ];

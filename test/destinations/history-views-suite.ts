@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Destination } from '../../connectors/destination.js';
 import type { AgentSession, Ticket } from '../../schemas/api/index.js';
-import { input, ticket } from './fixtures.js';
+import { input, message, survey, ticket } from './fixtures.js';
 import type { ViewsHarness } from './views-suite.js';
 
 /**
@@ -105,6 +105,25 @@ const sessions = [
   session('30000000-0000-4000-8000-000000000003', '2025-03-02T10:00:00Z', null, '2025-03-02T10:30:00Z'),
 ];
 
+/** H1's thread: two customer turns answered (by AI, then a human), a third waiting. */
+const thread = [
+  ['customer', '2025-03-01T10:00:00Z'],
+  ['customer', '2025-03-01T10:10:00Z'],
+  ['ai', '2025-03-01T10:30:00Z'],
+  ['customer', '2025-03-02T08:00:00Z'],
+  ['agent', '2025-03-02T08:45:00Z'],
+  ['customer', '2025-03-03T07:00:00Z'],
+].map(([role, created_at]) =>
+  message({ ticket_id: H1, ticket_number: 101, role: role!, created_at: created_at! }),
+);
+
+/** H3's answers: 2, then 5. */
+const answers = [
+  survey({ ticket_id: H3, ticket_number: 103, score: 2, submitted_at: '2025-03-01T06:00:00Z' }),
+  survey({ ticket_id: H3, ticket_number: 103, score: 5, submitted_at: '2025-03-02T06:00:00Z' }),
+  survey({ ticket_id: H3, ticket_number: 103 }),
+];
+
 const iso = (v: unknown) => (v === null || v === undefined ? null : new Date(String(v)).toISOString());
 
 export function historyViewsSuite(name: string, makeHarness: () => Promise<ViewsHarness>) {
@@ -130,6 +149,8 @@ export function historyViewsSuite(name: string, makeHarness: () => Promise<Views
         },
       ]);
       await dest.writeBatch({ table: 'agent_sessions', rows: sessions.map(input) });
+      await dest.writeBatch({ table: 'ticket_messages', rows: thread.map(input) });
+      await dest.writeBatch({ table: 'csat_surveys', rows: answers.map(input) });
     }, 600_000);
     afterAll(async () => {
       await dest?.close();
@@ -240,6 +261,82 @@ export function historyViewsSuite(name: string, makeHarness: () => Promise<Views
         [H1, 1],
         [H2, 0],
         [H3, 0],
+      ]);
+    });
+
+    it('ticket_metrics: replies and waits from the thread, resolutions, reopens and handoffs from the history', async () => {
+      const rows = await dest.select((d) => `SELECT * FROM ${d.table('ticket_metrics')} ORDER BY ticket_id`);
+      const byId = new Map(rows.map((r) => [r['ticket_id'], r]));
+      const m1 = byId.get(H1)!;
+      const numbers = (r: Record<string, unknown>, keys: string[]) =>
+        Object.fromEntries(keys.map((k) => [k, r[k] === null ? null : Number(r[k])]));
+      expect(
+        numbers(m1, [
+          'first_reply_seconds',
+          'first_human_reply_seconds',
+          'reply_count',
+          'total_reply_seconds',
+          'first_resolution_seconds',
+          'final_resolution_seconds',
+          'resolutions',
+          'reopens',
+          'handoffs',
+          'assignees',
+        ]),
+      ).toEqual({
+        first_reply_seconds: 1800,
+        first_human_reply_seconds: 22 * 3600 + 45 * 60,
+        reply_count: 2,
+        total_reply_seconds: 1800 + 2700,
+        first_resolution_seconds: 23 * 3600,
+        final_resolution_seconds: null,
+        resolutions: 1,
+        reopens: 1,
+        handoffs: 1,
+        assignees: 2,
+      });
+      expect(iso(m1['awaiting_reply_since'])).toBe('2025-03-03T07:00:00.000Z');
+      // Still waiting: the wait grows with the clock.
+      const waitingSince = (Date.now() - Date.parse('2025-03-03T07:00:00Z')) / 1000;
+      expect(Number(m1['requester_wait_seconds'])).toBeGreaterThan(4500 + waitingSince - 600);
+      expect(Number(m1['unsolved_age_seconds'])).toBeGreaterThan(waitingSince);
+      expect(m1).toMatchObject({
+        is_one_touch: false,
+        is_two_touch: false,
+        last_public_message_role: 'customer',
+        history_complete: false,
+      });
+      expect(iso(m1['history_since'])).toBe('2025-03-01T11:00:00.000Z');
+      const m3 = byId.get(H3)!;
+      expect(
+        numbers(m3, ['reply_count', 'final_resolution_seconds', 'resolutions', 'unsolved_age_seconds']),
+      ).toEqual({
+        reply_count: 0,
+        final_resolution_seconds: 28 * 3600,
+        resolutions: 1,
+        unsolved_age_seconds: null,
+      });
+      expect(byId.get(H2)).toMatchObject({ history_complete: true, reopens: expect.anything() });
+    });
+
+    it('ticket_csat: first and latest answer, score changes', async () => {
+      const rows = await dest.select(
+        (d) =>
+          `SELECT ticket_id, responses, first_score, latest_score, score_changes, average_score FROM ${d.table('ticket_csat')}`,
+      );
+      expect(
+        rows.map((r) =>
+          Object.fromEntries(Object.entries(r).map(([k, v]) => [k, k === 'ticket_id' ? v : Number(v)])),
+        ),
+      ).toEqual([
+        {
+          ticket_id: H3,
+          responses: 2,
+          first_score: 2,
+          latest_score: 5,
+          score_changes: 1,
+          average_score: 3.5,
+        },
       ]);
     });
 
