@@ -73,8 +73,21 @@ export function reconcile(deps: ActivityDeps) {
     const historyDay = held.historyStartedAt === null ? null : dayOf(held.historyStartedAt);
     const periods = [...days(window), wholePeriod(window), 'now'];
     for (const [metric, spec] of TIE_OUT_METRICS) {
+      const refusal = api.refused.get(metric);
+      if (refusal !== undefined) {
+        rows.push({
+          ...base,
+          metric,
+          period: wholePeriod(window),
+          source_value: null,
+          warehouse_value: held.numbers.get(metric)?.get(wholePeriod(window)) ?? null,
+          status: 'skipped',
+          note: `${metric}: the report API refused the query (${refusal}); nothing to compare`,
+        });
+        continue;
+      }
       for (const period of periods) {
-        const source = api.get(metric)?.get(period);
+        const source = api.numbers.get(metric)?.get(period);
         if (source === undefined) continue;
         const warehouse = held.numbers.get(metric)?.get(period) ?? 0;
         const values = { metric, period, source_value: source, warehouse_value: warehouse };
@@ -178,7 +191,8 @@ async function settleMoving(
   const open = rows.filter((r) => r.status === 'mismatch');
   if (open.length === 0) return;
   const reportMetrics = new Set(open.filter((r) => TIE_OUT_METRICS.has(r.metric)).map((r) => r.metric));
-  const again = reportMetrics.size > 0 ? await readApi(deps.client, window, reportMetrics) : new Map();
+  const again =
+    reportMetrics.size > 0 ? (await readApi(deps.client, window, reportMetrics)).numbers : new Map();
   const viewsAgain = open.some((r) => r.metric.startsWith(VIEW_METRIC_PREFIX))
     ? await currentViewCounts(deps)
     : new Map<string, number>();

@@ -166,11 +166,13 @@ export const days = (w: TieOutWindow): string[] => {
 export const wholePeriod = (w: TieOutWindow) => `${dayOf(w.fromMs)}..${dayOf(w.todayMs)}`;
 
 /** The report queries of the API's side: one per format for the days, one KPI per period metric. */
-export function apiQueries(w: TieOutWindow): { key: string; metrics: string[]; query: string }[] {
+export function apiQueries(w: TieOutWindow): ApiQuery[] {
   const since = `SINCE ${dayOf(w.fromMs)} UNTIL ${dayOf(w.todayMs)}`;
-  const series = (key: string, metrics: readonly TieOutMetric[]) => {
+  const series = (key: string, metrics: readonly TieOutMetric[]): ApiQuery => {
     const ids = metrics.map((m) => m.id);
     return {
+      // A metric the key may not see makes the API refuse the whole query: asked again alone.
+      ...(metrics.length > 1 ? { alone: metrics.map((m) => series(`${key}:${m.id}`, [m])) } : {}),
       key,
       metrics: ids,
       query: [
@@ -196,16 +198,38 @@ export function apiQueries(w: TieOutWindow): { key: string; metrics: string[]; q
   ];
 }
 
-/** Runs the queries (UTC) and files their numbers by metric and period (a day, the whole range, or now). */
+interface ApiQuery {
+  key: string;
+  metrics: string[];
+  query: string;
+  /** The same metrics one query each, for when the API refuses this one. */
+  alone?: ApiQuery[];
+}
+
+/**
+ * Runs the queries (UTC) and files their numbers by metric and period (a day, the whole range, or now). A
+ * query the API refuses (a key without the dashboard permission for CSAT …) is not fatal: its metrics are
+ * returned in `refused` with the API's message, to be recorded as skipped.
+ */
 export async function readApi(
   client: SupportApiClient,
   w: TieOutWindow,
   only?: ReadonlySet<string>,
-): Promise<Numbers> {
+): Promise<{ numbers: Numbers; refused: Map<string, string> }> {
   const out: Numbers = new Map();
-  for (const q of apiQueries(w)) {
+  const refused = new Map<string, string>();
+  const queue = apiQueries(w);
+  for (let q = queue.shift(); q !== undefined; q = queue.shift()) {
     if (only && !q.metrics.some((m) => only.has(m))) continue;
-    const result: ReportResult = await client.queryReport({ query: q.query, timezone: 'UTC' });
+    let result: ReportResult;
+    try {
+      result = await client.queryReport({ query: q.query, timezone: 'UTC' });
+    } catch (err) {
+      if (!isRefusal(err)) throw err;
+      if (q.alone) queue.unshift(...q.alone);
+      else for (const id of q.metrics) refused.set(id, err instanceof Error ? err.message : String(err));
+      continue;
+    }
     if (result.kind === 'time-series') {
       for (const p of result.points)
         for (const id of q.metrics) put(out, id, p.date.slice(0, 10), p.values[id] ?? 0);
@@ -214,7 +238,13 @@ export async function readApi(
       put(out, id, q.key === 'backlog' ? 'now' : wholePeriod(w), result.value);
     }
   }
-  return out;
+  return { numbers: out, refused };
+}
+
+/** An API answer that refuses the query itself (permissions, validation), not a failing service. */
+function isRefusal(err: unknown): boolean {
+  const status = (err as { status?: unknown }).status;
+  return typeof status === 'number' && status >= 400 && status < 500 && status !== 429;
 }
 
 const median = (values: number[]): number => {
