@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ViewFilter } from '../schemas/api/index.js';
-import type { ReconcileInput, ReconcileSummary } from '../schemas/sync.js';
+import { type ReconcileInput, type ReconcileSummary, TICKETS_SCOPES } from '../schemas/sync.js';
 import { byText, type ReconciliationRecord } from '../schemas/warehouse.js';
 import type { SqlDialect } from '../schemas/warehouse-views.js';
 import type { ActivityDeps } from './deps.js';
@@ -211,6 +211,57 @@ async function settleMoving(
       (caughtUp ? ', which is the warehouse number: the reads straddled a change' : '') +
       '; the next run compares again.';
   }
+  // A period still open (the run's day, the whole range, now) also takes what the source did after the
+  // sync read it and before the comparison: when the source shows such changes, its mismatches are moving.
+  const today = dayOf(window.todayMs);
+  const stillOpen = rows.filter(
+    (r) =>
+      r.status === 'mismatch' &&
+      (r.period === 'now' || r.period === today || r.period === wholePeriod(window)),
+  );
+  if (stillOpen.length === 0) return;
+  const living = await changesAfterTheRead(deps, viewsAgain);
+  if (living === null) return;
+  for (const r of stillOpen) {
+    r.status = 'moving';
+    r.note = `${r.note ?? ''} Moving: the period is still open and ${living}; the next run compares again.`;
+  }
+}
+
+/**
+ * What the source changed after the sync read it, if it shows any: among its newest tickets (one list page),
+ * those whose updated_at is later than the sweep's start and than the version the warehouse holds; else
+ * saved views whose count moved since the run synced it. Null: no change seen.
+ */
+async function changesAfterTheRead(
+  deps: ActivityDeps,
+  viewsNow: ReadonlyMap<string, number>,
+): Promise<string | null> {
+  const { destination } = deps;
+  const sweep = await destination.readCheckpoint(TICKETS_SCOPES.sweep.stream, TICKETS_SCOPES.sweep.scope);
+  const readFrom = sweep?.high_water_mark ? Date.parse(sweep.high_water_mark) : null;
+  if (readFrom !== null) {
+    const page = await PAGE_FETCHERS.tickets(deps.client, { limit: 50 }, null);
+    const items = page.items as { id: string; updated_at: string }[];
+    const stored = await destination.storedVersions(
+      'tickets',
+      items.map((t) => t.id),
+    );
+    const changed = items.filter((t) => {
+      const at = Date.parse(t.updated_at);
+      const held = stored.get(t.id)?.version;
+      return at > readFrom && (held == null || Date.parse(held) < at);
+    });
+    if (changed.length > 0)
+      return `${changed.length} of the source's ${items.length} newest tickets changed after the sync read them`;
+  }
+  const views = viewsNow.size > 0 ? viewsNow : await currentViewCounts(deps);
+  for (const v of await savedViews(destination)) {
+    const now = views.get(v.metric);
+    if (now !== undefined && now !== v.sourceValue)
+      return `the saved view "${v.metric.slice(VIEW_METRIC_PREFIX.length)}" counted ${v.sourceValue} when synced and ${now} now`;
+  }
+  return null;
 }
 
 const VIEW_METRIC_PREFIX = 'view_count:';

@@ -221,7 +221,10 @@ describe('ticket_history from the sweeps, and the tie-out of every metric the vi
     let calls = 0;
     const client = new Proxy(p.deps.client, {
       get(target, prop, receiver) {
-        if (prop !== 'queryReport') return Reflect.get(target, prop, receiver);
+        if (prop !== 'queryReport') {
+          const value = Reflect.get(target, prop, receiver);
+          return typeof value === 'function' ? value.bind(target) : value;
+        }
         return async (body: Parameters<typeof target.queryReport>[0]) => {
           const result = await target.queryReport(body);
           calls++;
