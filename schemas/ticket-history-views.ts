@@ -193,12 +193,19 @@ const ticketDailyBacklog: ViewSpec = {
     'Open tickets (open or need_more_info) at the end of each UTC day, from ticket_history: a ticket counts on a day when its interval holding at 24:00 UTC is open. Days before a ticket\'s history began (its first sighting) do not count it, so the early days of a warehouse undercount; backlog_now (spec 2.11: "open, unresolved tickets now") is the last day\'s value only at the moment of the last sweep.',
   columns: columns(
     'ticket_daily_backlog',
-    z.object({ day: z.string(), open_tickets: z.number().int(), open_over_24h: z.number().int() }),
+    z.object({
+      day: z.string(),
+      open_tickets: z.number().int(),
+      open_over_24h: z.number().int(),
+      complete: z.boolean(),
+    }),
     {
       day: 'The UTC day (YYYY-MM-DD); the count is at its end.',
       open_tickets: 'Tickets whose state at the end of the day was open or need_more_info.',
       open_over_24h:
         'Of those, tickets created more than 24 hours before the end of the day (backlog age counts from creation, spec 2.11 rule 2).',
+      complete:
+        "True for days that end after the warehouse's first sync (its first sighting): from then on every ticket's state is known at the end of the day; earlier days count only tickets whose history had begun.",
     },
   ),
   sql: (d) => `WITH h AS (
@@ -219,7 +226,8 @@ open_at_end AS (
   GROUP BY days.day_start
 )
 SELECT ${d.utcDay('days.day_start')} AS day, COALESCE(o.open_tickets, 0) AS open_tickets,
-  COALESCE(o.open_over_24h, 0) AS open_over_24h
+  COALESCE(o.open_over_24h, 0) AS open_over_24h,
+  (${d.addDays('days.day_start', 1)} > (SELECT MIN(observed_at) FROM ${d.table('ticket_observations')})) AS complete
 FROM days LEFT JOIN open_at_end o ON o.day_start = days.day_start`,
 };
 

@@ -21,7 +21,8 @@ export interface DailyPoint {
   day: string;
   created: number;
   resolved: number;
-  backlog: number;
+  /** Null before the warehouse's first sync: the backlog of those days is not known whole. */
+  backlog: number | null;
 }
 
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
@@ -33,7 +34,7 @@ export function dailyChartSvg(points: readonly DailyPoint[], title: string): str
   const m = { left: 56, right: 24, top: 48, bottom: 70 };
   const plotW = W - m.left - m.right;
   const plotH = H - m.top - m.bottom;
-  const max = Math.max(1, ...points.flatMap((p) => [p.created, p.resolved, p.backlog]));
+  const max = Math.max(1, ...points.flatMap((p) => [p.created, p.resolved, p.backlog ?? 0]));
   const step = niceStep(max);
   const top = Math.ceil(max / step) * step;
   const y = (v: number) => m.top + plotH - (v / top) * plotH;
@@ -61,12 +62,20 @@ export function dailyChartSvg(points: readonly DailyPoint[], title: string): str
         `<text x="${x}" y="${H - m.bottom + 16}" text-anchor="end" transform="rotate(-40 ${x} ${H - m.bottom + 16})" fill="#555">${p.day}</text>`,
       );
   });
-  const line = points.map((p, i) => `${m.left + i * slot + slot / 2},${y(p.backlog)}`).join(' ');
-  out.push(`<polyline points="${line}" fill="none" stroke="#e15759" stroke-width="2.5"/>`);
+  const known = points.flatMap((p, i) =>
+    p.backlog === null ? [] : [[m.left + i * slot + slot / 2, y(p.backlog), p] as const],
+  );
+  out.push(
+    `<polyline points="${known.map(([x, yy]) => `${x},${yy}`).join(' ')}" fill="none" stroke="#e15759" stroke-width="2.5"/>`,
+    ...known.map(
+      ([x, yy, p]) =>
+        `<circle cx="${x}" cy="${yy}" r="3.5" fill="#e15759"><title>${p.day}: ${p.backlog} open</title></circle>`,
+    ),
+  );
   const legend: [string, string][] = [
     ['#4e79a7', 'new tickets'],
     ['#59a14f', 'resolved (ticket_resolutions)'],
-    ['#e15759', 'open at the end of the day (ticket_daily_backlog)'],
+    ['#e15759', 'open at the end of the day, from the first sync on (ticket_daily_backlog)'],
   ];
   legend.forEach(([color, label], i) => {
     const lx = m.left + i * 230;
@@ -98,7 +107,7 @@ export async function dailyPoints(client: pg.Client, schema: string, days: numbe
        (SELECT count(*) FROM ${q('current_tickets')} t WHERE to_char(t.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') = d.day)::int AS created,
        (SELECT count(DISTINCT r.ticket_id) FROM ${q('ticket_resolutions')} r JOIN ${q('current_tickets')} t ON t.id = r.ticket_id
          WHERE to_char(r.resolved_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') = d.day)::int AS resolved,
-       COALESCE((SELECT b.open_tickets FROM ${q('ticket_daily_backlog')} b WHERE b.day = d.day), 0)::int AS backlog
+       (SELECT b.open_tickets FROM ${q('ticket_daily_backlog')} b WHERE b.day = d.day AND b.complete)::int AS backlog
      FROM d ORDER BY d.day`,
     [days],
   );

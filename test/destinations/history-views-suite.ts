@@ -342,15 +342,17 @@ export function historyViewsSuite(name: string, makeHarness: () => Promise<Views
 
     it('ticket_daily_backlog: open tickets at the end of each UTC day', async () => {
       const rows = await dest.select(
-        (d) => `SELECT day, open_tickets, open_over_24h FROM ${d.table('ticket_daily_backlog')}
+        (d) => `SELECT day, open_tickets, open_over_24h, complete FROM ${d.table('ticket_daily_backlog')}
           WHERE day <= '2025-03-05' ORDER BY day`,
       );
-      expect(rows.map((r) => [r['day'], Number(r['open_tickets']), Number(r['open_over_24h'])])).toEqual([
-        ['2025-03-01', 1, 0],
-        ['2025-03-02', 1, 0],
-        ['2025-03-03', 2, 2],
-        ['2025-03-04', 2, 2],
-        ['2025-03-05', 2, 2],
+      expect(
+        rows.map((r) => [r['day'], Number(r['open_tickets']), Number(r['open_over_24h']), r['complete']]),
+      ).toEqual([
+        ['2025-03-01', 1, 0, true],
+        ['2025-03-02', 1, 0, true],
+        ['2025-03-03', 2, 2, true],
+        ['2025-03-04', 2, 2, true],
+        ['2025-03-05', 2, 2, true],
       ]);
     });
 
