@@ -42,6 +42,7 @@ export function dailyChartSvg(points: readonly DailyPoint[], title: string): str
   const bar = Math.max(1, slot * 0.35);
   const out: string[] = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="12">`,
+    `<title>${esc(title)}: new tickets and resolutions per day (bars), open tickets at the end of the day (line)</title>`,
     `<rect width="${W}" height="${H}" fill="#ffffff"/>`,
     `<text x="${m.left}" y="24" font-size="16" font-weight="bold">${esc(title)}</text>`,
   ];
