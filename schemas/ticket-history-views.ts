@@ -190,7 +190,7 @@ const ticketResolutions: ViewSpec = {
 const ticketDailyBacklog: ViewSpec = {
   name: 'ticket_daily_backlog',
   description:
-    'Open tickets (open or need_more_info) at the end of each UTC day, from ticket_history: a ticket counts on a day when its interval holding at 24:00 UTC is open. Days before a ticket\'s history began (its first sighting) do not count it, so the early days of a warehouse undercount; backlog_now (spec 2.11: open, unresolved tickets now) is the last day\'s value only at the moment of the last sweep.',
+    "Open tickets (open or need_more_info) at the end of each UTC day, from ticket_history: a ticket counts on a day when its interval holding at 24:00 UTC is open. Days before a ticket's history began (its first sighting) do not count it, so the early days of a warehouse undercount; backlog_now (spec 2.11: open, unresolved tickets now) is the last day's value only at the moment of the last sweep.",
   columns: columns(
     'ticket_daily_backlog',
     z.object({
