@@ -14,6 +14,7 @@ import { PAGE_FETCHERS } from './fetchers.js';
 import { rejectedOf, rowsOf, schemaChangesOf } from './page-step.js';
 import { recordedDrift } from './recorded-drift.js';
 import { type PageStore, syncPage } from './sync-page.js';
+import { ticketSightings } from './ticket-sightings.js';
 
 const TICKETS_HWM = TICKETS_SCOPES.hwm;
 const TICKETS_SWEEP = TICKETS_SCOPES.sweep;
@@ -171,7 +172,6 @@ function changedTickets(input: TicketsPageInput): PageStore<
       const rejected = rejectedOf('tickets', 'tickets', target.scope, step);
       const drift = recordedDrift(deps);
       const schemaChanges = drift.unrecorded(schemaChangesOf('tickets', 'tickets', target.runId, step));
-      const observedAt = (deps.now?.() ?? new Date()).toISOString();
       await destination.stageBatch(
         {
           table: 'tickets',
@@ -184,15 +184,11 @@ function changedTickets(input: TicketsPageInput): PageStore<
           runId: target.runId,
         },
         [
-          {
-            table: 'ticket_observations',
-            rows: changedRows.map((r) => ({
-              ticket: r.item,
-              observed_at: observedAt,
-              first_seen: !stored.has(r.item.id),
-              repair: target.repair,
-            })),
-          },
+          ticketSightings(
+            changedRows.map((r) => r.item),
+            deps.now?.() ?? new Date(),
+            { firstSeen: (id) => !stored.has(id), repair: target.repair },
+          ),
         ],
       );
       drift.remember(schemaChanges);
