@@ -15,6 +15,7 @@ import { rejectedOf, rowsOf, schemaChangesOf } from './page-step.js';
 import { recordedDrift } from './recorded-drift.js';
 import { restatedTickets, storedNewerIds } from './restated-tickets.js';
 import { type PageStore, syncPage } from './sync-page.js';
+import { ticketSightings } from './ticket-sightings.js';
 
 const TICKETS_HWM = TICKETS_SCOPES.hwm;
 const TICKETS_SWEEP = TICKETS_SCOPES.sweep;
@@ -26,7 +27,8 @@ const earlierInstant = (a: string | null | undefined, b: string | null | undefin
 
 /**
  * One page of the ticket list (newest first, with custom fields), in one destination transaction:
- *  - rows of new or changed tickets are rewritten — changed by version (`updated_at` differs, or the stored
+ *  - rows of new or changed tickets are rewritten, each with a sighting of its tracked state in
+ *    `ticket_observations` (the source of `ticket_history`) — changed by version (`updated_at` differs, or the stored
  *    row is marked deleted: it came back) or by content (equal version, different content hash: a change the
  *    source did not stamp, e.g. a tag or the contact, or a column the warehouse did not have yet); the
  *    others are only recorded as seen (`_synced_at`), so a complete sweep can tell which tickets the source
@@ -177,16 +179,25 @@ function changedTickets(input: TicketsPageInput): PageStore<
       const rejected = rejectedOf('tickets', 'tickets', target.scope, step);
       const drift = recordedDrift(deps);
       const schemaChanges = drift.unrecorded(schemaChangesOf('tickets', 'tickets', target.runId, step));
-      await destination.stageBatch({
-        table: 'tickets',
-        rows: changedRows,
-        seen: page.items.filter((t) => !changed.has(t.id)).map((t) => t.id),
-        checkpoint: checkpoints,
-        rejected,
-        schemaChanges,
-        repair: target.repair,
-        runId: target.runId,
-      });
+      await destination.stageBatch(
+        {
+          table: 'tickets',
+          rows: changedRows,
+          seen: page.items.filter((t) => !changed.has(t.id)).map((t) => t.id),
+          checkpoint: checkpoints,
+          rejected,
+          schemaChanges,
+          repair: target.repair,
+          runId: target.runId,
+        },
+        [
+          ticketSightings(
+            changedRows.map((r) => r.item),
+            deps.now?.() ?? new Date(),
+            { firstSeen: (id) => !stored.has(id), repair: target.repair },
+          ),
+        ],
+      );
       drift.remember(schemaChanges);
       return {
         done,

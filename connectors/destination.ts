@@ -181,8 +181,13 @@ export interface WarehouseWrites {
    * at the next `flushStaged` (BigQuery: Storage Write API appends, no job; PostgreSQL: `writeBatch`).
    * Re-staging a batch (a retried page) is harmless: the merge keeps the latest version. With the batch's
    * `runId`, rows stored as they are may be left out (BigQuery); the report says how many were staged.
+   * Rows of `alongside` (other tables: what the page says about the rows, e.g. `ticket_observations`) are
+   * written in the same transaction or staged append as the batch; their checkpoints are not read.
    */
-  stageBatch<T extends TableName>(batch: WriteBatch<T>): Promise<StageReport>;
+  stageBatch<T extends TableName>(
+    batch: WriteBatch<T>,
+    alongside?: readonly WriteBatch[],
+  ): Promise<StageReport>;
   /**
    * Merges every staged batch into its tables (whichever process staged it), one writer per table at a
    * time in this process; idempotent. A window flushes before it records itself succeeded.

@@ -338,6 +338,10 @@ export const ReconcileSummary = z.object({
   equal: z.number().int().nonnegative(),
   mismatch: z.number().int().nonnegative(),
   skipped: z.number().int().nonnegative(),
+  /** Differences the source made while the sync compared (read again after the comparison). */
+  moving: z.number().int().nonnegative().optional(),
+  /** Differences the warehouse cannot close, each with why (events before its history began …). */
+  explained: z.number().int().nonnegative().optional(),
   /** The first few mismatches, one line each. */
   mismatches: z.array(z.string()),
   /** Set when the check itself could not run (recorded as a warning). */

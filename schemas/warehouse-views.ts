@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Timestamp } from './api/index.js';
 import { ExportPass } from './sync.js';
+import { TICKET_HISTORY_VIEWS, ticketHistorySql } from './ticket-history-views.js';
 import { type ColumnSpec, type ColumnType, deriveColumns, TABLES } from './warehouse.js';
 
 /**
@@ -47,6 +48,15 @@ export interface SqlDialect {
   jsonValueClass(json: string): string;
   /** A JSON value as a column of `type`; null where it does not fit (never an error). */
   jsonAs(json: string, type: ColumnType): string;
+  /** The warehouse's clock now (a timestamp expression). */
+  readonly now: string;
+  /** A timestamp `days` whole days after a timestamp. */
+  addDays(timestamp: string, days: number): string;
+  /**
+   * A SELECT of one column `day_start`: midnight UTC of every day from the UTC day of `from` to that of
+   * `to` (timestamps), both included; no rows when either is null.
+   */
+  daySeries(from: string, to: string): string;
 }
 
 /**
@@ -170,14 +180,14 @@ const ticketFactsColumns = viewColumns(
     csat_score: 'Score (1–5) of the latest answered CSAT survey of the ticket; null when none was answered.',
     csat_submitted_at: 'When that survey was answered.',
     reopen_count:
-      'Always null: not derivable from the synced data. The API has no status-history or events feed, and a reopen clears resolved_at, so reopens leave no trace in tickets or messages. Use the report metric reopened_tickets (a report snapshot) instead.',
+      'Reopens the sweeps saw (ticket_history.is_reopen): moves from resolved or closed back to open or need_more_info since the ticket was first synced. The API has no events feed, so reopens before the first sighting, and a reopen and re-resolution between two sweeps, are not counted.',
   },
 );
 
 const ticketFacts: ViewSpec = {
   name: 'ticket_facts',
   description:
-    'One row per current ticket with the facts BI asks for first: first public reply and first response time, resolution time, message counts and the CSAT score. Derived from current_tickets, current messages and csat_surveys; reopen counts are not derivable (see reopen_count).',
+    'One row per current ticket with the facts BI asks for first: first public reply and first response time, resolution time, message counts, the CSAT score and the reopens the sweeps saw. Derived from current_tickets, current messages, csat_surveys and ticket_history.',
   columns: ticketFactsColumns,
   sql: (d) => {
     const id = (n: string) => d.ident(n);
@@ -203,6 +213,11 @@ csat AS (
     ROW_NUMBER() OVER (PARTITION BY ticket_id ORDER BY submitted_at DESC, id DESC) AS pick
   FROM ${d.table('csat_surveys')}
   WHERE ${id('_deleted_at')} IS NULL AND score IS NOT NULL AND submitted_at IS NOT NULL
+),
+reopens AS (
+  SELECT ticket_id, SUM(CASE WHEN is_reopen THEN 1 ELSE 0 END) AS reopen_count
+  FROM (${ticketHistorySql(d).replace(/\n/g, '\n  ')}) h
+  GROUP BY ticket_id
 )
 SELECT t.id AS ticket_id, t.ticket_number, t.created_at, t.status, t.channel, t.priority, t.assignee_id, t.team_id,
   th.first_customer_at AS first_customer_message_at,
@@ -218,9 +233,10 @@ SELECT t.id AS ticket_id, t.ticket_number, t.created_at, t.status, t.channel, t.
   COALESCE(th.reply_count, 0) AS reply_count,
   c.score AS csat_score,
   c.submitted_at AS csat_submitted_at,
-  CAST(NULL AS ${d.type('integer')}) AS reopen_count
+  r.reopen_count
 FROM ${d.table('tickets')} t
 LEFT JOIN thread th ON th.ticket_id = t.id
+LEFT JOIN reopens r ON r.ticket_id = t.id
 LEFT JOIN csat c ON c.ticket_id = t.id AND c.pick = 1
 WHERE t.${id('_deleted_at')} IS NULL`;
   },
@@ -349,6 +365,7 @@ export const WAREHOUSE_VIEWS: readonly ViewSpec[] = [
   ticketFacts,
   reportDailyValues,
   syncCoverage,
+  ...TICKET_HISTORY_VIEWS,
 ];
 
 export const VIEW_NAMES = WAREHOUSE_VIEWS.map((v) => v.name);

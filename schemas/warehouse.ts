@@ -78,6 +78,11 @@ export {
 } from './warehouse/table-spec.js';
 export { type RowInputs, TABLES, tableSpecOf, type WarehouseRowInput } from './warehouse/tables.js';
 export {
+  TicketObservationInput,
+  TRACKED_TICKET_ATTRIBUTES,
+  ticketStateHash,
+} from './warehouse/ticket-observations.js';
+export {
   byText,
   canonicalJson,
   canonicalTimestamp,

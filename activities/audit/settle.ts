@@ -3,10 +3,12 @@ import type { AuditTable } from '../../schemas/audit.js';
 import {
   type AuditRecord,
   type CheckpointUpdate,
+  type RowInputs,
   tableSpecOf,
   type WarehouseRow,
 } from '../../schemas/warehouse.js';
 import type { ActivityDeps } from '../deps.js';
+import { ticketSightings } from '../ticket-sightings.js';
 import type { Judged } from './judge.js';
 import { renderDifferences } from './render.js';
 
@@ -56,7 +58,16 @@ export async function settle(
   const gone = judged.flatMap((j) => (j.heal && 'markDeleted' in j.heal ? [j.id] : []));
   const healing = writes.length + gone.length > 0;
   if (writes.length > 0 || (healing && input.queue.length > 0)) {
-    await destination.writeBatch({ table, rows: writes as never, checkpoint: input.queue, repair: true });
+    const batch = { table, rows: writes as never, checkpoint: input.queue, repair: true };
+    if (table === 'tickets' && writes.length > 0) {
+      // A healed ticket is a change the history must see too (the next sweep finds it unchanged).
+      const sightings = ticketSightings(
+        (writes as RowInputs['tickets'][]).map((w) => w.item),
+        deps.now?.() ?? new Date(),
+        { firstSeen: () => false, repair: true },
+      );
+      await destination.writeTables([batch, sightings], input.queue);
+    } else await destination.writeBatch(batch);
   }
   const now = deps.now?.() ?? new Date();
   if (gone.length > 0) await destination.markDeleted(table, gone, now);

@@ -64,14 +64,28 @@ function lag(mark: string | null, now: number): string {
   return hours < 72 ? `${hours} h` : `${Math.round(hours / 24)} d`;
 }
 
-/** The latest reconciliation: counts, then every mismatch with its context (a warning, spec 2.11 rule 3). */
+/**
+ * The latest reconciliation: counts, the tie-out per metric (how many periods agree, move, are explained or
+ * differ), then every mismatch with its context (a warning, spec 2.11 rule 3).
+ */
 function reconciliationLines(rows: ReconciliationRecord[]): string[] {
   if (rows.length === 0) return ['Reconciliation: none yet (runs that sync tickets end with one)'];
-  const count = (status: string) => rows.filter((r) => r.status === status).length;
+  const count = (status: string, of = rows) => of.filter((r) => r.status === status).length;
   const mismatches = rows.filter((r) => r.status === 'mismatch');
   const lines = [
-    `Reconciliation (run ${rows[0]!.run_id}, ${rows[0]!.checked_at}): ${count('equal')} equal, ${mismatches.length} mismatch${mismatches.length === 1 ? '' : 'es'}, ${count('skipped')} skipped`,
+    `Reconciliation (run ${rows[0]!.run_id}, ${rows[0]!.checked_at}): ${count('equal')} equal, ${mismatches.length} mismatch${mismatches.length === 1 ? '' : 'es'}, ${count('skipped')} skipped, ${count('moving')} moving, ${count('explained')} explained`,
   ];
+  const metrics = [...new Set(rows.map((r) => r.metric))].filter((m) => !m.startsWith('view_count:'));
+  for (const metric of metrics) {
+    const of = rows.filter((r) => r.metric === metric);
+    const parts = (['equal', 'moving', 'explained', 'mismatch', 'skipped'] as const)
+      .map((s) => [s, count(s, of)] as const)
+      .filter(([, n]) => n > 0)
+      .map(([s, n]) => `${n} ${s}`);
+    lines.push(
+      `  tie-out ${pad(metric, 32)}${pad(`${of.length} period${of.length === 1 ? '' : 's'}`, 12)}${parts.join(', ')}`,
+    );
+  }
   for (const r of mismatches)
     lines.push(
       `  MISMATCH ${pad(r.metric, 34)}${pad(r.period, 12)}source ${pad(r.source_value, 8)}warehouse ${r.warehouse_value}`,

@@ -29,7 +29,7 @@ export function biSummaryLines(config: Config, summary: RunSummary): string[] {
   if (r?.error) lines.push(`reconciliation: could not run (${r.error}) — a warning, the run is not affected`);
   else if (r) {
     lines.push(
-      `reconciliation: ${r.equal} equal, ${r.mismatch} mismatch${r.mismatch === 1 ? '' : 'es'}, ${r.skipped} skipped → ${q}_reconciliation (npm run status)`,
+      `reconciliation: ${r.equal} equal, ${r.mismatch} mismatch${r.mismatch === 1 ? '' : 'es'}, ${r.skipped} skipped${r.moving ? `, ${r.moving} moving (the source changed while compared)` : ''}${r.explained ? `, ${r.explained} explained` : ''} → ${q}_reconciliation (npm run status)`,
     );
     for (const m of r.mismatches) lines.push(`  warning: ${m}`);
   }

@@ -194,8 +194,12 @@ export class BigQueryDestination extends SqlDestination {
   // --- the staged path ------------------------------------------------------------------------------------
 
   /** Staged; with the batch's run id, only rows the table does not store as they are (version-cache.ts). */
-  override async stageBatch<T extends TableName>(batch: WriteBatch<T>): Promise<StageReport> {
-    return { rows: await this.#writer.stage([batch], [], batch.runId ?? null) };
+  override async stageBatch<T extends TableName>(
+    batch: WriteBatch<T>,
+    alongside: readonly WriteBatch[] = [],
+  ): Promise<StageReport> {
+    // One append: the batch and what goes along with it are durable together and merged by one flush.
+    return { rows: await this.#writer.stage([batch, ...alongside], [], batch.runId ?? null) };
   }
 
   override async flushStaged(): Promise<void> {

@@ -91,6 +91,9 @@ export function bigQueryDialect(dataset: string): WarehouseDialect {
     string: (value) => stringLiteral(value),
     secondsBetween: (later, earlier) => `TIMESTAMP_DIFF(${later}, ${earlier}, MICROSECOND) / 1000000`,
     utcDay: (ts) => `CAST(DATE(${ts}, 'UTC') AS STRING)`,
+    addDays: (ts, days) => `TIMESTAMP_ADD(${ts}, INTERVAL ${Math.trunc(days)} DAY)`,
+    daySeries: (from, to) =>
+      `SELECT TIMESTAMP(day) AS day_start FROM UNNEST(GENERATE_DATE_ARRAY(DATE(${from}, 'UTC'), DATE(${to}, 'UTC'))) AS day`,
     hasDailyTimeseries: (q) => `REGEXP_CONTAINS(UPPER(${q}), r'\\bTIMESERIES\\s+DAY\\b')`,
     firstPathSegment: (text) => `SPLIT(${text}, '/')[SAFE_OFFSET(0)]`,
     isHexDigest: (text) => `REGEXP_CONTAINS(${text}, r'^[0-9a-f]{64}$')`,

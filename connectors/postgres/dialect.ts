@@ -61,6 +61,9 @@ export function postgresDialect(schema: string): WarehouseDialect {
     secondsBetween: (later, earlier) =>
       `CAST(EXTRACT(EPOCH FROM (${later}) - (${earlier})) AS double precision)`,
     utcDay: (ts) => `to_char((${ts}) AT TIME ZONE 'UTC', 'YYYY-MM-DD')`,
+    addDays: (ts, days) => `((${ts}) + interval '${Math.trunc(days)} day')`,
+    daySeries: (from, to) =>
+      `SELECT generate_series(date_trunc('day', (${from}) AT TIME ZONE 'UTC'), date_trunc('day', (${to}) AT TIME ZONE 'UTC'), interval '1 day') AT TIME ZONE 'UTC' AS day_start`,
     hasDailyTimeseries: (q) => `((${q}) ~* '\\mTIMESERIES\\s+day\\M')`,
     firstPathSegment: (text) => `split_part(${text}, '/', 1)`,
     isHexDigest: (text) => `(${text} ~ '^[0-9a-f]{64}$')`,

@@ -127,8 +127,12 @@ export class SqlDestination implements Destination {
 
   /** Without a staging path of its own, a staged batch is written (and merged) at once. */
   /** Every row is written (a comparison with what is stored would cost PostgreSQL more than the write). */
-  async stageBatch<T extends TableName>(batch: WriteBatch<T>): Promise<StageReport> {
-    await this.writeBatch(batch);
+  async stageBatch<T extends TableName>(
+    batch: WriteBatch<T>,
+    alongside: readonly WriteBatch[] = [],
+  ): Promise<StageReport> {
+    if (alongside.length === 0) await this.writeBatch(batch);
+    else await this.writeTables([batch, ...alongside], batch.checkpoint);
     return { rows: batch.rows.length };
   }
 

@@ -87,7 +87,12 @@ export const SyncRunRecord = z.object({
 });
 export type SyncRunRecord = z.infer<typeof SyncRunRecord>;
 
-export const ReconciliationStatus = z.enum(['equal', 'mismatch', 'skipped']);
+/**
+ * `equal` (within the metric's stated tolerance), `mismatch`, `skipped` (not comparable like for like),
+ * `moving` (the source's number changed while the sync compared it), `explained` (a difference the warehouse
+ * cannot close, the note says why).
+ */
+export const ReconciliationStatus = z.enum(['equal', 'mismatch', 'skipped', 'moving', 'explained']);
 export type ReconciliationStatus = z.infer<typeof ReconciliationStatus>;
 
 /**
@@ -265,16 +270,19 @@ export const SYSTEM_TABLES: { readonly [T in SystemTableName]: SystemTableSpec<T
   }),
   _reconciliation: systemTable('_reconciliation', ReconciliationRecord, {
     description:
-      "What the sync holds compared with the source's own numbers, after each run that synced tickets: the report API's new_tickets per day (UTC) against the warehouse's tickets by created_at day, and each saved view's count against the warehouse where its filters can be computed there. A mismatch is a warning with its context (report data can be incomplete or awaiting update, spec 2.11 rule 3), never a failed run; `status` lists mismatches.",
+      "What the sync holds compared with the source's own numbers, after each run that synced tickets: the tie-out of every metric the BI views compute that the report API serves (new_tickets, resolved_tickets, reopened_tickets, tickets_replied_to, answered_tickets, csat_responses, agent_online_time per UTC day; customer_first_response_time, human_first_response_time, full_resolution_time and csat_average per day and per period; backlog_now now), and each saved view's count against the warehouse where its filters can be computed there. Each note says the rule that makes the two numbers comparable. A mismatch is a warning with its context (report data can be incomplete or awaiting update, spec 2.11 rule 3), never a failed run; `status` lists mismatches.",
     primaryKey: ['run_id', 'metric', 'period'],
     descriptions: {
       run_id: 'Run the check followed. Primary key with metric and period.',
-      metric: 'What was compared: new_tickets, or view_count:<view name>.',
-      period: 'Day (YYYY-MM-DD, UTC) for daily metrics; "now" for current counts.',
+      metric:
+        'What was compared: a report metric id (new_tickets, resolved_tickets, …), or view_count:<view name>.',
+      period:
+        'Day (YYYY-MM-DD, UTC) for daily values (the last day is the run\'s day so far); FROM..UNTIL (both days included) for a period value; "now" for current counts.',
       source_value: "The source's number (report API, view count).",
       warehouse_value: 'The same number computed from the warehouse; null when skipped.',
-      status: 'equal, mismatch (a warning, see note) or skipped (not comparable honestly, see note).',
-      note: 'Context: what the numbers mean and why they can differ.',
+      status:
+        'equal (within the tolerance the note states), mismatch (a warning, see note), skipped (not comparable honestly), moving (the source changed its number while the sync compared: read again after the comparison, the note gives both readings) or explained (a difference the warehouse cannot close: the note says why).',
+      note: 'The rule that makes the numbers comparable, and why they can differ.',
       checked_at: 'When the comparison was made.',
     },
   }),

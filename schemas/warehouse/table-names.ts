@@ -18,14 +18,19 @@ export const TABLE_NAMES = [
   'metric_catalog',
   'report_snapshots',
   'report_snapshot_values',
+  'ticket_observations',
 ] as const;
 /** A data table written through `Destination.writeBatch`. */
 export const TableName = z.enum(TABLE_NAMES);
 
-/** Tables that mirror an API stream item by item (the report tables hold snapshots of query results). */
+/**
+ * Tables that mirror an API stream item by item (the report tables hold snapshots of query results, and
+ * `ticket_observations` what the ticket sweep saw over time).
+ */
+const DERIVED_TABLE_NAMES = ['report_snapshots', 'report_snapshot_values', 'ticket_observations'] as const;
 export const STREAM_TABLE_NAMES = TABLE_NAMES.filter(
-  (t): t is Exclude<(typeof TABLE_NAMES)[number], 'report_snapshots' | 'report_snapshot_values'> =>
-    t !== 'report_snapshots' && t !== 'report_snapshot_values',
+  (t): t is Exclude<(typeof TABLE_NAMES)[number], (typeof DERIVED_TABLE_NAMES)[number]> =>
+    !(DERIVED_TABLE_NAMES as readonly string[]).includes(t),
 );
 export type TableName = z.infer<typeof TableName>;
 

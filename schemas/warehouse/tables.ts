@@ -4,6 +4,7 @@ import { column } from './derive.js';
 import { reportSnapshots, reportSnapshotValuesTable } from './report-snapshots.js';
 import type { TableName } from './table-names.js';
 import { type ApiTableDef, apiTable, type TableSpec } from './table-spec.js';
+import { ticketObservationsTable } from './ticket-observations.js';
 
 /**
  * The table catalog: the spec of every data table (its key, merge rule, column descriptions and layout),
@@ -265,6 +266,7 @@ const SPECS = {
   metric_catalog: metricCatalog,
   report_snapshots: reportSnapshots,
   report_snapshot_values: reportSnapshotValuesTable,
+  ticket_observations: ticketObservationsTable,
 } satisfies Record<TableName, TableSpec<unknown>>;
 
 /** The input type `writeBatch` accepts for each table: what its spec's `toRow` takes. */

@@ -146,6 +146,42 @@ describe('BigQuery staged writes', () => {
     await Promise.all([dest.close(), other.close()]);
   });
 
+  it("a tickets page and its sightings (ticket_observations) are one staged append, merged by one flush's script", async () => {
+    const dest = create();
+    const t = ticket({ ticket_number: 7, updated_at: at(1), status: 'open' });
+    const sightingOf = (item: typeof t, observed: number) => ({
+      ticket: item,
+      observed_at: at(observed),
+      first_seen: observed === 2,
+      repair: false,
+    });
+    proxy.reset();
+    await dest.stageBatch({ table: 'tickets', rows: [input(t)] }, [
+      { table: 'ticket_observations', rows: [sightingOf(t, 2)] },
+    ]);
+    const resolved = { ...t, status: 'resolved' as const, updated_at: at(3), resolved_at: at(3) };
+    await dest.stageBatch({ table: 'tickets', rows: [input(resolved)] }, [
+      { table: 'ticket_observations', rows: [sightingOf(resolved, 4)] },
+    ]);
+    // The same page again (a retried activity): one row per (ticket, version, state) still.
+    await dest.stageBatch({ table: 'tickets', rows: [input(resolved)] }, [
+      { table: 'ticket_observations', rows: [sightingOf(resolved, 4)] },
+    ]);
+    expect(proxy.report().queryJobs + proxy.report().loadJobs).toBe(0);
+    await dest.flushStaged();
+    expect(proxy.report().queryJobs).toBe(1);
+    expect(proxy.report().violations).toEqual([]);
+    const [rows] = await bq.query({
+      query: `SELECT status, valid_from_precision, is_resolution FROM \`${datasetId}\`.ticket_history WHERE ticket_id = @id ORDER BY valid_from`,
+      params: { id: t.id },
+    });
+    expect(rows).toEqual([
+      { status: 'open', valid_from_precision: 'first_seen', is_resolution: false },
+      { status: 'resolved', valid_from_precision: 'resolved_at', is_resolution: true },
+    ]);
+    await dest.close();
+  });
+
   it("a flush of thousands of checkpoints and a fold of many sightings stay within BigQuery's query length", async () => {
     // A full sync's flush carries a queue checkpoint per ticket, and a fold every id a run saw again. Inline
     // in the script they made a query of over a megabyte (1.1 MB for 5,000 tickets), which BigQuery refuses

@@ -13,6 +13,7 @@ import { canonicalTimestamp, TABLES, type TableName, tableSpecOf } from '../../s
 import { type BigQueryEmulator, startBigQueryEmulator } from '../../scripts/bigquery-emulator.js';
 import { destinationConformance } from './conformance.js';
 import { customFieldsSuite } from './custom-fields-suite.js';
+import { historyViewsSuite } from './history-views-suite.js';
 import { viewsSuite } from './views-suite.js';
 
 let emulator: BigQueryEmulator;
@@ -259,3 +260,4 @@ const viewsHarness = (prefix: string) => async () => {
 
 viewsSuite('BigQuery (bqemulator)', viewsHarness('views'));
 customFieldsSuite('BigQuery (bqemulator)', viewsHarness('custom_fields'));
+historyViewsSuite('BigQuery (bqemulator)', viewsHarness('history_views'));

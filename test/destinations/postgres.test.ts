@@ -6,6 +6,7 @@ import { canonicalTimestamp, type TableName, tableSpecOf } from '../../schemas/w
 import { freshDatabase } from '../support/postgres.js';
 import { destinationConformance } from './conformance.js';
 import { customFieldsSuite } from './custom-fields-suite.js';
+import { historyViewsSuite } from './history-views-suite.js';
 import { viewsSuite } from './views-suite.js';
 
 const SCHEMA = 'support_test';
@@ -123,3 +124,4 @@ customFieldsSuite(
   'PostgreSQL, standard_conforming_strings=off',
   viewsHarness('destination_custom_fields_nonstd', { standard_conforming_strings: 'off' }),
 );
+historyViewsSuite('PostgreSQL', viewsHarness('destination_history_views'));

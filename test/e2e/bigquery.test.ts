@@ -104,7 +104,18 @@ describe('the pipeline into BigQuery (bqemulator), end to end', () => {
     expect(summary.reconciliation).toMatchObject({ mismatch: 0 });
     expect(summary.reconciliation?.error).toBeUndefined();
     const checked = await p.deps.destination.listReconciliation(summary.run_id);
-    expect(checked.filter((r) => r.metric === 'new_tickets')).toHaveLength(14);
+    // The tie-out on BigQuery: the 14 complete UTC days and the run's day so far, every metric compared.
+    expect(checked.filter((r) => r.metric === 'new_tickets')).toHaveLength(15);
+    for (const m of [
+      'resolved_tickets',
+      'reopened_tickets',
+      'customer_first_response_time',
+      'csat_average',
+      'agent_online_time',
+      'backlog_now',
+    ])
+      expect(checked.filter((r) => r.metric === m).length, m).toBeGreaterThan(0);
+    expect(checked.filter((r) => r.status === 'mismatch' || r.status === 'moving')).toEqual([]);
     expect(checked.filter((r) => r.status === 'equal').length).toBe(summary.reconciliation?.equal);
     // The report snapshot and its values were written together (one transaction) with the query's checkpoint.
     const [snapshots] = await bq.query(
