@@ -232,7 +232,7 @@ function stubActivities(world: World): { activities: Activities; recording: Reco
 const baseSettings = (): SyncSettings =>
   settingsFromConfig(
     loadConfig({}, undefined, {
-      SUPPORT_API_URL: 'http://source.invalid',
+      SUPPORT_API_URL: 'https://source.invalid',
       SUPPORT_API_KEY: 'key',
       DESTINATION_URL: 'postgres://u:p@localhost/db',
       SUPPORT_API_RATE_LIMITS: 'off',

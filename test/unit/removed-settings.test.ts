@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../worker/config.js';
 
 const REQUIRED = {
-  SUPPORT_API_URL: 'http://source.invalid',
+  SUPPORT_API_URL: 'https://source.invalid',
   SUPPORT_API_KEY: 'key',
   DESTINATION_URL: 'postgres://u:p@localhost/db',
 };
