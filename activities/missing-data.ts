@@ -1,6 +1,6 @@
+import { THREAD_QUEUE_STREAM } from '../schemas/state-key.js';
 import { ALL_STREAMS, STREAMS, type StreamName } from '../schemas/streams.js';
 import type { MissingData } from '../schemas/sync.js';
-import { THREAD_QUEUE_STREAM } from '../schemas/warehouse.js';
 import type { ActivityDeps } from './deps.js';
 
 /**
