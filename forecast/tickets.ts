@@ -1,9 +1,8 @@
 import type { RunPlan } from '../activities/bookkeeping.js';
-import { readState } from '../activities/checkpoints.js';
+import { listThreadQueue, readState } from '../activities/checkpoints.js';
 import { THREAD_PAGE_LIMIT } from '../activities/fetchers.js';
 import { unsettledThreads } from '../activities/threads.js';
 import { listingDone, sweepUnderWay, threadsToQueue, versionMovedIds } from '../activities/tickets.js';
-import { THREAD_QUEUE_STREAM } from '../schemas/state-key.js';
 import { REVERIFY_ROUND, type SyncMode, type SyncSettings, threadCutoffOf } from '../schemas/sync.js';
 import type { SweptPage } from './sweep.js';
 import type { ForecastReads } from './warehouse-reads.js';
@@ -85,7 +84,7 @@ export async function forecastTickets(input: {
   }
   const queuedByListing = queued.size;
   const unsettled = await unsettledThreads(reads);
-  const waiting = await reads.listCheckpoints(THREAD_QUEUE_STREAM, { status: 'running' });
+  const waiting = await listThreadQueue(reads, { status: 'running' });
   for (const scope of [
     ...unsettled.failed.map((c) => c.scope),
     ...unsettled.again,
