@@ -1,24 +1,20 @@
 import type { StateReads } from '../connectors/destination.js';
 import { planWindows } from '../connectors/support-api/index.js';
+import { decodeStateKey, decodeStateKeyOf, encodeStateKey, type StateKey } from '../schemas/state-key.js';
 import {
   EXPORT_PASSES,
   EXPORT_STREAMS,
   type ExportPass,
   FIRST_READ_COVERED_BY,
   HISTORY_MARGIN_MS,
-  REREAD_SCOPE_PREFIX,
   type StreamName,
   type SyncMode,
   type SyncSettings,
-  TICKETS_SCOPES,
   type TicketsInput,
 } from '../schemas/sync.js';
 import type { SyncRunRecord, TableName } from '../schemas/warehouse.js';
-import { laterInstant, restartedCheckpoint } from './checkpoints.js';
+import { laterInstant, readState, restartedCheckpoint } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
-
-/** Scope of a stream's (or export pass's) high-water mark in `_sync_state`. */
-export const HWM_SCOPE = 'hwm';
 
 export interface RunPlan {
   /** What the tickets stream does this run (see TicketsInput); null when tickets are not synced. */
@@ -105,7 +101,7 @@ export function planRun(deps: PlanningReads) {
       if (input.range) return input.range.from;
       if (historyStart === null) return null;
       if (mode === 'full_refresh') return historyStart;
-      const mark = (await destination.readCheckpoint(stream, HWM_SCOPE))?.high_water_mark;
+      const mark = (await readState(destination, { kind: 'high_water_mark', stream }))?.high_water_mark;
       if (!mark) return historyStart;
       return new Date(
         Math.max(Date.parse(mark) - settings.lookbackMs, Date.parse(historyStart)),
@@ -122,15 +118,14 @@ export function planRun(deps: PlanningReads) {
       if (!by || historyStart === null || from !== historyStart) return null;
       if (!input.coverPendingSinceStart && (await lowerBound(by)) !== from) return null;
       const oldest =
-        (await destination.readCheckpoint(TICKETS_SCOPES.oldest.stream, TICKETS_SCOPES.oldest.scope))
-          ?.high_water_mark ?? input.oldestTicket;
+        (await readState(destination, { kind: 'oldest_ticket' }))?.high_water_mark ?? input.oldestTicket;
       if (!oldest) return input.streams.includes('tickets') ? { by, covered: false, pending: true } : null;
       return Date.parse(historyStart) <= Date.parse(oldest) ? { by, covered: true, pending: false } : null;
     };
 
     let tickets: RunPlan['tickets'] = null;
     if (input.streams.includes('tickets')) {
-      const mark = (await destination.readCheckpoint(TICKETS_SCOPES.hwm.stream, TICKETS_SCOPES.hwm.scope))
+      const mark = (await readState(destination, { kind: 'high_water_mark', stream: 'tickets' }))
         ?.high_water_mark;
       const headFloor = mark ? new Date(Date.parse(mark) - settings.lookbackMs).toISOString() : null;
       const threadFloor = new Date(Date.parse(input.now) - settings.threadLookbackMs).toISOString();
@@ -149,10 +144,7 @@ export function planRun(deps: PlanningReads) {
           queueAllThreads: true,
         };
       } else {
-        const sweep = await destination.readCheckpoint(
-          TICKETS_SCOPES.sweep.stream,
-          TICKETS_SCOPES.sweep.scope,
-        );
+        const sweep = await readState(destination, { kind: 'sweep' });
         const continuing = sweep?.status === 'running' && sweep.pages > 0;
         // A sweep begun now starts at the newest ticket, so it is its own head pass.
         const since = headFloor && Date.parse(headFloor) < Date.parse(threadFloor) ? headFloor : threadFloor;
@@ -207,10 +199,11 @@ async function windowsWithRejected(
 ): Promise<{ windowStart: string; windowEnd: string }[]> {
   const open = (await deps.destination.openRejections()).filter((r) => r.stream === pass);
   return [...new Set(open.map((r) => r.scope))]
-    .map((scope) => scope.split('/'))
-    .filter((parts): parts is [string, string] => parts.length === 2)
-    .map(([windowStart, windowEnd]) => ({ windowStart, windowEnd }))
-    .filter((w) => Number.isFinite(Date.parse(w.windowEnd)) && Date.parse(w.windowStart) < Date.parse(from))
+    .flatMap((scope) => {
+      const key = decodeStateKeyOf('window', { stream: pass, scope });
+      return key ? [{ windowStart: key.from, windowEnd: key.before }] : [];
+    })
+    .filter((w) => Date.parse(w.windowStart) < Date.parse(from))
     .sort((a, b) => Date.parse(a.windowStart) - Date.parse(b.windowStart));
 }
 
@@ -230,15 +223,16 @@ async function windowsQueuedForReread(
   );
   return (
     entries
-      .filter((q) => q.status === 'running' && q.scope.startsWith(REREAD_SCOPE_PREFIX))
-      // Cleared when the window's own scope completed at or after the entry was queued.
-      .filter((q) => {
-        const completed = completedAt.get(q.scope.slice(REREAD_SCOPE_PREFIX.length));
-        return completed === undefined || completed < Date.parse(q.updated_at);
+      .flatMap((q) => {
+        const key = q.status === 'running' ? decodeStateKeyOf('reread', q) : null;
+        return key ? [{ key, queuedAt: Date.parse(q.updated_at) }] : [];
       })
-      .map((q) => q.scope.slice(REREAD_SCOPE_PREFIX.length).split('/'))
-      .filter((parts): parts is [string, string] => parts.length === 2)
-      .map(([windowStart, windowEnd]) => ({ windowStart, windowEnd }))
+      // Cleared when the window's own scope completed at or after the entry was queued.
+      .filter(({ key, queuedAt }) => {
+        const completed = completedAt.get(encodeStateKey({ ...key, kind: 'window' }).scope);
+        return completed === undefined || completed < queuedAt;
+      })
+      .map(({ key }) => ({ windowStart: key.from, windowEnd: key.before }))
       .filter((w) => Date.parse(w.windowStart) < Date.parse(w.windowEnd))
       .sort((a, b) => Date.parse(a.windowStart) - Date.parse(b.windowStart))
   );
@@ -264,10 +258,7 @@ async function provisionalHistoryStart(deps: PlanningReads, now: string): Promis
 /** SYNC_START_DATE, else the oldest ticket a complete sweep listed minus HISTORY_MARGIN_MS, else null. */
 async function findHistoryStart(deps: PlanningReads, settings: SyncSettings): Promise<string | null> {
   if (settings.startDate) return settings.startDate;
-  const oldest = await deps.destination.readCheckpoint(
-    TICKETS_SCOPES.oldest.stream,
-    TICKETS_SCOPES.oldest.scope,
-  );
+  const oldest = await readState(deps.destination, { kind: 'oldest_ticket' });
   if (!oldest?.high_water_mark) return null;
   return new Date(Date.parse(oldest.high_water_mark) - HISTORY_MARGIN_MS).toISOString();
 }
@@ -278,11 +269,10 @@ async function findHistoryStart(deps: PlanningReads, settings: SyncSettings): Pr
  */
 export function beginScope(deps: ActivityDeps) {
   return async (input: { stream: string; scope: string }) => {
-    const previous = await deps.destination.readCheckpoint(input.stream, input.scope);
+    const key = requireKey(input);
+    const previous = await readState(deps.destination, key);
     if (previous?.status !== 'complete') return { resumedAtPage: previous?.pages ?? 0 };
-    await deps.destination.writeCheckpoints([
-      restartedCheckpoint(input.stream, input.scope, previous.high_water_mark),
-    ]);
+    await deps.destination.writeCheckpoints([restartedCheckpoint(key, previous.high_water_mark)]);
     return { resumedAtPage: 0 };
   };
 }
@@ -290,13 +280,13 @@ export function beginScope(deps: ActivityDeps) {
 /** Moves a stream's high-water mark forward (never backwards). */
 export function advanceHighWaterMark(deps: ActivityDeps) {
   return async (input: { stream: string; value: string }) => {
-    const current = await deps.destination.readCheckpoint(input.stream, HWM_SCOPE);
+    const key: StateKey = { kind: 'high_water_mark', stream: input.stream };
+    const current = await readState(deps.destination, key);
     const next = laterInstant(current?.high_water_mark, input.value);
     if (next === current?.high_water_mark) return { highWaterMark: next };
     await deps.destination.writeCheckpoints([
       {
-        stream: input.stream,
-        scope: HWM_SCOPE,
+        ...encodeStateKey(key),
         cursor: null,
         high_water_mark: next,
         status: 'complete',
@@ -364,4 +354,14 @@ export function flushStaged(deps: ActivityDeps) {
   return async (): Promise<void> => {
     await deps.destination.flushStaged();
   };
+}
+
+/** The key of a scope a workflow begins (its activity input stays the row's address, as histories hold it). */
+function requireKey(at: { stream: string; scope: string }): StateKey {
+  const key = decodeStateKey(at);
+  if (key === null)
+    throw new Error(
+      `no _sync_state key has stream ${JSON.stringify(at.stream)} and scope ${JSON.stringify(at.scope)}`,
+    );
+  return key;
 }

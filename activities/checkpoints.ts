@@ -1,3 +1,5 @@
+import type { CheckpointFilter, StateReads } from '../connectors/destination.js';
+import { encodeStateKey, type StateKey, THREAD_QUEUE_STREAM } from '../schemas/state-key.js';
 import type { Checkpoint, CheckpointUpdate } from '../schemas/warehouse.js';
 
 /** The next checkpoint after one more page of `rows` rows. */
@@ -24,14 +26,9 @@ export function nextCheckpoint(
 }
 
 /** A checkpoint back at the start of its scope (a new run of a completed window, a rejected cursor). */
-export function restartedCheckpoint(
-  stream: string,
-  scope: string,
-  highWaterMark: string | null = null,
-): CheckpointUpdate {
+export function restartedCheckpoint(key: StateKey, highWaterMark: string | null = null): CheckpointUpdate {
   return {
-    stream,
-    scope,
+    ...encodeStateKey(key),
     cursor: null,
     high_water_mark: highWaterMark,
     status: 'running',
@@ -44,4 +41,22 @@ export function laterInstant(a: string | null | undefined, b: string | null | un
   if (!a) return b ?? null;
   if (!b) return a;
   return Date.parse(a) >= Date.parse(b) ? a : b;
+}
+
+/** The checkpoint stored under `key` (see StateReads.readCheckpoint for `options`). */
+export function readState(
+  reads: Pick<StateReads, 'readCheckpoint'>,
+  key: StateKey,
+  options?: Parameters<StateReads['readCheckpoint']>[2],
+): Promise<Checkpoint | null> {
+  const { stream, scope } = encodeStateKey(key);
+  return reads.readCheckpoint(stream, scope, options);
+}
+
+/** Entries of the thread queue (one per ticket: see StateKey `thread`), in ticket-number-as-text order. */
+export function listThreadQueue(
+  reads: Pick<StateReads, 'listCheckpoints'>,
+  filter: CheckpointFilter,
+): Promise<Checkpoint[]> {
+  return reads.listCheckpoints(THREAD_QUEUE_STREAM, filter);
 }

@@ -1,6 +1,6 @@
 import { SupportApiError } from '../connectors/support-api/index.js';
+import { encodeStateKey, threadKeyOf } from '../schemas/state-key.js';
 import { type ExportPass, type ReferenceStream, STREAMS, streamOfPass } from '../schemas/streams.js';
-import { THREAD_QUEUE_STREAM } from '../schemas/warehouse.js';
 import type { ActivityDeps } from './deps.js';
 import { PAGE_FETCHERS } from './fetchers.js';
 import { syncPage } from './sync-page.js';
@@ -61,7 +61,12 @@ export function syncExportPage(deps: ActivityDeps) {
     syncPage(deps, {
       stream: input.pass,
       table: STREAMS[streamOfPass(input.pass)].table,
-      scope: `${input.windowStart}/${input.windowEnd}`,
+      scope: encodeStateKey({
+        kind: 'window',
+        pass: input.pass,
+        from: input.windowStart,
+        before: input.windowEnd,
+      }).scope,
       allowRestart: input.allowRestart ?? true,
       repair: input.repair === true,
       runId: input.runId ?? null,
@@ -99,12 +104,13 @@ export function syncThreadPage(deps: ActivityDeps) {
      */
     listedTag?: string;
   }) => {
-    const ticketNumber = Number(input.scope);
+    const key = threadKeyOf(input.scope);
+    const { ticketNumber } = key;
     return syncPage(deps, {
       stream: 'ticket_messages',
       table: STREAMS.ticket_messages.table,
       scope: input.scope,
-      checkpointStream: THREAD_QUEUE_STREAM,
+      checkpointStream: encodeStateKey(key).stream,
       allowRestart: input.allowRestart ?? true,
       repair: input.repair === true,
       runId: input.runId ?? null,

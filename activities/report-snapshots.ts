@@ -1,11 +1,10 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { SupportApiError } from '../connectors/support-api/index.js';
+import { encodeStateKey, REPORT_SNAPSHOTS_STREAM, type StateKey } from '../schemas/state-key.js';
 import type { ReportQuery } from '../schemas/sync.js';
 import { type ReportSnapshotInput, reportSnapshotId, reportSnapshotValues } from '../schemas/warehouse.js';
+import { readState } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
-
-/** `_sync_state` stream of report snapshots; scope = the query's name, high-water mark = last taken_at. */
-export const REPORT_SNAPSHOTS_STREAM = 'report_snapshots';
 
 /**
  * Takes one snapshot of a saved report query (analytics class: runs on the analytics task queue): runs it
@@ -20,7 +19,8 @@ export function syncReportSnapshot(deps: ActivityDeps) {
   return async (input: { query: ReportQuery; takenAt: string }) => {
     const { destination, client } = deps;
     const { name, query, timezone } = input.query;
-    const previous = await destination.readCheckpoint(REPORT_SNAPSHOTS_STREAM, name);
+    const key: StateKey = { kind: 'report', query: name };
+    const previous = await readState(destination, key);
     if (previous?.high_water_mark && Date.parse(previous.high_water_mark) === Date.parse(input.takenAt)) {
       return { rows: 0, values: 0, skipped: true };
     }
@@ -40,8 +40,7 @@ export function syncReportSnapshot(deps: ActivityDeps) {
         { table: 'report_snapshot_values', rows: values },
       ],
       {
-        stream: REPORT_SNAPSHOTS_STREAM,
-        scope: name,
+        ...encodeStateKey(key),
         cursor: null,
         high_water_mark: input.takenAt,
         status: 'complete',

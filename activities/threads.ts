@@ -1,13 +1,13 @@
 import { checkpointTagOf } from '../connectors/cursor-tag.js';
 import type { StateReads } from '../connectors/destination.js';
-import { THREAD_QUEUE_STREAM } from '../schemas/warehouse.js';
-import { restartedCheckpoint } from './checkpoints.js';
+import { THREAD_QUEUE_STREAM, threadKeyOf } from '../schemas/state-key.js';
+import { listThreadQueue, readState, restartedCheckpoint } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
 
 /** Queue entries of threads to read next, skipping those a lane of the workflow is already on. */
 async function queuedEntries(deps: ActivityDeps, input: { limit: number; skip: string[] }) {
   const skip = new Set(input.skip);
-  const queued = await deps.destination.listCheckpoints(THREAD_QUEUE_STREAM, {
+  const queued = await listThreadQueue(deps.destination, {
     status: 'running',
     limit: input.limit + skip.size,
   });
@@ -39,7 +39,7 @@ export function listQueuedThreadCheckpoints(deps: ActivityDeps) {
 export function markThreadFailed(deps: ActivityDeps) {
   return async (input: { scope: string; error: string; runId: string }) => {
     const { destination } = deps;
-    const entry = await destination.readCheckpoint(THREAD_QUEUE_STREAM, input.scope);
+    const entry = await readState(destination, threadKeyOf(input.scope));
     if (entry?.status !== 'running') return { marked: false };
     const now = (await destination.currentTime()).toISOString();
     await destination.writeCheckpoints([{ ...entry, status: 'failed' }]);
@@ -71,7 +71,7 @@ export function queueThreadsToReverify(deps: ActivityDeps) {
   return async (input: { limit: number; verifiedBefore: string }) => {
     const { destination } = deps;
     const stale = await destination.staleThreads(new Date(input.verifiedBefore), input.limit);
-    await destination.writeCheckpoints(stale.map((scope) => restartedCheckpoint(THREAD_QUEUE_STREAM, scope)));
+    await destination.writeCheckpoints(stale.map((scope) => restartedCheckpoint(threadKeyOf(scope))));
     return { queued: stale.length };
   };
 }
@@ -88,7 +88,7 @@ export function requeueUnsettledThreads(deps: ActivityDeps) {
     const { failed, inTransit, withRejected, again } = await unsettledThreads(deps.destination);
     await deps.destination.writeCheckpoints([
       ...failed.map((cp) => ({ ...cp, status: 'running' as const })),
-      ...again.map((scope) => restartedCheckpoint(THREAD_QUEUE_STREAM, scope)),
+      ...again.map((scope) => restartedCheckpoint(threadKeyOf(scope))),
     ]);
     return { requeued: failed.length, inTransit, withRejected };
   };
@@ -101,7 +101,7 @@ export function requeueUnsettledThreads(deps: ActivityDeps) {
 export async function unsettledThreads(
   reads: Pick<StateReads, 'listCheckpoints' | 'openRejections' | 'liveRows'>,
 ) {
-  const failed = await reads.listCheckpoints(THREAD_QUEUE_STREAM, { status: 'failed' });
+  const failed = await listThreadQueue(reads, { status: 'failed' });
   // The threads of live messages still in transit: from the live messages' numbers and states (liveRows:
   // a table read on BigQuery, where a query bills 10 MB at least).
   const inTransit = [
@@ -137,7 +137,7 @@ export const TRANSIT_STATUSES = ['queued', 'sent'] as const;
  */
 export function finishThreads(deps: ActivityDeps) {
   return async (input: { fullRefreshSince: string }) => {
-    const pending = await deps.destination.listCheckpoints(THREAD_QUEUE_STREAM, {
+    const pending = await listThreadQueue(deps.destination, {
       status: 'running',
       limit: 1,
     });

@@ -1,14 +1,10 @@
 import type { Page } from '../connectors/support-api/index.js';
 import type { Ticket } from '../schemas/api/tickets.js';
+import { decodeStateKey, encodeStateKey, type StateKey } from '../schemas/state-key.js';
 import { STREAMS } from '../schemas/streams.js';
-import { TICKET_FOLLOWERS, TICKETS_SCOPES, type TicketFollower } from '../schemas/sync.js';
-import {
-  type Checkpoint,
-  type CheckpointUpdate,
-  type StoredVersion,
-  THREAD_QUEUE_STREAM,
-} from '../schemas/warehouse.js';
-import { laterInstant, nextCheckpoint, restartedCheckpoint } from './checkpoints.js';
+import { TICKET_FOLLOWERS, type TicketFollower } from '../schemas/sync.js';
+import type { Checkpoint, CheckpointUpdate, StoredVersion } from '../schemas/warehouse.js';
+import { laterInstant, nextCheckpoint, readState, restartedCheckpoint } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
 import { PAGE_FETCHERS } from './fetchers.js';
 import { rejectedOf, rowsOf, schemaChangesOf } from './page-step.js';
@@ -17,9 +13,9 @@ import { restatedTickets, storedNewerIds } from './restated-tickets.js';
 import { type PageStore, syncPage } from './sync-page.js';
 import { ticketSightings } from './ticket-sightings.js';
 
-const TICKETS_HWM = TICKETS_SCOPES.hwm;
-const TICKETS_SWEEP = TICKETS_SCOPES.sweep;
-const TICKETS_OLDEST = TICKETS_SCOPES.oldest;
+const TICKETS_HWM: StateKey = { kind: 'high_water_mark', stream: 'tickets' };
+const TICKETS_SWEEP: StateKey = { kind: 'sweep' };
+const TICKETS_OLDEST: StateKey = { kind: 'oldest_ticket' };
 
 const sameInstant = (a: string | null | undefined, b: string) => a != null && Date.parse(a) === Date.parse(b);
 const earlierInstant = (a: string | null | undefined, b: string | null | undefined): string | null =>
@@ -159,16 +155,16 @@ function changedTickets(input: TicketsPageInput): PageStore<
           rows: changed.size,
         }),
         ...toQueue.map((t) =>
-          restartedCheckpoint(THREAD_QUEUE_STREAM, String(t.ticket_number), t.updated_at),
+          restartedCheckpoint({ kind: 'thread', ticketNumber: t.ticket_number }, t.updated_at),
         ),
       ];
-      if (!page.hasMore && target.scope === TICKETS_SWEEP.scope) {
+      if (!page.hasMore && decodeStateKey({ stream: 'tickets', scope: target.scope })?.kind === 'sweep') {
         // The end of the whole list: its last ticket is the workspace's oldest.
-        const known = await destination.readCheckpoint(TICKETS_OLDEST.stream, TICKETS_OLDEST.scope);
+        const known = await readState(destination, TICKETS_OLDEST);
         const oldestEver = earlierInstant(known?.high_water_mark, oldest);
         if (oldestEver !== null)
           checkpoints.push({
-            ...TICKETS_OLDEST,
+            ...encodeStateKey(TICKETS_OLDEST),
             cursor: null,
             high_water_mark: oldestEver,
             status: 'complete',
@@ -220,13 +216,11 @@ function changedTickets(input: TicketsPageInput): PageStore<
 export function beginSweep(deps: ActivityDeps) {
   return async (input: { restart: boolean }) => {
     const { destination } = deps;
-    const current = await destination.readCheckpoint(TICKETS_SWEEP.stream, TICKETS_SWEEP.scope);
+    const current = await readState(destination, TICKETS_SWEEP);
     const resumed = sweepUnderWay(current, input.restart);
     if (resumed) return resumed;
     const startedAt = (await destination.currentTime()).toISOString();
-    await destination.writeCheckpoints([
-      restartedCheckpoint(TICKETS_SWEEP.stream, TICKETS_SWEEP.scope, startedAt),
-    ]);
+    await destination.writeCheckpoints([restartedCheckpoint(TICKETS_SWEEP, startedAt)]);
     return { startedAt, resumedAtPage: 0 };
   };
 }
@@ -247,7 +241,7 @@ export function sweepUnderWay(
 export function finishSweep(deps: ActivityDeps) {
   return async () => {
     const { destination, logger } = deps;
-    const sweep = await destination.readCheckpoint(TICKETS_SWEEP.stream, TICKETS_SWEEP.scope);
+    const sweep = await readState(destination, TICKETS_SWEEP);
     if (sweep?.status !== 'complete' || !sweep.high_water_mark) {
       throw Object.assign(new Error('the ticket sweep is not complete; refusing to mark deletions'), {
         nonRetryable: true,
@@ -275,11 +269,18 @@ export function finishTickets(deps: ActivityDeps) {
   return async (input: { newest: string | null; followers?: readonly TicketFollower[] }) => {
     const followers = input.followers ?? TICKET_FOLLOWERS;
     const { destination } = deps;
-    const current = await destination.readCheckpoint(TICKETS_HWM.stream, TICKETS_HWM.scope);
+    const current = await readState(destination, TICKETS_HWM);
     const hwm = laterInstant(current?.high_water_mark, input.newest);
     if (hwm !== current?.high_water_mark) {
       await destination.writeCheckpoints([
-        { ...TICKETS_HWM, cursor: null, high_water_mark: hwm, status: 'complete', pages: 0, rows: 0 },
+        {
+          ...encodeStateKey(TICKETS_HWM),
+          cursor: null,
+          high_water_mark: hwm,
+          status: 'complete',
+          pages: 0,
+          rows: 0,
+        },
       ]);
     }
     const now = deps.now?.() ?? new Date();

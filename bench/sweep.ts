@@ -32,6 +32,7 @@
  */
 
 import pg from 'pg';
+import { readState } from '../activities/checkpoints.js';
 import { startCompanion } from '../companion/index.js';
 import { fetchAgentSessionsPage, fetchCsatPage, planWindows } from '../connectors/support-api/index.js';
 import { ALL_STREAMS, EXPORT_PASSES, type StreamName, type SyncSettings } from '../schemas/sync.js';
@@ -88,7 +89,8 @@ async function run(
 async function analyticsLowerBound(now: string): Promise<number> {
   let pages = 0;
   for (const pass of [...EXPORT_PASSES.csat_surveys, ...EXPORT_PASSES.agent_sessions]) {
-    const mark = (await workers.deps.destination.readCheckpoint(pass, 'hwm'))?.high_water_mark;
+    const mark = (await readState(workers.deps.destination, { kind: 'high_water_mark', stream: pass }))
+      ?.high_water_mark;
     if (!mark) throw new Error(`${pass} has no high-water mark`);
     const from = new Date(Date.parse(mark) - config.SYNC_LOOKBACK).toISOString();
     for (const w of planWindows({ from, to: now, maxWindowMs: config.SYNC_WINDOW })) {

@@ -1,4 +1,5 @@
-import { HWM_SCOPE, type RunPlan, succeededWindows } from '../activities/bookkeeping.js';
+import { type RunPlan, succeededWindows } from '../activities/bookkeeping.js';
+import { readState } from '../activities/checkpoints.js';
 import { PAGE_FETCHERS } from '../activities/fetchers.js';
 import type { SupportApiClient } from '../connectors/support-api/index.js';
 import { EXPORT_PAGE_LIMIT } from '../schemas/api/exports.js';
@@ -170,7 +171,7 @@ async function storedPass(
   counting: PassCounting,
   historyStart: string | null,
 ): Promise<{ covered: Range; count(range: Range): number } | null> {
-  const mark = (await reads.readCheckpoint(pass, HWM_SCOPE))?.high_water_mark;
+  const mark = (await readState(reads, { kind: 'high_water_mark', stream: pass }))?.high_water_mark;
   if (!mark || historyStart === null || Date.parse(mark) <= Date.parse(historyStart)) return null;
   const covered = { from: Date.parse(historyStart), before: Date.parse(mark) };
   const rows = await reads.select((d) => {

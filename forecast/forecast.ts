@@ -1,4 +1,5 @@
 import { planRun } from '../activities/bookkeeping.js';
+import { readState } from '../activities/checkpoints.js';
 import { UNPAGINATED_STREAMS } from '../activities/fetchers.js';
 import type { SupportApiClient } from '../connectors/support-api/index.js';
 import { type Config, QUEUED_ROUTE_CLASSES, type QueuedRouteClass } from '../schemas/config.js';
@@ -11,7 +12,6 @@ import {
   type StreamName,
   type SyncMode,
   streamOfPass,
-  TICKETS_SCOPES,
 } from '../schemas/sync.js';
 import { TABLES } from '../schemas/warehouse.js';
 import { settingsFromConfig } from '../worker/config.js';
@@ -238,7 +238,7 @@ export async function makeForecast(request: ForecastRequest): Promise<Forecast> 
   const { classes, binding, wall } = wallTime(perClass, budgets);
   const firstSync =
     mode === 'incremental' &&
-    (await reads.readCheckpoint(TICKETS_SCOPES.hwm.stream, TICKETS_SCOPES.hwm.scope)) === null;
+    (await readState(reads, { kind: 'high_water_mark', stream: 'tickets' })) === null;
   const cost = Object.fromEntries(QUEUED_ROUTE_CLASSES.map((c) => [c, 0])) as Record<
     QueuedRouteClass,
     number

@@ -1,15 +1,9 @@
 import type { RunPlan } from '../activities/bookkeeping.js';
+import { listThreadQueue, readState } from '../activities/checkpoints.js';
 import { THREAD_PAGE_LIMIT } from '../activities/fetchers.js';
 import { unsettledThreads } from '../activities/threads.js';
 import { listingDone, sweepUnderWay, threadsToQueue, versionMovedIds } from '../activities/tickets.js';
-import {
-  REVERIFY_ROUND,
-  type SyncMode,
-  type SyncSettings,
-  TICKETS_SCOPES,
-  threadCutoffOf,
-} from '../schemas/sync.js';
-import { THREAD_QUEUE_STREAM } from '../schemas/warehouse.js';
+import { REVERIFY_ROUND, type SyncMode, type SyncSettings, threadCutoffOf } from '../schemas/sync.js';
 import type { SweptPage } from './sweep.js';
 import type { ForecastReads } from './warehouse-reads.js';
 
@@ -60,7 +54,7 @@ export async function forecastTickets(input: {
   }
   if (plan?.sweep) {
     // A sweep under way resumes at its page; the list may have shifted a little since (new tickets on top).
-    const current = await reads.readCheckpoint(TICKETS_SCOPES.sweep.stream, TICKETS_SCOPES.sweep.scope);
+    const current = await readState(reads, { kind: 'sweep' });
     const resumeAt = sweepUnderWay(current, plan.sweep.restart)?.resumedAtPage ?? 0;
     sweepFrom = Math.max(0, Math.min(resumeAt, pages.length - 1));
     const budget = plan.sweep.maxPages === null ? Number.POSITIVE_INFINITY : plan.sweep.maxPages - headPages;
@@ -90,7 +84,7 @@ export async function forecastTickets(input: {
   }
   const queuedByListing = queued.size;
   const unsettled = await unsettledThreads(reads);
-  const waiting = await reads.listCheckpoints(THREAD_QUEUE_STREAM, { status: 'running' });
+  const waiting = await listThreadQueue(reads, { status: 'running' });
   for (const scope of [
     ...unsettled.failed.map((c) => c.scope),
     ...unsettled.again,

@@ -406,31 +406,6 @@ export function classTaskQueue(taskQueue: string, routeClass: StreamRouteClass) 
   return `${taskQueue}-${routeClass}`;
 }
 
-/**
- * `_sync_state` scopes of the tickets stream:
- *  - `hwm`: the newest `created_at` synced (the next head pass stops at it minus the look-back);
- *  - `sweep`: the sweep of the whole list — `cursor` where it is, `high_water_mark` when it began (warehouse
- *    clock): a complete sweep marks deleted every ticket not seen since then;
- *  - `oldest`: the oldest `created_at` a complete sweep listed, where the workspace's history begins;
- *  - `head/<before>`: a run's pass over the newest tickets.
- */
-export const TICKETS_SCOPES = {
-  hwm: { stream: 'tickets', scope: 'hwm' },
-  sweep: { stream: 'tickets', scope: 'sweep' },
-  oldest: { stream: 'tickets', scope: 'oldest' },
-  head: (before: string) => ({ stream: 'tickets', scope: `head/${before}` }),
-} as const;
-
-/**
- * `_sync_state` scope of an export window queued for a re-read (the audit found a row of it differing):
- * `reread/<from>/<before>` under the pass, `running` while queued. Scheduled runs plan the window (as
- * `<from>/<before>`) until its own scope has completed after it was queued (activities/bookkeeping.ts).
- */
-export const REREAD_SCOPE_PREFIX = 'reread/';
-export function rereadScope(from: string, before: string): string {
-  return `${REREAD_SCOPE_PREFIX}${from}/${before}`;
-}
-
 /** `<stream>/<from>/<before>`: the window workflow id on-call searches for. */
 export function windowWorkflowId(pass: string, from: string, before: string): string {
   return `${pass}/${from}/${before}`;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Timestamp } from './api/index.js';
+import { HIGH_WATER_MARK_SCOPE } from './state-key.js';
 import { ExportPass } from './sync.js';
 import { TICKET_HISTORY_VIEWS, ticketHistorySql } from './ticket-history-views.js';
 import { type ColumnSpec, type ColumnType, deriveColumns, TABLES } from './warehouse.js';
@@ -354,7 +355,7 @@ islands AS (
 SELECT i.pass, MIN(i.window_start) AS covered_from, MAX(i.window_end) AS covered_until, COUNT(*) AS windows,
   MAX(i.finished_at) AS last_succeeded_at, MAX(h.high_water_mark) AS high_water_mark
 FROM islands i
-LEFT JOIN ${d.table('_sync_state')} h ON h.stream = i.pass AND h.scope = 'hwm'
+LEFT JOIN ${d.table('_sync_state')} h ON h.stream = i.pass AND h.scope = '${HIGH_WATER_MARK_SCOPE}'
 GROUP BY i.pass, i.island`,
 };
 

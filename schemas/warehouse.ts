@@ -60,7 +60,6 @@ export {
   SYSTEM_TABLES,
   SyncRunRecord,
   SyncRunStatus,
-  THREAD_QUEUE_STREAM,
 } from './warehouse/system-tables.js';
 export {
   STREAM_TABLE_NAMES,

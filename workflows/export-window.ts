@@ -1,3 +1,4 @@
+import { encodeStateKey } from '../schemas/state-key.js';
 import { type StreamCounts, streamOfPass, type WindowInput } from '../schemas/sync.js';
 import { analyticsActivities, bookkeeping } from './activity-proxies.js';
 import { pageGuard } from './page-guard.js';
@@ -13,7 +14,12 @@ import { recordedWindow } from './window-ledger.js';
  */
 async function exportWindowWorkflowBody(input: WindowInput): Promise<StreamCounts> {
   const progress = trackChildProgress(`${input.windowStart} → ${input.windowEnd}`, input.carried);
-  const scope = `${input.windowStart}/${input.windowEnd}`;
+  const { scope } = encodeStateKey({
+    kind: 'window',
+    pass: input.pass,
+    from: input.windowStart,
+    before: input.windowEnd,
+  });
   await bookkeeping.beginScope({ stream: input.pass, scope });
   const analytics = analyticsActivities(input.analyticsTaskQueue, { patienceMs: input.patienceMs });
   await readPages({

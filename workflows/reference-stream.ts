@@ -1,3 +1,4 @@
+import { encodeStateKey } from '../schemas/state-key.js';
 import { STREAMS } from '../schemas/streams.js';
 import type { ReferenceInput, StreamCounts } from '../schemas/sync.js';
 import { bookkeeping, classActivities } from './activity-proxies.js';
@@ -13,7 +14,7 @@ import { recordedWindow } from './window-ledger.js';
  */
 async function referenceStreamWorkflowBody(input: ReferenceInput): Promise<StreamCounts> {
   const progress = trackChildProgress(input.stream, input.carried);
-  const scope = `run:${input.runId}`;
+  const { scope } = encodeStateKey({ kind: 'snapshot', stream: input.stream, runId: input.runId });
   const pages = classActivities(STREAMS[input.stream].routeClass, { patienceMs: input.patienceMs });
   await readPages({
     input,

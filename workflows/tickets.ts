@@ -1,5 +1,6 @@
+import { encodeStateKey } from '../schemas/state-key.js';
 import { STREAMS } from '../schemas/streams.js';
-import { type StreamCounts, TICKETS_SCOPES, type TicketsInput, threadCutoffOf } from '../schemas/sync.js';
+import { type StreamCounts, type TicketsInput, threadCutoffOf } from '../schemas/sync.js';
 import { bookkeeping, classActivities } from './activity-proxies.js';
 import { pageGuard } from './page-guard.js';
 import { readPages } from './page-loop.js';
@@ -66,10 +67,15 @@ async function ticketsWorkflowBody(input: TicketsInput): Promise<StreamCounts & 
 
   if (input.head && !seen.headDone) {
     progress.detail = `newest tickets down to ${input.head.since}`;
-    await readList(TICKETS_SCOPES.head(input.before).scope, input.head.since, true, () => ({
-      ...input,
-      seen,
-    }));
+    await readList(
+      encodeStateKey({ kind: 'head_pass', before: input.before }).scope,
+      input.head.since,
+      true,
+      () => ({
+        ...input,
+        seen,
+      }),
+    );
     seen.headDone = true;
   }
 
@@ -82,7 +88,7 @@ async function ticketsWorkflowBody(input: TicketsInput): Promise<StreamCounts & 
     const fromTop = begun.resumedAtPage === 0 && !input.head;
     progress.detail = `sweep since ${begun.startedAt} (page ${begun.resumedAtPage + 1})`;
     sweepComplete = await readList(
-      TICKETS_SCOPES.sweep.scope,
+      encodeStateKey({ kind: 'sweep' }).scope,
       null,
       fromTop,
       () => ({ ...carryOn, seen }),

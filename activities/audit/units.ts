@@ -6,9 +6,8 @@ import {
   type AuditUnitResult,
   type WindowTable,
 } from '../../schemas/audit.js';
-import { rereadScope, TICKETS_SCOPES } from '../../schemas/sync.js';
-import { THREAD_QUEUE_STREAM, type WarehouseRow } from '../../schemas/warehouse.js';
-import { restartedCheckpoint } from '../checkpoints.js';
+import type { WarehouseRow } from '../../schemas/warehouse.js';
+import { readState, restartedCheckpoint } from '../checkpoints.js';
 import type { ActivityDeps } from '../deps.js';
 import { setAsideTooDeep } from '../depth-guard.js';
 import { PAGE_FETCHERS } from '../fetchers.js';
@@ -56,9 +55,7 @@ export function auditTicket(deps: ActivityDeps) {
     });
     // A ticket rewritten here is not rewritten by the sweep (its version no longer moves): its thread is
     // queued as the sweep would have queued it.
-    const queue = fresh
-      ? [restartedCheckpoint(THREAD_QUEUE_STREAM, String(ticketNumber), fresh.item.updated_at)]
-      : [];
+    const queue = fresh ? [restartedCheckpoint({ kind: 'thread', ticketNumber }, fresh.item.updated_at)] : [];
     const compared = await settle(deps, { runId: input.runId, table, judged, queue });
     return { compared, coveredFrom: null, coveredUntil: null };
   };
@@ -89,7 +86,7 @@ export function auditThread(deps: ActivityDeps) {
         servedIds.has(id) || (!rejected.has(id) && Date.parse(String(row['created_at'])) < coveredUntil),
     );
     // The warehouse's last complete read of the thread; a thread queued (or failed) is known to be stale.
-    const entry = await deps.destination.readCheckpoint(THREAD_QUEUE_STREAM, String(ticketNumber));
+    const entry = await readState(deps.destination, { kind: 'thread', ticketNumber });
     const readAt = entry?.status === 'complete' ? entry.updated_at : null;
     const judged = judge(deps.destination.writtenSpec(table), served, stored, {
       rawKeys: 'all',
@@ -103,7 +100,7 @@ export function auditThread(deps: ActivityDeps) {
       // Served by the thread's last read and not now: deleted since (only a full refresh marks those).
       goneSince: (row) => later(syncedAt(row), readAt),
     });
-    const queue = [restartedCheckpoint(THREAD_QUEUE_STREAM, String(ticketNumber))];
+    const queue = [restartedCheckpoint({ kind: 'thread', ticketNumber })];
     const compared = await settle(deps, { runId: input.runId, table, judged, queue });
     return { compared, coveredFrom: null, coveredUntil: null };
   };
@@ -146,7 +143,8 @@ export function auditWindow(deps: ActivityDeps) {
     // Sessions that began before the window but overlap it are served too.
     const byId = await storedRows(deps, table, idIn(servedIds));
     const stored = within(new Map([...inRange, ...byId]), (id) => !rejected.has(id));
-    const hwm = (await deps.destination.readCheckpoint(pass, 'hwm'))?.high_water_mark ?? null;
+    const hwm =
+      (await readState(deps.destination, { kind: 'high_water_mark', stream: pass }))?.high_water_mark ?? null;
     const spec = deps.destination.writtenSpec(table);
     const ticketsSeen = await ticketsSeenBySweep(deps, [...stored.values()]);
     const judged = judge(spec, served, stored, {
@@ -158,7 +156,7 @@ export function auditWindow(deps: ActivityDeps) {
       // the current sweep listed and that is not served now lost its ticket since.
       goneSince: (row) => ticketsSeen.has(String(row['ticket_id'])),
     });
-    const queue = [restartedCheckpoint(pass, rereadScope(from, before))];
+    const queue = [restartedCheckpoint({ kind: 'reread', pass, from, before })];
     const compared = await settle(deps, { runId: input.runId, table, judged, queue });
     return { compared, coveredFrom: from, coveredUntil };
   };
@@ -166,8 +164,7 @@ export function auditWindow(deps: ActivityDeps) {
 
 /** When the current (or last) sweep of the ticket list began: every ticket it listed is stamped later. */
 async function sweepBegan(deps: ActivityDeps): Promise<string | null> {
-  const { stream, scope } = TICKETS_SCOPES.sweep;
-  return (await deps.destination.readCheckpoint(stream, scope))?.high_water_mark ?? null;
+  return (await readState(deps.destination, { kind: 'sweep' }))?.high_water_mark ?? null;
 }
 
 /** Of the tickets these rows belong to (`ticket_id`), those the current sweep listed, live in the warehouse. */

@@ -5,7 +5,7 @@ import { DATA_DIR } from '../../embedded/data-dir.js';
 import type { EmbeddedPostgres } from '../../embedded/postgres.js';
 import { embeddedWarehouse } from '../../embedded/warehouse.js';
 import { type AuditTableResult, tableResult } from '../../schemas/audit.js';
-import { REREAD_SCOPE_PREFIX, TICKETS_SCOPES } from '../../schemas/sync.js';
+import { decodeStateKey, encodeStateKey } from '../../schemas/state-key.js';
 import type { Checkpoint, Freshness, ReconciliationRecord } from '../../schemas/warehouse.js';
 import { destinationFromConfig } from '../../worker/compose.js';
 import { isConfigured } from '../../worker/config.js';
@@ -155,20 +155,17 @@ function statusOf(
         const runs = await destination.listRuns(opts.runs * 20);
         const checkpoints = await destination.listCheckpoints();
         const now = Date.now();
-        const marks = checkpoints.filter((c) => c.scope === 'hwm');
+        const kindOf = (c: Checkpoint) => decodeStateKey(c)?.kind ?? null;
+        const marks = checkpoints.filter((c) => kindOf(c) === 'high_water_mark');
         const rereads = pendingRereads(checkpoints);
         const open = checkpoints.filter(
           (c) =>
-            c.scope !== 'hwm' &&
-            c.stream !== 'ticket_messages' &&
-            c.status !== 'complete' &&
-            !c.scope.startsWith(REREAD_SCOPE_PREFIX),
+            c.status !== 'complete' && !['high_water_mark', 'thread', 'reread'].includes(kindOf(c) ?? ''),
         );
         const queuedThreads = checkpoints.filter(
-          (c) => c.stream === 'ticket_messages' && c.status === 'running',
+          (c) => kindOf(c) === 'thread' && c.status === 'running',
         ).length;
-        const sweep =
-          checkpoints.find((c) => c.stream === 'tickets' && c.scope === TICKETS_SCOPES.sweep.scope) ?? null;
+        const sweep = checkpoints.find((c) => kindOf(c) === 'sweep') ?? null;
         const freshness = describeFreshness(await destination.freshness(), sweep, now);
         const sloMs = config.SYNC_FRESHNESS_SLO;
         const streams = await streamFreshness(destination, sloMs, now);
@@ -176,9 +173,7 @@ function statusOf(
           (r) => r.stream === 'ticket_messages' && r.run_id.startsWith('thread:') && r.status === 'failed',
         );
         const failedEntries = new Set(
-          checkpoints
-            .filter((c) => c.stream === 'ticket_messages' && c.status === 'failed')
-            .map((c) => c.scope),
+          checkpoints.filter((c) => kindOf(c) === 'thread' && c.status === 'failed').map((c) => c.scope),
         );
         const reconciliation = await destination.listReconciliation();
         const rejected = await rejectedItems(destination);
@@ -260,8 +255,10 @@ function pendingRereads(checkpoints: readonly Checkpoint[]): Checkpoint[] {
     checkpoints.filter((c) => c.status === 'complete').map((c) => [`${c.stream} ${c.scope}`, c.updated_at]),
   );
   return checkpoints.filter((c) => {
-    if (!c.scope.startsWith(REREAD_SCOPE_PREFIX) || c.status !== 'running') return false;
-    const read = completedAt.get(`${c.stream} ${c.scope.slice(REREAD_SCOPE_PREFIX.length)}`);
+    const key = decodeStateKey(c);
+    if (key?.kind !== 'reread' || c.status !== 'running') return false;
+    const window = encodeStateKey({ ...key, kind: 'window' });
+    const read = completedAt.get(`${window.stream} ${window.scope}`);
     return read === undefined || Date.parse(read) < Date.parse(c.updated_at);
   });
 }

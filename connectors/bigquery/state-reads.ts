@@ -1,3 +1,4 @@
+import { decodeStateKeyOf } from '../../schemas/state-key.js';
 import { BatchManifest } from '../../schemas/warehouse/staging.js';
 import {
   byText,
@@ -8,7 +9,6 @@ import {
   SCHEMA_CHANGE_KEY,
   SchemaChangeRecord,
   SYSTEM_TABLES,
-  THREAD_QUEUE_STREAM,
 } from '../../schemas/warehouse.js';
 import type { SchemaChangeFilter } from '../sql/schema-changes.js';
 import type { BigQuerySession } from './session.js';
@@ -162,20 +162,20 @@ export async function staleThreadsByTableReads(
   before: Date,
   limit: number,
 ): Promise<string[]> {
-  const candidates = (await checkpointsByTableReads(session)).filter(
-    (cp) =>
-      cp.stream === THREAD_QUEUE_STREAM &&
-      cp.status === 'complete' &&
-      Date.parse(cp.updated_at) < before.getTime(),
-  );
+  const candidates = (await checkpointsByTableReads(session)).flatMap((cp) => {
+    const key = decodeStateKeyOf('thread', cp);
+    return key && cp.status === 'complete' && Date.parse(cp.updated_at) < before.getTime()
+      ? [{ ...cp, ticketNumber: key.ticketNumber }]
+      : [];
+  });
   if (candidates.length === 0 || limit <= 0) return [];
   const live = new Set(
     (await session.readTable('tickets', ['ticket_number', '_deleted_at']))
       .filter((row) => row['_deleted_at'] === null || row['_deleted_at'] === undefined)
-      .map((row) => String(row['ticket_number'])),
+      .map((row) => Number(row['ticket_number'])),
   );
   return candidates
-    .filter((cp) => live.has(cp.scope))
+    .filter((cp) => live.has(cp.ticketNumber))
     .sort((a, b) => Date.parse(a.updated_at) - Date.parse(b.updated_at) || byText(a.scope, b.scope))
     .slice(0, limit)
     .map((cp) => cp.scope);

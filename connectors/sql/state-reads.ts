@@ -1,3 +1,4 @@
+import { THREAD_QUEUE_STREAM } from '../../schemas/state-key.js';
 import {
   Checkpoint,
   type CheckpointStatus,
@@ -5,7 +6,6 @@ import {
   OpenRejections,
   type StoredVersion,
   type TableSpec,
-  THREAD_QUEUE_STREAM,
 } from '../../schemas/warehouse.js';
 import { DestinationError } from '../errors.js';
 import { limitClause, parsedRows, type SqlSession, statement, type WarehouseDialect } from './dialect.js';
@@ -73,7 +73,7 @@ export async function storedVersions(
   return new Map(rows.map((r) => [r.id, r.stored]));
 }
 
-/** A thread-queue checkpoint `s` is the one of ticket `t`: its scope is the ticket number. */
+/** A thread-queue checkpoint `s` is the one of ticket `t`: its scope is the ticket number (encodeStateKey's `thread` key, in SQL). */
 const scopeIsTicket = (d: WarehouseDialect) => `s.scope = CAST(t.ticket_number AS ${d.type('string')})`;
 
 /** Ticket numbers of live tickets whose thread was last read completely before `verifiedBefore`, oldest first. */

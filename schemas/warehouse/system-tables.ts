@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { Timestamp } from '../api/index.js';
+import { STATE_KEY_FORMATS } from '../state-key.js';
 import { SyncMode } from '../sync.js';
 import { type ColumnSpec, deriveColumns } from './derive.js';
 import {
@@ -22,7 +23,7 @@ import { canonicalJson } from './values.js';
 export const CheckpointStatus = z.enum(['running', 'complete', 'failed']);
 export type CheckpointStatus = z.infer<typeof CheckpointStatus>;
 
-/** A row of `_sync_state`: how far one stream got in one scope (window key, ticket id, or "all"). */
+/** A row of `_sync_state`: how far one stream got in one scope; its (stream, scope) encodes a StateKey (schemas/state-key.ts). */
 export const Checkpoint = z.object({
   stream: z.string().min(1),
   scope: z.string().min(1),
@@ -38,12 +39,6 @@ export type Checkpoint = z.infer<typeof Checkpoint>;
 /** What a writer sends: a checkpoint without `updated_at` (the destination sets it). */
 export const CheckpointUpdate = Checkpoint.omit({ updated_at: true });
 export type CheckpointUpdate = z.infer<typeof CheckpointUpdate>;
-
-/**
- * `_sync_state` stream of the thread queue: one checkpoint per ticket (scope = ticket number), `running`
- * while its thread is to be read, `complete` (with `updated_at` = when) once read.
- */
-export const THREAD_QUEUE_STREAM = 'ticket_messages';
 
 /**
  * How current the warehouse's tickets and threads are known to be (read by `status`). A ticket's state is
@@ -235,8 +230,9 @@ export const SYSTEM_TABLES: { readonly [T in SystemTableName]: SystemTableSpec<T
     primaryKey: ['stream', 'scope'],
     descriptions: {
       stream: 'Stream name (tickets, ticket_messages, csat_surveys, …).',
-      scope:
-        'What the checkpoint covers: a window key "<from>/<before>"; for tickets "sweep" (the sweep of the whole list; high_water_mark = when it began), "head/<before>" (a run\'s pass over the newest tickets), "hwm" (newest created_at synced), "oldest" (oldest created_at listed: where the history starts); for ticket_messages a ticket number (the thread queue: running = to read, complete = read at updated_at, failed = retried by the next run).',
+      scope: `What the checkpoint covers, by stream: ${Object.values(STATE_KEY_FORMATS)
+        .map((f) => `${f.stream}: "${f.scope}" (${f.what})`)
+        .join('; ')}.`,
       cursor: 'API cursor of the next page to fetch; null when the scope is complete or not started.',
       high_water_mark: 'Highest source timestamp seen in the scope (ISO 8601), if the stream has one.',
       status: 'running, complete or failed.',

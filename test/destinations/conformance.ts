@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { omittedRaw } from '../../connectors/bigquery/sql.js';
 import { checkpointTagOf } from '../../connectors/cursor-tag.js';
 import type { Destination, DestinationHooks, TableSpecOverrides } from '../../connectors/destination.js';
+import { THREAD_QUEUE_STREAM } from '../../schemas/state-key.js';
 import {
   canonicalTimestamp,
   contentHashOf,
@@ -13,7 +14,6 @@ import {
   type SchemaChangeSighting,
   TABLES,
   type TableName,
-  THREAD_QUEUE_STREAM,
   WarehouseRowError,
 } from '../../schemas/warehouse.js';
 import { streamFreshness, warehouseNewest } from '../../worker/freshness.js';

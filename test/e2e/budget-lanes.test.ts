@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HWM_SCOPE } from '../../activities/bookkeeping.js';
+import { HIGH_WATER_MARK_SCOPE as HWM_SCOPE } from '../../schemas/state-key.js';
 import { DAY_MS, type Pipeline, startPipeline } from './harness.js';
 
 /** The run's child workflow ids, and the order the parent saw them start and close. */

@@ -1,0 +1,190 @@
+import { z } from 'zod';
+
+/**
+ * Where a `_sync_state` row belongs: one typed key for every kind of state the sync keeps, and the one
+ * encoder and decoder between it and the row's `(stream, scope)` pair. Every reader and writer of state
+ * goes through these two functions, so a scope's text format is written in this file only (SQL that joins
+ * the thread queue to tickets restates the `thread` format: connectors/sql).
+ */
+
+const Name = z.string().min(1);
+/** A window bound: an instant as the API writes it; never holds `/`, the separator of the two bounds. */
+const Bound = z
+  .string()
+  .min(1)
+  .refine((s) => !s.includes('/') && Number.isFinite(Date.parse(s)), 'an instant without "/"');
+
+export const StateKey = z.discriminatedUnion('kind', [
+  /** The newest source time a stream or export pass has synced: incremental runs start there (minus the look-back). */
+  z.object({ kind: z.literal('high_water_mark'), stream: Name }),
+  /**
+   * The sweep of the whole ticket list: `cursor` where it is, `high_water_mark` when it began (warehouse
+   * clock); a complete sweep marks deleted every ticket not seen since then.
+   */
+  z.object({ kind: z.literal('sweep') }),
+  /** The oldest `created_at` a complete sweep listed: where the workspace's history begins. */
+  z.object({ kind: z.literal('oldest_ticket') }),
+  /** A run's pass over the newest tickets, named by the run's upper bound. */
+  z.object({ kind: z.literal('head_pass'), before: Name.refine((s) => !s.includes('/'), 'no "/"') }),
+  /** One window `[from, before)` of an export pass, page by page. */
+  z.object({ kind: z.literal('window'), pass: Name, from: Bound, before: Bound }),
+  /**
+   * A window the audit queued for a re-read (a row of it differed from the source), `running` while
+   * queued; scheduled runs plan the window until its own `window` key completed after it was queued.
+   */
+  z.object({ kind: z.literal('reread'), pass: Name, from: Bound, before: Bound }),
+  /**
+   * A ticket's thread in the thread queue: `running` while it is to be read, `complete` (with `updated_at`
+   * = when) once read, `failed` when its read failed.
+   */
+  z.object({ kind: z.literal('thread'), ticketNumber: z.number().int().positive() }),
+  /** One snapshot of a reference stream, taken by one run. */
+  z.object({ kind: z.literal('snapshot'), stream: Name, runId: Name }),
+  /** A saved report query; `high_water_mark` = when it was last taken. */
+  z.object({ kind: z.literal('report'), query: Name }),
+]);
+export type StateKey = z.infer<typeof StateKey>;
+export type StateKeyKind = StateKey['kind'];
+export type StateKeyOf<K extends StateKeyKind> = Extract<StateKey, { kind: K }>;
+
+/** Each kind's row, as `docs/warehouse.md` describes the `scope` column (kept beside the encoder below). */
+export const STATE_KEY_FORMATS: {
+  readonly [K in StateKeyKind]: { stream: string; scope: string; what: string };
+} = {
+  high_water_mark: {
+    stream: 'the stream or export pass',
+    scope: 'hwm',
+    what: 'high_water_mark = the newest source time synced; incremental runs start there minus the look-back',
+  },
+  sweep: {
+    stream: 'tickets',
+    scope: 'sweep',
+    what: 'the sweep of the whole ticket list; high_water_mark = when it began',
+  },
+  oldest_ticket: {
+    stream: 'tickets',
+    scope: 'oldest',
+    what: 'high_water_mark = the oldest created_at a complete sweep listed: where the history starts',
+  },
+  head_pass: { stream: 'tickets', scope: 'head/<before>', what: "a run's pass over the newest tickets" },
+  window: { stream: 'the export pass', scope: '<from>/<before>', what: 'one window of an export pass' },
+  reread: {
+    stream: 'the export pass',
+    scope: 'reread/<from>/<before>',
+    what: 'a window the audit queued for a re-read (running until a run has read the window again)',
+  },
+  thread: {
+    stream: 'ticket_messages',
+    scope: 'the ticket number',
+    what: 'the thread queue: running = to read, complete = read at updated_at, failed = retried by the next run',
+  },
+  snapshot: { stream: 'the reference stream', scope: 'run:<run id>', what: "one run's snapshot" },
+  report: {
+    stream: 'report_snapshots',
+    scope: "the query's name",
+    what: 'a saved report query; high_water_mark = when it was last taken',
+  },
+};
+
+/** A `_sync_state` row's address. */
+export interface StateAddress {
+  stream: string;
+  scope: string;
+}
+
+/** `_sync_state` stream of the thread queue (its scopes are ticket numbers). */
+export const THREAD_QUEUE_STREAM = 'ticket_messages';
+/** `_sync_state` stream of report snapshots (its scopes are query names). */
+export const REPORT_SNAPSHOTS_STREAM = 'report_snapshots';
+/** The scope of every high-water mark; the `sync_coverage` view joins on it. */
+export const HIGH_WATER_MARK_SCOPE = 'hwm';
+
+const TICKETS = 'tickets';
+const HEAD_PREFIX = 'head/';
+const REREAD_PREFIX = 'reread/';
+const SNAPSHOT_PREFIX = 'run:';
+const TICKET_NUMBER = /^[1-9][0-9]*$/;
+
+/** The `(stream, scope)` of a key; a key that breaks its schema fails naming the field. */
+export function encodeStateKey(key: StateKey): StateAddress {
+  const k = StateKey.parse(key);
+  switch (k.kind) {
+    case 'high_water_mark':
+      return { stream: k.stream, scope: HIGH_WATER_MARK_SCOPE };
+    case 'sweep':
+      return { stream: TICKETS, scope: 'sweep' };
+    case 'oldest_ticket':
+      return { stream: TICKETS, scope: 'oldest' };
+    case 'head_pass':
+      return { stream: TICKETS, scope: `${HEAD_PREFIX}${k.before}` };
+    case 'window':
+      return { stream: k.pass, scope: `${k.from}/${k.before}` };
+    case 'reread':
+      return { stream: k.pass, scope: `${REREAD_PREFIX}${k.from}/${k.before}` };
+    case 'thread':
+      return { stream: THREAD_QUEUE_STREAM, scope: String(k.ticketNumber) };
+    case 'snapshot':
+      return { stream: k.stream, scope: `${SNAPSHOT_PREFIX}${k.runId}` };
+    case 'report':
+      return { stream: REPORT_SNAPSHOTS_STREAM, scope: k.query };
+  }
+}
+
+/**
+ * The key of a `_sync_state` row (or of a `_rejected` row's stream and scope); null when no key encodes
+ * to it — a row the sync never writes (put there by hand), which each reader may skip or show as it is.
+ */
+export function decodeStateKey(at: StateAddress): StateKey | null {
+  const { stream, scope } = at;
+  const candidate = candidateKey(stream, scope);
+  if (candidate === null) return null;
+  const parsed = StateKey.safeParse(candidate);
+  if (!parsed.success) return null;
+  // Only a key that encodes back to the same row is that row's key (`007` is no ticket number).
+  const back = encodeStateKey(parsed.data);
+  return back.stream === stream && back.scope === scope ? parsed.data : null;
+}
+
+function candidateKey(stream: string, scope: string): unknown {
+  if (stream === THREAD_QUEUE_STREAM) {
+    return TICKET_NUMBER.test(scope) ? { kind: 'thread', ticketNumber: Number(scope) } : null;
+  }
+  if (stream === REPORT_SNAPSHOTS_STREAM) return { kind: 'report', query: scope };
+  if (scope === HIGH_WATER_MARK_SCOPE) return { kind: 'high_water_mark', stream };
+  if (stream === TICKETS) {
+    if (scope === 'sweep') return { kind: 'sweep' };
+    if (scope === 'oldest') return { kind: 'oldest_ticket' };
+    if (scope.startsWith(HEAD_PREFIX)) return { kind: 'head_pass', before: scope.slice(HEAD_PREFIX.length) };
+    return null;
+  }
+  if (scope.startsWith(SNAPSHOT_PREFIX)) {
+    return { kind: 'snapshot', stream, runId: scope.slice(SNAPSHOT_PREFIX.length) };
+  }
+  const reread = scope.startsWith(REREAD_PREFIX);
+  const bounds = (reread ? scope.slice(REREAD_PREFIX.length) : scope).split('/');
+  if (bounds.length !== 2) return null;
+  const [from, before] = bounds;
+  return { kind: reread ? 'reread' : 'window', pass: stream, from, before };
+}
+
+/** The key of `at` when it is of `kind`, else null. */
+export function decodeStateKeyOf<K extends StateKeyKind>(kind: K, at: StateAddress): StateKeyOf<K> | null {
+  const key = decodeStateKey(at);
+  return key?.kind === kind ? (key as StateKeyOf<K>) : null;
+}
+
+/** The key of `at`, which must be of `kind`: a row of another format fails naming it. */
+export function requireStateKey<K extends StateKeyKind>(kind: K, at: StateAddress): StateKeyOf<K> {
+  const key = decodeStateKeyOf(kind, at);
+  if (key === null) {
+    throw new Error(
+      `_sync_state row (stream ${JSON.stringify(at.stream)}, scope ${JSON.stringify(at.scope)}) is no ${kind} key`,
+    );
+  }
+  return key;
+}
+
+/** The thread-queue key of a ticket number as the queue's listing and the workflows carry it (its scope). */
+export function threadKeyOf(scope: string): StateKeyOf<'thread'> {
+  return requireStateKey('thread', { stream: THREAD_QUEUE_STREAM, scope });
+}
