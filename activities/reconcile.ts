@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { ViewFilter } from '../schemas/api/index.js';
-import { type ReconcileInput, type ReconcileSummary, TICKETS_SCOPES } from '../schemas/sync.js';
+import type { ReconcileInput, ReconcileSummary } from '../schemas/sync.js';
 import { byText, type ReconciliationRecord } from '../schemas/warehouse.js';
 import type { SqlDialect } from '../schemas/warehouse-views.js';
+import { readState } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
 import { PAGE_FETCHERS } from './fetchers.js';
 import {
@@ -238,7 +239,7 @@ async function changesAfterTheRead(
   viewsNow: ReadonlyMap<string, number>,
 ): Promise<string | null> {
   const { destination } = deps;
-  const sweep = await destination.readCheckpoint(TICKETS_SCOPES.sweep.stream, TICKETS_SCOPES.sweep.scope);
+  const sweep = await readState(destination, { kind: 'sweep' });
   const readFrom = sweep?.high_water_mark ? Date.parse(sweep.high_water_mark) : null;
   if (readFrom !== null) {
     const page = await PAGE_FETCHERS.tickets(deps.client, { limit: 50 }, null);
