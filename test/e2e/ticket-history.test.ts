@@ -43,7 +43,8 @@ const epochMs = (v: unknown): number => (v instanceof Date ? v.getTime() : Date.
  * generated as of today's UTC midnight (its live mode's `since`, with no round due), so every event of
  * today comes from the test's own rounds of changes between runs: the companion's recorded timeline is
  * what the history must show, at the schedule's granularity, and the API's reopened_tickets and
- * resolved_tickets for today must equal what the warehouse derives from the history.
+ * resolved_tickets for today must equal what the warehouse derives from the history. The same file runs on
+ * each warehouse in WAREHOUSES: every read and every change goes through the destination, in its dialect.
  */
 
 type Row = ReconciliationRecord;
