@@ -38,7 +38,10 @@ export interface CustomFieldSource {
   readonly firstSeenAt: string | null;
   /** When `_schema_changes` last recorded it; null as firstSeenAt. */
   readonly lastSeenAt: string | null;
-  /** How many stored tickets (deleted ones included) hold a value of each class. */
+  /**
+   * How many stored tickets (deleted ones included) hold a value of each class; a class with 0 is a column the
+   * view had and keeps.
+   */
   readonly classes: Readonly<Partial<Record<ValueClass, number>>>;
 }
 
@@ -94,11 +97,12 @@ export function fieldColumnName(key: string, valueClass: ValueClass): string {
 /**
  * The view's columns: one per field and class of value the stored tickets hold, in the order the fields were
  * first seen (then by key; fields `_schema_changes` has no row of last), each field's classes in VALUE_CLASSES
- * order. A field none of whose values is set yet has no column (its row in the label view says so).
+ * order. A field none of whose values is set yet has no column (its row in the label view says so); a class
+ * counted 0 (a column the view had) keeps its column.
  */
 export function customFieldColumns(sources: readonly CustomFieldSource[]): CustomFieldColumn[] {
   return orderedFields(sources).flatMap((source) =>
-    VALUE_CLASSES.filter((c) => (source.classes[c] ?? 0) > 0).map((valueClass) => ({
+    VALUE_CLASSES.filter((c) => source.classes[c] !== undefined).map((valueClass) => ({
       key: source.key,
       label: source.label,
       firstSeenAt: source.firstSeenAt,
@@ -161,7 +165,7 @@ export function customFieldsView(columns: readonly CustomFieldColumn[]): ViewSpe
     sql: (d) => {
       const fields = columns.map(
         (c) =>
-          `  (SELECT ${d.jsonAs(entryValue(d, 'e'), c.type)} FROM ${d.jsonElements('t.ticket_fields', 'e')} WHERE ${entryKey(d, 'e')} = ${d.string(c.key)} LIMIT 1) AS ${d.ident(c.column)}`,
+          `  (SELECT ${d.jsonAs(entryValue(d, 'e'), c.type)} FROM ${d.jsonElements('t.ticket_fields', 'e')} WHERE ${entryKey(d, 'e')} = ${d.string(c.key)} AND ${d.jsonValueClass(entryValue(d, 'e'))} = ${d.string(c.valueClass)} LIMIT 1) AS ${d.ident(c.column)}`,
       );
       return `SELECT t.id AS ticket_id, t.ticket_number${fields.length > 0 ? `,\n${fields.join(',\n')}` : ''}
 FROM ${d.table('tickets')} t
@@ -198,7 +202,8 @@ const LABEL_COLUMNS: readonly ViewColumn[] = [
   {
     name: 'tickets',
     type: 'integer',
-    description: 'Stored tickets (deleted ones included) holding a value of that type; 0 while none is set.',
+    description:
+      'Stored tickets (deleted ones included) holding a value of that type; 0 for a column kept after its last such value went (the field retyped) or while none is set.',
   },
   {
     name: 'first_seen_at',

@@ -1,16 +1,18 @@
 import {
+  CUSTOM_FIELD_LABELS_VIEW,
   type CustomFieldSource,
   customFieldScanSql,
   VALUE_CLASSES,
   type ValueClass,
 } from '../../schemas/custom-fields-view.js';
 import { CUSTOM_FIELD_PATH_PREFIX } from '../../schemas/warehouse.js';
-import { parsedRows, type SqlSession, statement } from './dialect.js';
+import { isMissingRelation, parsedRows, type SqlSession, statement } from './dialect.js';
 
 /*
  * The fields of `ticket_custom_fields`, written once against the dialect: the fields the stored tickets hold
  * with the classes of their values and their current label (a scan of `tickets.ticket_fields`), and when
- * `_schema_changes` first and last saw each.
+ * `_schema_changes` first and last saw each; and the columns the view had (its label view), which stay even
+ * when no stored ticket holds such a value any more (a field retyped everywhere), so no query on them breaks.
  */
 
 const isValueClass = (v: unknown): v is ValueClass => VALUE_CLASSES.includes(v as ValueClass);
@@ -65,6 +67,11 @@ export async function customFieldSourcesOf(session: SqlSession): Promise<CustomF
     }
     fields.set(r.key, field);
   }
+  for (const kept of await previousColumns(session)) {
+    const field = fields.get(kept.key) ?? { classes: {}, label: kept.label, labelAt: '' };
+    field.classes[kept.valueClass] ??= 0;
+    fields.set(kept.key, field);
+  }
   return [...fields].map(([key, f]) => ({
     key,
     label: f.label,
@@ -72,4 +79,34 @@ export async function customFieldSourcesOf(session: SqlSession): Promise<CustomF
     lastSeenAt: recorded.get(key)?.lastSeenAt ?? null,
     classes: f.classes,
   }));
+}
+
+/** The columns the label view lists (none before the first regeneration). */
+async function previousColumns(
+  session: SqlSession,
+): Promise<{ key: string; label: string | null; valueClass: ValueClass }[]> {
+  const d = session.dialect;
+  try {
+    const rows = await session.rows(
+      statement(
+        d,
+        () =>
+          `SELECT field_id, label, value_type FROM ${d.table(CUSTOM_FIELD_LABELS_VIEW)} WHERE column_name IS NOT NULL`,
+      ),
+    );
+    return rows.flatMap((row) =>
+      isValueClass(row['value_type'])
+        ? [
+            {
+              key: String(row['field_id']),
+              label: row['label'] === null || row['label'] === undefined ? null : String(row['label']),
+              valueClass: row['value_type'],
+            },
+          ]
+        : [],
+    );
+  } catch (err) {
+    if (isMissingRelation(err)) return [];
+    throw err;
+  }
 }
