@@ -8,7 +8,7 @@ import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { BQ_TYPES } from '../connectors/bigquery/sql.js';
 import { PG_TYPES } from '../connectors/postgres/sql.js';
-import { customFieldsView } from '../schemas/custom-fields-view.js';
+import { customFieldLabelsView, customFieldsView } from '../schemas/custom-fields-view.js';
 import { type ColumnSpec, SYSTEM_TABLES, TABLES } from '../schemas/warehouse.js';
 import { WAREHOUSE_VIEWS } from '../schemas/warehouse-views.js';
 
@@ -181,28 +181,39 @@ SELECT * FROM support.sync_coverage ORDER BY pass, covered_from;
 \`\`\`
 `;
 
-/** `ticket_custom_fields`, whose field columns come from the data: its fixed columns and how the rest are made. */
+/**
+ * `ticket_custom_fields`, whose field columns come from the data: its fixed columns and how the rest are made;
+ * and `ticket_custom_field_labels`, which maps them to labels.
+ */
 function customFieldsViewSection(): string {
   const view = customFieldsView([]);
+  const labels = customFieldLabelsView([]);
   const cols = view.columns.map((c) => ({ ...c, nullable: true }));
   return `### \`${view.name}\` (view, generated)
 
 ${view.description}
 
 ${columnsTable(cols)}
-| *one per custom field* | float, boolean, timestamp, string or json | yes | Named after the field's label as \`_schema_changes\` first saw it (else its id): lower case, accents dropped, every run of other characters one \`_\`, at most 50 characters, \`f_\` before a leading digit; a name already taken (by a field seen earlier) gets \`_2\`, \`_3\` and so on. Typed by the values of the live tickets: JSON numbers → float, booleans → boolean, ISO dates or instants with an offset → timestamp (a date is midnight UTC), other strings → string, objects and lists → json; none or several kinds → string (scalars as text, objects as JSON text). A value that does not fit the column's type is null here, and whole in \`tickets.ticket_fields\`. The column's comment (PostgreSQL) names the field id, label and the counts of values seen. |
+| *one per custom field and type of value* | float, boolean, timestamp, string or json | yes | Named \`<field id>_<type>\` (type: number, boolean, timestamp, text, json) when the field id is a plain lower-case name of at most 40 characters (\`[a-z][a-z0-9_]*\`, not starting with \`cf_\`), else \`cf_<first 12 hex of the id's SHA-256>_<type>\`: the name depends on nothing but the id and the type, so a label renamed at the source renames nothing. Typed by the values of the stored tickets (deleted ones included): JSON numbers → float, booleans → boolean, ISO dates or instants with an offset → timestamp (a date is midnight UTC), other strings → string, objects and lists → json. A field with values of several types has one column per type, each holding only the values of its type; a column stays when no stored ticket holds its type any more (kept through \`${labels.name}\`). A date that is no day (\`2025-02-31\`) is null here, and whole in \`tickets.ticket_fields\`. The column's comment (PostgreSQL) names the field id, its label and the count of values. |
 
 A field is an entry of \`ticket_fields\` (spec 2.2: shape not shown) with an id in \`field_id\`, \`id\` or \`key\`,
 a label in \`name\`, \`label\` or \`title\`, and its value in \`value\` (\`schemas/api/custom-fields.ts\`). The view
 is regenerated at \`prepare()\` (each worker's start) and after every run that recorded a new custom field
 (or one of a custom field's values of another type than the one it declares) in \`_schema_changes\` — once per
-run, so a column's type comes from every value the run stored.
+run, so the columns come from every value the run stored.
+
+### \`${labels.name}\` (view, generated)
+
+${labels.description}
+
+${columnsTable(labels.columns.map((c) => ({ ...c, nullable: true })))}
 
 \`\`\`sql
--- Refund amounts per product over the last 30 days, from two custom fields.
-SELECT c.product, sum(c.refund_amount) AS refunds, count(*) AS tickets
+-- The column of a label, then refund amounts per product over the last 30 days.
+SELECT label, column_name, value_type FROM support.ticket_custom_field_labels ORDER BY label;
+SELECT c.fld_5c1e0a77d2_text AS product, sum(c.fld_13a467c906_number) AS refunds, count(*) AS tickets
 FROM support.ticket_custom_fields c JOIN support.current_tickets t ON t.id = c.ticket_id
-WHERE t.created_at >= now() - interval '30 days' GROUP BY c.product;
+WHERE t.created_at >= now() - interval '30 days' GROUP BY 1;
 
 -- What the source started to send that the connector does not know, newest first.
 SELECT first_seen_at, kind, table_name, field_path, observed, expected, runs_seen, example

@@ -1,62 +1,112 @@
 import {
-  type CustomFieldColumn,
+  CUSTOM_FIELD_LABELS_VIEW,
   type CustomFieldSource,
-  customFieldColumns,
   customFieldScanSql,
   VALUE_CLASSES,
   type ValueClass,
 } from '../../schemas/custom-fields-view.js';
 import { CUSTOM_FIELD_PATH_PREFIX } from '../../schemas/warehouse.js';
-import { parsedRows, type SqlSession, statement } from './dialect.js';
+import { isMissingRelation, parsedRows, type SqlSession, statement } from './dialect.js';
 
 /*
- * The columns of `ticket_custom_fields`, written once against the dialect: the fields the live tickets hold
- * with the classes of their values (a scan of `tickets.ticket_fields`), and when `_schema_changes` first saw
- * each (so a field that appears later never takes an older field's name).
+ * The fields of `ticket_custom_fields`, written once against the dialect: the fields the stored tickets hold
+ * with the classes of their values and their current label (a scan of `tickets.ticket_fields`), and when
+ * `_schema_changes` first and last saw each; and the columns the view had (its label view), which stay even
+ * when no stored ticket holds such a value any more (a field retyped everywhere), so no query on them breaks.
  */
 
 const isValueClass = (v: unknown): v is ValueClass => VALUE_CLASSES.includes(v as ValueClass);
 
-export async function customFieldColumnsOf(session: SqlSession): Promise<CustomFieldColumn[]> {
+export async function customFieldSourcesOf(session: SqlSession): Promise<CustomFieldSource[]> {
   const d = session.dialect;
   const scan = await parsedRows(
     session,
-    'customFieldColumns',
+    'customFieldSources',
     statement(d, () => customFieldScanSql(d)),
     (row) => ({
       key: String(row['field_key']),
       label: row['label'] === null || row['label'] === undefined ? null : String(row['label']),
       valueClass: row['value_class'],
       n: Number(row['n']),
+      updatedAt:
+        row['updated_at'] === null || row['updated_at'] === undefined ? '' : String(row['updated_at']),
     }),
   );
-  const firstSeen = await parsedRows(
+  const seen = await parsedRows(
     session,
-    'customFieldColumns',
+    'customFieldSources',
     statement(
       d,
-      () => `SELECT field_path, label, first_seen_at FROM ${d.table('_schema_changes')}
+      () => `SELECT field_path, first_seen_at, last_seen_at FROM ${d.table('_schema_changes')}
         WHERE table_name = 'tickets' AND kind = 'new_custom_field'`,
     ),
     (row) => ({
       key: String(row['field_path']).slice(CUSTOM_FIELD_PATH_PREFIX.length),
-      label: row['label'] === null ? null : String(row['label']),
       firstSeenAt: String(row['first_seen_at']),
+      lastSeenAt: String(row['last_seen_at']),
     }),
   );
-  const recorded = new Map(firstSeen.map((r) => [r.key, r]));
-  const sources = new Map<string, CustomFieldSource & { classes: Partial<Record<ValueClass, number>> }>();
+  const recorded = new Map(seen.map((r) => [r.key, r]));
+  const fields = new Map<
+    string,
+    { classes: Partial<Record<ValueClass, number>>; label: string | null; labelAt: string }
+  >();
   for (const r of scan) {
-    const known = recorded.get(r.key);
-    const source = sources.get(r.key) ?? {
-      key: r.key,
-      // The label as `_schema_changes` first saw it: a field renamed at the source keeps its column.
-      label: known?.label ?? r.label,
-      firstSeenAt: known?.firstSeenAt ?? null,
-      classes: {},
-    };
-    if (isValueClass(r.valueClass)) source.classes[r.valueClass] = (source.classes[r.valueClass] ?? 0) + r.n;
-    sources.set(r.key, source);
+    const field = fields.get(r.key) ?? { classes: {}, label: r.label, labelAt: r.updatedAt };
+    if (isValueClass(r.valueClass)) field.classes[r.valueClass] = (field.classes[r.valueClass] ?? 0) + r.n;
+    // The current label: the one on the latest updated ticket (of two as recent, the smaller, so the same
+    // data always gives the same label); a ticket without one names none.
+    if (
+      r.label !== null &&
+      (field.label === null ||
+        r.updatedAt > field.labelAt ||
+        (r.updatedAt === field.labelAt && r.label < field.label))
+    ) {
+      field.label = r.label;
+      field.labelAt = r.updatedAt;
+    }
+    fields.set(r.key, field);
   }
-  return customFieldColumns([...sources.values()]);
+  for (const kept of await previousColumns(session)) {
+    const field = fields.get(kept.key) ?? { classes: {}, label: kept.label, labelAt: '' };
+    field.classes[kept.valueClass] ??= 0;
+    fields.set(kept.key, field);
+  }
+  return [...fields].map(([key, f]) => ({
+    key,
+    label: f.label,
+    firstSeenAt: recorded.get(key)?.firstSeenAt ?? null,
+    lastSeenAt: recorded.get(key)?.lastSeenAt ?? null,
+    classes: f.classes,
+  }));
+}
+
+/** The columns the label view lists (none before the first regeneration). */
+async function previousColumns(
+  session: SqlSession,
+): Promise<{ key: string; label: string | null; valueClass: ValueClass }[]> {
+  const d = session.dialect;
+  try {
+    const rows = await session.rows(
+      statement(
+        d,
+        () =>
+          `SELECT field_id, label, value_type FROM ${d.table(CUSTOM_FIELD_LABELS_VIEW)} WHERE column_name IS NOT NULL`,
+      ),
+    );
+    return rows.flatMap((row) =>
+      isValueClass(row['value_type'])
+        ? [
+            {
+              key: String(row['field_id']),
+              label: row['label'] === null || row['label'] === undefined ? null : String(row['label']),
+              valueClass: row['value_type'],
+            },
+          ]
+        : [],
+    );
+  } catch (err) {
+    if (isMissingRelation(err)) return [];
+    throw err;
+  }
 }

@@ -1,5 +1,10 @@
 import type { AuditCounts, AuditSeed } from '../../schemas/audit.js';
-import { type CustomFieldColumn, customFieldsView } from '../../schemas/custom-fields-view.js';
+import {
+  type CustomFieldColumn,
+  customFieldColumns,
+  customFieldLabelsView,
+  customFieldsView,
+} from '../../schemas/custom-fields-view.js';
 import type {
   AuditRecord,
   Checkpoint,
@@ -27,7 +32,7 @@ import type {
 import { type RowFilter, rowFilterSql } from '../row-filter.js';
 import type { DestinationSettings } from '../settings.js';
 import { type AuditFilter, auditCounts, auditSample, recordAudit } from './audit.js';
-import { customFieldColumnsOf } from './custom-fields.js';
+import { customFieldSourcesOf } from './custom-fields.js';
 import {
   type CascadeConditions,
   type CascadeCounts,
@@ -100,8 +105,10 @@ export class SqlDestination implements Destination {
   async refreshCustomFieldView(): Promise<CustomFieldColumn[]> {
     // A tickets table of an older model (a test's override) without custom fields has no such view.
     if (!this.#settings.spec('tickets').columns.some((c) => c.name === 'ticket_fields')) return [];
-    const columns = await customFieldColumnsOf(this.#session);
+    const sources = await customFieldSourcesOf(this.#session);
+    const columns = customFieldColumns(sources);
     await this.#createView(customFieldsView(columns));
+    await this.#createView(customFieldLabelsView(sources));
     return columns;
   }
 

@@ -109,3 +109,12 @@ export function parsedRows<T>(
 ): Promise<T[]> {
   return session.withErrorMapping(context, async () => (await session.rows(query)).map(parse));
 }
+
+/**
+ * Whether a failed read failed because its table or view does not exist (PostgreSQL: "does not exist",
+ * BigQuery: "Not found"): how a reader learns that without a catalog query, which differs per warehouse and
+ * needs its own grants.
+ */
+export function isMissingRelation(err: unknown): boolean {
+  return /does not exist|not found/i.test(String((err as Error)?.message ?? err));
+}

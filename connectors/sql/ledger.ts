@@ -1,5 +1,12 @@
 import { ReconciliationRecord, SYSTEM_TABLES, SyncRunRecord } from '../../schemas/warehouse.js';
-import { limitClause, parsedRows, type Row, type SqlSession, statement } from './dialect.js';
+import {
+  isMissingRelation,
+  limitClause,
+  parsedRows,
+  type Row,
+  type SqlSession,
+  statement,
+} from './dialect.js';
 
 /*
  * The run ledger (`_sync_runs`) and the reconciliation results (`_reconciliation`), written once against the
@@ -52,7 +59,7 @@ export async function hasLedger(session: SqlSession): Promise<boolean> {
     await session.rows(statement(d, () => `SELECT 1 AS one FROM ${d.table('_sync_runs')} LIMIT 1`));
     return true;
   } catch (err) {
-    if (/does not exist|not found/i.test(String((err as Error).message ?? err))) return false;
+    if (isMissingRelation(err)) return false;
     throw err;
   }
 }

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type CompanionHandle, startCompanion } from '../../companion/index.js';
 import { BigQueryDestination, emulatorClientOptions } from '../../connectors/bigquery/destination.js';
 import { FLUSH_SCRIPT_MARK } from '../../connectors/bigquery/flush.js';
+import { fieldColumnName } from '../../schemas/custom-fields-view.js';
 import { type BigQueryEmulator, startBigQueryEmulator } from '../../scripts/bigquery-emulator.js';
 import { type BigQueryQuotaProxy, startBigQueryQuotaProxy } from '../../scripts/bigquery-quota-proxy.js';
 import { buildDependencies, type Dependencies } from '../../worker/compose.js';
@@ -149,11 +150,12 @@ describe('the pipeline into BigQuery (bqemulator), end to end', () => {
       recorded: fields.length,
       customFieldColumns: fields.length,
     });
-    const [custom] = await bq.query(
-      `SELECT ticket_number, refund_amount, warranty FROM \`${dataset}\`.ticket_custom_fields`,
-    );
     const refund = fields.findIndex((f) => f.name === 'Refund amount');
     const warranty = fields.findIndex((f) => f.name === 'Warranty');
+    // Columns named by the field id and the type of its values, never the label.
+    const [custom] = await bq.query(
+      `SELECT ticket_number, ${fieldColumnName(fields[refund]!.id, 'number')} AS refund_amount, ${fieldColumnName(fields[warranty]!.id, 'boolean')} AS warranty FROM \`${dataset}\`.ticket_custom_fields`,
+    );
     const live = p.companion.world.tickets.filter(
       (t) => t.orgId === p.companion.world.orgA.id && !t.deletedAt,
     );

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { TicketFieldDefinition, TicketRecord } from '../../companion/world/types.js';
+import { fieldColumnName, type ValueClass } from '../../schemas/custom-fields-view.js';
 import { cli } from './cli.js';
 import { DAY_MS, type Pipeline, startPipeline } from './harness.js';
 
@@ -38,6 +39,9 @@ describe('schema drift: _schema_changes and the typed custom-field view', () => 
         )
       ).rows.map(({ ticket_number, ...values }) => [Number(ticket_number), values]),
     );
+  /** The view column of a field's values of one type: named by the field id, never its label. */
+  const column = (name: string, valueClass: ValueClass) =>
+    fieldColumnName(fields.find((f) => f.name === name)!.id, valueClass);
   const fieldValue = (t: TicketRecord, field: TicketFieldDefinition) =>
     t.fieldValues[fields.indexOf(field)] ?? null;
 
@@ -70,24 +74,39 @@ describe('schema drift: _schema_changes and the typed custom-field view', () => 
     expect(summary.schema_changes).toMatchObject({ recorded: 4, customFieldColumns: 4 });
 
     // Typed from the values: text, a dropdown's text, a number, a boolean.
+    const typed = [
+      [column('Order number', 'text'), 'text'],
+      [column('Product', 'text'), 'text'],
+      [column('Refund amount', 'number'), 'double precision'],
+      [column('Warranty', 'boolean'), 'boolean'],
+    ].sort(
+      (a, b) =>
+        fields.findIndex((f) => a[0]!.startsWith(f.id)) - fields.findIndex((f) => b[0]!.startsWith(f.id)),
+    );
     expect(await viewColumns()).toEqual({
       ticket_id: 'text',
       ticket_number: 'bigint',
-      order_number: 'text',
-      product: 'text',
-      refund_amount: 'double precision',
-      warranty: 'boolean',
+      ...Object.fromEntries(typed),
     });
     const byName = (name: string) => fields.find((f) => f.name === name)!;
-    const rows = await viewRows(['order_number', 'product', 'refund_amount', 'warranty']);
+    const rows = await viewRows(typed.map(([c]) => c!));
     expect(rows.size).toBe(liveTickets().length);
     for (const t of liveTickets())
       expect(rows.get(t.number)).toEqual({
-        order_number: fieldValue(t, byName('Order number')),
-        product: fieldValue(t, byName('Product')),
-        refund_amount: fieldValue(t, byName('Refund amount')),
-        warranty: fieldValue(t, byName('Warranty')),
+        [column('Order number', 'text')]: fieldValue(t, byName('Order number')),
+        [column('Product', 'text')]: fieldValue(t, byName('Product')),
+        [column('Refund amount', 'number')]: fieldValue(t, byName('Refund amount')),
+        [column('Warranty', 'boolean')]: fieldValue(t, byName('Warranty')),
       });
+    // The label view maps each column to the label a person reads.
+    const labels = await p.db.query(
+      'SELECT column_name, label FROM support.ticket_custom_field_labels ORDER BY column_name',
+    );
+    expect(labels.rows).toEqual(
+      typed
+        .map(([c]) => ({ column_name: c, label: fields.find((f) => c!.startsWith(f.id))!.name }))
+        .sort((a, b) => (a.column_name! < b.column_name! ? -1 : 1)),
+    );
   });
 
   it('a field added at the source: one new row, a new typed column after the run; the others counted again, not repeated', async () => {
@@ -114,11 +133,15 @@ describe('schema drift: _schema_changes and the typed custom-field view', () => 
     for (const r of rows.filter((x) => x.field_path !== `ticket_fields.${added.id}`))
       expect(r).toMatchObject({ runs_seen: 2, last_run_id: summary.run_id });
 
-    expect(await viewColumns()).toMatchObject({ due_date: 'timestamp with time zone', warranty: 'boolean' });
-    const view = await viewRows(['due_date']);
+    const dueColumn = fieldColumnName(added.id, 'timestamp');
+    expect(await viewColumns()).toMatchObject({
+      [dueColumn]: 'timestamp with time zone',
+      [column('Warranty', 'boolean')]: 'boolean',
+    });
+    const view = await viewRows([dueColumn]);
     for (const t of liveTickets()) {
       const expected = due(t);
-      expect(view.get(t.number)?.due_date ?? null, `ticket ${t.number}`).toEqual(
+      expect(view.get(t.number)?.[dueColumn] ?? null, `ticket ${t.number}`).toEqual(
         expected === null ? null : new Date(`${expected}T00:00:00Z`),
       );
     }

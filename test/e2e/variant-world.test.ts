@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fieldColumnName } from '../../schemas/custom-fields-view.js';
 import { DAY_MS, type Pipeline, startPipeline } from './harness.js';
 import { sourceSnapshot } from './source-snapshot.js';
 import { expectWarehouseEqualsSource } from './warehouse-compare.js';
@@ -91,8 +92,8 @@ describe('a variant world (the spec read differently where it is open)', () => {
     expect(drift.some((r) => r.kind === 'type_change' && r.field_path.startsWith('ticket_fields.'))).toBe(
       true,
     );
-    // The custom fields of another shape are typed columns too: lookups as JSON; a number field whose values
-    // are sometimes decimal strings as text.
+    // The custom fields of another shape are typed columns too: lookups as JSON; a number field served as
+    // decimal strings has a text column (named by the field id, like every custom-field column).
     const columns = Object.fromEntries(
       (
         await p.db.query(
@@ -101,7 +102,14 @@ describe('a variant world (the spec read differently where it is open)', () => {
         )
       ).rows.map((r) => [r.column_name, r.data_type]),
     );
-    expect(columns).toMatchObject({ order_total: 'jsonb', linked_order: 'jsonb', refund_amount: 'text' });
+    const refund = p.companion.world.ticketFields.find(
+      (f) => f.orgId === p.companion.world.orgA.id && f.name === 'Refund amount',
+    )!;
+    expect(columns).toMatchObject({
+      fld_order_total_json: 'jsonb',
+      fld_linked_order_json: 'jsonb',
+      [fieldColumnName(refund.id, 'text')]: 'text',
+    });
     driftAfterFirstRun = drift.length;
   });
 

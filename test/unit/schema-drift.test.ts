@@ -4,7 +4,7 @@ import { recordedDrift } from '../../activities/recorded-drift.js';
 import { scrubDrift } from '../../connectors/support-api/parse.js';
 import { driftOf, exampleOf, MAX_DRIFT_PER_PAGE } from '../../schemas/api/drift.js';
 import { Agent, Message, Ticket } from '../../schemas/api/index.js';
-import { columnNameOf, customFieldColumns } from '../../schemas/custom-fields-view.js';
+import { customFieldColumns, fieldColumnName } from '../../schemas/custom-fields-view.js';
 import { Secret } from '../../schemas/secret.js';
 import { sighting } from '../destinations/fixtures.js';
 
@@ -147,35 +147,38 @@ describe('the drift reader (schemas/api/drift.ts)', () => {
 });
 
 describe('ticket_custom_fields columns (schemas/custom-fields-view.ts)', () => {
-  it('names are plain identifiers whatever the label', () => {
-    expect(columnNameOf('Order number')).toBe('order_number');
-    expect(columnNameOf('Überprüfung (Datum)')).toBe('uberprufung_datum');
-    expect(columnNameOf(`x"; DROP TABLE tickets; --`)).toBe('x_drop_table_tickets');
-    expect(columnNameOf('2nd level')).toBe('f_2nd_level');
-    expect(columnNameOf('!!!')).toBe('field');
-    expect(columnNameOf('a'.repeat(80))).toHaveLength(50);
-    for (const label of ['ticket_id', '"', 'a b', '🙂', '\u0000'])
-      expect(columnNameOf(label)).toMatch(/^[a-z_][a-z0-9_]*$/);
+  it('named by the field id and the type: plain ids as they are, any other id by a digest', () => {
+    expect(fieldColumnName('fld_13a467c906', 'number')).toBe('fld_13a467c906_number');
+    const evil = fieldColumnName(`x"; DROP TABLE tickets; --`, 'text');
+    expect(evil).toMatch(/^cf_[0-9a-f]{12}_text$/);
+    // Not the label, not the case: ids differing in case only are two fields, two names.
+    expect(fieldColumnName('Fld_A', 'text')).not.toBe(fieldColumnName('fld_a', 'text'));
+    expect(fieldColumnName('Fld_A', 'text')).toBe(fieldColumnName('Fld_A', 'text'));
+    // An id that looks like a digest name is digested too, so it cannot take another field's column.
+    expect(fieldColumnName('cf_000000000000', 'text')).not.toBe('cf_000000000000_text');
+    expect(fieldColumnName('a'.repeat(41), 'json')).toMatch(/^cf_[0-9a-f]{12}_json$/);
+    for (const id of ['ticket_id', '"', 'a b', '🙂', '\u0000', '2nd', 'a'.repeat(40)])
+      expect(fieldColumnName(id, 'timestamp')).toMatch(/^[a-z][a-z0-9_]{0,62}$/);
   });
 
-  it('the first seen keeps a name; later ones get a suffix; the base columns are never taken', () => {
+  it('one column per field and type of value, in the order the fields were first seen', () => {
+    const at = (day: number) => `2025-01-0${day}T00:00:00.000000Z`;
     const columns = customFieldColumns([
-      { key: 'z', label: 'Product', firstSeenAt: '2025-01-01T00:00:00.000000Z', classes: { text: 3 } },
-      { key: 'a', label: 'Product', firstSeenAt: '2025-02-01T00:00:00.000000Z', classes: { number: 2 } },
-      { key: 'b', label: 'Ticket ID', firstSeenAt: null, classes: { boolean: 1 } },
-      { key: 'c', label: null, firstSeenAt: null, classes: { number: 1, text: 1 } },
-      { key: 'd', label: 'Product', firstSeenAt: null, classes: {} },
-      { key: 'e', label: 'Due', firstSeenAt: null, classes: { timestamp: 4 } },
-      { key: 'f', label: 'Lookup', firstSeenAt: null, classes: { json: 4 } },
+      { key: 'z', label: 'Product', firstSeenAt: at(1), lastSeenAt: at(2), classes: { text: 3 } },
+      { key: 'a', label: 'Product', firstSeenAt: at(2), lastSeenAt: at(2), classes: { number: 2 } },
+      { key: 'c', label: null, firstSeenAt: null, lastSeenAt: null, classes: { text: 1, number: 1 } },
+      { key: 'd', label: 'Unset', firstSeenAt: null, lastSeenAt: null, classes: {} },
+      { key: 'e', label: 'Due', firstSeenAt: null, lastSeenAt: null, classes: { timestamp: 4 } },
+      { key: 'f', label: 'Lookup', firstSeenAt: null, lastSeenAt: null, classes: { json: 4, boolean: 1 } },
     ]);
-    expect(columns.map((c) => [c.key, c.column, c.type])).toEqual([
-      ['z', 'product', 'string'],
-      ['a', 'product_2', 'float'],
-      ['b', 'ticket_id_2', 'boolean'],
-      ['c', 'c', 'string'],
-      ['d', 'product_3', 'string'],
-      ['e', 'due', 'timestamp'],
-      ['f', 'lookup', 'json'],
+    expect(columns.map((c) => [c.key, c.column, c.type, c.tickets])).toEqual([
+      ['z', 'z_text', 'string', 3],
+      ['a', 'a_number', 'float', 2],
+      ['c', 'c_number', 'float', 1],
+      ['c', 'c_text', 'string', 1],
+      ['e', 'e_timestamp', 'timestamp', 4],
+      ['f', 'f_boolean', 'boolean', 1],
+      ['f', 'f_json', 'json', 4],
     ]);
   });
 });
