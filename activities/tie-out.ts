@@ -215,6 +215,9 @@ export function apiQueries(w: TieOutWindow): ApiQuery[] {
   ];
 }
 
+/** Report queries a tie-out sends when the API takes each of them (a refusal or a difference asks again). */
+export const TIE_OUT_QUERIES = apiQueries({ fromMs: 0, todayMs: DAY_MS }).length;
+
 interface ApiQuery {
   key: string;
   metrics: string[];

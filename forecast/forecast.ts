@@ -1,6 +1,7 @@
 import { planRun } from '../activities/bookkeeping.js';
 import { readState } from '../activities/checkpoints.js';
 import { UNPAGINATED_STREAMS } from '../activities/fetchers.js';
+import { TIE_OUT_QUERIES } from '../activities/tie-out.js';
 import type { SupportApiClient } from '../connectors/support-api/index.js';
 import { type Config, QUEUED_ROUTE_CLASSES, type QueuedRouteClass } from '../schemas/config.js';
 import type { Forecast, ForecastItem } from '../schemas/forecast.js';
@@ -185,10 +186,11 @@ export async function makeForecast(request: ForecastRequest): Promise<Forecast> 
       {
         source: 'reconciliation',
         route_class: 'analytics',
-        what: 'reconciliation: one report query (new tickets per day)',
-        requests: 1,
+        what: "reconciliation: the tie-out's report queries (every daily metric in one data table, a KPI per period metric, the backlog now)",
+        requests: TIE_OUT_QUERIES,
         at_least: 0,
-        basis: 'after a run whose tickets succeeded',
+        basis:
+          'after a run whose tickets succeeded; a query the API refuses, or a number that differs, is asked again',
       },
     );
   }
