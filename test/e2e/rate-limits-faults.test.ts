@@ -64,7 +64,9 @@ describe('429s under compressed rate-limit windows, with injected 5xx and connec
     const key = (r: (typeof log)[number]) => `${r.method} ${r.path} ${JSON.stringify(r.query)}`;
     const lastStatus = new Map<string, number>();
     const needless: string[] = [];
-    for (const r of log) {
+    // Report queries are told apart by their body, which the log does not hold, and the tie-out asks a query
+    // again on purpose when its numbers differ (to tell a moving source from a mismatch): not counted here.
+    for (const r of log.filter((r) => !r.path.endsWith('/reports/query'))) {
       const previous = lastStatus.get(key(r));
       const faulted = (s: number) => s === 0 || s === 429 || s === 503;
       if (previous !== undefined && !faulted(previous)) needless.push(`${key(r)} (was ${previous})`);
