@@ -63,6 +63,8 @@ export const TargetDuration = z.string().transform((text, ctx) => {
   return { iso: text, seconds: Math.round(seconds) };
 });
 
+export const PRIORITIES = Priority.options;
+
 const Target = z
   .object({
     first_reply: TargetDuration.optional().describe('Target for the first public reply, in business time'),
