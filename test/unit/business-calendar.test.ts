@@ -1,10 +1,13 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { buildCalendar, businessSeconds } from '../../activities/business-hours/calendar.js';
 import { BusinessHoursFile } from '../../schemas/business-hours.js';
 import { BusinessHoursSource } from '../../schemas/config.js';
-import { readBusinessHours } from '../../worker/config.js';
+import { ConfigError, loadConfig, readBusinessHours } from '../../worker/config.js';
 
 /**
  * The calendar builder (activities/business-hours/calendar.ts) and the file schema: a hand-worked week in
@@ -149,5 +152,37 @@ describe('the business-hours file', () => {
     const result = BusinessHoursSource.safeParse({ path: '/etc/hours.yaml', content });
     expect(result.success).toBe(false);
     expect(result.error!.issues[0]!.message).toContain(`/etc/hours.yaml: ${message}`);
+  });
+
+  it('a bad or missing file stops the configuration (exit 2) naming the setting, the file and the field', () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'bh-')), 'hours.yaml');
+    writeFileSync(
+      file,
+      'timezone: UTC\nhours:\n  monday: [09:00-17:00]\ntargets:\n  urgent: { first_reply: soon }\n',
+    );
+    const env = {
+      SUPPORT_API_URL: 'http://127.0.0.1:1',
+      SUPPORT_API_KEY: 'sk_test_abcdefghijklmnop',
+      DESTINATION_URL: 'postgres://u@127.0.0.1:1/db',
+    };
+    const problems = (extra: Record<string, string>) => {
+      try {
+        loadConfig({ ...env, ...extra });
+      } catch (err) {
+        expect(err).toBeInstanceOf(ConfigError);
+        return (err as Error).message;
+      }
+      return 'no error';
+    };
+    expect(problems({ SYNC_BUSINESS_HOURS: file })).toContain(
+      `SYNC_BUSINESS_HOURS: ${file}: targets.urgent.first_reply: "soon" is not a positive ISO 8601 duration`,
+    );
+    expect(problems({ SYNC_BUSINESS_HOURS: `${file}.gone` })).toContain(
+      `SYNC_BUSINESS_HOURS: ${file}.gone: cannot read the file (ENOENT)`,
+    );
+    writeFileSync(file, 'timezone: UTC\nhours:\n  monday: [09:00-17:00]\n');
+    expect(loadConfig({ ...env, SYNC_BUSINESS_HOURS: file }).SYNC_BUSINESS_HOURS?.hours.hours.monday).toEqual(
+      [{ startMinute: 540, endMinute: 1020 }],
+    );
   });
 });
