@@ -23,9 +23,11 @@ export async function writeBusinessCalendar(
   hours: BusinessHoursFile | undefined,
   now: Date,
 ): Promise<{ intervals: number; targets: number }> {
-  const since = await destination.currentTime();
+  // Rows not received since this instant (the clock that stamps _synced_at) are not the current file's.
+  let since: Date;
   let written = { intervals: 0, targets: 0 };
   if (hours) {
+    since = await destination.currentTime();
     const [oldest] = await destination.select(
       (d) => `SELECT MIN(created_at) AS oldest FROM ${d.table('tickets')}`,
     );
@@ -61,6 +63,17 @@ export async function writeBusinessCalendar(
       { table: 'sla_targets', rows: targets },
     ]);
     written = { intervals: intervals.length, targets: targets.length };
+  } else {
+    // Without a file there is nothing to write; a calendar left by an earlier file is retired, and a
+    // warehouse that never had one costs one read, not two mutating statements, per run.
+    const [live] = await destination.select(
+      (
+        d,
+      ) => `SELECT (SELECT COUNT(*) FROM ${d.table('business_calendar')} WHERE ${d.ident('_deleted_at')} IS NULL)
+        + (SELECT COUNT(*) FROM ${d.table('sla_targets')} WHERE ${d.ident('_deleted_at')} IS NULL) AS live`,
+    );
+    if (Number(live?.['live'] ?? 0) === 0) return written;
+    since = await destination.currentTime();
   }
   await destination.markDeletedNotSeenSince('business_calendar', since, now);
   await destination.markDeletedNotSeenSince('sla_targets', since, now);
