@@ -13,6 +13,7 @@ import {
   type TicketsInput,
 } from '../schemas/sync.js';
 import type { SyncRunRecord, TableName } from '../schemas/warehouse.js';
+import { writeBusinessCalendar } from './business-hours/write.js';
 import { laterInstant, readState, restartedCheckpoint } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
 
@@ -49,7 +50,11 @@ export interface PlanningReads {
   destination: Pick<StateReads, 'readCheckpoint' | 'listCheckpoints' | 'openRejections' | 'select'>;
 }
 
-/** Creates or migrates the destination's tables once per worker process. */
+/**
+ * Creates or migrates the destination's tables once per worker process; then, every run, rewrites the
+ * business calendar the views read (the business-hours file, or none: activities/business-hours/write.ts),
+ * so that it follows the file and reaches ahead of the run.
+ */
 export function prepareDestination(deps: ActivityDeps) {
   let prepared: Promise<void> | undefined;
   return async () => {
@@ -58,6 +63,12 @@ export function prepareDestination(deps: ActivityDeps) {
       throw err;
     });
     await prepared;
+    const written = await writeBusinessCalendar(
+      deps.destination,
+      deps.businessHours,
+      deps.now?.() ?? new Date(),
+    );
+    if (deps.businessHours) deps.logger.debug(written, 'business calendar written');
   };
 }
 

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Destination } from '../connectors/destination.js';
 import type { SupportApiClient } from '../connectors/support-api/index.js';
+import type { BusinessHoursFile } from '../schemas/business-hours.js';
 import type { SyncObserver } from './observer.js';
 
 /** What activities need, built once in the worker's composition root (worker/compose.ts). */
@@ -10,6 +11,8 @@ export interface ActivityDeps {
   logger: Logger;
   /** Wall clock for `deleted_at` and thread look-back; injectable for tests. */
   now?: () => Date;
+  /** The business-hours file (SYNC_BUSINESS_HOURS), written to business_calendar every run; none: no calendar. */
+  businessHours?: BusinessHoursFile;
   /** Told of pages read, rows written and runs recorded (the worker's metrics); none: nobody watches. */
   observer?: SyncObserver;
 }

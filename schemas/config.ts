@@ -1,6 +1,7 @@
 import { Duration } from 'luxon';
 import { z } from 'zod';
 import { MAX_EXPORT_WINDOW_MS } from './api/exports.js';
+import { BusinessHoursFile } from './business-hours.js';
 import { Secret, SecretString } from './secret.js';
 import { ALL_STREAMS, STREAM_ROUTE_CLASSES, type StreamRouteClass, streamList } from './streams.js';
 import { ReportQuery } from './sync.js';
@@ -89,6 +90,29 @@ export const ReportQueriesFile = z.array(ReportQuery).superRefine((queries, ctx)
     seen.add(q.name);
   });
 });
+
+/**
+ * SYNC_BUSINESS_HOURS once the worker has read the file it names (worker/config.ts reads it): the path with the
+ * parsed content, or the problem that kept the file from being read. Validated into `{ path, hours }`; each
+ * problem names the file and the field.
+ */
+export const BusinessHoursSource = z
+  .object({ path: z.string(), content: z.unknown().optional(), problem: z.string().optional() })
+  .transform(({ path, content, problem }, ctx) => {
+    if (problem !== undefined) {
+      ctx.addIssue({ code: 'custom', message: `${path}: ${problem}` });
+      return z.NEVER;
+    }
+    const result = BusinessHoursFile.safeParse(content ?? null);
+    if (!result.success) {
+      for (const issue of result.error.issues) {
+        const field = issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
+        ctx.addIssue({ code: 'custom', message: `${path}: ${field}${issue.message}` });
+      }
+      return z.NEVER;
+    }
+    return { path, hours: result.data };
+  });
 
 /**
  * REPORT_QUERIES once the worker has read the file it names (worker/config.ts does the reading, so this
@@ -450,6 +474,12 @@ export const ConfigFromEnv = z.object({
     .describe(
       'Path to a YAML list of saved report queries ({ name, query, timezone, schedule? }) snapshotted every run into report_snapshots, or on their own `schedule: { cron, timezone }` after `schedule create`; examples/report-queries.yaml is an example',
     ),
+  SYNC_BUSINESS_HOURS: z
+    .string()
+    .optional()
+    .describe(
+      "Path to a YAML/JSON file of the support team's business hours: `timezone` (IANA), `hours` (per weekday, local `HH:MM-HH:MM` intervals), `holidays` (local dates) and `targets` (per priority, `first_reply` and `resolution` as ISO 8601 durations of business time). The sync writes business_calendar and sla_targets from it, and ticket_metrics gets business-time durations and breach flags; unset, those columns are null. examples/business-hours.yaml is an example",
+    ),
   LOG_LEVEL: z
     .enum(['silent', 'fatal', 'error', 'warn', 'info', 'debug', 'trace'])
     .default('info')
@@ -462,7 +492,10 @@ export const ConfigFromEnv = z.object({
  * The configuration as the sync uses it: the environment with the files it names read (REPORT_QUERIES),
  * and the settings that only make sense together checked together (a policy that hashes needs its key).
  */
-export const Config = ConfigFromEnv.extend({ REPORT_QUERIES: ReportQueriesSource.optional() })
+export const Config = ConfigFromEnv.extend({
+  REPORT_QUERIES: ReportQueriesSource.optional(),
+  SYNC_BUSINESS_HOURS: BusinessHoursSource.optional(),
+})
   .superRefine((config, ctx) => {
     const hashed = (config.SYNC_COLUMN_POLICY ?? []).filter((rule) => rule.action === 'hash');
     if (hashed.length > 0 && config.SYNC_HASH_KEY === undefined)

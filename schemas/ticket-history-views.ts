@@ -287,10 +287,52 @@ FROM merged GROUP BY agent_id, day_start`,
 
 // --- ticket_metrics -------------------------------------------------------------------------------------
 
+const NO_CALENDAR =
+  'Null when no business-hours file is configured (SYNC_BUSINESS_HOURS unset: business_calendar has no live intervals).';
+
+/**
+ * The CTEs of ticket_metrics' business time (after `thread`): each ticket's reply span (first customer message
+ * to first reply, or to now while unresolved and unanswered) and resolution span (creation to the current
+ * resolution, or to now while open), and the seconds of each inside the live intervals of business_calendar —
+ * the overlap of [from, to) with every interval, summed (the intervals are disjoint).
+ */
+const businessTimeSql = (d: SqlDialect) => {
+  const overlap = (from: string, to: string) =>
+    `CASE WHEN c.start_at < ${to} AND c.end_at > ${from}
+      THEN ${d.secondsBetween(`LEAST(c.end_at, ${to})`, `GREATEST(c.start_at, ${from})`)} ELSE 0 END`;
+  return `cal AS (
+  SELECT start_at, end_at FROM ${d.table('business_calendar')} WHERE ${d.ident('_deleted_at')} IS NULL
+),
+calendar_state AS (
+  SELECT COUNT(*) AS intervals FROM cal
+),
+targets AS (
+  SELECT priority, first_reply_target_seconds, resolution_target_seconds
+  FROM ${d.table('sla_targets')} WHERE ${d.ident('_deleted_at')} IS NULL
+),
+spans AS (
+  SELECT t.id AS ticket_id, th.first_customer_at AS reply_from,
+    COALESCE(th.first_reply_at, CASE WHEN t.status NOT IN ${DONE} THEN ${d.now} END) AS reply_to,
+    t.created_at AS resolution_from,
+    CASE WHEN t.status IN ${DONE} THEN t.resolved_at ELSE ${d.now} END AS resolution_to
+  FROM ${d.table('tickets')} t LEFT JOIN thread th ON th.ticket_id = t.id
+  WHERE t.${d.ident('_deleted_at')} IS NULL
+),
+business AS (
+  SELECT s.ticket_id,
+    SUM(${overlap('s.reply_from', 's.reply_to')}) AS reply_seconds,
+    SUM(${overlap('s.resolution_from', 's.resolution_to')}) AS resolution_seconds
+  FROM spans s
+  JOIN cal c ON (c.start_at < s.reply_to AND c.end_at > s.reply_from)
+    OR (c.start_at < s.resolution_to AND c.end_at > s.resolution_from)
+  GROUP BY s.ticket_id
+)`;
+};
+
 const ticketMetrics: ViewSpec = {
   name: 'ticket_metrics',
   description:
-    "One row per current ticket with the metrics data teams model (the dbt_zendesk set, on this API's definitions): replies and waits from the public thread, first and final resolution, reopens, resolutions and handoffs from ticket_history, one-touch and two-touch resolutions, unsolved age, the last public message. Thread metrics count public items only (the API's reads exclude internal notes and system events, spec 2.3). History metrics count what the sweeps saw since the ticket was first synced (history_complete says whether that is its whole life).",
+    "One row per current ticket with the metrics data teams model (the dbt_zendesk set, on this API's definitions): replies and waits from the public thread, first and final resolution, reopens, resolutions and handoffs from ticket_history, one-touch and two-touch resolutions, unsolved age, the last public message; first reply and resolution in business time with breach flags against the priority's targets (business_calendar and sla_targets, from SYNC_BUSINESS_HOURS; null without it). Thread metrics count public items only (the API's reads exclude internal notes and system events, spec 2.3). History metrics count what the sweeps saw since the ticket was first synced (history_complete says whether that is its whole life).",
   columns: columns(
     'ticket_metrics',
     z.object({
@@ -323,6 +365,10 @@ const ticketMetrics: ViewSpec = {
       last_public_message_role: z.string(),
       history_since: Timestamp,
       history_complete: z.boolean(),
+      first_reply_business_seconds: z.number(),
+      full_resolution_business_seconds: z.number(),
+      first_reply_breached: z.boolean(),
+      resolution_breached: z.boolean(),
     }),
     {
       ticket_id: 'Ticket id (joins tickets.id).',
@@ -367,6 +413,10 @@ const ticketMetrics: ViewSpec = {
       history_since: "The start of the ticket's first interval in ticket_history.",
       history_complete:
         'True when the history starts at creation (the ticket was first synced before it changed): reopens, resolutions and handoffs cover its whole life.',
+      first_reply_business_seconds: `first_reply_seconds in business time: the seconds of [first customer message, first reply) inside business_calendar's working intervals. ${NO_CALENDAR}`,
+      full_resolution_business_seconds: `final_resolution_seconds in business time: the seconds of [created_at, final_resolved_at) inside business_calendar's working intervals; null while open. ${NO_CALENDAR}`,
+      first_reply_breached: `True when the first reply took more business time than the priority's first_reply target (sla_targets); while the ticket is not resolved or closed and has no reply, when the business time from the first customer message to now already exceeds it. Null without a target for the priority, without a customer message, or for a ticket resolved without a reply. ${NO_CALENDAR}`,
+      resolution_breached: `True when full_resolution_business_seconds exceeds the priority's resolution target (sla_targets); while open, when the business time from creation to now already exceeds it. Null without a target for the priority. ${NO_CALENDAR}`,
     },
   ),
   sql: (d) => `WITH m AS (
@@ -410,7 +460,8 @@ history AS (
 resolutions AS (
   SELECT ticket_id, MIN(resolved_at) AS first_resolved_at, COUNT(*) AS resolutions
   FROM (${ticketResolutionsSql(d).replace(/\n/g, '\n  ')}) tr GROUP BY ticket_id
-)
+),
+${businessTimeSql(d)}
 SELECT t.id AS ticket_id, t.ticket_number, t.created_at, t.status, t.priority, t.channel, t.assignee_id, t.team_id,
   ${d.secondsBetween('th.first_reply_at', 'th.first_customer_at')} AS first_reply_seconds,
   ${d.secondsBetween('th.first_human_reply_at', 'th.first_customer_at')} AS first_human_reply_seconds,
@@ -433,12 +484,24 @@ SELECT t.id AS ticket_id, t.ticket_number, t.created_at, t.status, t.priority, t
   th.last_public_message_at,
   lm.role AS last_public_message_role,
   hi.history_since,
-  COALESCE(hi.from_creation = 1, FALSE) AS history_complete
+  COALESCE(hi.from_creation = 1, FALSE) AS history_complete,
+  CASE WHEN cs.intervals > 0 AND th.first_reply_at IS NOT NULL THEN COALESCE(b.reply_seconds, 0) END
+    AS first_reply_business_seconds,
+  CASE WHEN cs.intervals > 0 AND t.status IN ${DONE} THEN COALESCE(b.resolution_seconds, 0) END
+    AS full_resolution_business_seconds,
+  CASE WHEN cs.intervals > 0 AND tg.first_reply_target_seconds IS NOT NULL AND th.first_customer_at IS NOT NULL
+    AND (th.first_reply_at IS NOT NULL OR t.status NOT IN ${DONE})
+    THEN COALESCE(b.reply_seconds, 0) > tg.first_reply_target_seconds END AS first_reply_breached,
+  CASE WHEN cs.intervals > 0 AND tg.resolution_target_seconds IS NOT NULL
+    THEN COALESCE(b.resolution_seconds, 0) > tg.resolution_target_seconds END AS resolution_breached
 FROM ${d.table('tickets')} t
 LEFT JOIN thread th ON th.ticket_id = t.id
 LEFT JOIN last_message lm ON lm.ticket_id = t.id AND lm.pick = 1
 LEFT JOIN history hi ON hi.ticket_id = t.id
 LEFT JOIN resolutions r ON r.ticket_id = t.id
+LEFT JOIN business b ON b.ticket_id = t.id
+LEFT JOIN targets tg ON tg.priority = t.priority
+CROSS JOIN calendar_state cs
 WHERE t.${d.ident('_deleted_at')} IS NULL`,
 };
 

@@ -99,6 +99,7 @@ export async function buildDependencies(
     destination,
     logger,
     ...(metrics ? { observer: metrics } : {}),
+    ...(config.SYNC_BUSINESS_HOURS ? { businessHours: config.SYNC_BUSINESS_HOURS.hours } : {}),
   });
   return {
     client,

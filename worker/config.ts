@@ -3,6 +3,7 @@ import { isMap, isScalar, parseDocument, parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import type { AuditRequests } from '../schemas/audit.js';
 import {
+  type BusinessHoursSource,
   Config,
   ConfigFromEnv,
   QUEUED_ROUTE_CLASSES,
@@ -99,6 +100,11 @@ export function readReportQueries(path: string): z.input<typeof ReportQueriesSou
   return { path, ...readYamlFile(path, 'YAML') };
 }
 
+/** The SYNC_BUSINESS_HOURS file at `path`, read for the schema that validates it (`BusinessHoursSource`). */
+export function readBusinessHours(path: string): z.input<typeof BusinessHoursSource> {
+  return { path, ...readYamlFile(path, 'YAML/JSON') };
+}
+
 /**
  * Reads the configuration from an optional YAML/JSON file (keys are the environment names) overlaid by the
  * environment; empty values count as unset (docker-compose passes `VAR=` for unset optionals). Problems are
@@ -125,6 +131,8 @@ export function loadConfig(
   for (const key of Object.keys(input)) if (input[key] === '') delete input[key];
   const queriesPath = input['REPORT_QUERIES'];
   if (typeof queriesPath === 'string') input['REPORT_QUERIES'] = readReportQueries(queriesPath);
+  const hoursPath = input['SYNC_BUSINESS_HOURS'];
+  if (typeof hoursPath === 'string') input['SYNC_BUSINESS_HOURS'] = readBusinessHours(hoursPath);
   const result = Config.safeParse(input);
   const problems = unknownInFile.map((k) => `${k} (in ${file}): unknown setting`);
   if (!result.success) {

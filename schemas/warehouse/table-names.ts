@@ -19,15 +19,24 @@ export const TABLE_NAMES = [
   'report_snapshots',
   'report_snapshot_values',
   'ticket_observations',
+  'business_calendar',
+  'sla_targets',
 ] as const;
 /** A data table written through `Destination.writeBatch`. */
 export const TableName = z.enum(TABLE_NAMES);
 
 /**
  * Tables that mirror an API stream item by item (the report tables hold snapshots of query results, and
- * `ticket_observations` what the ticket sweep saw over time).
+ * `ticket_observations` what the ticket sweep saw over time, `business_calendar` and `sla_targets` the
+ * business-hours file).
  */
-const DERIVED_TABLE_NAMES = ['report_snapshots', 'report_snapshot_values', 'ticket_observations'] as const;
+const DERIVED_TABLE_NAMES = [
+  'report_snapshots',
+  'report_snapshot_values',
+  'ticket_observations',
+  'business_calendar',
+  'sla_targets',
+] as const;
 export const STREAM_TABLE_NAMES = TABLE_NAMES.filter(
   (t): t is Exclude<(typeof TABLE_NAMES)[number], (typeof DERIVED_TABLE_NAMES)[number]> =>
     !(DERIVED_TABLE_NAMES as readonly string[]).includes(t),

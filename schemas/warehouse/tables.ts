@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import * as api from '../api/index.js';
+import { businessCalendarTable, slaTargetsTable } from './business-calendar.js';
 import { column } from './derive.js';
 import { reportSnapshots, reportSnapshotValuesTable } from './report-snapshots.js';
 import type { TableName } from './table-names.js';
@@ -267,6 +268,8 @@ const SPECS = {
   report_snapshots: reportSnapshots,
   report_snapshot_values: reportSnapshotValuesTable,
   ticket_observations: ticketObservationsTable,
+  business_calendar: businessCalendarTable,
+  sla_targets: slaTargetsTable,
 } satisfies Record<TableName, TableSpec<unknown>>;
 
 /** The input type `writeBatch` accepts for each table: what its spec's `toRow` takes. */

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeBusinessCalendar } from '../../activities/business-hours/write.js';
 import type { Destination } from '../../connectors/destination.js';
 import type { AgentSession, Ticket } from '../../schemas/api/index.js';
+import { BusinessHoursFile } from '../../schemas/business-hours.js';
 import { input, message, survey, ticket } from './fixtures.js';
 import type { ViewsHarness } from './views-suite.js';
 
@@ -367,6 +369,158 @@ export function historyViewsSuite(name: string, makeHarness: () => Promise<Views
         ['agt_1', '2025-03-01', 7200, 1],
         ['agt_1', '2025-03-02', 3 * 3600 + 1800, 3],
       ]);
+    });
+
+    describe('business hours and targets (business_calendar, sla_targets)', () => {
+      const B1 = '40000000-0000-4000-8000-000000000001';
+      const B2 = '40000000-0000-4000-8000-000000000002';
+      const B3 = '40000000-0000-4000-8000-000000000003';
+      const business = [
+        'first_reply_business_seconds',
+        'full_resolution_business_seconds',
+        'first_reply_breached',
+        'resolution_breached',
+      ];
+      const metrics = async () => {
+        const rows = await dest.select(
+          (d) =>
+            `SELECT ticket_id, ${business.join(', ')} FROM ${d.table('ticket_metrics')} ORDER BY ticket_id`,
+        );
+        return new Map(
+          rows.map((r) => [
+            String(r['ticket_id']),
+            Object.fromEntries(
+              business.map((k) => [k, typeof r[k] === 'boolean' || r[k] === null ? r[k] : Number(r[k])]),
+            ),
+          ]),
+        );
+      };
+      const allNull = Object.fromEntries(business.map((k) => [k, null]));
+      /** Mon–Fri 09:00–17:00 Berlin; Sunday 01:00–05:00 (the night of the spring DST change: 3 real hours). */
+      const berlin = (sunday: boolean) =>
+        BusinessHoursFile.parse({
+          timezone: 'Europe/Berlin',
+          hours: {
+            monday: ['09:00-17:00'],
+            tuesday: ['09:00-17:00'],
+            wednesday: ['09:00-17:00'],
+            thursday: ['09:00-17:00'],
+            friday: ['09:00-17:00'],
+            ...(sunday ? { sunday: ['01:00-05:00'] } : {}),
+          },
+          holidays: ['2025-04-01'],
+          targets: {
+            urgent: { first_reply: 'PT1H', resolution: 'P1D' },
+            high: { first_reply: 'PT4H', resolution: 'PT16H' },
+          },
+        });
+
+      beforeAll(async () => {
+        // Friday 2025-03-28 (CET) to Wednesday 2025-04-02 (CEST), across the weekend, the DST change and a holiday.
+        const tickets = [
+          ticket({
+            id: B1,
+            ticket_number: 201,
+            priority: 'urgent',
+            status: 'resolved',
+            created_at: '2025-03-28T15:00:00Z',
+            updated_at: '2025-04-02T08:00:00Z',
+            resolved_at: '2025-04-02T08:00:00Z',
+          }),
+          ticket({
+            id: B2,
+            ticket_number: 202,
+            priority: 'high',
+            status: 'open',
+            created_at: '2025-03-28T15:00:00Z',
+            updated_at: '2025-03-28T15:00:00Z',
+          }),
+          ticket({
+            id: B3,
+            ticket_number: 203,
+            priority: 'high',
+            status: 'resolved',
+            created_at: '2025-03-31T08:00:00Z',
+            updated_at: '2025-04-02T07:30:00Z',
+            resolved_at: '2025-04-02T07:30:00Z',
+          }),
+        ];
+        const messages = [
+          message({
+            ticket_id: B1,
+            ticket_number: 201,
+            role: 'customer',
+            created_at: '2025-03-28T15:00:00Z',
+          }),
+          message({ ticket_id: B1, ticket_number: 201, role: 'agent', created_at: '2025-03-31T07:30:00Z' }),
+          message({
+            ticket_id: B2,
+            ticket_number: 202,
+            role: 'customer',
+            created_at: '2025-03-28T15:00:00Z',
+          }),
+          message({
+            ticket_id: B3,
+            ticket_number: 203,
+            role: 'customer',
+            created_at: '2025-03-31T08:00:00Z',
+          }),
+          message({ ticket_id: B3, ticket_number: 203, role: 'agent', created_at: '2025-03-31T09:00:00Z' }),
+        ];
+        await dest.writeBatch({ table: 'tickets', rows: tickets.map(input) });
+        await dest.writeBatch({ table: 'ticket_messages', rows: messages.map(input) });
+      }, 600_000);
+
+      it('without a business-hours file every business-time column is null', async () => {
+        await writeBusinessCalendar(dest, undefined, new Date());
+        for (const [id, m] of await metrics()) expect(m, id).toEqual(allNull);
+      });
+
+      it('business seconds across a weekend, a DST change and a holiday; breach flags against the targets', async () => {
+        await writeBusinessCalendar(dest, berlin(true), new Date());
+        const m = await metrics();
+        // B1: reply Fri 15:00–16:00 UTC (1 h) + Sun 00:00–03:00 UTC (3 h, 01:00 CET–05:00 CEST) + Mon 07:00–07:30
+        // UTC (0.5 h, 09:00 CEST); resolution adds the rest of Monday (7.5 h), nothing on the holiday, and
+        // Wed 07:00–08:00 UTC (1 h): 13 h, within the day's target.
+        expect(m.get(B1)).toEqual({
+          first_reply_business_seconds: 4.5 * 3600,
+          full_resolution_business_seconds: 13 * 3600,
+          first_reply_breached: true,
+          resolution_breached: false,
+        });
+        // B2: open and unanswered since Friday: past both targets at the run time, durations null while open.
+        expect(m.get(B2)).toEqual({
+          first_reply_business_seconds: null,
+          full_resolution_business_seconds: null,
+          first_reply_breached: true,
+          resolution_breached: true,
+        });
+        // B3: reply in 1 h; resolution Mon 08:00–15:00 UTC (7 h) + Wed 07:00–07:30 UTC: both within target.
+        expect(m.get(B3)).toEqual({
+          first_reply_business_seconds: 3600,
+          full_resolution_business_seconds: 7.5 * 3600,
+          first_reply_breached: false,
+          resolution_breached: false,
+        });
+        // Priority medium has no target: durations, no flags.
+        expect(m.get(H1)).toMatchObject({ first_reply_breached: null, resolution_breached: null });
+        expect(m.get(H1)!['first_reply_business_seconds']).toBe(0); // 10:00–10:30 UTC on a Saturday
+        const [targets] = await dest.select(
+          (d) =>
+            `SELECT COUNT(*) AS n FROM ${d.table('sla_targets')} WHERE ${d.ident('_deleted_at')} IS NULL`,
+        );
+        expect(Number(targets!['n'])).toBe(2);
+      });
+
+      it('a changed file rewrites the calendar; a removed one leaves the columns null again', async () => {
+        await writeBusinessCalendar(dest, berlin(false), new Date());
+        expect((await metrics()).get(B1)).toMatchObject({
+          first_reply_business_seconds: 1.5 * 3600,
+          full_resolution_business_seconds: 10 * 3600,
+        });
+        await writeBusinessCalendar(dest, undefined, new Date());
+        for (const [id, m] of await metrics()) expect(m, id).toEqual(allNull);
+      });
     });
   });
 }
