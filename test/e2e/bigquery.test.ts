@@ -12,6 +12,7 @@ import { type BigQueryEmulator, startBigQueryEmulator } from '../../scripts/bigq
 import { type BigQueryQuotaProxy, startBigQueryQuotaProxy } from '../../scripts/bigquery-quota-proxy.js';
 import { buildDependencies, type Dependencies } from '../../worker/compose.js';
 import { loadConfig } from '../../worker/config.js';
+import { sized } from '../support/campaign.js';
 import { connectToTestServer } from '../support/temporal.js';
 import { duplicateIds, expectBigQueryEqualsSource } from './bigquery-compare.js';
 import { DAY_MS, type Pipeline, silentLogger, startPipeline } from './harness.js';
@@ -314,9 +315,15 @@ describe('the pipeline into BigQuery (bqemulator), end to end', () => {
 });
 
 /**
+ * Kills inside flushes: one in the test suite; two in `npm run campaign` (test/support/campaign.ts), the second
+ * at a flush of the worker that replaced the first.
+ */
+const FLUSH_KILLS = sized(1, 2);
+
+/**
  * A worker process killed (SIGKILL) while a flush script runs — after BigQuery received the merge, before
- * the activity could complete — twice, at two different flushes: the next worker runs the flush again
- * (it merges the same staged batches, changing nothing twice), the run ends exact, and every job still
+ * the activity could complete — FLUSH_KILLS times, each at another flush: the next worker runs the flush
+ * again (it merges the same staged batches, changing nothing twice), the run ends exact, and every job still
  * keeps BigQuery's per-table limits.
  */
 describe('the BigQuery worker killed mid-flush', () => {
@@ -358,7 +365,7 @@ describe('the BigQuery worker killed mid-flush', () => {
     await emulator?.stop();
   });
 
-  it('ends exact after two kills inside flushes, within the limits', async () => {
+  it(`ends exact after ${FLUSH_KILLS} kill(s) inside flushes, within the limits`, async () => {
     const workerEnv = {
       SUPPORT_API_URL: companion.baseUrl,
       SUPPORT_API_KEY: companion.keys.admin,
@@ -376,10 +383,10 @@ describe('the BigQuery worker killed mid-flush', () => {
     await worker.ready;
     const input = incrementalRunInput(config);
     const { result } = await startRun(env.client.workflow, taskQueue, input);
-    // Killed the moment a flush script arrives at the proxy (the 1st, then the 2nd after the restart): the
-    // job runs on the emulator, and the worker is dead before the answer (held ≥ 300 ms) comes back.
+    // Killed the moment a flush script arrives at the proxy (the 1st, then the next after each restart):
+    // the job runs on the emulator, and the worker is dead before the answer (held ≥ 300 ms) comes back.
     const killedAt: number[] = [];
-    for (let kill = 0; kill < 2; kill++) {
+    for (let kill = 0; kill < FLUSH_KILLS; kill++) {
       const current = worker;
       await new Promise<void>((resolve) => {
         onFlush = () => {
@@ -397,7 +404,7 @@ describe('the BigQuery worker killed mid-flush', () => {
       });
       await worker.ready;
     }
-    expect(killedAt).toHaveLength(2);
+    expect(killedAt).toHaveLength(FLUSH_KILLS);
     expect(await result).toBe('succeeded');
     expect(proxy.report().violations).toEqual([]);
     const bq = new BigQuery({ projectId: emulator.projectId, ...emulatorClientOptions(emulator.endpoint) });
