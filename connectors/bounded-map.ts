@@ -1,7 +1,7 @@
 /**
  * A map that keeps at most `max` entries, dropping the least recently used: for a worker's caches that are
  * only a saving (a miss reads the warehouse), whose keys would otherwise grow with the workspace — one per
- * ticket thread, say, over a sync of 100k tickets (issue 22: a worker's memory must not grow with the world).
+ * ticket thread, say, over a sync of 100k tickets (a worker's memory must not grow with the world).
  */
 export class BoundedMap<K, V> {
   readonly #entries = new Map<K, V>();

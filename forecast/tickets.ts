@@ -94,7 +94,7 @@ export async function forecastTickets(input: {
 
   // The rolling re-read takes threads read before this run, oldest first: one round every run, more only
   // while other streams are busy and at most SYNC_THREAD_REVERIFY_PER_RUN (the caller estimates how many
-  // from their wall time), so it never holds the run open beyond that round (issue 22).
+  // from their wall time), so it never holds the run open beyond that round.
   const reverifying =
     settings.threadReverifyPerRun > 0 && (mode === 'incremental' || mode === 'full_refresh');
   const freshness = await reads.freshness();

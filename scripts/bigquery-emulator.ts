@@ -42,8 +42,8 @@ import sys
 import bqemulator.storage.engine as engine
 engine.DuckDBEngine._load_spatial = lambda self: None
 # An in-memory DuckDB spills what does not fit into ./.tmp of the working directory, without a cap: a query
-# gone wrong in a big bench world once filled the disk (62 GB, 2026-11-24). The spill goes to the folder the
-# caller names instead, capped, so such a query fails with DuckDB's error naming it, and the disk survives.
+# gone wrong in a big bench world can fill the disk with tens of GB. The spill goes to the folder the caller
+# names instead, capped, so such a query fails with DuckDB's error naming it, and the disk survives.
 import os
 _pragmas = engine.DuckDBEngine._apply_session_pragmas
 def _pragmas_with_spill_cap(self):

@@ -32,14 +32,14 @@ export interface Dependencies {
 export const FLEET_RESERVE = 1;
 /**
  * With the class task queues on, the Temporal server paces every queued class for the fleet, so the
- * governors only keep each within its window (and the reserve): a second, per-process pacer in series made
- * each analytics page wait for both, and a wait longer than `maxRateWaitMs` went back to Temporal as a retry
- * that queued for another dispatch token — about 4 requests a minute of 10 (issue 22). Without queue rates
+ * governors only keep each within its window (and the reserve): a second, per-process pacer in series would
+ * make each analytics page wait for both, and a wait longer than `maxRateWaitMs` goes back to Temporal as a
+ * retry that queues for another dispatch token, leaving most of the class's budget unspent. Without queue rates
  * (`SUPPORT_API_RATE_LIMITS=off`) the governors pace, following the API's headers.
  */
 // reserveWhenShared stays off: a process learns the key is shared only after a window in which others
-// spent it, and in that first window the fleet test saw a 429 (Temporal's limiter put one request more into
-// it). The reserve costs a process alone a tenth of the analytics budget; 0 429s come first.
+// spent it, and in that first window Temporal's limiter can put one request more into it than the key's
+// limit, a 429. The reserve costs a process alone a tenth of the analytics budget; 0 429s come first.
 const fleetGovernors = {
   queuePaced: new GovernorRegistry({
     reserve: FLEET_RESERVE,

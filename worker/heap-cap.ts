@@ -2,15 +2,13 @@ import v8 from 'node:v8';
 import type { Logger } from 'pino';
 
 /**
- * The V8 heap cap of the worker's workflow thread (issue 22). The Temporal SDK runs every workflow of a
+ * The V8 heap cap of the worker's workflow thread. The Temporal SDK runs every workflow of a
  * worker in one worker thread, a V8 isolate of its own, whose default old-space limit is V8's for the machine
  * (4 GB on a 24 GB host). Each workflow task there makes garbage (activations, history, payloads) that V8,
  * with that much room, collects late. `--max-old-space-size` set here, before the SDK creates the thread,
  * applies to isolates created after it: the thread's, not the main thread's, whose heap is sized when node
  * starts (activities live there; only NODE_OPTIONS or node's arguments can cap it — the Docker image does).
- * Measured (bench:pipeline, 10k tickets, peak worker RSS of the full sync): 780 MB with V8's defaults, 733 MB
- * with this cap, 531 MB with `--max-old-space-size=512` for the whole process. Neither is retention: the
- * main heap in use falls back to ~110-150 MB after each major GC at 10k and 100k tickets alike.
+ * What each limit does to a worker's peak memory: docs/operations/worker-memory.md (bench:pipeline).
  *
  * Not applied when the process was started with `--max-old-space-size` (NODE_OPTIONS or node's own
  * arguments): the operator chose a limit for every isolate.

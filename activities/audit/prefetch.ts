@@ -8,11 +8,11 @@ import { idIn, storedRows } from './settle.js';
  * The stored rows the audit's ticket and thread units compare, read by the plan in ONE query per table
  * instead of one per unit: on BigQuery every query bills 10 MB at least per table it names, and a run's audit
  * compares a dozen tickets and threads. Kept in this worker process for the units that run here (a unit on
- * another process reads the warehouse, as before), each taken once: a retried unit reads the warehouse.
+ * another process reads the warehouse itself), each taken once: a retried unit reads the warehouse.
  *
  * What it changes: a unit compares with the row as stored when the plan read it, not when the unit runs.
  * The audit runs after its run's last flush, so nothing of that run writes the rows meanwhile; a concurrent
- * run that does is the race a unit's own read had already (read, then the API asked): the judge calls a
+ * run that does is the race a unit's own read meets too (read, then the API asked): the judge calls a
  * row the source changed since its last read `changed_since`, not a difference. Entries older than
  * PREFETCH_TTL_MS are not used.
  */
