@@ -3,13 +3,12 @@ import { type Config, QUEUED_ROUTE_CLASSES, type QueuedRouteClass } from '../sch
 import type { ClassForecast } from '../schemas/forecast.js';
 
 /**
- * The run's own overhead over the pace of its binding class, measured: `npm run bench:budget -- --window-ms
- * 60000` (bench/budget.ts; bench/RESULTS.md, "The rate budget") — a full sync of 2,000 tickets with a year of exports,
- * the spec's limits at their real pace, detail-bound — took 1.032 × the detail class's lower bound with 1
- * and with 3 worker processes, its task queue then dispatching 117.5 detail requests a minute of 120 (an
- * allowance of 1.021): the rest, 1.011, is the run's (its first and last pages, the writes, the
- * bookkeeping). The key's budget workflow spends every window whole, so the forecast keeps only that rest.
- * Re-measure with the bench and update the figures.
+ * The run's own overhead over the pace of its binding class, from `npm run bench:budget -- --window-ms 60000`
+ * (bench/budget.ts; the figures and the world in bench/RESULTS.md, "The rate budget"): `ratio` is the full
+ * sync's time over the detail class's lower bound, `allowance` the class's limit over the pace its task
+ * queue dispatched at. The key's budget workflow spends every window whole, so the forecast keeps only the rest,
+ * `ratio / allowance`: the run's first and last pages, the writes, the bookkeeping. Re-run the bench and
+ * update both when the run's overhead changes.
  */
 export const BENCH_BUDGET_MEASURED = {
   ratio: 1.032,

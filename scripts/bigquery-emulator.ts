@@ -88,9 +88,9 @@ def _execute_closing_counts(self, sql, parameters=None):
 # but tabledata.list (a sync FastAPI route) and Storage Write API appends (sync gRPC handlers) run on worker
 # threads, concurrently with them, and DuckDB refuses a call on a connection busy with another ("connection is
 # busy with another call"), or a statement run between another's execute and fetch loses that result ("'NoneType'
-# object has no attribute"): reads failed with a 500 now and then, and a thread of a sync was set aside for
-# it (CI, 2026-11-24). Here a call from a worker thread runs on the event loop instead, its result fetched
-# there whole, so the connection is only ever used from one thread.
+# object has no attribute"): such a read fails with a 500, and a sync sets a thread aside for it. Here a call
+# from a worker thread runs on the event loop instead, its result fetched there whole, so the connection is
+# only ever used from one thread.
 _start = engine.DuckDBEngine.start
 async def _start_noting_loop(self):
     self._owner_loop = asyncio.get_running_loop()
