@@ -4,8 +4,9 @@
  *   npm run campaign -- [--files test/e2e/ticket-history.test.ts,test/e2e/worker-kill.test.ts]
  *
  * `npm test` runs the scenarios that size themselves with test/support/campaign.ts (rounds of changes, worker
- * kills, an outage's length) at the smallest size that still fails when their behaviour breaks; this runs
- * the same files, with the same assertions, at the size `sized(ci, full)` names `full`. Without `--files`:
+ * kills, warehouses) at the smallest size that still fails when their behaviour breaks; this runs the same
+ * files, with the same assertions, at full size (`sized(ci, full)` gives `full`, `inCampaign()` is true).
+ * Without `--files`:
  * every test file that imports test/support/campaign.ts. The files run one after the other in vitest's
  * integration project (one Temporal dev server and one PostgreSQL cluster, as in `npm test`). Printed per
  * file: tests passed and failed, and its seconds. Last stdout line: one JSON object. Exit 1 when a test

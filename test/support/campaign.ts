@@ -1,9 +1,9 @@
 /**
- * The size of a long scenario: rounds, kills, an outage's length. `npm test` runs each at the smallest size
+ * The size of a long scenario: rounds, kills, warehouses. `npm test` runs each at the smallest size
  * whose assertions still fail when the behaviour breaks, so that CI stays within its time; `npm run campaign`
  * (bench/campaign.ts) sets SUPPORT_SYNC_CAMPAIGN=1 and runs the same files, with the same assertions, at the
- * full size, which is where rarer interleavings (a kill during a recovery, a history of many intervals on
- * BigQuery) turn up.
+ * full size, where rarer interleavings turn up (a kill while the replacing worker recovers, rounds of reopens
+ * and resolutions on BigQuery, a scenario on the second warehouse).
  */
 export const CAMPAIGN_ENV = 'SUPPORT_SYNC_CAMPAIGN';
 
