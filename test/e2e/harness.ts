@@ -1,15 +1,17 @@
 import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
+import type { WorkflowBundle } from '@temporalio/worker';
 import pg from 'pg';
 import pino from 'pino';
+import { inject } from 'vitest';
 import { type CompanionHandle, type CompanionOptions, startCompanion } from '../../companion/index.js';
 import type { Config } from '../../schemas/config.js';
 import type { StreamName, SyncMode, SyncRunInput } from '../../schemas/sync.js';
 import { buildDependencies, type Dependencies } from '../../worker/compose.js';
 import { loadConfig, settingsFromConfig } from '../../worker/config.js';
 import { newRunId, type RunSummary, runSync } from '../../worker/run-sync.js';
-import { pacingOf, type RunningWorkers, startWorkers, WORKFLOWS_PATH } from '../../worker/workers.js';
+import { pacingOf, type RunningWorkers, startWorkers } from '../../worker/workers.js';
 import { freshDatabase } from '../support/postgres.js';
 import { connectToTestServer } from '../support/temporal.js';
 
@@ -17,12 +19,9 @@ export const DAY_MS = 24 * 60 * 60 * 1000;
 export const silentLogger = pino({ level: 'silent' });
 
 let bundle: Promise<WorkflowBundle> | undefined;
-/** The workflow bundle, built once per test file. */
+/** The workflow bundle the global setup built once for the whole run (test/support/global-setup.ts). */
 export function workflowBundle(): Promise<WorkflowBundle> {
-  bundle ??= bundleWorkflowCode({
-    workflowsPath: WORKFLOWS_PATH,
-    logger: { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} } as never,
-  });
+  bundle ??= readFile(inject('workflowBundlePath'), 'utf8').then((code) => ({ code }));
   return bundle;
 }
 

@@ -1,12 +1,19 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { bundleWorkflowCode } from '@temporalio/worker';
 import type { TestProject } from 'vitest/node';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from '../../embedded/postgres.js';
 import { startTemporalDevServer } from '../../embedded/temporal-server.js';
+import { WORKFLOWS_PATH } from '../../worker/workers.js';
 import { ANALYTICS_TEST_TASK_QUEUE } from './constants.js';
 
 /**
  * One Temporal dev server and one PostgreSQL cluster per test run (integration project). Test files get
  * their addresses through `inject()` and create their own database / task queues, so files stay isolated.
- * DATABASE_URL, when set, replaces the embedded cluster (it must allow CREATE DATABASE).
+ * DATABASE_URL, when set, replaces the embedded cluster (it must allow CREATE DATABASE). The workflow code is
+ * bundled once per run too, into a file whose path `workflowBundlePath` gives: every file's in-process
+ * workers load the same bundle instead of building their own (test/e2e/harness.ts).
  */
 export default async function setup(project: TestProject) {
   const log = (line: string) => process.stderr.write(`[global-setup] ${line}\n`);
@@ -17,7 +24,15 @@ export default async function setup(project: TestProject) {
   let postgres: EmbeddedPostgres | undefined;
   const externalUrl = process.env['DATABASE_URL'];
   if (!externalUrl) postgres = await startEmbeddedPostgres({ log });
+  const bundleFolder = await mkdtemp(join(tmpdir(), 'support-sync-workflows-'));
+  const bundlePath = join(bundleFolder, 'workflows.js');
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: WORKFLOWS_PATH,
+    logger: { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} } as never,
+  });
+  await writeFile(bundlePath, code);
   project.provide('temporalAddress', temporal.address);
+  project.provide('workflowBundlePath', bundlePath);
   project.provide('postgresAdminUrl', externalUrl ?? postgres!.url);
   log(
     `Temporal dev server at ${temporal.address}; PostgreSQL ${externalUrl ? 'from DATABASE_URL' : `on port ${postgres!.port}`}`,
@@ -25,6 +40,7 @@ export default async function setup(project: TestProject) {
   return async () => {
     await temporal.teardown();
     await postgres?.stop();
+    await rm(bundleFolder, { recursive: true, force: true });
   };
 }
 
@@ -32,5 +48,7 @@ declare module 'vitest' {
   export interface ProvidedContext {
     temporalAddress: string;
     postgresAdminUrl: string;
+    /** The run's workflow bundle (bundleWorkflowCode's `code`), written once by this setup. */
+    workflowBundlePath: string;
   }
 }
