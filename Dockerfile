@@ -8,6 +8,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY schemas ./schemas
+COPY streams ./streams
 COPY connectors ./connectors
 COPY activities ./activities
 COPY workflows ./workflows

@@ -1,46 +1,14 @@
-import {
-  fetchAgentSessionsPage,
-  fetchAgentsPage,
-  fetchCsatPage,
-  fetchMessagesPage,
-  fetchMetricCatalog,
-  fetchTagsPage,
-  fetchTeamsPage,
-  fetchTicketsPage,
-  fetchViewsPage,
-  type Page,
-  type SupportApiClient,
-} from '../connectors/support-api/index.js';
 import type { ExportPass, StreamOfKind } from '../schemas/streams.js';
+import { STREAMS } from '../schemas/streams.js';
+import type { Fetcher, ListRead, ThreadRead, WindowRead } from '../streams/define.js';
 
-/** What a page of a whole list (reference streams, tickets) needs besides its cursor. */
-export interface ListRead {
-  readonly limit: number;
-}
-/** What a page of an export window needs besides its cursor: the window `[from, before)`. */
-export interface WindowRead {
-  readonly limit: number;
-  readonly from: string;
-  readonly before: string;
-  /** CSAT only: ask for comments (needs `tickets:read` besides `analytics:read`). */
-  readonly includeComments: boolean;
-}
-/** What a page of a ticket's thread needs besides its cursor. */
-export interface ThreadRead {
-  readonly ticketNumber: number;
-}
+export type { ListRead, ThreadRead, WindowRead } from '../streams/define.js';
+export { THREAD_PAGE_LIMIT } from '../streams/ticket-messages.js';
 
 /** Streams whose list comes whole in one unpaginated answer: one request per run, whatever the page size. */
-export const UNPAGINATED_STREAMS: readonly StreamOfKind<'reference'>[] = ['metric_catalog'];
-
-/** Messages per thread page: the most the API serves (a thread costs one request per this many messages). */
-export const THREAD_PAGE_LIMIT = 100;
-
-type Fetcher<R> = (
-  client: SupportApiClient,
-  read: R,
-  cursor: string | null,
-) => Promise<Page<unknown, unknown>>;
+export const UNPAGINATED_STREAMS: readonly StreamOfKind<'reference'>[] = Object.values(STREAMS).flatMap(
+  (s) => (s.kind === 'reference' && 'unpaginated' in s && s.unpaginated ? [s.name] : []),
+);
 
 /** A fetcher for every paged stream of the registry (exports: for every pass), with what its kind reads. */
 type PageFetchers = { readonly [S in StreamOfKind<'reference' | 'tickets'>]: Fetcher<ListRead> } & {
@@ -49,39 +17,13 @@ type PageFetchers = { readonly [S in StreamOfKind<'reference' | 'tickets'>]: Fet
 
 /**
  * The stream-specific part of the page path (activities/sync-page.ts): which endpoint a stream's page
- * comes from, with which parameters. A stream added to the registry (schemas/streams.ts) does not compile
- * until it has its fetcher here.
+ * comes from, with which parameters — each stream's own fetcher (streams/<name>.ts), an export's by pass.
  */
-export const PAGE_FETCHERS = {
-  views: (client, read, cursor) => fetchViewsPage(client, { cursor, limit: read.limit }),
-  tags: (client, read, cursor) => fetchTagsPage(client, { cursor, limit: read.limit }),
-  teams: (client, read, cursor) => fetchTeamsPage(client, { cursor, limit: read.limit }),
-  agents: (client, read, cursor) => fetchAgentsPage(client, { cursor, limit: read.limit }),
-  // The whole catalog in one unpaginated answer (UNPAGINATED_STREAMS).
-  metric_catalog: (client) => fetchMetricCatalog(client),
-  tickets: (client, read, cursor) =>
-    fetchTicketsPage(client, { cursor, limit: read.limit, includeTicketFields: true }),
-  ticket_messages: (client, read, cursor) =>
-    fetchMessagesPage(client, {
-      ticketNumber: read.ticketNumber,
-      cursor,
-      limit: THREAD_PAGE_LIMIT,
-      order: 'asc',
-    }),
-  'csat_surveys.sent': (client, read, cursor) =>
-    fetchCsatPage(client, { ...window(read, cursor), by: 'sent' }),
-  'csat_surveys.submitted': (client, read, cursor) =>
-    fetchCsatPage(client, { ...window(read, cursor), by: 'submitted' }),
-  agent_sessions: (client, read, cursor) =>
-    fetchAgentSessionsPage(client, { from: read.from, before: read.before, limit: read.limit, cursor }),
-} satisfies PageFetchers;
-
-function window(read: WindowRead, cursor: string | null) {
-  return {
-    from: read.from,
-    before: read.before,
-    limit: read.limit,
-    cursor,
-    includeComments: read.includeComments,
-  };
-}
+export const PAGE_FETCHERS = Object.fromEntries(
+  Object.values(STREAMS).flatMap((stream): [string, Fetcher<never>][] => {
+    if (stream.kind === 'export') {
+      return Object.entries(stream.passDefinitions).map(([pass, definition]) => [pass, definition.fetch]);
+    }
+    return 'fetch' in stream ? [[stream.name, stream.fetch]] : [];
+  }),
+) as unknown as PageFetchers;

@@ -1,6 +1,8 @@
 import type { SupportApiClient } from '../connectors/support-api/index.js';
 import type { ReportResult } from '../schemas/api/index.js';
+import { EXPORT_STREAMS, STREAMS, type StreamOfKind, streamsOfKind } from '../schemas/streams.js';
 import type { SqlDialect } from '../schemas/warehouse-views.js';
+import { readState } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
 
 /**
@@ -30,7 +32,7 @@ export interface TieOutMetric {
 }
 
 /** Streams a tie-out metric may read besides tickets. */
-export type FollowerStream = 'ticket_messages' | 'csat_surveys' | 'agent_sessions';
+export type FollowerStream = StreamOfKind<'threads' | 'export'>;
 
 /**
  * Which of those streams this warehouse has ever synced, from their checkpoints: a thread read to the end,
@@ -38,11 +40,16 @@ export type FollowerStream = 'ticket_messages' | 'csat_surveys' | 'agent_session
  */
 export async function syncedStreams(destination: ActivityDeps['destination']): Promise<Set<FollowerStream>> {
   const out = new Set<FollowerStream>();
-  const threads = await destination.listCheckpoints('ticket_messages', { status: 'complete', limit: 1 });
-  if (threads.length > 0) out.add('ticket_messages');
-  if ((await destination.readCheckpoint('csat_surveys.sent', 'hwm'))?.high_water_mark)
-    out.add('csat_surveys');
-  if ((await destination.readCheckpoint('agent_sessions', 'hwm'))?.high_water_mark) out.add('agent_sessions');
+  for (const stream of streamsOfKind(STREAMS, 'threads')) {
+    const threads = await destination.listCheckpoints(stream, { status: 'complete', limit: 1 });
+    if (threads.length > 0) out.add(stream);
+  }
+  // An export is synced once the pass that reads every item (its first) has a high-water mark.
+  for (const stream of EXPORT_STREAMS) {
+    const pass = STREAMS[stream].passes[0];
+    if ((await readState(destination, { kind: 'high_water_mark', stream: pass }))?.high_water_mark)
+      out.add(stream);
+  }
   return out;
 }
 

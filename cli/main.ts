@@ -6,6 +6,8 @@
  * 3 the run completed but the warehouse misses data (`incomplete`, worker/run-sync.ts exitCodeOf).
  */
 import { Command, Option } from 'commander';
+import { AUDIT_TABLE_NAMES } from '../schemas/audit.js';
+import { ExportPass } from '../schemas/streams.js';
 import { ALL_STREAMS } from '../schemas/sync.js';
 import {
   parseAuditSample,
@@ -117,7 +119,7 @@ program
     'Re-run one window workflow (e.g. csat_surveys.sent/2026-01-01T00:00:00.000Z/2026-01-31T00:00:00.000Z) with its original input',
   )
   .argument('[workflow-id]', 'the window workflow id, as shown in the Temporal UI or `status --failed`')
-  .option('--stream <pass>', 'the export pass (csat_surveys.sent, csat_surveys.submitted, agent_sessions)')
+  .option('--stream <pass>', `the export pass (${ExportPass.options.join(', ')})`)
   .option('--window <from/before>', 'the window, FROM/BEFORE (ISO instants), with --stream')
   .option('--wait', 'print progress and wait for the result (always with a local worker)')
   .option('--no-local-worker', 'do not run a worker in this process')
@@ -169,11 +171,7 @@ program
     'Re-read a random sample of stored rows from the live API, compare every stored field, heal what differs (exit 3 when rows differed, 0 when none did)',
   )
   .requiredOption('--sample <n>', 'rows per table to compare (at most 1000)', parseAuditSample)
-  .option(
-    '--table <table>',
-    'only this table (tickets, ticket_messages, csat_surveys, agent_sessions)',
-    parseAuditTable,
-  )
+  .option('--table <table>', `only this table (${AUDIT_TABLE_NAMES.join(', ')})`, parseAuditTable)
   .option('--json', 'print the summary as JSON (last stdout line)')
   .option('--no-local-worker', 'do not run a worker in this process (a worker fleet serves the task queue)')
   .addOption(configOption)

@@ -4,29 +4,41 @@ import { PAGE_FETCHERS } from '../activities/fetchers.js';
 import type { SupportApiClient } from '../connectors/support-api/index.js';
 import { EXPORT_PAGE_LIMIT } from '../schemas/api/exports.js';
 import type { ForecastPass, ForecastWindow } from '../schemas/forecast.js';
+import { STREAMS } from '../schemas/streams.js';
 import { type ExportPass, windowWorkflowId } from '../schemas/sync.js';
+import type { TableName } from '../schemas/warehouse.js';
+import type { PassForecast } from '../streams/define.js';
 import type { SweptTicket } from './sweep.js';
 import type { ForecastReads } from './warehouse-reads.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-/**
- * How a pass's items are placed in time, in the warehouse and on an API page, and what their number follows
- * between windows: the tickets created (a survey is sent on a ticket) or the calendar (agents log in every
- * working day, tickets or not). Typed by the passes: a new pass needs its entry.
- */
-interface PassCounting {
-  readonly table: 'csat_surveys' | 'agent_sessions';
-  /** The column the export filters on (by its UTC day the warehouse's items are placed). */
-  readonly dateColumn: 'sent_at' | 'submitted_at' | 'session_start';
-  readonly basis: 'tickets' | 'days';
+/** How a pass's items are placed in time and counted (its stream's `forecast`), and the table holding them. */
+interface PassCounting extends PassForecast {
+  readonly table: TableName;
+  /** Whether the table marks rows deleted (only live rows count). */
+  readonly tracksDeletion: boolean;
 }
 
-const PASS_COUNTING: Readonly<Record<ExportPass, PassCounting>> = {
-  'csat_surveys.sent': { table: 'csat_surveys', dateColumn: 'sent_at', basis: 'tickets' },
-  'csat_surveys.submitted': { table: 'csat_surveys', dateColumn: 'submitted_at', basis: 'tickets' },
-  agent_sessions: { table: 'agent_sessions', dateColumn: 'session_start', basis: 'days' },
-};
+const PASS_COUNTING = Object.fromEntries(
+  Object.values(STREAMS).flatMap((s) =>
+    s.kind === 'export'
+      ? Object.entries(s.passDefinitions).map(([pass, definition]) => [
+          pass,
+          {
+            ...definition.forecast,
+            table: s.table,
+            tracksDeletion: s.warehouse?.tracksDeletion ?? false,
+          } satisfies PassCounting,
+        ])
+      : [],
+  ),
+) as Readonly<Record<ExportPass, PassCounting>>;
+
+/** What a pass's volume follows between windows: the tickets created or the calendar. */
+export function passBasis(pass: ExportPass): PassForecast['basis'] {
+  return PASS_COUNTING[pass].basis;
+}
 
 interface Range {
   readonly from: number;
@@ -176,7 +188,7 @@ async function storedPass(
   const covered = { from: Date.parse(historyStart), before: Date.parse(mark) };
   const rows = await reads.select((d) => {
     const day = d.utcDay(d.ident(counting.dateColumn));
-    const live = counting.table === 'csat_surveys' ? ` AND ${d.ident('_deleted_at')} IS NULL` : '';
+    const live = counting.tracksDeletion ? ` AND ${d.ident('_deleted_at')} IS NULL` : '';
     return (
       `SELECT ${day} AS day, COUNT(*) AS items FROM ${d.table(counting.table)} ` +
       `WHERE ${d.ident(counting.dateColumn)} IS NOT NULL${live} GROUP BY ${day}`

@@ -3,6 +3,7 @@ import { readState } from '../activities/checkpoints.js';
 import { UNPAGINATED_STREAMS } from '../activities/fetchers.js';
 import { TIE_OUT_QUERIES } from '../activities/tie-out.js';
 import type { SupportApiClient } from '../connectors/support-api/index.js';
+import { AUDIT_TABLE_NAMES, AUDIT_TABLES } from '../schemas/audit.js';
 import { type Config, QUEUED_ROUTE_CLASSES, type QueuedRouteClass } from '../schemas/config.js';
 import type { Forecast, ForecastItem } from '../schemas/forecast.js';
 import { STREAMS } from '../schemas/streams.js';
@@ -15,9 +16,10 @@ import {
   streamOfPass,
 } from '../schemas/sync.js';
 import { TABLES } from '../schemas/warehouse.js';
+import type { AuditUnit } from '../streams/define.js';
 import { settingsFromConfig } from '../worker/config.js';
 import { forecastAudit } from './audit.js';
-import { forecastExports, pagesOf } from './exports.js';
+import { forecastExports, pagesOf, passBasis } from './exports.js';
 import { oldestCreatedAt, type SweptPage, sweepTicketList } from './sweep.js';
 import { targetOf } from './target.js';
 import { forecastTickets } from './tickets.js';
@@ -152,7 +154,7 @@ export async function makeForecast(request: ForecastRequest): Promise<Forecast> 
         : pass.windows.some((w) => w.basis === 'warehouse')
           ? 'rows the warehouse holds per window, the rest at their density'
           : pass.probe
-            ? `one probe page: ${pass.probe.items} item(s) ${pass.probe.complete ? 'in' : 'in the start of'} ${pass.probe.window_start}/${pass.probe.window_end}, per ${pass.pass === 'agent_sessions' ? 'day' : 'ticket'} elsewhere`
+            ? `one probe page: ${pass.probe.items} item(s) ${pass.probe.complete ? 'in' : 'in the start of'} ${pass.probe.window_start}/${pass.probe.window_end}, per ${passBasis(pass.pass) === 'days' ? 'day' : 'ticket'} elsewhere`
             : 'no activity in its windows: one page each';
     items.push({
       source: pass.pass,
@@ -205,11 +207,13 @@ export async function makeForecast(request: ForecastRequest): Promise<Forecast> 
       mode,
       streams,
       reads,
-      expectedRows: {
-        tickets: swept.length,
-        csat_surveys: exportRows('csat_surveys.sent'),
-        agent_sessions: exportRows('agent_sessions'),
-      },
+      // A window-audited table holds about what its audited pass reads; threads follow their tickets.
+      expectedRows: Object.fromEntries(
+        AUDIT_TABLE_NAMES.map((table) => {
+          const unit: AuditUnit = AUDIT_TABLES[table];
+          return [table, unit.pass === undefined ? swept.length : exportRows(unit.pass)];
+        }),
+      ),
     })),
   );
 

@@ -1,52 +1,35 @@
 import { z } from 'zod';
+import type { AuditUnit } from '../streams/define.js';
 import { Timestamp } from './api/index.js';
-import { STREAM_ROUTE_CLASSES, STREAMS, type StreamRouteClass } from './streams.js';
+import { STREAM_ROUTE_CLASSES, STREAMS, type StreamName, type StreamRouteClass } from './streams.js';
 
 /**
- * The field-level audit (issue 24): which tables it re-reads from the live API and how, what a workflow
- * hands its activities, and what it reports. Data and pure functions only: workflows import it.
+ * The field-level audit: which tables it re-reads from the live API and how, what a workflow hands its
+ * activities, and what it reports. Data and pure functions only: workflows import it.
  *
- * A table is audited by one of three units, each ONE request of its route class (so the class's task queue
- * paces it with the rest of the fleet, and the audit's cost is counted in requests per class):
+ * Each stream declares how its table is audited (streams/<name>.ts `audit`), by one of three units, each
+ * ONE request of its route class (so the class's task queue paces it with the rest of the fleet, and the
+ * audit's cost is counted in requests per class):
  *  - `ticket`: `GET /tickets/:ticketNumber?include=ticket_fields` of a sampled ticket;
  *  - `thread`: the first page of a sampled message's thread;
  *  - `window`: the first page of a narrow export window (AUDIT_WINDOW_MS) around a sampled row's date.
  */
-export const AUDIT_TABLES = {
-  // GET /tickets/:ticketNumber is a detail route (spec 8), not the list route the tickets stream reads.
-  tickets: { unit: 'ticket', routeClass: 'detail', seedColumn: 'ticket_number', streams: ['tickets'] },
-  ticket_messages: {
-    unit: 'thread',
-    routeClass: STREAMS.ticket_messages.routeClass,
-    seedColumn: 'ticket_number',
-    streams: ['ticket_messages'],
-  },
-  // Surveys by sent date: every survey, answered or not (the submitted pass serves only answers).
-  csat_surveys: {
-    unit: 'window',
-    routeClass: STREAMS.csat_surveys.routeClass,
-    seedColumn: 'sent_at',
-    pass: 'csat_surveys.sent',
-    streams: ['csat_surveys.sent', 'csat_surveys.submitted'],
-  },
-  agent_sessions: {
-    unit: 'window',
-    routeClass: STREAMS.agent_sessions.routeClass,
-    seedColumn: 'session_start',
-    pass: 'agent_sessions',
-    streams: ['agent_sessions'],
-  },
-} as const satisfies Record<
-  string,
-  {
-    unit: 'ticket' | 'thread' | 'window';
-    routeClass: StreamRouteClass;
-    seedColumn: string;
-    pass?: string;
-    /** Progress entries of a run that must have succeeded for the run to audit the table. */
-    streams: readonly string[];
-  }
->;
+export const AUDIT_TABLES = Object.fromEntries(
+  Object.values(STREAMS).flatMap((s): [string, AuditUnit][] => {
+    const unit: AuditUnit | undefined = 'audit' in s ? s.audit : undefined;
+    return unit ? [[s.table, { ...unit, routeClass: unit.routeClass ?? s.routeClass }]] : [];
+  }),
+) as { readonly [T in AuditedTable]: AuditUnitOf<T> };
+
+/** The tables whose stream declares an audit unit (streams/<name>.ts `audit`). */
+type AuditedStream = {
+  [S in StreamName]: (typeof STREAMS)[S] extends { readonly audit: object } ? S : never;
+}[StreamName];
+type AuditedTable = (typeof STREAMS)[AuditedStream]['table'];
+/** A table's audit unit, with the route class of its one request resolved. */
+type AuditUnitOf<T extends AuditedTable> = Extract<(typeof STREAMS)[AuditedStream], { table: T }>['audit'] & {
+  readonly routeClass: StreamRouteClass;
+};
 
 export const AuditTable = z.enum(Object.keys(AUDIT_TABLES) as [keyof typeof AUDIT_TABLES]);
 export type AuditTable = z.infer<typeof AuditTable>;

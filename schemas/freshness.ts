@@ -1,5 +1,5 @@
 import { STREAMS, type StreamName } from './streams.js';
-import type { RowInputs, TableName } from './warehouse.js';
+import type { TableName } from './warehouse.js';
 
 /**
  * Freshness: how far the warehouse lags the source, per stream — the newest stamp the reader has seen at the
@@ -9,23 +9,17 @@ import type { RowInputs, TableName } from './warehouse.js';
  * whole every run, so only when they were last read says how current they are.
  */
 
-/** The named fields of a table's API items (none for the report tables, which hold query results). */
-type ItemFieldOf<T extends TableName> = RowInputs[T] extends { item: infer I } ? NamedKeys<I> : never;
-/** The keys an object type names (an open item also has an index signature, which would admit any key). */
-type NamedKeys<I> = keyof { [K in keyof I as string extends K ? never : K]: I[K] } & string;
-type StampOf<S extends StreamName> = ItemFieldOf<(typeof STREAMS)[S]['table']>;
+/** The streams whose items carry a stamp (streams/<name>.ts `freshness`). */
+type StampedStream = {
+  [S in StreamName]: (typeof STREAMS)[S] extends { readonly freshness: string } ? S : never;
+}[StreamName];
 
-/**
- * The stamp of each stream that has one. Tickets: `updated_at` (every change moves it); messages:
- * `created_at` (they have no other time); CSAT surveys: `sent_at` (the export's by-sent pass reads every
- * survey once by it); agent sessions: `session_start` (the export windows are cut by it).
- */
-export const FRESHNESS_STAMPS = {
-  tickets: 'updated_at',
-  ticket_messages: 'created_at',
-  csat_surveys: 'sent_at',
-  agent_sessions: 'session_start',
-} as const satisfies { readonly [S in StreamName]?: StampOf<S> };
+/** The stamp of each stream that has one, from its definition. */
+export const FRESHNESS_STAMPS = Object.fromEntries(
+  Object.values(STREAMS).flatMap((s) =>
+    'freshness' in s && s.freshness !== undefined ? [[s.name, s.freshness]] : [],
+  ),
+) as { readonly [S in StampedStream]: string };
 
 export type FreshStream = keyof typeof FRESHNESS_STAMPS;
 export const FRESH_STREAMS = Object.keys(FRESHNESS_STAMPS) as FreshStream[];

@@ -1,17 +1,20 @@
 import { z } from 'zod';
+import type { StreamDefinition } from '../streams/define.js';
+import { STREAM_DEFINITIONS } from '../streams/registry.js';
 
 /**
- * The streams of the sync, in one table: what kind of stream each is, the warehouse table it fills, the
+ * The stream registry: every stream's definition (streams/<name>.ts, listed in streams/registry.ts) by name,
+ * and what derives from it. A definition says what kind of stream it is, the warehouse table it fills, the
  * route class of its requests (which picks its task queue, and so its share of the rate budget), the
- * endpoint it reads, the API key scope that needs, and an export's passes. Everything that names streams
- * derives from this table: `StreamName` (CLI `--streams`, `_sync_runs.stream`, the `SyncStream` search
- * attribute), the reference streams, the export passes and their stream, the class of every read endpoint
- * (connectors/support-api/route-classes.ts), and the keys the page fetchers must cover
- * (activities/fetchers.ts, checked by the type checker).
+ * endpoint it reads, the API key scope that needs, an export's passes, its fetchers, its table's
+ * declaration, its freshness stamp and its audit unit. Everything that names streams derives from here:
+ * `StreamName` (CLI `--streams`, `_sync_runs.stream`, the `SyncStream` search attribute), the reference
+ * streams, the export passes and their stream, the class of every read endpoint
+ * (connectors/support-api/route-classes.ts), the page fetchers (activities/fetchers.ts), the table catalog
+ * (schemas/warehouse), freshness, the audit, the preflight probes and the forecast.
  *
- * Adding a stream of a kind that exists is one entry here plus its fetcher (and the table spec it names in
- * schemas/warehouse); a new kind also needs its workflow lane (workflows/run/). Data only: workflows import
- * it.
+ * Adding a stream of a kind that exists is its module plus one line in streams/registry.ts; a new kind also
+ * needs its workflow lane (workflows/run/). Data only: workflows import it.
  */
 
 /** Route classes the sync's reads use; each has its own task queue whose rate the Temporal server enforces. */
@@ -28,7 +31,7 @@ export type StreamRouteClass = (typeof STREAM_ROUTE_CLASSES)[number];
  */
 export type StreamKind = 'reference' | 'tickets' | 'threads' | 'export' | 'report';
 
-interface StreamFacts {
+export interface StreamFacts {
   /** Warehouse table the stream fills (schemas/warehouse). */
   readonly table: string;
   readonly routeClass: StreamRouteClass;
@@ -50,93 +53,40 @@ export type StreamEntry =
 
 export type StreamRegistry = Readonly<Record<string, StreamEntry>>;
 
-/** The registry. Its order is the order streams are listed and started in. */
-export const STREAMS = {
-  views: {
-    kind: 'reference',
-    table: 'views',
-    routeClass: 'list',
-    endpoint: 'GET /views',
-    scope: 'tickets:read',
-  },
-  tags: {
-    kind: 'reference',
-    table: 'tags',
-    routeClass: 'directory',
-    endpoint: 'GET /tags',
-    scope: 'tags:read',
-  },
-  teams: {
-    kind: 'reference',
-    table: 'teams',
-    routeClass: 'directory',
-    endpoint: 'GET /teams',
-    scope: 'teams:read',
-  },
-  agents: {
-    kind: 'reference',
-    table: 'agents',
-    routeClass: 'directory',
-    endpoint: 'GET /agents',
-    scope: 'agents:read',
-  },
-  metric_catalog: {
-    kind: 'reference',
-    table: 'metric_catalog',
-    routeClass: 'list',
-    endpoint: 'GET /reports/metrics',
-    scope: 'analytics:read',
-    // Spec 4.11 names no permission; the companion, like the report API, wants a linked agent.
-    agent: { dashboardPermissions: [] },
-  },
-  tickets: {
-    kind: 'tickets',
-    table: 'tickets',
-    routeClass: 'list',
-    endpoint: 'GET /tickets',
-    scope: 'tickets:read',
-  },
-  ticket_messages: {
-    kind: 'threads',
-    table: 'ticket_messages',
-    routeClass: 'detail',
-    endpoint: 'GET /tickets/:ticketNumber/messages',
-    scope: 'tickets:read',
-  },
-  /**
-   * CSAT is read twice: by sent date (every survey, answered or not, exactly once) and by submitted date
-   * (every answer since the last run, however late after sending) — together exact without re-reading
-   * months of sent windows.
-   */
-  csat_surveys: {
-    kind: 'export',
-    table: 'csat_surveys',
-    routeClass: 'analytics',
-    endpoint: 'GET /csat-surveys',
-    scope: 'analytics:read',
-    agent: { dashboardPermissions: ['dashboard.org_metrics', 'dashboard.ticket_csat'] },
-    passes: ['csat_surveys.sent', 'csat_surveys.submitted'],
-  },
-  agent_sessions: {
-    kind: 'export',
-    table: 'agent_sessions',
-    routeClass: 'analytics',
-    endpoint: 'GET /agent-sessions',
-    scope: 'analytics:read',
-    agent: { dashboardPermissions: ['dashboard.org_metrics', 'dashboard.other_agents_metrics'] },
-    passes: ['agent_sessions'],
-  },
-  report_snapshots: {
-    kind: 'report',
-    table: 'report_snapshots',
-    routeClass: 'analytics',
-    endpoint: 'POST /reports/query',
-    scope: 'analytics:read',
-    // Spec 4.12: the agent's dashboard permissions apply; every report needs at least this one (a query's
-    // metrics and breakdowns may need more).
-    agent: { dashboardPermissions: ['dashboard.org_metrics'] },
-  },
-} as const satisfies StreamRegistry;
+/** The registry, by name, in STREAM_DEFINITIONS' order: every stream's definition (streams/<name>.ts). */
+export const STREAMS = registryOf(STREAM_DEFINITIONS);
+
+/** What the type checker cannot see wrong in a definition, or null. */
+function definitionProblem(
+  definition: StreamDefinition,
+  registry: Record<string, StreamDefinition>,
+): string | null {
+  if (Object.hasOwn(registry, definition.name)) return 'another stream has that name';
+  if (definition.kind === 'export') {
+    const defined = Object.keys(definition.passDefinitions).sort().join(', ');
+    if (defined !== [...definition.passes].sort().join(', ')) {
+      return `passes ${definition.passes.join(', ')} but pass definitions for ${defined}`;
+    }
+  }
+  const stamp = 'freshness' in definition ? definition.freshness : undefined;
+  if (stamp !== undefined && !(definition.warehouse && stamp in definition.warehouse.schema.shape)) {
+    return `its freshness stamp ${stamp} is no field of its items`;
+  }
+  return null;
+}
+
+/** A list of definitions as a registry keyed by their names, in the list's order. */
+export function registryOf<const L extends readonly StreamDefinition[]>(
+  definitions: L,
+): { readonly [D in L[number] as D['name']]: D } {
+  const registry: Record<string, StreamDefinition> = {};
+  for (const definition of definitions) {
+    const problem = definitionProblem(definition, registry);
+    if (problem !== null) throw new TypeError(`stream ${JSON.stringify(definition.name)}: ${problem}`);
+    registry[definition.name] = definition;
+  }
+  return registry as { readonly [D in L[number] as D['name']]: D };
+}
 
 type Streams = typeof STREAMS;
 

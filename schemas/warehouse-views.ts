@@ -315,8 +315,7 @@ export const COVERAGE_PASSES: readonly string[] = ['tickets', ...ExportPass.opti
 
 const syncCoverage: ViewSpec = {
   name: 'sync_coverage',
-  description:
-    "What source time the sync has read: per pass (tickets, csat_surveys.sent, csat_surveys.submitted, agent_sessions), the covered intervals merged from the succeeded windows in _sync_runs (a gap between two rows of a pass was never read successfully), with the pass's high-water mark from _sync_state. Tickets windows are ranges of created_at that were paged; export windows are ranges of the export's date.",
+  description: `What source time the sync has read: per pass (${COVERAGE_PASSES.join(', ')}), the covered intervals merged from the succeeded windows in _sync_runs (a gap between two rows of a pass was never read successfully), with the pass's high-water mark from _sync_state. Tickets windows are ranges of created_at that were paged; export windows are ranges of the export's date.`,
   columns: viewColumns(
     'sync_coverage',
     z.object({

@@ -1,6 +1,12 @@
 import { PAGE_FETCHERS } from '../../activities/fetchers.js';
 import { fetchTicketsPage, type SupportApiClient } from '../../connectors/support-api/index.js';
-import type { StreamName } from '../../schemas/streams.js';
+import {
+  ALL_STREAMS,
+  type ExportPass,
+  STREAMS,
+  type StreamName,
+  type StreamOfKind,
+} from '../../schemas/streams.js';
 
 /** What the probes share: the client, the run's settings that change a request, and one ticket to read. */
 export interface ProbeContext {
@@ -25,14 +31,14 @@ type Probe = (ctx: ProbeContext) => Promise<string | null>;
 const HOUR_MS = 60 * 60 * 1000;
 
 const listProbe =
-  (stream: 'views' | 'tags' | 'teams' | 'agents' | 'metric_catalog'): Probe =>
+  (stream: StreamOfKind<'reference'>): Probe =>
   async ({ client }) => {
     await PAGE_FETCHERS[stream](client, { limit: 1 }, null);
     return null;
   };
 
 const exportProbe =
-  (pass: 'csat_surveys.sent' | 'agent_sessions'): Probe =>
+  (pass: ExportPass): Probe =>
   async ({ client, now, includeComments }) => {
     const before = now.toISOString();
     const from = new Date(now.getTime() - HOUR_MS).toISOString();
@@ -40,37 +46,51 @@ const exportProbe =
     return null;
   };
 
-/** A probe for every stream of the registry: a stream added there does not compile until it has one. */
-export const STREAM_PROBES: { readonly [S in StreamName]: Probe } = {
-  views: listProbe('views'),
-  tags: listProbe('tags'),
-  teams: listProbe('teams'),
-  agents: listProbe('agents'),
-  metric_catalog: listProbe('metric_catalog'),
-  tickets: async (ctx) => {
-    await ctx.ticketNumber();
-    return null;
-  },
-  ticket_messages: async (ctx) => {
+const ticketsProbe: Probe = async (ctx) => {
+  await ctx.ticketNumber();
+  return null;
+};
+
+const threadProbe =
+  (stream: StreamOfKind<'threads'>): Probe =>
+  async (ctx) => {
     const ticketNumber = await ctx.ticketNumber();
     if (ticketNumber === null) return 'the workspace has no ticket, so no thread, yet';
-    await PAGE_FETCHERS.ticket_messages(ctx.client, { ticketNumber }, null);
+    await PAGE_FETCHERS[stream](ctx.client, { ticketNumber }, null);
     return null;
-  },
-  csat_surveys: exportProbe('csat_surveys.sent'),
-  agent_sessions: exportProbe('agent_sessions'),
-  report_snapshots: async ({ client, reportQueries }) => {
-    if (reportQueries === 0) return 'no saved report queries (REPORT_QUERIES) to snapshot';
-    // The smallest report every agent with report access may run (dashboard.org_metrics).
-    await client.queryReport({
-      query: ['FROM tickets', 'SHOW new_tickets', 'DURING today', 'VISUALIZE new_tickets TYPE kpi'].join(
-        '\n',
-      ),
-      timezone: 'UTC',
-    });
-    return null;
-  },
+  };
+
+const reportProbe: Probe = async ({ client, reportQueries }) => {
+  if (reportQueries === 0) return 'no saved report queries (REPORT_QUERIES) to snapshot';
+  // The smallest report every agent with report access may run (dashboard.org_metrics).
+  await client.queryReport({
+    query: ['FROM tickets', 'SHOW new_tickets', 'DURING today', 'VISUALIZE new_tickets TYPE kpi'].join('\n'),
+    timezone: 'UTC',
+  });
+  return null;
 };
+
+/** A stream's probe, by its kind; an export is probed by its first pass (the one that reads every item). */
+function probeOf(stream: StreamName): Probe {
+  const definition = STREAMS[stream];
+  switch (definition.kind) {
+    case 'reference':
+      return listProbe(stream as StreamOfKind<'reference'>);
+    case 'tickets':
+      return ticketsProbe;
+    case 'threads':
+      return threadProbe(stream as StreamOfKind<'threads'>);
+    case 'export':
+      return exportProbe(definition.passes[0] as ExportPass);
+    case 'report':
+      return reportProbe;
+  }
+}
+
+/** A probe for every stream of the registry. */
+export const STREAM_PROBES: { readonly [S in StreamName]: Probe } = Object.fromEntries(
+  ALL_STREAMS.map((stream) => [stream, probeOf(stream)]),
+) as { readonly [S in StreamName]: Probe };
 
 /** The context of one preflight: the ticket number is read once, by whichever probe asks first. */
 export function probeContext(

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { Timestamp } from '../api/index.js';
+import { AUDIT_TABLE_NAMES } from '../audit.js';
 import { STATE_KEY_FORMATS } from '../state-key.js';
 import { SyncMode } from '../sync.js';
 import { type ColumnSpec, deriveColumns } from './derive.js';
@@ -309,12 +310,11 @@ export const SYSTEM_TABLES: { readonly [T in SystemTableName]: SystemTableSpec<T
     descriptions: SCHEMA_CHANGE_COLUMN_DESCRIPTIONS,
   }),
   _audit: systemTable('_audit', AuditRecord, {
-    description:
-      "The field-level audit: rows of tickets, ticket_messages, csat_surveys and agent_sessions re-read from the live API after a run (a small share of each class's budget, SYNC_AUDIT_SHARE) or by `audit --sample N`, one row per (run, table, row) with the verdict and the fields that differ. A differing or missing row is rewritten at once and its thread or export window queued for a re-read (healed). `status` shows per table the sample, the share that differs and its 95 % upper bound.",
+    description: `The field-level audit: rows of ${AUDIT_TABLE_NAMES.join(', ')} re-read from the live API after a run (a small share of each class's budget, SYNC_AUDIT_SHARE) or by \`audit --sample N\`, one row per (run, table, row) with the verdict and the fields that differ. A differing or missing row is rewritten at once and its thread or export window queued for a re-read (healed). \`status\` shows per table the sample, the share that differs and its 95 % upper bound.`,
     primaryKey: ['run_id', 'table_name', 'row_id'],
     descriptions: {
       run_id: 'Run (or on-demand audit) that compared the row. Primary key with table_name and row_id.',
-      table_name: 'Table of the row (tickets, ticket_messages, csat_surveys, agent_sessions).',
+      table_name: `Table of the row (${AUDIT_TABLE_NAMES.join(', ')}).`,
       row_id: 'Id of the row.',
       verdict:
         'What the audit concluded; changed_since: the source changed the row after the warehouse last read it (not a difference).',

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { STREAMS, type StreamKind, type StreamName } from '../streams.js';
 
 /**
  * The names of the warehouse's tables — data tables written by `Destination.writeBatch`, bookkeeping tables
@@ -6,28 +7,22 @@ import { z } from 'zod';
  * a table without loading the catalog.
  */
 
-export const TABLE_NAMES = [
-  'tickets',
-  'ticket_messages',
-  'csat_surveys',
-  'agent_sessions',
-  'views',
-  'tags',
-  'teams',
-  'agents',
-  'metric_catalog',
-  'report_snapshots',
-  'report_snapshot_values',
-  'ticket_observations',
-  'business_calendar',
-  'sla_targets',
-] as const;
-/** A data table written through `Destination.writeBatch`. */
-export const TableName = z.enum(TABLE_NAMES);
+/**
+ * Tables that mirror an API stream item by item: each stream's table (streams/<name>.ts), the tickets and
+ * what hangs off them first, then the reference lists (the order docs and tools list them in). The report
+ * stream's tables hold snapshots of query results, and are listed with the derived ones.
+ */
+const KIND_ORDER: readonly StreamKind[] = ['tickets', 'threads', 'export', 'reference', 'report'];
+export const STREAM_TABLE_NAMES = KIND_ORDER.flatMap((kind) =>
+  Object.values(STREAMS).flatMap((s) => (s.kind === kind && s.warehouse !== null ? [s.table] : [])),
+) as StreamTableName[];
+type StreamTableName = {
+  [S in StreamName]: (typeof STREAMS)[S]['warehouse'] extends null ? never : (typeof STREAMS)[S]['table'];
+}[StreamName];
 
 /**
- * Tables that mirror an API stream item by item (the report tables hold snapshots of query results, and
- * `ticket_observations` what the ticket sweep saw over time, `business_calendar` and `sla_targets` the
+ * Tables built from something else than a stream's items: the report tables (snapshots of query results),
+ * `ticket_observations` (what the ticket sweep saw over time), `business_calendar` and `sla_targets` (the
  * business-hours file).
  */
 const DERIVED_TABLE_NAMES = [
@@ -37,10 +32,14 @@ const DERIVED_TABLE_NAMES = [
   'business_calendar',
   'sla_targets',
 ] as const;
-export const STREAM_TABLE_NAMES = TABLE_NAMES.filter(
-  (t): t is Exclude<(typeof TABLE_NAMES)[number], (typeof DERIVED_TABLE_NAMES)[number]> =>
-    !(DERIVED_TABLE_NAMES as readonly string[]).includes(t),
-);
+
+export const TABLE_NAMES: [
+  StreamTableName | (typeof DERIVED_TABLE_NAMES)[number],
+  ...(StreamTableName | (typeof DERIVED_TABLE_NAMES)[number])[],
+] = [STREAM_TABLE_NAMES[0] as StreamTableName, ...STREAM_TABLE_NAMES.slice(1), ...DERIVED_TABLE_NAMES];
+
+/** A data table written through `Destination.writeBatch`. */
+export const TableName = z.enum(TABLE_NAMES);
 export type TableName = z.infer<typeof TableName>;
 
 /** Bookkeeping tables, written through the destination's checkpoint, run and batch methods. */

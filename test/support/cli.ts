@@ -13,9 +13,14 @@ export interface CliResult {
 
 /**
  * `support-sync <args>` as a user runs it, in a child process, with exactly `env` as its configuration (the
- * test process's own SUPPORT_*, DESTINATION_*, TEMPORAL_*, SYNC_* … settings are left out).
+ * test process's own SUPPORT_*, DESTINATION_*, TEMPORAL_*, SYNC_* … settings are left out); `cwd`: another
+ * checkout of the project (default: this one).
  */
-export function cli(args: string[], env: Record<string, string>): Promise<CliResult> {
+export function cli(
+  args: string[],
+  env: Record<string, string>,
+  options: { readonly cwd?: string } = {},
+): Promise<CliResult> {
   const started = Date.now();
   const base = Object.fromEntries(
     Object.entries(process.env).filter(
@@ -23,7 +28,7 @@ export function cli(args: string[], env: Record<string, string>): Promise<CliRes
     ),
   );
   const child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', ...args], {
-    cwd: ROOT,
+    cwd: options.cwd ?? ROOT,
     env: { ...base, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -10,6 +10,7 @@ import {
   namesOf,
   passesOf,
   REFERENCE_STREAMS,
+  registryOf,
   STREAMS,
   type StreamEntry,
   type StreamRegistry,
@@ -18,12 +19,13 @@ import {
   streamOfPassIn,
   streamsOfKind,
 } from '../../schemas/streams.js';
-import { TABLE_NAMES } from '../../schemas/warehouse.js';
+import { STREAM_TABLE_NAMES, TABLE_NAMES } from '../../schemas/warehouse.js';
+import { COMPARED_TABLES } from '../e2e/source-snapshot.js';
 
 /**
- * The stream registry (schemas/streams.ts) is the one place a stream is described. Adding one is an entry
- * there plus its fetcher (activities/fetchers.ts, which does not compile without it) and the table spec
- * it names; these tests show that what derives from the registry picks a new entry up by itself.
+ * A stream is described in one module (streams/<name>.ts) listed once in streams/registry.ts; these tests
+ * show that what derives from the registry picks a new entry up by itself (test/e2e/toy-stream.test.ts adds
+ * one end to end), and that the registry refuses what the type checker cannot see.
  */
 describe('the stream registry', () => {
   const macros: StreamEntry = {
@@ -131,5 +133,26 @@ describe('the stream registry', () => {
     const sentence = /The key needs (.*?), and must be linked/s.exec(readme)?.[1] ?? '';
     const listed = [...sentence.matchAll(/`([a-z_]+:read)`/g)].map((m) => m[1]).sort();
     expect(listed).toEqual(scopesOf(STREAMS, ALL_STREAMS));
+  });
+
+  it('refuses a definition whose passes and pass definitions differ, or whose stamp is no field', () => {
+    const { passDefinitions, ...facts } = STREAMS.csat_surveys;
+    const onePass = {
+      ...facts,
+      passDefinitions: { 'csat_surveys.sent': passDefinitions['csat_surveys.sent'] },
+    };
+    expect(() => registryOf([onePass])).toThrow(
+      'stream "csat_surveys": passes csat_surveys.sent, csat_surveys.submitted but pass definitions for csat_surveys.sent',
+    );
+    expect(() =>
+      registryOf([{ ...STREAMS.agent_sessions, freshness: 'logged_in_at' as 'session_start' }]),
+    ).toThrow('stream "agent_sessions": its freshness stamp logged_in_at is no field of its items');
+    expect(() => registryOf([STREAMS.tags, STREAMS.tags])).toThrow(
+      'stream "tags": another stream has that name',
+    );
+  });
+
+  it('compares every stream table with the source in the exactness tests', () => {
+    expect([...COMPARED_TABLES].sort()).toEqual([...STREAM_TABLE_NAMES].sort());
   });
 });
