@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { StreamDefinition } from '../streams/define.js';
+import type { PassDefinition, StreamDefinition } from '../streams/define.js';
 import { STREAM_DEFINITIONS } from '../streams/registry.js';
 
 /**
@@ -66,6 +66,11 @@ function definitionProblem(
     const defined = Object.keys(definition.passDefinitions).sort().join(', ');
     if (defined !== [...definition.passes].sort().join(', ')) {
       return `passes ${definition.passes.join(', ')} but pass definitions for ${defined}`;
+    }
+    for (const [pass, { firstReadCoveredBy }] of Object.entries(definition.passDefinitions)) {
+      if (firstReadCoveredBy !== undefined && !definition.passes.includes(firstReadCoveredBy)) {
+        return `pass ${pass} is covered by ${firstReadCoveredBy}, no pass of the stream`;
+      }
     }
   }
   const stamp = 'freshness' in definition ? definition.freshness : undefined;
@@ -180,18 +185,19 @@ export const EXPORT_PASSES: Readonly<Record<ExportStream, readonly ExportPass[]>
 ) as Record<string, readonly ExportPass[]> as Record<ExportStream, readonly ExportPass[]>;
 
 /**
- * A pass whose read from the history's start another pass of its stream already covers. A CSAT survey is
- * submitted after it is sent, and sent about a ticket that exists (spec 2.7 rule 7: only surveys on existing
- * tickets are exported): so when the history starts no later than the oldest ticket, the sent pass over
- * [history start, now) returns every survey the submitted pass would over the same range, with its answer
- * as of the read. The covered pass then reads nothing and its mark follows the covering pass's (a survey
- * answered after the sent pass read it is after that mark, less the look-back: the next run's submitted
- * pass reads it). A plain page loop reads both; this saves a first sync a third to a half of its CSAT requests,
- * in the class that binds a long history (issue 22).
+ * A pass whose read from the history's start another pass of its stream already covers (its definition's
+ * `firstReadCoveredBy`): the covered pass then reads nothing on a first read and its mark follows the
+ * covering pass's.
  */
-export const FIRST_READ_COVERED_BY: Readonly<Partial<Record<ExportPass, ExportPass>>> = {
-  'csat_surveys.submitted': 'csat_surveys.sent',
-};
+export const FIRST_READ_COVERED_BY = Object.fromEntries(
+  Object.values(STREAMS).flatMap((s) =>
+    s.kind === 'export'
+      ? Object.entries(s.passDefinitions as Record<string, PassDefinition>).flatMap(([pass, definition]) =>
+          definition.firstReadCoveredBy === undefined ? [] : [[pass, definition.firstReadCoveredBy]],
+        )
+      : [],
+  ),
+) as Readonly<Partial<Record<ExportPass, ExportPass>>>;
 
 export function streamOfPass(pass: ExportPass): ExportStream {
   return streamOfPassIn(STREAMS, pass) as ExportStream;

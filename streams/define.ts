@@ -55,6 +55,11 @@ export interface PassForecast {
 export interface PassDefinition {
   readonly fetch: Fetcher<WindowRead>;
   readonly forecast: PassForecast;
+  /**
+   * Another pass of the stream whose read from the history's start returns every item this one would over
+   * the same range: on a first read this pass reads nothing and its high-water mark follows that pass's.
+   */
+  readonly firstReadCoveredBy?: string;
 }
 
 /** How the field-level audit re-reads a row of the stream's table (schemas/audit.ts). */
