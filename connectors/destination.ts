@@ -17,7 +17,6 @@ import type {
   SyncRunRecord,
   TableName,
   TableSpec,
-  WarehouseRow,
 } from '../schemas/warehouse.js';
 import type { SqlDialect } from '../schemas/warehouse-views.js';
 import type { RowFilter } from './row-filter.js';
@@ -267,8 +266,9 @@ export interface StateReads {
   /** How current tickets and threads are known to be (for `status`). */
   freshness(): Promise<Freshness>;
   /**
-   * The live rows of `table` (those `filter` selects, or all), only `columns`, in no order. BigQuery reads a
-   * small table without a query (a query bills 10 MB at least, whatever it reads).
+   * The live rows of `table` (those `filter` selects, or all), only `columns`, in no order; `_synced_at` is
+   * when each was last seen in the source. BigQuery reads a small table without a query (a query bills 10 MB
+   * at least, whatever it reads).
    */
   liveRows(
     table: TableName,
@@ -313,12 +313,6 @@ export interface AuditLedger {
    * date: where the audit starts reading it).
    */
   auditSample(table: TableName, seedColumn: string, seed: string, limit: number): Promise<AuditSeed[]>;
-  /**
-   * Lays over stored rows of `table` (by id, changed in place) when each was last seen, where the
-   * destination keeps sightings apart from `_synced_at` for a while (BigQuery folds them lazily): so a
-   * reader of `_synced_at` sees "last seen in the source" on every destination.
-   */
-  withSightings(table: TableName, rows: Map<string, WarehouseRow>): Promise<void>;
   /** Upserts audit results by (run_id, table_name, row_id). */
   recordAudit(rows: readonly AuditRecord[]): Promise<void>;
   /** Counts of `_audit` rows per table by verdict: of one run, or of every run since an instant. */

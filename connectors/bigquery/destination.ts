@@ -12,7 +12,6 @@ import type {
   StoredVersion,
   SyncRunRecord,
   TableName,
-  WarehouseRow,
 } from '../../schemas/warehouse.js';
 import { canonicalTimestamp } from '../../schemas/warehouse.js';
 import type { SqlDialect } from '../../schemas/warehouse-views.js';
@@ -266,7 +265,7 @@ export class BigQueryDestination extends SqlDestination {
     const rows = await this.#liveByTableRead('tickets', ['id', '_synced_at'], 'freshness');
     if (rows === null || rows.length === 0) return stored;
     const byId = new Map(rows.map((r) => [String(r['id']), r]));
-    await this.withSightings('tickets', byId);
+    await this.#laySightingsOver('tickets', byId);
     const oldest = [...byId.values()].reduce(
       (min, r) => Math.min(min, Date.parse(String(r['_synced_at']))),
       Number.POSITIVE_INFINITY,
@@ -282,9 +281,9 @@ export class BigQueryDestination extends SqlDestination {
    * The sightings not folded into `_synced_at` yet (sightings.ts), laid over the rows: one not merged yet
    * stands for "now" (its flush stamps it later). Read only: the `plan` command reads through it.
    */
-  override async withSightings(table: TableName, rows: Map<string, WarehouseRow>): Promise<void> {
+  async #laySightingsOver(table: TableName, rows: Map<string, Record<string, unknown>>): Promise<void> {
     if (rows.size === 0) return;
-    const sightings = await this.#session.withErrorMapping('withSightings', () =>
+    const sightings = await this.#session.withErrorMapping('sightings', () =>
       unfoldedSightingsOf(this.#session, table),
     );
     // A batch not merged yet: stamped by its flush, not earlier than now (flush.ts stamps the same way).
@@ -310,11 +309,28 @@ export class BigQueryDestination extends SqlDestination {
   }
 
   /**
+   * `_synced_at` means "last seen in the source" on every destination: where it is asked for, the sightings
+   * not folded into it yet are laid over it (#laySightingsOver), so no caller needs to know they exist.
+   */
+  override async liveRows(
+    table: TableName,
+    columns: readonly string[],
+    filter?: RowFilter,
+  ): Promise<Record<string, unknown>[]> {
+    if (!columns.includes('_synced_at')) return this.#liveRowsAsStored(table, columns, filter);
+    const withId = columns.includes('id') ? columns : [...columns, 'id'];
+    const rows = await this.#liveRowsAsStored(table, withId, filter);
+    await this.#laySightingsOver(table, new Map(rows.map((r) => [String(r['id']), r])));
+    if (withId === columns) return rows;
+    return rows.map(({ id: _id, ...rest }) => rest);
+  }
+
+  /**
    * By a table read after this process's own batches are merged, filtered in memory (rowMatches), when the
    * table is under 10 MiB — a query of it would bill the 10 MB floor whatever it selects; a larger table is
    * queried (its clustering and partitions can prune what the query bills).
    */
-  override async liveRows(
+  async #liveRowsAsStored(
     table: TableName,
     columns: readonly string[],
     filter?: RowFilter,

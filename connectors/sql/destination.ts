@@ -18,7 +18,6 @@ import type {
   SyncRunRecord,
   TableName,
   TableSpec,
-  WarehouseRow,
 } from '../../schemas/warehouse.js';
 import type { SqlDialect, ViewSpec } from '../../schemas/warehouse-views.js';
 import type {
@@ -288,8 +287,6 @@ export class SqlDestination implements Destination {
   }
 
   /** `_synced_at` is moved by each batch's merge: nothing to lay over. */
-  async withSightings(_table: TableName, _rows: Map<string, WarehouseRow>): Promise<void> {}
-
   async recordAudit(rows: readonly AuditRecord[]): Promise<void> {
     await recordAudit(this.#session, rows);
   }

@@ -618,16 +618,23 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         ticket({ ticket_number: 82 }),
       ];
       await d.writeBatch({ table: 'tickets', rows: [a, b, c].map(input) });
-      // `_synced_at` as a reader of the destination sees it: BigQuery folds sightings into the column lazily
-      // (connectors/bigquery/sightings.ts) and lays the rest over what it stores (withSightings).
+      // `_synced_at` as a reader of the destination sees it (BigQuery folds sightings into the column lazily,
+      // connectors/bigquery/sightings.ts, and lays the rest over what it reads); deleted rows as stored.
       const mine = async () => {
-        const rows = new Map(
-          (await h.readRows('tickets'))
-            .filter((r) => [a.id, b.id, c.id].includes(r['id'] as string))
-            .map((r) => [r['id'] as string, r]),
+        const ids = [a.id, b.id, c.id];
+        const live = new Map(
+          (await d.liveRows('tickets', ['id', '_synced_at'], { kind: 'in', column: 'id', values: ids })).map(
+            (r) => [r['id'] as string, r['_synced_at']],
+          ),
         );
-        await d.withSightings('tickets', rows);
-        return rows;
+        return new Map(
+          (await h.readRows('tickets'))
+            .filter((r) => ids.includes(r['id'] as string))
+            .map((r) => [
+              r['id'] as string,
+              live.has(r['id'] as string) ? { ...r, _synced_at: live.get(r['id'] as string) } : r,
+            ]),
+        );
       };
       now = new Date('2031-01-02T00:00:00Z');
       const sweepStart = now;

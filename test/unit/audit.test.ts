@@ -195,7 +195,6 @@ describe("the audit plan's one read per table of what its units compare", () => 
           queries.push(JSON.stringify(filter));
           return rows.filter((r) => rowMatches(filter, r));
         },
-        withSightings: async () => {},
       },
     };
     return { deps: deps as never, queries };
