@@ -38,7 +38,7 @@ export type FollowerStream = 'ticket_messages' | 'csat_surveys' | 'agent_session
  */
 export async function syncedStreams(destination: ActivityDeps['destination']): Promise<Set<FollowerStream>> {
   const out = new Set<FollowerStream>();
-  const threads = await destination.listCheckpoints('ticket_messages', { status: 'complete', limit: 1 });
+  const threads = await destination.listThreadQueue({ status: 'complete', limit: 1 });
   if (threads.length > 0) out.add('ticket_messages');
   if ((await destination.readCheckpoint('csat_surveys.sent', 'hwm'))?.high_water_mark)
     out.add('csat_surveys');
