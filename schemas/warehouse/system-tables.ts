@@ -239,10 +239,11 @@ export const SYSTEM_TABLES: { readonly [T in SystemTableName]: SystemTableSpec<T
       'Checkpoints: one row per (stream, scope), written in the same transaction as the rows of the page it describes.',
     primaryKey: ['stream', 'scope'],
     descriptions: {
-      stream: 'Stream name (tickets, ticket_messages, csat_surveys, …).',
+      stream: 'Stream or export pass (tickets, csat_surveys.sent, report_snapshots, …).',
       scope: `What the checkpoint covers, by stream: ${Object.values(STATE_KEY_FORMATS)
+        .filter((f) => f.table === '_sync_state')
         .map((f) => `${f.stream}: "${f.scope}" (${f.what})`)
-        .join('; ')}.`,
+        .join('; ')}. The thread queue is not here: it is the table _thread_queue.`,
       cursor: 'API cursor of the next page to fetch; null when the scope is complete or not started.',
       high_water_mark: 'Highest source timestamp seen in the scope (ISO 8601), if the stream has one.',
       status: 'running, complete or failed.',
