@@ -809,6 +809,24 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         `${THREAD_QUEUE_STREAM}/9703`,
       ]);
 
+      // A thread's checkpoint staged with a page and not merged yet (BigQuery; PostgreSQL writes it at once):
+      // the flush after prepare() merges it into the queue.
+      const staged = await h.create();
+      await staged.stageBatch({
+        table: 'tickets',
+        rows: [],
+        checkpoint: {
+          stream: THREAD_QUEUE_STREAM,
+          scope: '9704',
+          cursor: null,
+          high_water_mark: null,
+          status: 'running',
+          pages: 0,
+          rows: 0,
+        },
+      });
+      await staged.close();
+
       await dest.prepare();
       const moved = [
         {
@@ -834,6 +852,18 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         },
       ];
       expect(await queue()).toEqual(moved);
+      expect(await oldRows()).toEqual(['migration.pass/hwm']);
+      await dest.flushStaged();
+      expect(await dest.listThreadQueue({ status: 'running' })).toContainEqual(
+        expect.objectContaining({ scope: '9704', status: 'running' }),
+      );
+      expect(
+        (
+          await dest.select(
+            (q) => `SELECT status FROM ${q.table('_thread_queue')} WHERE ticket_number = 9704`,
+          )
+        ).map((r) => r['status']),
+      ).toEqual(['running']);
       expect(await oldRows()).toEqual(['migration.pass/hwm']);
 
       // A second prepare changes nothing; a destination started afterwards reads the queue as a run does.
