@@ -1,5 +1,5 @@
-import type { CheckpointFilter, StateReads } from '../connectors/destination.js';
-import { encodeStateKey, type StateKey, THREAD_QUEUE_STREAM } from '../schemas/state-key.js';
+import type { StateReads } from '../connectors/destination.js';
+import { encodeStateKey, type StateKey } from '../schemas/state-key.js';
 import type { Checkpoint, CheckpointUpdate } from '../schemas/warehouse.js';
 
 /** The next checkpoint after one more page of `rows` rows. */
@@ -51,12 +51,4 @@ export function readState(
 ): Promise<Checkpoint | null> {
   const { stream, scope } = encodeStateKey(key);
   return reads.readCheckpoint(stream, scope, options);
-}
-
-/** Entries of the thread queue (one per ticket: see StateKey `thread`), in ticket-number-as-text order. */
-export function listThreadQueue(
-  reads: Pick<StateReads, 'listCheckpoints'>,
-  filter: CheckpointFilter,
-): Promise<Checkpoint[]> {
-  return reads.listCheckpoints(THREAD_QUEUE_STREAM, filter);
 }

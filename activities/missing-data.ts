@@ -1,6 +1,5 @@
 import { ALL_STREAMS, STREAMS, type StreamName } from '../schemas/streams.js';
 import type { MissingData } from '../schemas/sync.js';
-import { listThreadQueue } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
 
 /**
@@ -22,7 +21,7 @@ export function missingData(deps: ActivityDeps) {
       if ((tables as readonly string[]).includes(r.table_name))
         rejected[r.table_name] = (rejected[r.table_name] ?? 0) + r.items;
     const withThreads = input.streams?.includes('ticket_messages') ?? true;
-    const failed = withThreads ? await listThreadQueue(destination, { status: 'failed' }) : [];
+    const failed = withThreads ? await destination.listThreadQueue({ status: 'failed' }) : [];
     const parts = [
       ...Object.entries(rejected).map(
         ([table, n]) => `${n} ${table} item${n === 1 ? '' : 's'} set aside in _rejected`,

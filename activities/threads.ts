@@ -1,13 +1,13 @@
 import { checkpointTagOf } from '../connectors/cursor-tag.js';
 import type { StateReads } from '../connectors/destination.js';
-import { THREAD_QUEUE_STREAM, threadKeyOf } from '../schemas/state-key.js';
-import { listThreadQueue, readState, restartedCheckpoint } from './checkpoints.js';
+import { threadKeyOf } from '../schemas/state-key.js';
+import { readState, restartedCheckpoint } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
 
 /** Queue entries of threads to read next, skipping those a lane of the workflow is already on. */
 async function queuedEntries(deps: ActivityDeps, input: { limit: number; skip: string[] }) {
   const skip = new Set(input.skip);
-  const queued = await listThreadQueue(deps.destination, {
+  const queued = await deps.destination.listThreadQueue({
     status: 'running',
     limit: input.limit + skip.size,
   });
@@ -99,9 +99,9 @@ export function requeueUnsettledThreads(deps: ActivityDeps) {
  * threads (`again`) to queue from scratch. The `plan` command counts them too.
  */
 export async function unsettledThreads(
-  reads: Pick<StateReads, 'listCheckpoints' | 'openRejections' | 'liveRows'>,
+  reads: Pick<StateReads, 'listThreadQueue' | 'openRejections' | 'liveRows'>,
 ) {
-  const failed = await listThreadQueue(reads, { status: 'failed' });
+  const failed = await reads.listThreadQueue({ status: 'failed' });
   // The threads of live messages still in transit: from the live messages' numbers and states (liveRows:
   // a table read on BigQuery, where a query bills 10 MB at least).
   const inTransit = [
@@ -137,7 +137,7 @@ export const TRANSIT_STATUSES = ['queued', 'sent'] as const;
  */
 export function finishThreads(deps: ActivityDeps) {
   return async (input: { fullRefreshSince: string }) => {
-    const pending = await listThreadQueue(deps.destination, {
+    const pending = await deps.destination.listThreadQueue({
       status: 'running',
       limit: 1,
     });
@@ -155,7 +155,7 @@ export function finishThreads(deps: ActivityDeps) {
       now,
       undefined,
       undefined,
-      { column: 'ticket_number', stream: THREAD_QUEUE_STREAM },
+      { column: 'ticket_number' },
     );
     return { deleted };
   };

@@ -40,9 +40,9 @@ export type FollowerStream = StreamOfKind<'threads' | 'export'>;
  */
 export async function syncedStreams(destination: ActivityDeps['destination']): Promise<Set<FollowerStream>> {
   const out = new Set<FollowerStream>();
-  for (const stream of streamsOfKind(STREAMS, 'threads')) {
-    const threads = await destination.listCheckpoints(stream, { status: 'complete', limit: 1 });
-    if (threads.length > 0) out.add(stream);
+  // The thread queue serves the threads stream: synced once a thread was read to the end.
+  if ((await destination.listThreadQueue({ status: 'complete', limit: 1 })).length > 0) {
+    for (const stream of streamsOfKind(STREAMS, 'threads')) out.add(stream);
   }
   // An export is synced once the pass that reads every item (its first) has a high-water mark.
   for (const stream of EXPORT_STREAMS) {

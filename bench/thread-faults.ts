@@ -71,13 +71,7 @@ try {
           [summary.run_id],
         )
       ).rows[0];
-      const threads = Number(
-        (
-          await db.query('SELECT count(*) AS n FROM support._sync_state WHERE stream = $1', [
-            'ticket_messages',
-          ])
-        ).rows[0].n,
-      );
+      const threads = Number((await db.query('SELECT count(*) AS n FROM support._thread_queue')).rows[0].n);
       const detail = companion.requestLog.filter((e) => routeClassOf(e) === 'detail');
       const faulted = detail.filter((e) => e.status >= 500 || e.status === 0).length;
       const ms = Number(window.ms);

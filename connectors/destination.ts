@@ -89,19 +89,18 @@ export interface DeletionRange {
 }
 
 /**
- * What a full refresh did not read, so must not flag: rows whose `column` (as text) is the scope of a
- * `_sync_state` checkpoint of `stream` that is not `complete` — e.g. the messages of a thread whose read
- * failed or is still queued this run (`{ column: 'ticket_number', stream: THREAD_QUEUE_STREAM }`).
+ * What a full refresh did not read, so must not flag: rows whose `column` holds the ticket number of a
+ * `_thread_queue` entry that is not `complete` — the messages of a thread whose read failed or is still
+ * queued this run (`{ column: 'ticket_number' }`).
  */
 export interface UnreadGuard {
   readonly column: string;
-  readonly stream: string;
 }
 
-/** Narrows `listCheckpoints` (e.g. the thread queue: `{ status: 'running', limit: 50 }`). */
+/** Narrows `listCheckpoints` and `listThreadQueue` (e.g. `{ status: 'running', limit: 50 }`). */
 export interface CheckpointFilter {
   readonly status?: CheckpointStatus;
-  /** At most this many, in (stream, scope) order. */
+  /** At most this many, in the listing's order. */
   readonly limit?: number;
 }
 
@@ -235,7 +234,7 @@ export interface StateReads {
    * `expectCursorTag`: the tag (connectors/cursor-tag.ts) of the cursor the caller last saw for the scope;
    * a destination that holds checkpoints in memory may answer from there when its cursor has that tag.
    * `expectCheckpointTag`: the tag (checkpointTagOf) of the checkpoint a listing of this destination
-   * returned for the scope (the thread queue's listing); it may answer with the one it listed when what it
+   * returned for the scope (listThreadQueue); it may answer with the one it listed when what it
    * holds still has that tag (nothing this process wrote since).
    */
   readCheckpoint(
@@ -246,7 +245,10 @@ export interface StateReads {
       readonly expectCheckpointTag?: string | undefined;
     },
   ): Promise<Checkpoint | null>;
+  /** Checkpoints of `_sync_state` (every key but the thread queue's), in (stream, scope) order. */
   listCheckpoints(stream?: string, filter?: CheckpointFilter): Promise<Checkpoint[]>;
+  /** The thread queue's entries (checkpoints of `thread` keys), in ticket-number order. */
+  listThreadQueue(filter?: CheckpointFilter): Promise<Checkpoint[]>;
   /**
    * id → what is stored: the version (canonical ISO string, see canonicalTimestamp; null for content-rule
    * tables) and `_content_hash` (null on rows written before hashes). Rows marked deleted are left out: a

@@ -17,11 +17,13 @@ export interface TableLayout {
 
 /**
  * Secondary indexes of the bookkeeping tables: `status` lists runs by start; each batch looks up the open
- * `_rejected` entries of its table by item id.
+ * `_rejected` entries of its table by item id; the thread queue is listed by status, the stale re-read by
+ * status and age.
  */
 const SYSTEM_INDEXES: { readonly [name: string]: readonly (readonly string[])[] } = {
   _sync_runs: [['started_at']],
   _rejected: [['table_name', 'item_id']],
+  _thread_queue: [['status', 'updated_at']],
 };
 
 /** Every table of the warehouse: the synced tables (their specs, overrides included), then the bookkeeping. */

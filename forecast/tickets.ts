@@ -1,5 +1,5 @@
 import type { RunPlan } from '../activities/bookkeeping.js';
-import { listThreadQueue, readState } from '../activities/checkpoints.js';
+import { readState } from '../activities/checkpoints.js';
 import { THREAD_PAGE_LIMIT } from '../activities/fetchers.js';
 import { unsettledThreads } from '../activities/threads.js';
 import { listingDone, sweepUnderWay, threadsToQueue, versionMovedIds } from '../activities/tickets.js';
@@ -84,7 +84,7 @@ export async function forecastTickets(input: {
   }
   const queuedByListing = queued.size;
   const unsettled = await unsettledThreads(reads);
-  const waiting = await listThreadQueue(reads, { status: 'running' });
+  const waiting = await reads.listThreadQueue({ status: 'running' });
   for (const scope of [
     ...unsettled.failed.map((c) => c.scope),
     ...unsettled.again,

@@ -8,6 +8,7 @@ export type ForecastReads = Pick<
   StateReads,
   | 'readCheckpoint'
   | 'listCheckpoints'
+  | 'listThreadQueue'
   | 'openRejections'
   | 'storedVersions'
   | 'staleThreads'
@@ -23,6 +24,7 @@ export type ForecastReads = Pick<
 export const NOTHING_STORED: ForecastReads = {
   readCheckpoint: async () => null,
   listCheckpoints: async () => [],
+  listThreadQueue: async () => [],
   openRejections: async () => [],
   storedVersions: async () => new Map(),
   staleThreads: async () => [],
@@ -40,6 +42,7 @@ export async function forecastReadsOf(destination: Destination | null): Promise<
   return {
     readCheckpoint: (stream, scope) => destination.readCheckpoint(stream, scope),
     listCheckpoints: (stream, filter) => destination.listCheckpoints(stream, filter),
+    listThreadQueue: (filter) => destination.listThreadQueue(filter),
     openRejections: () => destination.openRejections(),
     storedVersions: (table, ids) => destination.storedVersions(table, ids),
     staleThreads: (verifiedBefore, limit) => destination.staleThreads(verifiedBefore, limit),

@@ -1,10 +1,11 @@
 import { z } from 'zod';
 
 /**
- * Where a `_sync_state` row belongs: one typed key for every kind of state the sync keeps, and the one
- * encoder and decoder between it and the row's `(stream, scope)` pair. Every reader and writer of state
- * goes through these two functions, so a scope's text format is written in this file only (SQL that joins
- * the thread queue to tickets restates the `thread` format: connectors/sql).
+ * Where a state row belongs: one typed key for every kind of state the sync keeps, and the one encoder and
+ * decoder between it and the row's `(stream, scope)` address. Every reader and writer of state goes through
+ * these two functions, so a scope's text format is written in this file only. The destinations keep a
+ * `thread` key's row in `_thread_queue`, keyed by the integer ticket number, every other in `_sync_state`
+ * (connectors/state-tables.ts; BigQuery's flush restates the `thread` address in SQL: bigquery/state-sql.ts).
  */
 
 const Name = z.string().min(1);
@@ -47,52 +48,85 @@ export type StateKey = z.infer<typeof StateKey>;
 export type StateKeyKind = StateKey['kind'];
 export type StateKeyOf<K extends StateKeyKind> = Extract<StateKey, { kind: K }>;
 
-/** Each kind's row, as `docs/warehouse.md` describes the `scope` column (kept beside the encoder below). */
+/**
+ * Each kind's row, as `docs/warehouse.md` describes it (kept beside the encoder below): the table that holds
+ * it, and there its `(stream, scope)` — a `thread` key's row is the `_thread_queue` row of its ticket
+ * number; its address (stream, scope) is how `_rejected` and staged checkpoints name it.
+ */
 export const STATE_KEY_FORMATS: {
-  readonly [K in StateKeyKind]: { stream: string; scope: string; what: string };
+  readonly [K in StateKeyKind]: {
+    table: '_sync_state' | '_thread_queue';
+    stream: string;
+    scope: string;
+    what: string;
+  };
 } = {
   high_water_mark: {
+    table: '_sync_state',
     stream: 'the stream or export pass',
     scope: 'hwm',
     what: 'high_water_mark = the newest source time synced; incremental runs start there minus the look-back',
   },
   sweep: {
+    table: '_sync_state',
     stream: 'tickets',
     scope: 'sweep',
     what: 'the sweep of the whole ticket list; high_water_mark = when it began',
   },
   oldest_ticket: {
+    table: '_sync_state',
     stream: 'tickets',
     scope: 'oldest',
     what: 'high_water_mark = the oldest created_at a complete sweep listed: where the history starts',
   },
-  head_pass: { stream: 'tickets', scope: 'head/<before>', what: "a run's pass over the newest tickets" },
-  window: { stream: 'the export pass', scope: '<from>/<before>', what: 'one window of an export pass' },
+  head_pass: {
+    table: '_sync_state',
+    stream: 'tickets',
+    scope: 'head/<before>',
+    what: "a run's pass over the newest tickets",
+  },
+  window: {
+    table: '_sync_state',
+    stream: 'the export pass',
+    scope: '<from>/<before>',
+    what: 'one window of an export pass',
+  },
   reread: {
+    table: '_sync_state',
     stream: 'the export pass',
     scope: 'reread/<from>/<before>',
     what: 'a window the audit queued for a re-read (running until a run has read the window again)',
   },
   thread: {
+    table: '_thread_queue',
     stream: 'ticket_messages',
-    scope: 'the ticket number',
+    scope: 'the ticket number (the row is the ticket_number of _thread_queue)',
     what: 'the thread queue: running = to read, complete = read at updated_at, failed = retried by the next run',
   },
-  snapshot: { stream: 'the reference stream', scope: 'run:<run id>', what: "one run's snapshot" },
+  snapshot: {
+    table: '_sync_state',
+    stream: 'the reference stream',
+    scope: 'run:<run id>',
+    what: "one run's snapshot",
+  },
   report: {
+    table: '_sync_state',
     stream: 'report_snapshots',
     scope: "the query's name",
     what: 'a saved report query; high_water_mark = when it was last taken',
   },
 };
 
-/** A `_sync_state` row's address. */
+/** A state row's address: a `_sync_state` row, or (a `thread` key) the `_thread_queue` row of a ticket. */
 export interface StateAddress {
   stream: string;
   scope: string;
 }
 
-/** `_sync_state` stream of the thread queue (its scopes are ticket numbers). */
+/**
+ * The stream of a `thread` key's address (its scope is the ticket number): how `_rejected` rows and staged
+ * checkpoints name a thread. The queue itself is the table `_thread_queue` (connectors/state-tables.ts).
+ */
 export const THREAD_QUEUE_STREAM = 'ticket_messages';
 /** `_sync_state` stream of report snapshots (its scopes are query names). */
 export const REPORT_SNAPSHOTS_STREAM = 'report_snapshots';

@@ -60,6 +60,7 @@ export {
   SYSTEM_TABLES,
   SyncRunRecord,
   SyncRunStatus,
+  ThreadQueueEntry,
 } from './warehouse/system-tables.js';
 export {
   STREAM_TABLE_NAMES,

@@ -42,9 +42,9 @@ received, so a field the API adds later is in \`_raw\` before it gets a column.
 - **\`_synced_at\`** is when a sync last received the row from the source, refreshed even when the content did
   not change (the ticket sweep records every ticket a list page served); a complete ticket sweep (and a full
   refresh, for the other tables) marks rows with \`_synced_at\` before its start as deleted — never rows it did
-  not manage to read: with a guard (\`unlessUnread\`), rows whose column (as text) is the scope of a
-  \`_sync_state\` checkpoint of the given stream that is not \`complete\` are kept (the messages of a thread
-  whose read failed or is still queued: \`ticket_messages.ticket_number\` against the thread queue).
+  not manage to read: with a guard (\`unlessUnread\`), rows whose ticket number has a \`_thread_queue\` entry
+  that is not \`complete\` are kept (the messages of a thread whose read failed or is still queued:
+  \`ticket_messages.ticket_number\` against \`_thread_queue.ticket_number\`).
   On BigQuery a row received again unchanged gets its newer \`_synced_at\` lazily — before a deletion
   that may mark rows of its table, or within a day — so a query of the column may read a value up to a day
   old for such a row; the deletion checks, the audit and \`status\` count the sightings not folded yet
@@ -64,7 +64,8 @@ received, so a field the API adds later is in \`_raw\` before it gets a column.
   page: it goes to \`_rejected\` (one row per table and item key) in the same transaction as the page's rows
   and checkpoint. When a later batch of that table stores a row with the item's id, the entry gets
   \`resolved_at\`; unresolved entries are those with \`resolved_at\` null.
-- **Atomicity.** A page's rows and its checkpoint rows in \`_sync_state\` commit together: one PostgreSQL
+- **Atomicity.** A page's rows and its checkpoint rows in \`_sync_state\` (and the thread-queue entries it
+  writes, in \`_thread_queue\`) commit together: one PostgreSQL
   transaction (COPY into a temporary staging table, then \`INSERT … ON CONFLICT\`), or one BigQuery
   multi-statement transaction (load job into a staging table, then \`MERGE\`).
 - **Layout.** PostgreSQL: primary key plus the indexes listed per table. BigQuery: daily partitioning on the

@@ -153,7 +153,10 @@ function statusOf(
           return failures.length > 0 ? 1 : 0;
         }
         const runs = await destination.listRuns(opts.runs * 20);
-        const checkpoints = await destination.listCheckpoints();
+        const checkpoints = [
+          ...(await destination.listCheckpoints()),
+          ...(await destination.listThreadQueue()),
+        ];
         const now = Date.now();
         const kindOf = (c: Checkpoint) => decodeStateKey(c)?.kind ?? null;
         const marks = checkpoints.filter((c) => kindOf(c) === 'high_water_mark');

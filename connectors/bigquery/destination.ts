@@ -215,6 +215,10 @@ export class BigQueryDestination extends SqlDestination {
     return this.#writer.listCheckpoints({ stream, ...filter });
   }
 
+  override listThreadQueue(filter: CheckpointFilter = {}): Promise<Checkpoint[]> {
+    return this.#writer.listCheckpoints({ ...filter, threadQueue: true });
+  }
+
   // --- reads of merged rows: what this process staged is merged first ------------------------------------
 
   override async refreshCustomFieldView(): Promise<CustomFieldColumn[]> {

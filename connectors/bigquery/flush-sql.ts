@@ -7,7 +7,7 @@ import {
   type WarehouseRow,
 } from '../../schemas/warehouse.js';
 import { stagedColumns } from '../batch.js';
-import { BQ_TYPES, bqIdent, int64Literal, stringLiteral, timestampLiteral } from './dialect.js';
+import { BQ_TYPES, bqIdent, stringLiteral, timestampLiteral } from './dialect.js';
 import { mergeClauses, rejectedMergeStatements } from './sql.js';
 import {
   STAGED_CHECKPOINTS_TABLE,
@@ -15,6 +15,7 @@ import {
   STAGING_TABLE,
   type StagedEntry,
 } from './staging.js';
+import { inlineCheckpoints, stateTablesOf, upsertStateSql } from './state-sql.js';
 
 /*
  * The SQL of a flush (flush.ts): which staged batches are not merged yet, and the one script that merges
@@ -252,28 +253,28 @@ export function stagedCheckpointsSql(
   dataset: string,
   list: readonly (CheckpointUpdate & { updated_at: string })[],
 ): string {
-  const structs = list.map(
-    (cp) =>
-      `STRUCT(${stringLiteral(cp.stream)} AS stream, ${stringLiteral(cp.scope)} AS scope, ${stringLiteral(cp.cursor)} AS cursor, ` +
-      `${stringLiteral(cp.high_water_mark)} AS high_water_mark, ${stringLiteral(cp.status)} AS status, ` +
-      `${int64Literal(cp.pages)} AS pages, ${int64Literal(cp.rows)} AS \`rows\`, ${timestampLiteral(new Date(cp.updated_at))} AS updated_at)`,
-  );
-  return upsertCheckpointsSql(dataset, `SELECT * FROM UNNEST([${structs.join(', ')}])`);
+  if (list.length === 0) return '';
+  const stamped = list.map((cp) => ({ ...cp, updated_at: new Date(cp.updated_at) }));
+  return `${upsertStateSql(dataset, inlineCheckpoints(stamped), stateTablesOf(list), true)};`;
 }
 
 /**
  * The last checkpoint each (stream, scope) staged in `batches` of `_staging_checkpoints` (in staging order),
- * upserted; a stored later one is kept. Read there, not inlined: a full sync's flush carries thousands (one
- * per ticket of the thread queue), and inline they made a script of a megabyte — past BigQuery's query
- * length, and minutes of parsing for the emulator.
+ * upserted into the state tables `tables` names; a stored later one is kept. Read there, not inlined: a full
+ * sync's flush carries thousands (one per ticket of the thread queue), and inline they made a script of a
+ * megabyte — past BigQuery's query length, and minutes of parsing for the emulator.
  */
-export function mergeStagedCheckpointsSql(dataset: string, batches: readonly string[]): string {
+export function mergeStagedCheckpointsSql(
+  dataset: string,
+  batches: readonly string[],
+  tables = { syncState: true, threadQueue: true },
+): string {
   const fields = CHECKPOINT_COLUMNS.map((c) => `${columnOf(c, 'c')} AS ${bqIdent(c.name)}`).join(', ');
-  const latest = `SELECT * FROM (SELECT ${fields}, c.seq AS _seq
+  const latest = `SELECT * EXCEPT (_seq) FROM (SELECT ${fields}, c.seq AS _seq
   FROM ${bqIdent(dataset)}.${bqIdent(STAGED_CHECKPOINTS_TABLE)} c
   WHERE ${retainedIn('c')} AND c.batch IN ${batchList(batches)}) x
 WHERE TRUE QUALIFY ROW_NUMBER() OVER (PARTITION BY stream, scope ORDER BY _seq DESC) = 1`;
-  return upsertCheckpointsSql(dataset, latest);
+  return `${upsertStateSql(dataset, latest, tables, true)};`;
 }
 
 /**
@@ -284,7 +285,7 @@ WHERE TRUE QUALIFY ROW_NUMBER() OVER (PARTITION BY stream, scope ORDER BY _seq D
 export const INLINE_CHECKPOINT_CHARS = 64 * 1024;
 
 /**
- * The `_sync_state` upsert of the staged checkpoints of `batches` (`staged`: theirs, in staging order):
+ * The state-table upserts (state-sql.ts) of the staged checkpoints of `batches` (`staged`: theirs, in staging order):
  * inline when short (INLINE_CHECKPOINT_CHARS), else read from `_staging_checkpoints` by batch. Either way
  * the latest per (stream, scope) in staging order, and a stored later one is kept.
  */
@@ -293,8 +294,11 @@ export function stagedCheckpointMergeSql(
   batches: readonly string[],
   staged: readonly (CheckpointUpdate & { updated_at: string })[],
 ): string {
-  const inline = stagedCheckpointsSql(dataset, latestCheckpoints(staged));
-  return inline.length <= INLINE_CHECKPOINT_CHARS ? inline : mergeStagedCheckpointsSql(dataset, batches);
+  const latest = latestCheckpoints(staged);
+  const inline = stagedCheckpointsSql(dataset, latest);
+  return inline.length <= INLINE_CHECKPOINT_CHARS
+    ? inline
+    : mergeStagedCheckpointsSql(dataset, batches, stateTablesOf(latest));
 }
 
 /** The last staged checkpoint of each (stream, scope), `docs` in staging order. */
@@ -306,17 +310,3 @@ export function latestCheckpoints<C extends CheckpointUpdate>(docs: readonly C[]
 
 /** The columns of `_sync_state`, from its schema (Checkpoint): what a staged checkpoint's JSON carries. */
 const CHECKPOINT_COLUMNS = SYSTEM_TABLES._sync_state.columns;
-
-/** Upserts the checkpoints `source` selects into `_sync_state`; a stored later one is kept. */
-function upsertCheckpointsSql(dataset: string, source: string): string {
-  const key = SYSTEM_TABLES._sync_state.primaryKey as readonly string[];
-  const names = CHECKPOINT_COLUMNS.map((c) => bqIdent(c.name));
-  const updated = CHECKPOINT_COLUMNS.filter((c) => !key.includes(c.name)).map(
-    (c) => `${bqIdent(c.name)} = S.${bqIdent(c.name)}`,
-  );
-  return `MERGE ${bqIdent(dataset)}.\`_sync_state\` T
-USING (${source}) S ON ${key.map((k) => `T.${bqIdent(k)} = S.${bqIdent(k)}`).join(' AND ')}
-WHEN MATCHED AND T.updated_at <= S.updated_at THEN UPDATE SET ${updated.join(', ')}
-WHEN NOT MATCHED THEN INSERT (${names.join(', ')})
-  VALUES (${names.map((n) => `S.${n}`).join(', ')});`;
-}

@@ -6,14 +6,8 @@ import type {
 } from '../../schemas/warehouse.js';
 import { stagedColumns } from '../batch.js';
 import { schemaChangesSql } from '../sql/schema-changes.js';
-import {
-  bigQueryDialect,
-  bindLiteral,
-  bqIdent,
-  int64Literal,
-  stringLiteral,
-  timestampLiteral,
-} from './dialect.js';
+import { bigQueryDialect, bindLiteral, bqIdent, stringLiteral } from './dialect.js';
+import { inlineCheckpoints, stateTablesOf, upsertStateSql } from './state-sql.js';
 
 /*
  * SQL pieces of BigQuery's writes: the merge clauses and version rule the flush uses (flush-sql.ts),
@@ -279,24 +273,8 @@ END IF;
 
 // --- checkpoints ------------------------------------------------------------------------------------
 
-/** Checkpoints as an inline table (ARRAY<STRUCT> literal) for the checkpoint MERGE. */
-export function checkpointSource(list: readonly CheckpointUpdate[]): string {
-  const structs = list.map(
-    (cp) =>
-      `STRUCT(${stringLiteral(cp.stream)} AS stream, ${stringLiteral(cp.scope)} AS scope, ${stringLiteral(cp.cursor)} AS cursor, ` +
-      `${stringLiteral(cp.high_water_mark)} AS high_water_mark, ${stringLiteral(cp.status)} AS status, ` +
-      `${int64Literal(cp.pages)} AS pages, ${int64Literal(cp.rows)} AS \`rows\`)`,
-  );
-  return `SELECT * FROM UNNEST([${structs.join(', ')}])`;
-}
-
-/** Upserts checkpoints (one statement, any number) with `updated_at = at`. */
+/** Upserts checkpoints (any number: one MERGE per state table) with `updated_at = at`. */
 export function checkpointMergeSql(dataset: string, list: readonly CheckpointUpdate[], at: Date): string {
-  const updatedAt = timestampLiteral(at);
-  return `MERGE ${bqIdent(dataset)}.\`_sync_state\` T
-USING (${checkpointSource(list)}) S ON T.stream = S.stream AND T.scope = S.scope
-WHEN MATCHED THEN UPDATE SET cursor = S.cursor, high_water_mark = S.high_water_mark, status = S.status,
-  pages = S.pages, \`rows\` = S.\`rows\`, updated_at = ${updatedAt}
-WHEN NOT MATCHED THEN INSERT (stream, scope, cursor, high_water_mark, status, pages, \`rows\`, updated_at)
-  VALUES (S.stream, S.scope, S.cursor, S.high_water_mark, S.status, S.pages, S.\`rows\`, ${updatedAt})`;
+  const stamped = list.map((cp) => ({ ...cp, updated_at: at }));
+  return upsertStateSql(dataset, inlineCheckpoints(stamped), stateTablesOf(list), false);
 }

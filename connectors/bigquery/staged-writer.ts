@@ -15,6 +15,7 @@ import type { CheckpointFilter, Destination, WriteBatch, WriteResult } from '../
 import type { DestinationSettings } from '../settings.js';
 import type { CascadeConditions, CascadeCounts, DeletionRequest } from '../sql/deletions.js';
 import type { WarehouseWriter } from '../sql/destination.js';
+import { queuedTicketOf } from '../state-tables.js';
 import { cascadeMayChange, deletionMayMark } from './deletion-precheck.js';
 import { type FlushReport, type FoldRequest, StagedFlusher } from './flush.js';
 import { staged } from './flush-sql.js';
@@ -312,20 +313,34 @@ export class StagedBigQueryWriter implements WarehouseWriter {
 
   /**
    * Checkpoints by table reads (state-reads.ts: no query job), filtered and ordered here as the SQL
-   * destinations do (by stream, then scope).
+   * destinations do: those of `_sync_state` by stream, then scope (a given stream and scope may name a
+   * thread key); with `threadQueue`, the thread queue's entries by ticket number.
    */
   async listCheckpoints(
-    filter: CheckpointFilter & { stream?: string | undefined; scope?: string | undefined },
+    filter: CheckpointFilter & {
+      stream?: string | undefined;
+      scope?: string | undefined;
+      threadQueue?: boolean;
+    },
   ): Promise<Checkpoint[]> {
-    const all = await this.session.withErrorMapping('listCheckpoints', () =>
-      checkpointsByTableReads(this.session),
+    const all = await this.session.withErrorMapping(
+      filter.threadQueue ? 'listThreadQueue' : 'listCheckpoints',
+      () => checkpointsByTableReads(this.session),
     );
+    const exact = filter.stream !== undefined && filter.scope !== undefined;
     const list = all
-      .filter((cp) =>
+      .map((cp) => ({ cp, ticketNumber: queuedTicketOf(cp) }))
+      .filter(({ ticketNumber }) => exact || (ticketNumber !== null) === (filter.threadQueue ?? false))
+      .filter(({ cp }) =>
         (['stream', 'scope', 'status'] as const).every((k) => filter[k] === undefined || cp[k] === filter[k]),
       )
-      .sort((a, b) => byText(a.stream, b.stream) || byText(a.scope, b.scope))
-      .slice(0, filter.limit ?? undefined);
+      .sort((a, b) =>
+        a.ticketNumber !== null && b.ticketNumber !== null
+          ? a.ticketNumber - b.ticketNumber
+          : byText(a.cp.stream, b.cp.stream) || byText(a.cp.scope, b.cp.scope),
+      )
+      .slice(0, filter.limit ?? undefined)
+      .map(({ cp }) => cp);
     for (const cp of list) this.#known.set(keyOf(cp.stream, cp.scope), { checkpoint: cp });
     return list;
   }

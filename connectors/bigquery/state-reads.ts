@@ -11,6 +11,7 @@ import {
   SYSTEM_TABLES,
 } from '../../schemas/warehouse.js';
 import type { SchemaChangeFilter } from '../sql/schema-changes.js';
+import { checkpointOfQueueEntry, THREAD_QUEUE_COLUMNS } from '../state-tables.js';
 import type { BigQuerySession } from './session.js';
 import { BATCHES_TABLE, MERGED_TABLE, STAGED_CHECKPOINTS_TABLE, STAGING_RETENTION_DAYS } from './staging.js';
 
@@ -103,24 +104,18 @@ export async function unmergedBatches(
   return (manifests ?? (await stagedManifests(session))).filter(({ batch }) => !merged.has(batch));
 }
 
-/** Every checkpoint as a reader sees it: `_sync_state` with the latest staged, unmerged one of a scope over it. */
+/**
+ * Every checkpoint as a reader sees it: those of `_sync_state` and `_thread_queue` with the latest staged,
+ * unmerged one of a scope over them.
+ */
 export async function checkpointsByTableReads(session: BigQuerySession): Promise<Checkpoint[]> {
   const staged = await unmergedStagedCheckpoints(session);
-  const stored = await session.readTable('_sync_state', [
-    'stream',
-    'scope',
-    'cursor',
-    'high_water_mark',
-    'status',
-    'pages',
-    'rows',
-    'updated_at',
-  ]);
+  const stored = [
+    ...(await session.readTable('_sync_state', CHECKPOINT_COLUMNS)).map((row) => Checkpoint.parse(row)),
+    ...(await session.readTable('_thread_queue', THREAD_QUEUE_COLUMNS)).map(checkpointOfQueueEntry),
+  ];
   const byKey = new Map<string, Checkpoint>();
-  for (const row of stored) {
-    const cp = Checkpoint.parse(row);
-    byKey.set(keyOf(cp.stream, cp.scope), cp);
-  }
+  for (const cp of stored) byKey.set(keyOf(cp.stream, cp.scope), cp);
   for (const { checkpoint } of staged)
     byKey.set(
       keyOf(checkpoint.stream, checkpoint.scope),
@@ -130,6 +125,7 @@ export async function checkpointsByTableReads(session: BigQuerySession): Promise
 }
 
 const keyOf = (stream: string, scope: string) => `${stream}\u0000${scope}`;
+const CHECKPOINT_COLUMNS = Object.keys(Checkpoint.shape);
 
 /**
  * The open items of `_rejected` per table, stream and scope, by a table read (a query would bill 10 MB for a
@@ -152,10 +148,10 @@ export async function openRejectionsByTableReads(session: BigQuerySession): Prom
 
 /**
  * Ticket numbers of live tickets whose thread was last read completely before `before`, oldest read first
- * (then by scope), by table reads: the queue as a checkpoint read sees it (the staged entries over
- * `_sync_state`, so a thread queued or read again since is not stale, whoever staged it) and the live
- * tickets' numbers. The query this replaces named `_sync_state` and `tickets` (20 MB at least), and the
- * rolling re-read lists several times a run.
+ * (then by ticket number), by table reads: the queue as a checkpoint read sees it (the staged entries over
+ * `_thread_queue`, so a thread queued or read again since is not stale, whoever staged it) and the live
+ * tickets' numbers. A query would name `_thread_queue` and `tickets` (20 MB at least), and the rolling
+ * re-read lists several times a run.
  */
 export async function staleThreadsByTableReads(
   session: BigQuerySession,
@@ -176,7 +172,7 @@ export async function staleThreadsByTableReads(
   );
   return candidates
     .filter((cp) => live.has(cp.ticketNumber))
-    .sort((a, b) => Date.parse(a.updated_at) - Date.parse(b.updated_at) || byText(a.scope, b.scope))
+    .sort((a, b) => Date.parse(a.updated_at) - Date.parse(b.updated_at) || a.ticketNumber - b.ticketNumber)
     .slice(0, limit)
     .map((cp) => cp.scope);
 }

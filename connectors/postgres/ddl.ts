@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { encodeStateKey } from '../../schemas/state-key.js';
 import type { ColumnSpec } from '../../schemas/warehouse.js';
 import { type ViewSpec, WAREHOUSE_VIEWS } from '../../schemas/warehouse-views.js';
 import type { DestinationSettings } from '../settings.js';
@@ -69,8 +70,29 @@ export function preparePostgres(session: PostgresSession, settings: DestinationS
       }
       for (const index of t.indexes) await client.query(indexSql(schema, t.name, index));
     }
+    await client.query(moveThreadQueueSql(schema));
     await createViews(client, session);
   });
+}
+
+/**
+ * Moves thread-queue entries a warehouse holds in `_sync_state` (rows of `thread` keys: stream
+ * `ticket_messages`, scope the ticket number) into `_thread_queue`, in prepare()'s transaction: deleted and
+ * inserted by one statement, so a crash leaves them where they were, and a second prepare finds none. An
+ * entry the queue already holds keeps the later of the two.
+ */
+export function moveThreadQueueSql(schema: string): string {
+  const { stream } = encodeStateKey({ kind: 'thread', ticketNumber: 1 });
+  const q = `${ident(schema)}."_thread_queue"`;
+  return `WITH moved AS (
+  DELETE FROM ${ident(schema)}."_sync_state"
+  WHERE stream = ${stringLiteral(stream)} AND scope ~ '^[1-9][0-9]{0,17}$'
+  RETURNING scope, cursor, high_water_mark, status, pages, rows, updated_at)
+INSERT INTO ${q} (ticket_number, cursor, high_water_mark, status, pages, rows, updated_at)
+SELECT scope::bigint, cursor, high_water_mark, status, pages, rows, updated_at FROM moved
+ON CONFLICT (ticket_number) DO UPDATE SET cursor = EXCLUDED.cursor, high_water_mark = EXCLUDED.high_water_mark,
+  status = EXCLUDED.status, pages = EXCLUDED.pages, rows = EXCLUDED.rows, updated_at = EXCLUDED.updated_at
+  WHERE ${q}.updated_at < EXCLUDED.updated_at`;
 }
 
 /**

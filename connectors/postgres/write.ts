@@ -17,6 +17,7 @@ import type { CascadeConditions, CascadeCounts, DeletionRequest } from '../sql/d
 import type { WarehouseWriter } from '../sql/destination.js';
 import { statement } from '../sql/dialect.js';
 import { schemaChangesSql } from '../sql/schema-changes.js';
+import { byStateTable } from '../state-tables.js';
 import { copyChunks } from './copy.js';
 import { ident, PG_TYPES } from './dialect.js';
 import type { PostgresSession } from './session.js';
@@ -29,8 +30,8 @@ import {
   touchSql,
 } from './sql.js';
 
-/** A checkpoint upsert's second half: a known (stream, scope) takes every new value. */
-const CHECKPOINT_CONFLICT = `ON CONFLICT (stream, scope) DO UPDATE SET cursor = EXCLUDED.cursor,
+/** A checkpoint upsert's second half: a known key takes every new value. */
+const CHECKPOINT_UPDATE = `cursor = EXCLUDED.cursor,
   high_water_mark = EXCLUDED.high_water_mark, status = EXCLUDED.status, pages = EXCLUDED.pages,
   rows = EXCLUDED.rows, updated_at = EXCLUDED.updated_at`;
 
@@ -209,43 +210,55 @@ export class PostgresWriter implements WarehouseWriter {
     return r.rows[0]!.t;
   }
 
-  /** One statement for any number of checkpoints (a tickets page queues up to a page of threads). */
+  /**
+   * One statement per table for any number of checkpoints (a tickets page queues up to a page of threads):
+   * thread keys into `_thread_queue`, every other key into `_sync_state`.
+   */
   async #upsertCheckpoints(
     client: pg.PoolClient,
     list: readonly CheckpointUpdate[],
     at: Date,
   ): Promise<void> {
-    if (list.length === 0) return;
-    if (list.length === 1) return this.#upsertCheckpoint(client, list[0]!, at);
-    const column = <K extends keyof CheckpointUpdate>(k: K) => list.map((cp) => cp[k]);
-    await client.query(
-      `${this.#insertCheckpoints()}
-       SELECT s.stream, s.scope, s.cursor, s.hwm, s.status, s.pages, s.rows, $8
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bigint[])
-         AS s(stream, scope, cursor, hwm, status, pages, rows)
-       ${CHECKPOINT_CONFLICT}`,
-      [
-        column('stream'),
-        column('scope'),
-        column('cursor'),
-        column('high_water_mark'),
-        column('status'),
-        column('pages'),
-        column('rows'),
-        at,
-      ],
-    );
-  }
-
-  async #upsertCheckpoint(client: pg.PoolClient, cp: CheckpointUpdate, at: Date): Promise<void> {
-    await client.query(
-      `${this.#insertCheckpoints()} VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ${CHECKPOINT_CONFLICT}`,
-      [cp.stream, cp.scope, cp.cursor, cp.high_water_mark, cp.status, cp.pages, cp.rows, at],
-    );
-  }
-
-  #insertCheckpoints(): string {
-    return `INSERT INTO ${this.session.dialect.table('_sync_state')} (stream, scope, cursor, high_water_mark, status, pages, rows, updated_at)`;
+    const { syncState, threadQueue } = byStateTable(list);
+    if (syncState.length > 0) {
+      const column = <K extends keyof CheckpointUpdate>(k: K) => syncState.map((cp) => cp[k]);
+      await client.query(
+        `INSERT INTO ${this.session.dialect.table('_sync_state')} (stream, scope, cursor, high_water_mark, status, pages, rows, updated_at)
+         SELECT s.stream, s.scope, s.cursor, s.hwm, s.status, s.pages, s.rows, $8
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bigint[])
+           AS s(stream, scope, cursor, hwm, status, pages, rows)
+         ON CONFLICT (stream, scope) DO UPDATE SET ${CHECKPOINT_UPDATE}`,
+        [
+          column('stream'),
+          column('scope'),
+          column('cursor'),
+          column('high_water_mark'),
+          column('status'),
+          column('pages'),
+          column('rows'),
+          at,
+        ],
+      );
+    }
+    if (threadQueue.length > 0) {
+      const column = <K extends keyof CheckpointUpdate>(k: K) => threadQueue.map((q) => q.checkpoint[k]);
+      await client.query(
+        `INSERT INTO ${this.session.dialect.table('_thread_queue')} (ticket_number, cursor, high_water_mark, status, pages, rows, updated_at)
+         SELECT q.ticket_number, q.cursor, q.hwm, q.status, q.pages, q.rows, $7
+         FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[])
+           AS q(ticket_number, cursor, hwm, status, pages, rows)
+         ON CONFLICT (ticket_number) DO UPDATE SET ${CHECKPOINT_UPDATE}`,
+        [
+          threadQueue.map((q) => q.ticketNumber),
+          column('cursor'),
+          column('high_water_mark'),
+          column('status'),
+          column('pages'),
+          column('rows'),
+          at,
+        ],
+      );
+    }
   }
 
   // --- deletions: the rows come from sql/deletions.ts; here, the lock and the transaction --------------
@@ -263,7 +276,7 @@ export class PostgresWriter implements WarehouseWriter {
         update.sql,
         update.values.map((v) => v.value),
       );
-      if (checkpoint) await this.#upsertCheckpoint(client, checkpoint, this.settings.clock());
+      if (checkpoint) await this.#upsertCheckpoints(client, [checkpoint], this.settings.clock());
       return r.rowCount ?? 0;
     });
   }

@@ -10,12 +10,12 @@ import type { Bind, WarehouseDialect } from './dialect.js';
 
 type Columns = { name: string; columns: readonly { name: string; type: string }[] };
 
-/** Checks that an unread guard names a string or integer column (one whose text can be a scope). */
+/** Checks that an unread guard names an integer column (one that can hold a ticket number). */
 export function unreadColumn(spec: Columns, guard: UnreadGuard): string {
   const column = spec.columns.find((c) => c.name === guard.column);
-  if (!column || (column.type !== 'string' && column.type !== 'integer')) {
+  if (column?.type !== 'integer') {
     throw new DestinationError(
-      `${spec.name}.${guard.column} is not a string or integer column; cannot match it to checkpoint scopes`,
+      `${spec.name}.${guard.column} is not an integer column; cannot match it to the thread queue's ticket numbers`,
     );
   }
   return column.name;
@@ -65,18 +65,17 @@ export function notSeenSinceWhere(
   unlessUnread: UnreadGuard | undefined,
 ): DeletionWhere {
   const range = within && { column: rangeColumn(spec, within), from: within.from };
-  const unread = unlessUnread && { column: unreadColumn(spec, unlessUnread), stream: unlessUnread.stream };
+  const unread = unlessUnread && { column: unreadColumn(spec, unlessUnread) };
   return (d, bind) => {
     const conditions = [
       `t.${d.ident('_synced_at')} < ${bind(since, 'timestamp')}`,
       `t.${d.ident('_deleted_at')} IS NULL`,
     ];
     if (range) conditions.push(`t.${d.ident(range.column)} >= ${bind(range.from, 'timestamp')}`);
-    // Not read is not gone: a row of a scope whose read is queued, running or failed keeps living.
+    // Not read is not gone: a row of a thread whose read is queued, running or failed keeps living.
     if (unread)
-      conditions.push(`NOT EXISTS (SELECT 1 FROM ${d.table('_sync_state')} s
-        WHERE s.stream = ${bind(unread.stream, 'string')} AND s.status <> 'complete'
-          AND s.scope = CAST(t.${d.ident(unread.column)} AS ${d.type('string')}))`);
+      conditions.push(`NOT EXISTS (SELECT 1 FROM ${d.table('_thread_queue')} q
+        WHERE q.ticket_number = t.${d.ident(unread.column)} AND q.status <> 'complete')`);
     return conditions.join(' AND ');
   };
 }

@@ -30,6 +30,7 @@ import type {
 } from '../destination.js';
 import { type RowFilter, rowFilterSql } from '../row-filter.js';
 import type { DestinationSettings } from '../settings.js';
+import { queuedTicketOf } from '../state-tables.js';
 import { type AuditFilter, auditCounts, auditSample, recordAudit } from './audit.js';
 import { customFieldSourcesOf } from './custom-fields.js';
 import {
@@ -43,7 +44,14 @@ import {
 import { parsedRows, type Row, type SqlSession, statement } from './dialect.js';
 import { hasLedger, listReconciliation, listRuns, recordReconciliation, recordRun } from './ledger.js';
 import { listSchemaChanges, type SchemaChangeFilter } from './schema-changes.js';
-import { freshness, openRejections, readCheckpoints, staleThreads, storedVersions } from './state-reads.js';
+import {
+  freshness,
+  openRejections,
+  readCheckpoints,
+  readThreadQueue,
+  staleThreads,
+  storedVersions,
+} from './state-reads.js';
 
 /** The write path of one warehouse: rows, checkpoints and deletions, each atomic. */
 export interface WarehouseWriter
@@ -205,12 +213,20 @@ export class SqlDestination implements Destination {
   async readCheckpoint(
     ...[stream, scope]: Parameters<Destination['readCheckpoint']>
   ): Promise<Checkpoint | null> {
-    const [checkpoint] = await readCheckpoints(this.#session, 'readCheckpoint', { stream, scope });
+    const ticketNumber = queuedTicketOf({ stream, scope });
+    const [checkpoint] =
+      ticketNumber === null
+        ? await readCheckpoints(this.#session, 'readCheckpoint', { stream, scope })
+        : await readThreadQueue(this.#session, 'readCheckpoint', { ticketNumber });
     return checkpoint ?? null;
   }
 
   async listCheckpoints(stream?: string, filter: CheckpointFilter = {}): Promise<Checkpoint[]> {
     return readCheckpoints(this.#session, 'listCheckpoints', { stream, ...filter });
+  }
+
+  async listThreadQueue(filter: CheckpointFilter = {}): Promise<Checkpoint[]> {
+    return readThreadQueue(this.#session, 'listThreadQueue', filter);
   }
 
   async storedVersions(table: TableName, ids: readonly string[]): Promise<Map<string, StoredVersion>> {

@@ -1,4 +1,3 @@
-import { THREAD_QUEUE_STREAM } from '../../schemas/state-key.js';
 import {
   Checkpoint,
   type CheckpointStatus,
@@ -8,11 +7,12 @@ import {
   type TableSpec,
 } from '../../schemas/warehouse.js';
 import { DestinationError } from '../errors.js';
-import { limitClause, parsedRows, type SqlSession, statement, type WarehouseDialect } from './dialect.js';
+import { checkpointOfQueueEntry, THREAD_QUEUE_COLUMNS } from '../state-tables.js';
+import { limitClause, parsedRows, type SqlSession, statement } from './dialect.js';
 
 /*
- * The reads of what the warehouse holds and how far the sync got (`_sync_state`), written once against the
- * dialect: the same SQL and the same normalized rows on every destination.
+ * The reads of what the warehouse holds and how far the sync got (`_sync_state`, `_thread_queue`), written
+ * once against the dialect: the same SQL and the same normalized rows on every destination.
  */
 
 const CHECKPOINT_COLUMNS = Object.keys(Checkpoint.shape);
@@ -44,6 +44,33 @@ export async function readCheckpoints(
   return parsedRows(session, context, query, (row) => Checkpoint.parse(row));
 }
 
+/** Which thread-queue entries to read: every condition given must hold. */
+export interface ThreadQueueQuery {
+  readonly ticketNumber?: number | undefined;
+  readonly status?: CheckpointStatus | undefined;
+  /** At most this many, in ticket-number order. */
+  readonly limit?: number | undefined;
+}
+
+/** `_thread_queue` rows as the checkpoints of their `thread` keys, in ticket-number order. */
+export async function readThreadQueue(
+  session: SqlSession,
+  context: string,
+  { ticketNumber, status, limit }: ThreadQueueQuery,
+): Promise<Checkpoint[]> {
+  const d = session.dialect;
+  const query = statement(d, (bind) => {
+    const conditions = [
+      ...(ticketNumber === undefined ? [] : [`ticket_number = ${bind(ticketNumber, 'integer')}`]),
+      ...(status === undefined ? [] : [`status = ${bind(status, 'string')}`]),
+    ];
+    const filter = conditions.length > 0 ? ` WHERE ${conditions.join(' AND ')}` : '';
+    return `SELECT ${THREAD_QUEUE_COLUMNS.map((c) => d.ident(c)).join(', ')} FROM ${d.table('_thread_queue')}${filter}
+      ORDER BY ticket_number${limitClause(limit)}`;
+  });
+  return parsedRows(session, context, query, checkpointOfQueueEntry);
+}
+
 /** id → stored version and content hash of the live rows of `spec` among `ids` (see Destination). */
 export async function storedVersions(
   session: SqlSession,
@@ -73,9 +100,6 @@ export async function storedVersions(
   return new Map(rows.map((r) => [r.id, r.stored]));
 }
 
-/** A thread-queue checkpoint `s` is the one of ticket `t`: its scope is the ticket number (encodeStateKey's `thread` key, in SQL). */
-const scopeIsTicket = (d: WarehouseDialect) => `s.scope = CAST(t.ticket_number AS ${d.type('string')})`;
-
 /** Ticket numbers of live tickets whose thread was last read completely before `verifiedBefore`, oldest first. */
 export async function staleThreads(
   session: SqlSession,
@@ -85,13 +109,12 @@ export async function staleThreads(
   const d = session.dialect;
   const query = statement(
     d,
-    (bind) => `SELECT s.scope FROM ${d.table('_sync_state')} s
-      JOIN ${d.table('tickets')} t ON ${scopeIsTicket(d)} AND t.${d.ident('_deleted_at')} IS NULL
-      WHERE s.stream = ${bind(THREAD_QUEUE_STREAM, 'string')} AND s.status = 'complete'
-        AND s.updated_at < ${bind(verifiedBefore, 'timestamp')}
-      ORDER BY s.updated_at, s.scope${limitClause(limit)}`,
+    (bind) => `SELECT q.ticket_number FROM ${d.table('_thread_queue')} q
+      JOIN ${d.table('tickets')} t ON t.ticket_number = q.ticket_number AND t.${d.ident('_deleted_at')} IS NULL
+      WHERE q.status = 'complete' AND q.updated_at < ${bind(verifiedBefore, 'timestamp')}
+      ORDER BY q.updated_at, q.ticket_number${limitClause(limit)}`,
   );
-  return parsedRows(session, 'staleThreads', query, (row) => String(row['scope']));
+  return parsedRows(session, 'staleThreads', query, (row) => String(row['ticket_number']));
 }
 
 /** The open items of `_rejected`, counted per table, stream and scope. */
@@ -114,14 +137,14 @@ export async function freshness(session: SqlSession): Promise<Freshness> {
     () => `SELECT COUNT(*) AS live, MIN(${d.ident('_synced_at')}) AS oldest
       FROM ${d.table('tickets')} WHERE ${d.ident('_deleted_at')} IS NULL`,
   );
-  // A live ticket without a thread-queue checkpoint was never queued: unread, like a queued one.
+  // A live ticket without a thread-queue entry was never queued: unread, like a queued one.
   const threads = statement(
     d,
-    (bind) => `SELECT COUNT(*) AS live,
-        COUNT(CASE WHEN s.status IS NULL OR s.status <> 'complete' THEN 1 END) AS unread,
-        MIN(CASE WHEN s.status = 'complete' THEN s.updated_at END) AS oldest
+    () => `SELECT COUNT(*) AS live,
+        COUNT(CASE WHEN q.status IS NULL OR q.status <> 'complete' THEN 1 END) AS unread,
+        MIN(CASE WHEN q.status = 'complete' THEN q.updated_at END) AS oldest
       FROM ${d.table('tickets')} t
-      LEFT JOIN ${d.table('_sync_state')} s ON s.stream = ${bind(THREAD_QUEUE_STREAM, 'string')} AND ${scopeIsTicket(d)}
+      LEFT JOIN ${d.table('_thread_queue')} q ON q.ticket_number = t.ticket_number
       WHERE t.${d.ident('_deleted_at')} IS NULL`,
   );
   return session.withErrorMapping('freshness', async () => {

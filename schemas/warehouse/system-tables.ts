@@ -37,6 +37,16 @@ export const Checkpoint = z.object({
 });
 export type Checkpoint = z.infer<typeof Checkpoint>;
 
+/**
+ * A row of `_thread_queue`: a ticket whose thread the sync tracks (StateKey `thread`), with what its
+ * checkpoint holds — the queue keeps the thread's state apart from `_sync_state` so SQL joins it to tickets
+ * on the integer ticket number.
+ */
+export const ThreadQueueEntry = Checkpoint.omit({ stream: true, scope: true }).extend({
+  ticket_number: z.number().int().positive(),
+});
+export type ThreadQueueEntry = z.infer<typeof ThreadQueueEntry>;
+
 /** What a writer sends: a checkpoint without `updated_at` (the destination sets it). */
 export const CheckpointUpdate = Checkpoint.omit({ updated_at: true });
 export type CheckpointUpdate = z.infer<typeof CheckpointUpdate>;
@@ -230,16 +240,32 @@ export const SYSTEM_TABLES: { readonly [T in SystemTableName]: SystemTableSpec<T
       'Checkpoints: one row per (stream, scope), written in the same transaction as the rows of the page it describes.',
     primaryKey: ['stream', 'scope'],
     descriptions: {
-      stream: 'Stream name (tickets, ticket_messages, csat_surveys, …).',
+      stream: 'Stream or export pass (tickets, csat_surveys.sent, report_snapshots, …).',
       scope: `What the checkpoint covers, by stream: ${Object.values(STATE_KEY_FORMATS)
+        .filter((f) => f.table === '_sync_state')
         .map((f) => `${f.stream}: "${f.scope}" (${f.what})`)
-        .join('; ')}.`,
+        .join('; ')}. The thread queue is not here: it is the table _thread_queue.`,
       cursor: 'API cursor of the next page to fetch; null when the scope is complete or not started.',
       high_water_mark: 'Highest source timestamp seen in the scope (ISO 8601), if the stream has one.',
       status: 'running, complete or failed.',
       pages: 'Pages written in this scope so far.',
       rows: 'Rows written in this scope so far.',
       updated_at: 'When the checkpoint was last written.',
+    },
+  }),
+  _thread_queue: systemTable('_thread_queue', ThreadQueueEntry, {
+    description:
+      'The thread queue: one row per ticket whose thread the sync tracks, written in the same transaction as the page of tickets that queued it or the thread page that read it.',
+    primaryKey: ['ticket_number'],
+    descriptions: {
+      ticket_number: 'The ticket whose thread this is (tickets.ticket_number). Primary key.',
+      cursor: 'API cursor of the next page of the thread; null when read completely or not started.',
+      high_water_mark: "The ticket's updated_at when it was queued: the version the thread must be read at.",
+      status: `${STATE_KEY_FORMATS.thread.what}.`,
+      pages: 'Pages of the thread written by its current read.',
+      rows: 'Messages written by its current read.',
+      updated_at:
+        'When the entry was last written: for a complete entry, when the thread was last read completely.',
     },
   }),
   _sync_runs: systemTable('_sync_runs', SyncRunRecord, {

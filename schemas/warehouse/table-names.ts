@@ -45,6 +45,7 @@ export type TableName = z.infer<typeof TableName>;
 /** Bookkeeping tables, written through the destination's checkpoint, run and batch methods. */
 export const SYSTEM_TABLE_NAMES = [
   '_sync_state',
+  '_thread_queue',
   '_sync_runs',
   '_reconciliation',
   '_rejected',

@@ -308,7 +308,7 @@ describe('BigQuery staged writes', () => {
     await b.writeCheckpoints([entry('901', 0), entry('902', 0)]);
     proxy.reset();
     // One listing of the queue, as listQueuedThreadCheckpoints reads it: table reads, no query …
-    const listed = await a.listCheckpoints('ticket_messages', { status: 'running' });
+    const listed = await a.listThreadQueue({ status: 'running' });
     const tag = (scope: string) => checkpointTagOf(listed.find((cp) => cp.scope === scope)!);
     expect(proxy.report().queryJobs).toBe(0);
     expect(tableReads('_sync_state')).toBe(1);

@@ -62,6 +62,9 @@ destinationConformance('BigQuery (bqemulator)', async () => {
       const [meta] = await client.dataset(datasetId).table(table).getMetadata();
       return (meta.schema.fields as { name: string }[]).map((f) => f.name);
     },
+    async execute(sql: string) {
+      await client.query(sql);
+    },
     async dropColumn(table: TableName, column: string) {
       // tables.patch cannot drop a column: rebuild the table without it (as an older model version would have it).
       const t = client.dataset(datasetId).table(table);

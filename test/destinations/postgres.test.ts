@@ -44,6 +44,9 @@ destinationConformance('PostgreSQL', async () => {
       );
       return r.rows.map((x: { column_name: string }) => x.column_name);
     },
+    async execute(sql: string) {
+      await admin.query(sql);
+    },
     async dropColumn(table: TableName, column: string) {
       // CASCADE: the BI views of this model depend on the column (an older model had neither); prepare()
       // re-creates them.

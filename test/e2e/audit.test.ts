@@ -142,7 +142,9 @@ describe('the audit finds fields altered in the warehouse and heals them in the 
     // And their neighbourhood queued for the next run: the ticket's and the message's threads, the survey's
     // export window.
     const queued = await p.db.query(
-      `SELECT stream, scope FROM support._sync_state WHERE status = 'running' ORDER BY stream, scope`,
+      `SELECT stream, scope FROM support._sync_state WHERE status = 'running'
+        UNION ALL SELECT 'ticket_messages', ticket_number::text FROM support._thread_queue WHERE status = 'running'
+        ORDER BY 1, 2`,
     );
     const scopes = queued.rows.map((r) => `${r.stream} ${r.scope}`);
     expect(scopes).toContain(`ticket_messages ${ticket.ticket_number}`);

@@ -11,7 +11,7 @@ import type { RunSummary } from '../../worker/run-sync.js';
 import { cli } from '../support/cli.js';
 import { freshDatabase } from '../support/postgres.js';
 
-/** Every table of the database, and what `_sync_state` holds (when it exists). */
+/** Every table of the database, and what `_sync_state` and `_thread_queue` hold (when they exist). */
 async function warehouseState(db: pg.Client) {
   const tables = await db.query(
     `SELECT table_schema || '.' || table_name AS t FROM information_schema.tables
@@ -19,7 +19,10 @@ async function warehouseState(db: pg.Client) {
   );
   const names = tables.rows.map((r) => String(r.t));
   const checkpoints = names.includes('support._sync_state')
-    ? (await db.query(`SELECT * FROM support._sync_state ORDER BY stream, scope`)).rows
+    ? [
+        ...(await db.query(`SELECT * FROM support._sync_state ORDER BY stream, scope`)).rows,
+        ...(await db.query(`SELECT * FROM support._thread_queue ORDER BY ticket_number`)).rows,
+      ]
     : [];
   const runs = names.includes('support._sync_runs')
     ? (await db.query(`SELECT count(*)::int AS n FROM support._sync_runs`)).rows[0].n

@@ -60,9 +60,9 @@ describe('repairs and guards on the production page path', () => {
     // the threads read longest ago first, at least one round (4 threads) a run, more only while the run's
     // other streams are busy (issue 22): the message is on one of the first round's threads.
     const firstRound = await p.db.query(
-      `SELECT s.scope FROM support._sync_state s JOIN support.tickets t ON t.ticket_number::text = s.scope
-        AND t._deleted_at IS NULL WHERE s.stream = 'ticket_messages' AND s.status = 'complete'
-        ORDER BY s.updated_at, s.scope LIMIT 4`,
+      `SELECT q.ticket_number AS scope FROM support._thread_queue q JOIN support.tickets t
+        ON t.ticket_number = q.ticket_number AND t._deleted_at IS NULL WHERE q.status = 'complete'
+        ORDER BY q.updated_at, q.ticket_number LIMIT 4`,
     );
     const edited = firstRound.rows
       .map((r) => world.ticketByNumber(Number(r.scope)))

@@ -88,8 +88,8 @@ describe('stream selection (SYNC_STREAMS)', () => {
       ],
     });
     await p.db.query(
-      `UPDATE support._sync_state SET status = 'failed' WHERE stream = 'ticket_messages'
-         AND scope = (SELECT min(scope) FROM support._sync_state WHERE stream = 'ticket_messages' AND status = 'complete')`,
+      `UPDATE support._thread_queue SET status = 'failed'
+         WHERE ticket_number = (SELECT min(ticket_number) FROM support._thread_queue WHERE status = 'complete')`,
     );
     const left: StreamName[] = ['ticket_messages', 'csat_surveys', 'agent_sessions'];
     const before = await tableStates(p, left);

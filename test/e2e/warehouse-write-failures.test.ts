@@ -51,7 +51,10 @@ describe('the warehouse refusing one thread’s writes for a while', () => {
     expect(refused.rows[0].n, 'every refusal was spent, then the write went through').toBeGreaterThan(
       FAILED_WRITES,
     );
-    const failed = await p.db.query(`SELECT scope FROM support._sync_state WHERE status = 'failed'`);
+    const failed = await p.db.query(
+      `SELECT scope FROM support._sync_state WHERE status = 'failed'
+       UNION ALL SELECT ticket_number::text FROM support._thread_queue WHERE status = 'failed'`,
+    );
     expect(failed.rows).toEqual([]);
     await p.db.query('DROP TRIGGER test_refuse_write ON support.ticket_messages');
     await expectWarehouseEqualsSource(
