@@ -6,8 +6,8 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { BQ_TYPES } from '../connectors/bigquery/sql.js';
-import { PG_TYPES } from '../connectors/postgres/sql.js';
+import { BQ_TYPES } from '../connectors/bigquery/dialect.js';
+import { PG_TYPES } from '../connectors/postgres/dialect.js';
 import { customFieldLabelsView, customFieldsView } from '../schemas/custom-fields-view.js';
 import { type ColumnSpec, SYSTEM_TABLES, TABLES } from '../schemas/warehouse.js';
 import { WAREHOUSE_VIEWS } from '../schemas/warehouse-views.js';

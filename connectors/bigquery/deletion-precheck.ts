@@ -7,8 +7,8 @@ import type { BigQuerySession } from './session.js';
  * billed) before its script runs. Most runs delete nothing — a full re-read of an unchanged collection, a
  * cascade with no ticket deleted — and the script's count alone bills 10 MB per table it names, 10 to 40 MB
  * per check for nothing. The reads test a superset of what the script would change (DeletionCandidates; a
- * cascade's two conditions exactly), so "none" is exact; anything else runs the script as before, which
- * counts and marks inside its own transaction.
+ * cascade's two conditions exactly), so "none" is exact; anything else runs the script, which counts and
+ * marks inside its own transaction.
  *
  * Called under the deletion's exclusive section, with the sightings not folded into `_synced_at` yet
  * (sightings.ts): a row is a candidate only if neither its `_synced_at` nor a sighting is as late as `since`.

@@ -11,22 +11,8 @@ import { inlineCheckpoints, stateTablesOf, upsertStateSql } from './state-sql.js
 
 /*
  * SQL pieces of BigQuery's writes: the merge clauses and version rule the flush uses (flush-sql.ts),
- * `_rejected`, `_schema_changes` and checkpoint upserts, and `mergeScript`, the per-page script of the load-job
- * path the staged writes replaced (kept for the quota proxy's shape tests, which parse it). Values travel as
- * literals (dialect.ts). (DDL: ddl.ts; staging: staging.ts, flush-sql.ts.)
+ * `_rejected`, `_schema_changes` and checkpoint upserts. Values travel as literals (dialect.ts). (DDL: ddl.ts; staging: staging.ts, flush-sql.ts.)
  */
-
-// Where the write path's neighbours used to live; kept so imports of this module keep working.
-export { stagedColumns } from '../batch.js';
-export { fieldOf, fillFromRawSql, rawValueSql } from './ddl.js';
-export {
-  BQ_TYPES,
-  bigQueryDialect,
-  bqIdent,
-  int64Literal,
-  stringLiteral,
-  timestampLiteral,
-} from './dialect.js';
 
 /**
  * Condition under which the staged row S replaces the target row T, by the table's merge rule: a strictly
@@ -39,46 +25,6 @@ export function winsSql(spec: TableSpec<unknown>, repair = false): string {
   if (spec.merge.kind === 'content') return hashDiffers;
   const v = bqIdent(spec.merge.column);
   return `(T.${v} < S.${v} OR (T.${v} = S.${v} AND ${hashDiffers}))`;
-}
-
-/**
- * How a script stamps `_synced_at`: a SQL expression (`CURRENT_TIMESTAMP()`, the service's clock, or a
- * literal of an injected test clock), and the time written to checkpoints' `updated_at`.
- */
-export interface SyncedAt {
-  readonly sql: string;
-  readonly checkpointTime: Date;
-}
-
-/**
- * The script that merges one staged batch and upserts the checkpoint in one multi-statement transaction.
- * Counts are computed inside the transaction (same snapshot as the MERGE).
- */
-export function mergeScript(
-  dataset: string,
-  spec: TableSpec<unknown>,
-  stage: string,
-  syncedAt: SyncedAt,
-  checkpoints: readonly CheckpointUpdate[],
-  seen: readonly string[] = [],
-  rejected: readonly RejectedItem[] = [],
-  repair = false,
-  schemaChanges: readonly SchemaChangeSighting[] = [],
-): string {
-  return `DECLARE inserted INT64 DEFAULT 0;
-DECLARE updated INT64 DEFAULT 0;
-BEGIN TRANSACTION;
-${mergeStatements(dataset, spec, stage, syncedAt.sql, 'inserted', 'updated', repair)}
-${seen.length > 0 ? `${seenSql(dataset, spec, seen, syncedAt.sql)};\n` : ''}${rejectedStatements(dataset, [{ spec, stage }], rejected, syncedAt.sql)}${schemaChangeStatements(dataset, schemaChanges, syncedAt.sql)}${checkpoints.length > 0 ? `${checkpointMergeSql(dataset, checkpoints, syncedAt.checkpointTime)};\n` : ''}COMMIT TRANSACTION;
-SELECT inserted, updated;`;
-}
-
-/** Moves `_synced_at` of live rows served again unchanged (`ids`) to the batch's stamp. */
-export function seenSql(dataset: string, spec: TableSpec<unknown>, ids: readonly string[], syncedAt: string) {
-  if (spec.primaryKey.length !== 1) throw new Error(`seen ids need a single-column key (${spec.name})`);
-  const live = spec.tracksDeletion ? ' AND `_deleted_at` IS NULL' : '';
-  return `UPDATE ${bqIdent(dataset)}.${bqIdent(spec.name)} SET \`_synced_at\` = ${syncedAt}
-WHERE ${bqIdent(spec.primaryKey[0]!)} IN UNNEST([${ids.map((id) => stringLiteral(id)).join(', ')}]) AND \`_synced_at\` < ${syncedAt}${live}`;
 }
 
 /**
@@ -110,48 +56,7 @@ export function mergeClauses(spec: TableSpec<unknown>, syncedAt: string) {
   };
 }
 
-/** The counting SETs and the MERGE of one staged batch (statements of a script's transaction). */
-function mergeStatements(
-  dataset: string,
-  spec: TableSpec<unknown>,
-  stage: string,
-  syncedAt: string,
-  insertedVar: string,
-  updatedVar: string,
-  repair = false,
-): string {
-  const target = `${bqIdent(dataset)}.${bqIdent(spec.name)}`;
-  const staged = `${bqIdent(dataset)}.${bqIdent(stage)}`;
-  const { on, firstKey, sets, insertCols, insertVals } = mergeClauses(spec, syncedAt);
-  const wins = winsSql(spec, repair);
-  const revived = spec.tracksDeletion ? ' OR T.`_deleted_at` IS NOT NULL' : '';
-  return `SET ${insertedVar} = (SELECT COUNTIF(${firstKey} IS NULL) FROM ${staged} S LEFT JOIN ${target} T ON ${on});
-SET ${updatedVar} = (SELECT COUNTIF(${firstKey} IS NOT NULL AND (${wins}${revived})) FROM ${staged} S LEFT JOIN ${target} T ON ${on});
-MERGE ${target} T USING ${staged} S ON ${on}
-WHEN MATCHED AND (${wins}${revived}) THEN UPDATE SET ${sets.join(', ')}
-WHEN MATCHED AND T.\`_synced_at\` < ${syncedAt} THEN UPDATE SET \`_synced_at\` = ${syncedAt}
-WHEN NOT MATCHED THEN INSERT (${insertCols.join(', ')}) VALUES (${insertVals.join(', ')});`;
-}
-
 // --- _rejected --------------------------------------------------------------------------------------------
-
-/**
- * The `_rejected` statements of a script, after its merges: open entries of each table whose item the
- * staged batch stores are resolved, then the batch's own rejections are upserted (so an item a batch both
- * stores and rejects stays open). Empty when there is nothing to resolve or record.
- */
-export function rejectedStatements(
-  dataset: string,
-  stored: readonly { spec: TableSpec<unknown>; stage: string }[],
-  rejected: readonly RejectedItem[],
-  syncedAt: string,
-): string {
-  const resolves = stored
-    .filter((p) => p.spec.primaryKey.length === 1)
-    .map((p) => `${resolveRejectedSql(dataset, p.spec, p.stage, syncedAt)};\n`);
-  const upserts = rejectedMergeStatements(dataset, rejected, syncedAt).map((s) => `${s};\n`);
-  return resolves.join('') + upserts.join('');
-}
 
 /**
  * Resolves the open `_rejected` entries of a table whose item id is a row of the staged batch. Guarded by

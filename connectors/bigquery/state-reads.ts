@@ -19,7 +19,7 @@ import { BATCHES_TABLE, MERGED_TABLE, STAGED_CHECKPOINTS_TABLE, STAGING_RETENTIO
  * Checkpoint reads without a query job: `_sync_state`, `_staging_checkpoints` and `_staging_merged` are read
  * whole by table reads (tabledata.list: no job, no bytes billed, no 10 MB floor), and the latest staged,
  * unmerged checkpoint of a scope is laid over the merged one in memory — what a query of the same three
- * tables computed before, for 30 MB a read (the 10 MB floor per table). The three tables hold one row per scope, per
+ * tables would compute for 30 MB a read (the 10 MB floor per table). The three tables hold one row per scope, per
  * staged checkpoint and per staged batch of the last week: small next to the data tables.
  */
 

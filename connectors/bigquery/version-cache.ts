@@ -34,7 +34,7 @@ interface TableVersions {
 export interface VersionCacheLimits {
   /**
    * Rows of one table the cache holds at most (~100 bytes each): a worker's memory must not grow with the
-   * workspace (issue 22). A larger table is not cached: the page path stages every row, as before the cache.
+   * workspace. A larger table is not cached: the page path stages every row it reads.
    */
   readonly maxRows: number;
   /** Rows per table-read request. */

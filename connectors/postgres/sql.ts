@@ -7,12 +7,6 @@ import { ident } from './dialect.js';
  * rows seen again, and `_rejected`. (DDL: ddl.ts; dialect: dialect.ts; COPY format: copy.ts.)
  */
 
-// Where the write path's neighbours used to live; kept so imports of this module keep working.
-export { stagedColumns } from '../batch.js';
-export { copyEscape, copyLine } from './copy.js';
-export { columnDdl, createTableSql, fillFromRawSql, indexSql, rawValueSql } from './ddl.js';
-export { ident, PG_TYPES, postgresDialect } from './dialect.js';
-
 /**
  * When the incoming row (EXCLUDED) replaces the stored one (t), by the table's merge rule: a strictly newer
  * version, or an equal one with different content; for content tables, different content. Content is

@@ -6,7 +6,6 @@ import {
   emulatorClientOptions,
   parseBigQueryUrl,
 } from '../../connectors/bigquery/destination.js';
-import { mergeScript } from '../../connectors/bigquery/sql.js';
 import { createDestination } from '../../connectors/index.js';
 import { freePort } from '../../embedded/free-port.js';
 import { canonicalTimestamp, TABLES, type TableName, tableSpecOf } from '../../schemas/warehouse.js';
@@ -190,54 +189,6 @@ describe('BigQuery destination specifics', () => {
     const [meta] = await client.dataset(datasetId).table('tickets').getMetadata();
     expect(meta.timePartitioning).toMatchObject({ type: 'DAY', field: 'created_at' });
     expect(meta.clustering.fields).toEqual([...TABLES.tickets.clusterBy]);
-  });
-
-  it('merges with the version and content-hash rule, _rejected and the checkpoint in one transaction script', () => {
-    const sql = mergeScript(
-      'ds',
-      TABLES.tickets as never,
-      '_stage_x',
-      { sql: 'CURRENT_TIMESTAMP()', checkpointTime: new Date(0) },
-      [
-        {
-          stream: 'tickets',
-          scope: 'all',
-          cursor: "it's",
-          high_water_mark: null,
-          status: 'running',
-          pages: 1,
-          rows: 2,
-        },
-      ],
-    );
-    expect(sql).toMatch(
-      /BEGIN TRANSACTION;[\s\S]*MERGE `ds`.`tickets`[\s\S]*\(T.`updated_at` < S.`updated_at` OR \(T.`updated_at` = S.`updated_at` AND T.`_content_hash` IS DISTINCT FROM S.`_content_hash`\)\)[\s\S]*UPDATE `ds`.`_rejected` SET resolved_at[\s\S]*MERGE `ds`.`_sync_state`[\s\S]*COMMIT TRANSACTION;/,
-    );
-    const content = mergeScript(
-      'ds',
-      TABLES.ticket_messages as never,
-      '_stage_y',
-      { sql: 'CURRENT_TIMESTAMP()', checkpointTime: new Date(0) },
-      [],
-      [],
-      [
-        {
-          table: 'ticket_messages',
-          itemKey: 'm1',
-          itemId: 'm1',
-          stream: 'ticket_messages',
-          scope: '42',
-          pageCursor: null,
-          reason: "field role: it's not a role",
-          raw: { id: 'm1' },
-        },
-      ],
-    );
-    expect(content).toContain('WHEN MATCHED AND (T.`_content_hash` IS DISTINCT FROM S.`_content_hash`');
-    expect(content).not.toContain('TO_JSON_STRING');
-    // The batch's rejections are upserted after the resolution, inside the same transaction.
-    expect(content).toMatch(/UPDATE `ds`.`_rejected`[\s\S]*MERGE `ds`.`_rejected`[\s\S]*COMMIT TRANSACTION;/);
-    expect(content).not.toContain('_sync_state');
   });
 });
 

@@ -1,6 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { mergeScript } from '../../connectors/bigquery/sql.js';
-import { tableSpecOf } from '../../schemas/warehouse.js';
 import {
   jobResourceOf,
   multipartParts,
@@ -46,46 +44,6 @@ describe('what a BigQuery job writes (quota proxy)', () => {
         conditional: false,
       },
       { kind: 'merge', reads: ['_sync_state'], writes: '_sync_state', billsTarget: true, conditional: false },
-    ]);
-  });
-
-  it("reads the destination's own page script: counting SETs, the MERGE, the guarded _rejected UPDATE, the checkpoint", () => {
-    const spec = tableSpecOf('tickets');
-    const script = mergeScript(
-      'ds',
-      spec,
-      '_stage_tickets_0a1b2c3d4e5f',
-      { sql: 'CURRENT_TIMESTAMP()', checkpointTime: new Date('2026-01-01T00:00:00Z') },
-      [
-        {
-          stream: 'tickets',
-          scope: 'sweep',
-          cursor: 'c',
-          high_water_mark: null,
-          status: 'running',
-          pages: 1,
-          rows: 2,
-        },
-      ],
-      ['7f0c6a1e-1111-4222-8333-444455556666'],
-    );
-    const shape = shapeOfQuery(script);
-    expect(shape.transaction).toBe(true);
-    // The UPDATE of _rejected runs only when an open entry matches (IF EXISTS): it is conditional.
-    expect(shape.statements).toEqual([
-      { kind: 'merge', table: 'tickets', conditional: false },
-      { kind: 'update', table: 'tickets', conditional: false },
-      { kind: 'update', table: '_rejected', conditional: true },
-      { kind: 'merge', table: '_sync_state', conditional: false },
-    ]);
-    expect(shape.children.map((c) => [c.kind, c.reads, c.conditional])).toEqual([
-      ['select', ['_stage_tickets_0a1b2c3d4e5f', 'tickets'], false], // SET inserted = (SELECT COUNTIF …)
-      ['select', ['_stage_tickets_0a1b2c3d4e5f', 'tickets'], false], // SET updated = (SELECT COUNTIF …)
-      ['merge', ['tickets', '_stage_tickets_0a1b2c3d4e5f'], false],
-      ['update', ['tickets'], false], // the rows seen again (`IN UNNEST([...])` is no table)
-      ['select', ['_rejected', '_stage_tickets_0a1b2c3d4e5f'], false], // the IF's condition always runs
-      ['update', ['_rejected', '_stage_tickets_0a1b2c3d4e5f'], true],
-      ['merge', ['_sync_state'], false],
     ]);
   });
 
