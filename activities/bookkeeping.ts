@@ -219,10 +219,10 @@ async function windowsWithRejected(
 }
 
 /**
- * Windows of a pass the audit queued for a re-read (`reread/<from>/<before>` entries, schemas/sync.ts)
- * whose own scope has not completed since they were queued: the entry clears itself when a run has read
- * the window, with no second write that a crash could lose. From the pass's checkpoints, compared here (a
- * destination may answer that list without a query; a self-join of `_sync_state` cannot).
+ * Windows of a pass the audit queued for a re-read (`reread` keys, held in `_reread_queue`) whose own
+ * scope has not completed since they were queued: the entry clears itself when a run has read the window,
+ * with no second write that a crash could lose. From the pass's checkpoints, compared here (a destination
+ * may answer that list without a query; a join of the two state tables cannot).
  */
 async function windowsQueuedForReread(
   deps: PlanningReads,

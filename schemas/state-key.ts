@@ -4,8 +4,9 @@ import { z } from 'zod';
  * Where a state row belongs: one typed key for every kind of state the sync keeps, and the one encoder and
  * decoder between it and the row's `(stream, scope)` address. Every reader and writer of state goes through
  * these two functions, so a scope's text format is written in this file only. The destinations keep a
- * `thread` key's row in `_thread_queue`, keyed by the integer ticket number, every other in `_sync_state`
- * (connectors/state-tables.ts; BigQuery's flush restates the `thread` address in SQL: bigquery/state-sql.ts).
+ * `thread` key's row in `_thread_queue` (keyed by the integer ticket number), a `reread` key's in
+ * `_reread_queue` (keyed by pass and window), every other in `_sync_state` (connectors/state-tables.ts;
+ * BigQuery's flush restates the two queue addresses in SQL: bigquery/state-sql.ts).
  */
 
 const Name = z.string().min(1);
@@ -55,7 +56,7 @@ export type StateKeyOf<K extends StateKeyKind> = Extract<StateKey, { kind: K }>;
  */
 export const STATE_KEY_FORMATS: {
   readonly [K in StateKeyKind]: {
-    table: '_sync_state' | '_thread_queue';
+    table: '_sync_state' | '_thread_queue' | '_reread_queue';
     stream: string;
     scope: string;
     what: string;
@@ -92,9 +93,9 @@ export const STATE_KEY_FORMATS: {
     what: 'one window of an export pass',
   },
   reread: {
-    table: '_sync_state',
+    table: '_reread_queue',
     stream: 'the export pass',
-    scope: 'reread/<from>/<before>',
+    scope: 'reread/<from>/<before> (the row is the pass, window_start and window_end of _reread_queue)',
     what: 'a window the audit queued for a re-read (running until a run has read the window again)',
   },
   thread: {
@@ -117,7 +118,7 @@ export const STATE_KEY_FORMATS: {
   },
 };
 
-/** A state row's address: a `_sync_state` row, or (a `thread` key) the `_thread_queue` row of a ticket. */
+/** A state row's address: a `_sync_state` row, or (a `thread` or `reread` key) the row of its queue table. */
 export interface StateAddress {
   stream: string;
   scope: string;

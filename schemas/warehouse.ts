@@ -56,6 +56,7 @@ export {
   ReconciliationStatus,
   RejectedItem,
   RejectedRecord,
+  RereadQueueEntry,
   rejectedItemKey,
   SYSTEM_TABLES,
   SyncRunRecord,

@@ -6,7 +6,12 @@ import type { EmbeddedPostgres } from '../../embedded/postgres.js';
 import { embeddedWarehouse } from '../../embedded/warehouse.js';
 import { type AuditTableResult, tableResult } from '../../schemas/audit.js';
 import { decodeStateKey, encodeStateKey } from '../../schemas/state-key.js';
-import type { Checkpoint, Freshness, ReconciliationRecord } from '../../schemas/warehouse.js';
+import {
+  type Checkpoint,
+  type Freshness,
+  type ReconciliationRecord,
+  SYSTEM_TABLE_NAMES,
+} from '../../schemas/warehouse.js';
 import { destinationFromConfig } from '../../worker/compose.js';
 import { isConfigured } from '../../worker/config.js';
 import { streamFreshness } from '../../worker/freshness.js';
@@ -225,13 +230,25 @@ function statusOf(
         process.stdout.write(`${out.join('\n')}\n`);
         return 0;
       } catch (err) {
-        return reportFailure(err);
+        const missing = missingSystemTable(err);
+        if (missing === null) return reportFailure(err);
+        process.stderr.write(
+          `status: the warehouse has no ${missing} table yet: an older support-sync prepared it, and status runs no DDL. The next sync migrates it (npm run sync -- --once); status reads it then.\n`,
+        );
+        return 1;
       } finally {
         await destination.close();
       }
     },
     overrides,
   );
+}
+
+/** The bookkeeping table an error says is missing (a warehouse this version has not prepared yet), or null. */
+function missingSystemTable(err: unknown): string | null {
+  const message = String((err as Error)?.message ?? err);
+  if (!/does not exist|not found/i.test(message)) return null;
+  return SYSTEM_TABLE_NAMES.find((name) => new RegExp(`\\b${name}\\b`).test(message)) ?? null;
 }
 
 /** The schema changes first seen most recently; null on a warehouse without `_schema_changes` (older sync). */

@@ -7,6 +7,7 @@ import {
   type WarehouseRow,
 } from '../../schemas/warehouse.js';
 import { stagedColumns } from '../batch.js';
+import { STATE_TABLES, type StateTableName } from '../state-tables.js';
 import { BQ_TYPES, bqIdent, stringLiteral, timestampLiteral } from './dialect.js';
 import { mergeClauses, rejectedMergeStatements } from './sql.js';
 import {
@@ -267,7 +268,7 @@ export function stagedCheckpointsSql(
 export function mergeStagedCheckpointsSql(
   dataset: string,
   batches: readonly string[],
-  tables = { syncState: true, threadQueue: true },
+  tables: ReadonlySet<StateTableName> = new Set(STATE_TABLES.map((t) => t.name)),
 ): string {
   const fields = CHECKPOINT_COLUMNS.map((c) => `${columnOf(c, 'c')} AS ${bqIdent(c.name)}`).join(', ');
   const latest = `SELECT * EXCEPT (_seq) FROM (SELECT ${fields}, c.seq AS _seq

@@ -313,8 +313,8 @@ export class StagedBigQueryWriter implements WarehouseWriter {
 
   /**
    * Checkpoints by table reads (state-reads.ts: no query job), filtered and ordered here as the SQL
-   * destinations do: those of `_sync_state` by stream, then scope (a given stream and scope may name a
-   * thread key); with `threadQueue`, the thread queue's entries by ticket number.
+   * destinations do: those of `_sync_state` and `_reread_queue` by stream, then scope (a given stream and
+   * scope may name a thread key); with `threadQueue`, the thread queue's entries by ticket number.
    */
   async listCheckpoints(
     filter: CheckpointFilter & {

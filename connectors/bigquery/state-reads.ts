@@ -11,7 +11,7 @@ import {
   SYSTEM_TABLES,
 } from '../../schemas/warehouse.js';
 import type { SchemaChangeFilter } from '../sql/schema-changes.js';
-import { checkpointOfQueueEntry, THREAD_QUEUE_COLUMNS } from '../state-tables.js';
+import { STATE_TABLES, stateColumnsOf } from '../state-tables.js';
 import type { BigQuerySession } from './session.js';
 import { BATCHES_TABLE, MERGED_TABLE, STAGED_CHECKPOINTS_TABLE, STAGING_RETENTION_DAYS } from './staging.js';
 
@@ -105,15 +105,15 @@ export async function unmergedBatches(
 }
 
 /**
- * Every checkpoint as a reader sees it: those of `_sync_state` and `_thread_queue` with the latest staged,
- * unmerged one of a scope over them.
+ * Every checkpoint as a reader sees it: those of the state tables with the latest staged, unmerged one of a
+ * scope over them.
  */
 export async function checkpointsByTableReads(session: BigQuerySession): Promise<Checkpoint[]> {
   const staged = await unmergedStagedCheckpoints(session);
-  const stored = [
-    ...(await session.readTable('_sync_state', CHECKPOINT_COLUMNS)).map((row) => Checkpoint.parse(row)),
-    ...(await session.readTable('_thread_queue', THREAD_QUEUE_COLUMNS)).map(checkpointOfQueueEntry),
-  ];
+  const stored: Checkpoint[] = [];
+  for (const table of STATE_TABLES)
+    for (const row of await session.readTable(table.name, stateColumnsOf(table)))
+      stored.push(table.checkpointOf(row));
   const byKey = new Map<string, Checkpoint>();
   for (const cp of stored) byKey.set(keyOf(cp.stream, cp.scope), cp);
   for (const { checkpoint } of staged)
@@ -125,7 +125,6 @@ export async function checkpointsByTableReads(session: BigQuerySession): Promise
 }
 
 const keyOf = (stream: string, scope: string) => `${stream}\u0000${scope}`;
-const CHECKPOINT_COLUMNS = Object.keys(Checkpoint.shape);
 
 /**
  * The open items of `_rejected` per table, stream and scope, by a table read (a query would bill 10 MB for a

@@ -1,20 +1,58 @@
-import { encodeStateKey } from '../../schemas/state-key.js';
-import { type CheckpointUpdate, SYSTEM_TABLES } from '../../schemas/warehouse.js';
-import { byStateTable } from '../state-tables.js';
+import { encodeStateKey, type StateAddress } from '../../schemas/state-key.js';
+import type { CheckpointUpdate } from '../../schemas/warehouse.js';
+import {
+  byStateTable,
+  CHECKPOINT_BODY,
+  type QueueTableName,
+  STATE_TABLES,
+  type StateTable,
+  type StateTableName,
+  stateColumnsOf,
+} from '../state-tables.js';
 import { bqIdent, int64Literal, stringLiteral, timestampLiteral } from './dialect.js';
 
 /*
- * The checkpoint upserts of BigQuery's write paths, one MERGE per state table: thread keys into
- * `_thread_queue`, every other key into `_sync_state` (connectors/state-tables.ts). The source of a MERGE
- * selects checkpoints — `(stream, scope, …, updated_at)`, as they are staged — and each MERGE takes its own.
+ * The checkpoint upserts of BigQuery's write paths, one MERGE per state table (connectors/state-tables.ts):
+ * thread keys into `_thread_queue`, re-read keys into `_reread_queue`, every other key into `_sync_state`.
+ * The source of a MERGE selects checkpoints — `(stream, scope, …, updated_at)`, as they are staged — and
+ * each MERGE takes its own, by the address encodeStateKey gives its keys, restated here in SQL.
  */
 
-/** The `_staging_checkpoints` address of every thread key (its scope is the ticket number). */
 const THREAD_STREAM = encodeStateKey({ kind: 'thread', ticketNumber: 1 }).stream;
+/** Streams whose scopes are never export windows: a `reread/…` scope there is no re-read key. */
+const NOT_PASSES = [
+  THREAD_STREAM,
+  encodeStateKey({ kind: 'report', query: 'q' }).stream,
+  encodeStateKey({ kind: 'sweep' }).stream,
+];
 
-/** Whether checkpoint `alias` is of a `thread` key: encodeStateKey's format, in SQL. */
-export const isThread = (alias: string) =>
-  `(${alias}.stream = ${stringLiteral(THREAD_STREAM)} AND REGEXP_CONTAINS(${alias}.scope, r'^[1-9][0-9]*$'))`;
+/** The queue tables in SQL: whether checkpoint `c` is a row of the table, and its key columns' values. */
+const QUEUE_SQL: {
+  readonly [T in QueueTableName]: {
+    holds(c: string): string;
+    key(c: string): string[];
+  };
+} = {
+  _thread_queue: {
+    holds: (c) =>
+      `(${c}.stream = ${stringLiteral(THREAD_STREAM)} AND REGEXP_CONTAINS(${c}.scope, r'^[1-9][0-9]*$'))`,
+    key: (c) => [`CAST(${c}.scope AS INT64)`],
+  },
+  _reread_queue: {
+    holds: (c) =>
+      `(${c}.stream NOT IN (${NOT_PASSES.map(stringLiteral).join(', ')}) AND REGEXP_CONTAINS(${c}.scope, r'^reread/[^/]+/[^/]+$'))`,
+    key: (c) => [`${c}.stream`, `SPLIT(${c}.scope, '/')[OFFSET(1)]`, `SPLIT(${c}.scope, '/')[OFFSET(2)]`],
+  },
+};
+
+/** Whether checkpoint `alias` is a row of queue table `table`. */
+export const heldBy = (table: QueueTableName, alias: string) => QUEUE_SQL[table].holds(alias);
+
+/** Whether checkpoint `alias` is held by a table other than `_sync_state`. */
+export const inQueueTable = (alias: string) =>
+  `(${Object.values(QUEUE_SQL)
+    .map((q) => q.holds(alias))
+    .join(' OR ')})`;
 
 /** Checkpoints as an inline table, each stamped with its `updated_at`. */
 export function inlineCheckpoints(list: readonly (CheckpointUpdate & { updated_at: Date })[]): string {
@@ -28,12 +66,8 @@ export function inlineCheckpoints(list: readonly (CheckpointUpdate & { updated_a
 }
 
 /** Which state tables a list of checkpoints writes. */
-export function stateTablesOf(list: readonly CheckpointUpdate[]): {
-  syncState: boolean;
-  threadQueue: boolean;
-} {
-  const { syncState, threadQueue } = byStateTable(list);
-  return { syncState: syncState.length > 0, threadQueue: threadQueue.length > 0 };
+export function stateTablesOf(list: readonly StateAddress[]): ReadonlySet<StateTableName> {
+  return new Set(byStateTable(list).map(({ table }) => table.name));
 }
 
 /**
@@ -44,39 +78,35 @@ export function stateTablesOf(list: readonly CheckpointUpdate[]): {
 export function upsertStateSql(
   dataset: string,
   source: string,
-  tables: { syncState: boolean; threadQueue: boolean },
+  tables: ReadonlySet<StateTableName>,
   keepLater: boolean,
 ): string {
-  const statements: string[] = [];
-  if (tables.syncState)
-    statements.push(
-      mergeSql(dataset, '_sync_state', `SELECT * FROM (${source}) c WHERE NOT ${isThread('c')}`, keepLater),
-    );
-  if (tables.threadQueue)
-    statements.push(
-      mergeSql(
+  return STATE_TABLES.filter((t) => tables.has(t.name))
+    .map((table) => {
+      if (table.name === '_sync_state')
+        return mergeSql(
+          dataset,
+          table,
+          `SELECT * FROM (${source}) c WHERE NOT ${inQueueTable('c')}`,
+          keepLater,
+        );
+      const queue = QUEUE_SQL[table.name];
+      const key = queue.key('c').map((v, i) => `${v} AS ${bqIdent(table.keyColumns[i]!)}`);
+      return mergeSql(
         dataset,
-        '_thread_queue',
-        `SELECT CAST(c.scope AS INT64) AS ticket_number, c.* EXCEPT (stream, scope) FROM (${source}) c WHERE ${isThread('c')}`,
+        table,
+        `SELECT ${key.join(', ')}, c.* EXCEPT (stream, scope) FROM (${source}) c WHERE ${queue.holds('c')}`,
         keepLater,
-      ),
-    );
-  return statements.join(';\n');
+      );
+    })
+    .join(';\n');
 }
 
-function mergeSql(
-  dataset: string,
-  table: '_sync_state' | '_thread_queue',
-  source: string,
-  keepLater: boolean,
-): string {
-  const spec = SYSTEM_TABLES[table];
-  const key = spec.primaryKey;
-  const names = spec.columns.map((c) => bqIdent(c.name));
-  const updated = spec.columns
-    .filter((c) => !key.includes(c.name))
-    .map((c) => `${bqIdent(c.name)} = S.${bqIdent(c.name)}`);
-  return `MERGE ${bqIdent(dataset)}.${bqIdent(table)} T
+function mergeSql(dataset: string, table: StateTable, source: string, keepLater: boolean): string {
+  const key = table.keyColumns;
+  const names = stateColumnsOf(table).map(bqIdent);
+  const updated = CHECKPOINT_BODY.map((c) => `${bqIdent(c)} = S.${bqIdent(c)}`);
+  return `MERGE ${bqIdent(dataset)}.${bqIdent(table.name)} T
 USING (${source}) S ON ${key.map((k) => `T.${bqIdent(k)} = S.${bqIdent(k)}`).join(' AND ')}
 WHEN MATCHED${keepLater ? ' AND T.updated_at <= S.updated_at' : ''} THEN UPDATE SET ${updated.join(', ')}
 WHEN NOT MATCHED THEN INSERT (${names.join(', ')})

@@ -1,8 +1,8 @@
 import type pg from 'pg';
-import { encodeStateKey } from '../../schemas/state-key.js';
-import type { ColumnSpec } from '../../schemas/warehouse.js';
+import { type ColumnSpec, SYSTEM_TABLES } from '../../schemas/warehouse.js';
 import { type ViewSpec, WAREHOUSE_VIEWS } from '../../schemas/warehouse-views.js';
 import type { DestinationSettings } from '../settings.js';
+import { byStateTable, CHECKPOINT_BODY } from '../state-tables.js';
 import { tableLayouts } from '../table-layouts.js';
 import { ident, PG_TYPES, stringLiteral } from './dialect.js';
 import type { PostgresSession } from './session.js';
@@ -70,29 +70,48 @@ export function preparePostgres(session: PostgresSession, settings: DestinationS
       }
       for (const index of t.indexes) await client.query(indexSql(schema, t.name, index));
     }
-    await client.query(moveThreadQueueSql(schema));
+    await moveStateRows(client, schema);
     await createViews(client, session);
   });
 }
 
 /**
- * Moves thread-queue entries a warehouse holds in `_sync_state` (rows of `thread` keys: stream
- * `ticket_messages`, scope the ticket number) into `_thread_queue`, in prepare()'s transaction: deleted and
- * inserted by one statement, so a crash leaves them where they were, and a second prepare finds none. An
- * entry the queue already holds keeps the later of the two.
+ * Moves the checkpoints a warehouse holds in `_sync_state` whose keys another state table holds (a
+ * `thread` key's row into `_thread_queue`, a `reread` key's into `_reread_queue`: state-tables.ts decides,
+ * with the one decoder of state keys), in prepare()'s transaction: deleted and inserted by one statement per
+ * table, so a crash leaves them where they were, and a second prepare finds none. An entry the table
+ * already holds keeps the later of the two.
  */
-export function moveThreadQueueSql(schema: string): string {
-  const { stream } = encodeStateKey({ kind: 'thread', ticketNumber: 1 });
-  const q = `${ident(schema)}."_thread_queue"`;
-  return `WITH moved AS (
-  DELETE FROM ${ident(schema)}."_sync_state"
-  WHERE stream = ${stringLiteral(stream)} AND scope ~ '^[1-9][0-9]{0,17}$'
-  RETURNING scope, cursor, high_water_mark, status, pages, rows, updated_at)
-INSERT INTO ${q} (ticket_number, cursor, high_water_mark, status, pages, rows, updated_at)
-SELECT scope::bigint, cursor, high_water_mark, status, pages, rows, updated_at FROM moved
-ON CONFLICT (ticket_number) DO UPDATE SET cursor = EXCLUDED.cursor, high_water_mark = EXCLUDED.high_water_mark,
-  status = EXCLUDED.status, pages = EXCLUDED.pages, rows = EXCLUDED.rows, updated_at = EXCLUDED.updated_at
-  WHERE ${q}.updated_at < EXCLUDED.updated_at`;
+async function moveStateRows(client: pg.PoolClient, schema: string): Promise<void> {
+  const state = `${ident(schema)}."_sync_state"`;
+  const { rows } = await client.query<{ stream: string; scope: string }>(
+    `SELECT stream, scope FROM ${state}`,
+  );
+  for (const { table, entries } of byStateTable(rows)) {
+    if (table.name === '_sync_state') continue;
+    const spec = SYSTEM_TABLES[table.name];
+    const keys = table.keyColumns.map(ident);
+    const keyTypes = table.keyColumns.map((c) => PG_TYPES[spec.columns.find((col) => col.name === c)!.type]);
+    const body = CHECKPOINT_BODY.map(ident);
+    const target = `${ident(schema)}.${ident(table.name)}`;
+    await client.query(
+      `WITH m AS (
+  SELECT * FROM unnest($1::text[], $2::text[], ${keyTypes.map((t, i) => `$${i + 3}::${t}[]`).join(', ')})
+    AS m(stream, scope, ${keys.join(', ')})),
+moved AS (
+  DELETE FROM ${state} s USING m WHERE s.stream = m.stream AND s.scope = m.scope RETURNING s.*)
+INSERT INTO ${target} (${[...keys, ...body].join(', ')})
+SELECT ${[...keys.map((k) => `m.${k}`), ...body.map((c) => `moved.${c}`)].join(', ')}
+FROM moved JOIN m ON m.stream = moved.stream AND m.scope = moved.scope
+ON CONFLICT (${keys.join(', ')}) DO UPDATE SET ${body.map((c) => `${c} = EXCLUDED.${c}`).join(', ')}
+  WHERE ${target}.updated_at < EXCLUDED.updated_at`,
+      [
+        entries.map((e) => e.checkpoint.stream),
+        entries.map((e) => e.checkpoint.scope),
+        ...table.keyColumns.map((_, i) => entries.map((e) => e.key[i])),
+      ],
+    );
+  }
 }
 
 /**

@@ -7,6 +7,7 @@ import {
   type RejectedItem,
   rowKey,
   type SchemaChangeSighting,
+  SYSTEM_TABLES,
   type TableName,
   type TableSpec,
 } from '../../schemas/warehouse.js';
@@ -17,7 +18,7 @@ import type { CascadeConditions, CascadeCounts, DeletionRequest } from '../sql/d
 import type { WarehouseWriter } from '../sql/destination.js';
 import { statement } from '../sql/dialect.js';
 import { schemaChangesSql } from '../sql/schema-changes.js';
-import { byStateTable } from '../state-tables.js';
+import { byStateTable, CHECKPOINT_BODY } from '../state-tables.js';
 import { copyChunks } from './copy.js';
 import { ident, PG_TYPES } from './dialect.js';
 import type { PostgresSession } from './session.js';
@@ -31,9 +32,7 @@ import {
 } from './sql.js';
 
 /** A checkpoint upsert's second half: a known key takes every new value. */
-const CHECKPOINT_UPDATE = `cursor = EXCLUDED.cursor,
-  high_water_mark = EXCLUDED.high_water_mark, status = EXCLUDED.status, pages = EXCLUDED.pages,
-  rows = EXCLUDED.rows, updated_at = EXCLUDED.updated_at`;
+const CHECKPOINT_UPDATE = CHECKPOINT_BODY.map((c) => `${ident(c)} = EXCLUDED.${ident(c)}`).join(', ');
 
 /** The temporary staging table of a table's batch (dropped at commit). */
 const stageOf = (spec: TableSpec<unknown>) => `_stage_${spec.name}`;
@@ -211,52 +210,31 @@ export class PostgresWriter implements WarehouseWriter {
   }
 
   /**
-   * One statement per table for any number of checkpoints (a tickets page queues up to a page of threads):
-   * thread keys into `_thread_queue`, every other key into `_sync_state`.
+   * One statement per state table for any number of checkpoints (a tickets page queues up to a page of
+   * threads), each into the table that holds its key (connectors/state-tables.ts).
    */
   async #upsertCheckpoints(
     client: pg.PoolClient,
     list: readonly CheckpointUpdate[],
     at: Date,
   ): Promise<void> {
-    const { syncState, threadQueue } = byStateTable(list);
-    if (syncState.length > 0) {
-      const column = <K extends keyof CheckpointUpdate>(k: K) => syncState.map((cp) => cp[k]);
+    for (const { table, entries } of byStateTable(list)) {
+      const spec = SYSTEM_TABLES[table.name];
+      const typeOf = (name: string) => PG_TYPES[spec.columns.find((c) => c.name === name)!.type];
+      const body = CHECKPOINT_BODY.filter((c) => c !== 'updated_at');
+      const columns = [...table.keyColumns, ...body];
+      const arrays = [
+        ...table.keyColumns.map((_, i) => entries.map((e) => e.key[i])),
+        ...body.map((c) => entries.map((e) => e.checkpoint[c])),
+      ];
+      const names = columns.map(ident).join(', ');
+      const unnest = columns.map((c, i) => `$${i + 1}::${typeOf(c)}[]`).join(', ');
       await client.query(
-        `INSERT INTO ${this.session.dialect.table('_sync_state')} (stream, scope, cursor, high_water_mark, status, pages, rows, updated_at)
-         SELECT s.stream, s.scope, s.cursor, s.hwm, s.status, s.pages, s.rows, $8
-         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bigint[])
-           AS s(stream, scope, cursor, hwm, status, pages, rows)
-         ON CONFLICT (stream, scope) DO UPDATE SET ${CHECKPOINT_UPDATE}`,
-        [
-          column('stream'),
-          column('scope'),
-          column('cursor'),
-          column('high_water_mark'),
-          column('status'),
-          column('pages'),
-          column('rows'),
-          at,
-        ],
-      );
-    }
-    if (threadQueue.length > 0) {
-      const column = <K extends keyof CheckpointUpdate>(k: K) => threadQueue.map((q) => q.checkpoint[k]);
-      await client.query(
-        `INSERT INTO ${this.session.dialect.table('_thread_queue')} (ticket_number, cursor, high_water_mark, status, pages, rows, updated_at)
-         SELECT q.ticket_number, q.cursor, q.hwm, q.status, q.pages, q.rows, $7
-         FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[])
-           AS q(ticket_number, cursor, hwm, status, pages, rows)
-         ON CONFLICT (ticket_number) DO UPDATE SET ${CHECKPOINT_UPDATE}`,
-        [
-          threadQueue.map((q) => q.ticketNumber),
-          column('cursor'),
-          column('high_water_mark'),
-          column('status'),
-          column('pages'),
-          column('rows'),
-          at,
-        ],
+        `INSERT INTO ${this.session.dialect.table(table.name)} (${names}, updated_at)
+         SELECT ${columns.map((c) => `s.${ident(c)}`).join(', ')}, $${columns.length + 1}
+         FROM unnest(${unnest}) AS s(${names})
+         ON CONFLICT (${table.keyColumns.map(ident).join(', ')}) DO UPDATE SET ${CHECKPOINT_UPDATE}`,
+        [...arrays, at],
       );
     }
   }

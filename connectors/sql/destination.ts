@@ -30,7 +30,6 @@ import type {
 } from '../destination.js';
 import { type RowFilter, rowFilterSql } from '../row-filter.js';
 import type { DestinationSettings } from '../settings.js';
-import { queuedTicketOf } from '../state-tables.js';
 import { type AuditFilter, auditCounts, auditSample, recordAudit } from './audit.js';
 import { customFieldSourcesOf } from './custom-fields.js';
 import {
@@ -47,6 +46,7 @@ import { listSchemaChanges, type SchemaChangeFilter } from './schema-changes.js'
 import {
   freshness,
   openRejections,
+  readCheckpointAt,
   readCheckpoints,
   readThreadQueue,
   staleThreads,
@@ -213,12 +213,7 @@ export class SqlDestination implements Destination {
   async readCheckpoint(
     ...[stream, scope]: Parameters<Destination['readCheckpoint']>
   ): Promise<Checkpoint | null> {
-    const ticketNumber = queuedTicketOf({ stream, scope });
-    const [checkpoint] =
-      ticketNumber === null
-        ? await readCheckpoints(this.#session, 'readCheckpoint', { stream, scope })
-        : await readThreadQueue(this.#session, 'readCheckpoint', { ticketNumber });
-    return checkpoint ?? null;
+    return readCheckpointAt(this.#session, 'readCheckpoint', { stream, scope });
   }
 
   async listCheckpoints(stream?: string, filter: CheckpointFilter = {}): Promise<Checkpoint[]> {

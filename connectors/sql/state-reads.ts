@@ -1,5 +1,7 @@
+import type { StateAddress } from '../../schemas/state-key.js';
 import {
-  Checkpoint,
+  byText,
+  type Checkpoint,
   type CheckpointStatus,
   Freshness,
   OpenRejections,
@@ -7,68 +9,98 @@ import {
   type TableSpec,
 } from '../../schemas/warehouse.js';
 import { DestinationError } from '../errors.js';
-import { checkpointOfQueueEntry, THREAD_QUEUE_COLUMNS } from '../state-tables.js';
+import {
+  type KeyValue,
+  STATE_TABLES,
+  type StateTable,
+  stateColumnsOf,
+  stateTableNamed,
+  stateTableOf,
+} from '../state-tables.js';
 import { limitClause, parsedRows, type SqlSession, statement } from './dialect.js';
 
 /*
- * The reads of what the warehouse holds and how far the sync got (`_sync_state`, `_thread_queue`), written
+ * The reads of what the warehouse holds and how far the sync got (the state tables, `_rejected`), written
  * once against the dialect: the same SQL and the same normalized rows on every destination.
  */
-
-const CHECKPOINT_COLUMNS = Object.keys(Checkpoint.shape);
 
 /** Which checkpoints to read: every condition given must hold. */
 export interface CheckpointQuery {
   readonly stream?: string | undefined;
-  readonly scope?: string | undefined;
   readonly status?: CheckpointStatus | undefined;
   /** At most this many, in (stream, scope) order. */
   readonly limit?: number | undefined;
 }
 
-/** `_sync_state` rows in (stream, scope) order. */
+/** The checkpoint at `at`, from the state table that holds its key. */
+export async function readCheckpointAt(
+  session: SqlSession,
+  context: string,
+  at: StateAddress,
+): Promise<Checkpoint | null> {
+  const table = stateTableOf(at);
+  const [checkpoint] = await readStateTable(session, context, table, { key: table.keyOf(at)! });
+  return checkpoint ?? null;
+}
+
+/**
+ * The checkpoints of every state table but the thread queue (`_sync_state`, `_reread_queue`), in
+ * (stream, scope) order; a re-read entry's stream is its pass.
+ */
 export async function readCheckpoints(
   session: SqlSession,
   context: string,
   { limit, ...where }: CheckpointQuery,
 ): Promise<Checkpoint[]> {
-  const d = session.dialect;
-  const query = statement(d, (bind) => {
-    const conditions = Object.entries(where)
-      .filter(([, value]) => value !== undefined)
-      .map(([column, value]) => `${d.ident(column)} = ${bind(value as string, 'string')}`);
-    const filter = conditions.length > 0 ? ` WHERE ${conditions.join(' AND ')}` : '';
-    return `SELECT ${CHECKPOINT_COLUMNS.map((c) => d.ident(c)).join(', ')} FROM ${d.table('_sync_state')}${filter}
-      ORDER BY stream, scope${limitClause(limit)}`;
-  });
-  return parsedRows(session, context, query, (row) => Checkpoint.parse(row));
+  const tables = STATE_TABLES.filter((t) => t.streamColumn !== null);
+  const lists = [];
+  for (const table of tables) lists.push(await readStateTable(session, context, table, { ...where, limit }));
+  return lists
+    .flat()
+    .sort((a, b) => byText(a.stream, b.stream) || byText(a.scope, b.scope))
+    .slice(0, limit);
 }
 
 /** Which thread-queue entries to read: every condition given must hold. */
 export interface ThreadQueueQuery {
-  readonly ticketNumber?: number | undefined;
   readonly status?: CheckpointStatus | undefined;
   /** At most this many, in ticket-number order. */
   readonly limit?: number | undefined;
 }
 
 /** `_thread_queue` rows as the checkpoints of their `thread` keys, in ticket-number order. */
-export async function readThreadQueue(
+export function readThreadQueue(
   session: SqlSession,
   context: string,
-  { ticketNumber, status, limit }: ThreadQueueQuery,
+  query: ThreadQueueQuery,
+): Promise<Checkpoint[]> {
+  return readStateTable(session, context, stateTableNamed('_thread_queue'), query);
+}
+
+/** Rows of one state table as checkpoints, in key order: by its key, its stream column, its status. */
+async function readStateTable(
+  session: SqlSession,
+  context: string,
+  table: StateTable,
+  where: CheckpointQuery & { readonly key?: readonly KeyValue[] },
 ): Promise<Checkpoint[]> {
   const d = session.dialect;
   const query = statement(d, (bind) => {
+    const value = (v: KeyValue) => (typeof v === 'number' ? bind(v, 'integer') : bind(v, 'string'));
     const conditions = [
-      ...(ticketNumber === undefined ? [] : [`ticket_number = ${bind(ticketNumber, 'integer')}`]),
-      ...(status === undefined ? [] : [`status = ${bind(status, 'string')}`]),
+      ...(where.key ?? []).map((v, i) => `${d.ident(table.keyColumns[i]!)} = ${value(v)}`),
+      ...(where.stream !== undefined && table.streamColumn !== null
+        ? [`${d.ident(table.streamColumn)} = ${bind(where.stream, 'string')}`]
+        : []),
+      ...(where.status === undefined ? [] : [`status = ${bind(where.status, 'string')}`]),
     ];
     const filter = conditions.length > 0 ? ` WHERE ${conditions.join(' AND ')}` : '';
-    return `SELECT ${THREAD_QUEUE_COLUMNS.map((c) => d.ident(c)).join(', ')} FROM ${d.table('_thread_queue')}${filter}
-      ORDER BY ticket_number${limitClause(limit)}`;
+    return `SELECT ${stateColumnsOf(table)
+      .map((c) => d.ident(c))
+      .join(', ')} FROM ${d.table(table.name)}${filter}
+      ORDER BY ${table.keyColumns.map((c) => d.ident(c)).join(', ')}${limitClause(where.limit)}`;
   });
-  return parsedRows(session, context, query, checkpointOfQueueEntry);
+  return parsedRows(session, context, query, (row) => table.checkpointOf(row));
 }
 
 /** id → stored version and content hash of the live rows of `spec` among `ids` (see Destination). */

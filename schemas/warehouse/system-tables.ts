@@ -47,6 +47,17 @@ export const ThreadQueueEntry = Checkpoint.omit({ stream: true, scope: true }).e
 });
 export type ThreadQueueEntry = z.infer<typeof ThreadQueueEntry>;
 
+/**
+ * A row of `_reread_queue`: an export window the audit queued for a re-read (StateKey `reread`). The bounds
+ * stay the text the window's own checkpoint is addressed by, so the entry finds that checkpoint exactly.
+ */
+export const RereadQueueEntry = Checkpoint.omit({ stream: true, scope: true }).extend({
+  pass: z.string().min(1),
+  window_start: z.string().min(1),
+  window_end: z.string().min(1),
+});
+export type RereadQueueEntry = z.infer<typeof RereadQueueEntry>;
+
 /** What a writer sends: a checkpoint without `updated_at` (the destination sets it). */
 export const CheckpointUpdate = Checkpoint.omit({ updated_at: true });
 export type CheckpointUpdate = z.infer<typeof CheckpointUpdate>;
@@ -244,7 +255,9 @@ export const SYSTEM_TABLES: { readonly [T in SystemTableName]: SystemTableSpec<T
       scope: `What the checkpoint covers, by stream: ${Object.values(STATE_KEY_FORMATS)
         .filter((f) => f.table === '_sync_state')
         .map((f) => `${f.stream}: "${f.scope}" (${f.what})`)
-        .join('; ')}. The thread queue is not here: it is the table _thread_queue.`,
+        .join(
+          '; ',
+        )}. The thread queue and the re-read queue are not here: they are the tables _thread_queue and _reread_queue.`,
       cursor: 'API cursor of the next page to fetch; null when the scope is complete or not started.',
       high_water_mark: 'Highest source timestamp seen in the scope (ISO 8601), if the stream has one.',
       status: 'running, complete or failed.',
@@ -266,6 +279,23 @@ export const SYSTEM_TABLES: { readonly [T in SystemTableName]: SystemTableSpec<T
       rows: 'Messages written by its current read.',
       updated_at:
         'When the entry was last written: for a complete entry, when the thread was last read completely.',
+    },
+  }),
+  _reread_queue: systemTable('_reread_queue', RereadQueueEntry, {
+    description:
+      'Export windows the audit queued for a re-read: one row per window, written with the audit corrections that found a row of it differing.',
+    primaryKey: ['pass', 'window_start', 'window_end'],
+    descriptions: {
+      pass: 'The export pass of the window (csat_surveys.sent, agent_sessions, …).',
+      window_start: "The window's start (inclusive), as its checkpoint in _sync_state names it.",
+      window_end: "The window's end (exclusive), as its checkpoint in _sync_state names it.",
+      cursor: 'Always null: the re-read itself runs as the window, under its own checkpoint.',
+      high_water_mark: 'Always null.',
+      status: `${STATE_KEY_FORMATS.reread.what}.`,
+      pages: 'Always 0.',
+      rows: 'Always 0.',
+      updated_at:
+        "When the window was queued: the entry is pending until the window's own checkpoint completes after this.",
     },
   }),
   _sync_runs: systemTable('_sync_runs', SyncRunRecord, {

@@ -46,6 +46,7 @@ export type TableName = z.infer<typeof TableName>;
 export const SYSTEM_TABLE_NAMES = [
   '_sync_state',
   '_thread_queue',
+  '_reread_queue',
   '_sync_runs',
   '_reconciliation',
   '_rejected',

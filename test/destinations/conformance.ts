@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { omittedRaw } from '../../connectors/bigquery/sql.js';
 import { checkpointTagOf } from '../../connectors/cursor-tag.js';
 import type { Destination, DestinationHooks, TableSpecOverrides } from '../../connectors/destination.js';
-import { THREAD_QUEUE_STREAM } from '../../schemas/state-key.js';
+import { encodeStateKey, THREAD_QUEUE_STREAM } from '../../schemas/state-key.js';
 import {
   canonicalTimestamp,
   contentHashOf,
@@ -903,6 +903,128 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         await after.flushStaged();
         expect(await oldRows()).toEqual(['migration.pass/hwm']);
         expect((await queue())[0]).toMatchObject({ ticket_number: 9701, status: 'complete' });
+      } finally {
+        await after.close();
+      }
+    });
+
+    it('keeps re-read entries in _reread_queue, lists them with the pass, and prepare() moves old ones there, once', async () => {
+      let d!: SqlDialect;
+      await dest.select((dialect) => {
+        d = dialect;
+        return 'SELECT 1 AS one';
+      });
+      const pass = 'migration.reread';
+      const w = (day: number) => `2024-06-0${day}T00:00:00Z`;
+      const rereadScope = (day: number) =>
+        encodeStateKey({ kind: 'reread', pass, from: w(day), before: w(day + 1) }).scope;
+      const windowScope = (day: number) =>
+        encodeStateKey({ kind: 'window', pass, from: w(day), before: w(day + 1) }).scope;
+      // State as the sync wrote it while re-read entries lived in _sync_state: two entries, the window of
+      // one, and a report query whose name looks like a re-read scope (a report key: it stays). The queue
+      // already holds a later entry of day 3 (a prepare that stopped before its delete).
+      const row = (stream: string, scope: string, status: string, at: string) =>
+        `(${d.string(stream)}, ${d.string(scope)}, NULL, CAST(NULL AS ${d.type('string')}), ${d.string(status)}, 0, 0, ${d.timestamp(at)})`;
+      await h.execute(
+        `INSERT INTO ${d.table('_sync_state')} (stream, scope, cursor, high_water_mark, status, pages, ${d.ident('rows')}, updated_at) VALUES
+        ${row(pass, rereadScope(1), 'running', '2024-06-05T00:00:00Z')},
+        ${row(pass, rereadScope(3), 'running', '2024-06-05T00:00:00Z')},
+        ${row(pass, windowScope(1), 'complete', '2024-06-04T00:00:00Z')},
+        ${row('report_snapshots', rereadScope(1), 'complete', '2024-06-04T00:00:00Z')}`,
+      );
+      await h.execute(
+        `INSERT INTO ${d.table('_reread_queue')} (pass, window_start, window_end, cursor, high_water_mark, status, pages, ${d.ident('rows')}, updated_at)
+        VALUES (${d.string(pass)}, ${d.string(w(3))}, ${d.string(w(4))}, NULL, NULL, ${d.string('complete')}, 0, 0, ${d.timestamp('2024-06-09T00:00:00Z')})`,
+      );
+      const queue = async () =>
+        (
+          await dest.select(
+            (q) => `SELECT pass, window_start, window_end, status, updated_at FROM ${q.table('_reread_queue')}
+              WHERE pass = ${q.string(pass)} ORDER BY window_start`,
+          )
+        ).map((r) => ({ ...r, updated_at: canonicalTimestamp(String(r['updated_at'])) }));
+      const left = async () =>
+        (
+          await dest.select(
+            (q) => `SELECT stream, scope FROM ${q.table('_sync_state')}
+              WHERE stream IN (${q.string(pass)}, ${q.string('report_snapshots')}) ORDER BY stream, scope`,
+          )
+        ).map((r) => `${r['stream']} ${r['scope']}`);
+      const kept = [`${pass} ${windowScope(1)}`, `report_snapshots ${rereadScope(1)}`];
+      const moved = [
+        {
+          pass,
+          window_start: w(1),
+          window_end: w(2),
+          status: 'running',
+          updated_at: canonicalTimestamp('2024-06-05T00:00:00Z'),
+        },
+        {
+          pass,
+          window_start: w(3),
+          window_end: w(4),
+          status: 'complete',
+          updated_at: canonicalTimestamp('2024-06-09T00:00:00Z'),
+        },
+      ];
+
+      // A re-read entry staged and not merged yet (BigQuery; PostgreSQL writes it at once) reaches the queue too.
+      const staged = await h.create();
+      await staged.stageBatch({
+        table: 'tickets',
+        rows: [],
+        checkpoint: {
+          ...encodeStateKey({ kind: 'reread', pass, from: w(5), before: w(6) }),
+          cursor: null,
+          high_water_mark: null,
+          status: 'running',
+          pages: 0,
+          rows: 0,
+        },
+      });
+      await staged.close();
+
+      await dest.prepare();
+      await dest.flushStaged();
+      expect(await queue()).toEqual([
+        ...moved,
+        expect.objectContaining({ pass, window_start: w(5), window_end: w(6), status: 'running' }),
+      ]);
+      expect(await left()).toEqual(kept);
+      await dest.prepare();
+      expect((await queue()).slice(0, 2)).toEqual(moved);
+      expect(await left()).toEqual(kept);
+
+      // Readers see the entries as checkpoints of the pass, beside its windows, in (stream, scope) order.
+      const after = await h.create();
+      try {
+        const listed = (await after.listCheckpoints(pass)).map((c) => `${c.status} ${c.scope}`);
+        expect(listed).toEqual(
+          [
+            `complete ${windowScope(1)}`,
+            `running ${rereadScope(1)}`,
+            `complete ${rereadScope(3)}`,
+            `running ${rereadScope(5)}`,
+          ].sort((a, b) => (a.split(' ')[1]! < b.split(' ')[1]! ? -1 : 1)),
+        );
+        expect(await after.readCheckpoint(pass, rereadScope(1))).toMatchObject({ status: 'running' });
+        expect(await after.readCheckpoint('report_snapshots', rereadScope(1))).toMatchObject({
+          status: 'complete',
+        });
+        // Written now, an entry lands in the queue, never in _sync_state.
+        await after.writeCheckpoints([
+          {
+            ...encodeStateKey({ kind: 'reread', pass, from: w(1), before: w(2) }),
+            cursor: null,
+            high_water_mark: null,
+            status: 'complete',
+            pages: 0,
+            rows: 0,
+          },
+        ]);
+        await after.flushStaged();
+        expect((await queue())[0]).toMatchObject({ window_start: w(1), status: 'complete' });
+        expect(await left()).toEqual(kept);
       } finally {
         await after.close();
       }

@@ -144,6 +144,8 @@ describe('the audit finds fields altered in the warehouse and heals them in the 
     const queued = await p.db.query(
       `SELECT stream, scope FROM support._sync_state WHERE status = 'running'
         UNION ALL SELECT 'ticket_messages', ticket_number::text FROM support._thread_queue WHERE status = 'running'
+        UNION ALL SELECT pass, 'reread/' || window_start || '/' || window_end FROM support._reread_queue
+          WHERE status = 'running'
         ORDER BY 1, 2`,
     );
     const scopes = queued.rows.map((r) => `${r.stream} ${r.scope}`);

@@ -172,6 +172,18 @@ describe('on-call: a failed window found, understood and replayed', () => {
     expect(await backfill(true)).toBeGreaterThan(0);
   });
 
+  it('status on a warehouse an older version prepared names the missing table and the sync that migrates it', async () => {
+    await p.db.query('ALTER TABLE support._reread_queue RENAME TO _reread_queue_aside');
+    try {
+      const r = await cli(['status'], env);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('the warehouse has no _reread_queue table yet');
+      expect(r.stderr).toContain('npm run sync -- --once');
+    } finally {
+      await p.db.query('ALTER TABLE support._reread_queue_aside RENAME TO _reread_queue');
+    }
+  });
+
   it('replay refuses a window that is running, and a name that is not a window', async () => {
     const bad = await cli(['replay', 'tickets/nope', '--no-local-worker'], env);
     expect(bad.code).toBe(2);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { stagedCheckpointMergeSql } from '../../connectors/bigquery/flush-sql.js';
 import { checkpointMergeSql } from '../../connectors/bigquery/sql.js';
-import { byStateTable, checkpointOfQueueEntry } from '../../connectors/state-tables.js';
+import { byStateTable, stateTableNamed, stateTableOf } from '../../connectors/state-tables.js';
 import { encodeStateKey, STATE_KEY_FORMATS, type StateKey } from '../../schemas/state-key.js';
 import type { CheckpointUpdate } from '../../schemas/warehouse.js';
 
@@ -22,43 +22,66 @@ const window = checkpoint({
   before: '2024-01-02T00:00:00Z',
 });
 
-describe('state tables: a thread key lives in _thread_queue, every other key in _sync_state', () => {
+const reread = checkpoint({
+  kind: 'reread',
+  pass: 'agent_sessions',
+  from: '2024-01-01T00:00:00Z',
+  before: '2024-01-02T00:00:00Z',
+});
+
+describe('state tables: a thread key lives in _thread_queue, a reread key in _reread_queue, every other in _sync_state', () => {
   it('routes checkpoints by their key kind, as STATE_KEY_FORMATS documents', () => {
-    const { syncState, threadQueue } = byStateTable([window, thread]);
-    expect(syncState).toEqual([window]);
-    expect(threadQueue).toEqual([{ ticketNumber: 42, checkpoint: thread }]);
-    expect(STATE_KEY_FORMATS.thread.table).toBe('_thread_queue');
+    const groups = byStateTable([window, thread, reread]);
+    expect(groups.map((g) => [g.table.name, g.entries])).toEqual([
+      ['_thread_queue', [{ key: [42], checkpoint: thread }]],
+      [
+        '_reread_queue',
+        [{ key: ['agent_sessions', '2024-01-01T00:00:00Z', '2024-01-02T00:00:00Z'], checkpoint: reread }],
+      ],
+      ['_sync_state', [{ key: [window.stream, window.scope], checkpoint: window }]],
+    ]);
     for (const [kind, format] of Object.entries(STATE_KEY_FORMATS))
-      if (kind !== 'thread') expect(format.table).toBe('_sync_state');
-    // `007` is no ticket number: such a row is no thread key, so it stays where it is.
-    expect(byStateTable([{ ...thread, scope: '007' }]).threadQueue).toEqual([]);
+      expect(format.table).toBe(
+        kind === 'thread' ? '_thread_queue' : kind === 'reread' ? '_reread_queue' : '_sync_state',
+      );
+    // `007` is no ticket number, `reread/x/y` no window: such rows are no queue keys, so they stay where they are.
+    expect(stateTableOf({ ...thread, scope: '007' }).name).toBe('_sync_state');
+    expect(stateTableOf({ ...reread, scope: 'reread/x/y' }).name).toBe('_sync_state');
+    // A report query may be named like a re-read scope: it is a report key all the same.
+    expect(stateTableOf({ stream: 'report_snapshots', scope: reread.scope }).name).toBe('_sync_state');
   });
 
-  it('reads a queue row back as the checkpoint of its thread key', () => {
+  it('reads a queue row back as the checkpoint of its key', () => {
+    const state = { cursor: null, high_water_mark: null, status: 'running', pages: 0, rows: 0 };
+    const updated_at = '2024-01-01T00:00:00.000Z';
     expect(
-      checkpointOfQueueEntry({
-        ticket_number: 42,
-        cursor: null,
-        high_water_mark: null,
-        status: 'running',
-        pages: 0,
-        rows: 0,
-        updated_at: '2024-01-01T00:00:00.000Z',
+      stateTableNamed('_thread_queue').checkpointOf({ ticket_number: 42, ...state, updated_at }),
+    ).toEqual({
+      ...thread,
+      updated_at,
+    });
+    expect(
+      stateTableNamed('_reread_queue').checkpointOf({
+        pass: 'agent_sessions',
+        window_start: '2024-01-01T00:00:00Z',
+        window_end: '2024-01-02T00:00:00Z',
+        ...state,
+        updated_at,
       }),
-    ).toEqual({ ...thread, updated_at: '2024-01-01T00:00:00.000Z' });
+    ).toEqual({ ...reread, updated_at });
   });
 
   it('BigQuery upserts one MERGE per state table written, none into a table not written', () => {
-    const both = checkpointMergeSql('ds', [window, thread], new Date('2024-01-01T00:00:00Z'));
-    expect(both.match(/MERGE `ds`\.`_sync_state`/g)).toHaveLength(1);
-    expect(both.match(/MERGE `ds`\.`_thread_queue`/g)).toHaveLength(1);
-    expect(checkpointMergeSql('ds', [window], new Date())).not.toContain('_thread_queue');
+    const all = checkpointMergeSql('ds', [window, thread, reread], new Date('2024-01-01T00:00:00Z'));
+    for (const table of ['_sync_state', '_thread_queue', '_reread_queue'])
+      expect(all.match(new RegExp(`MERGE \`ds\`\\.\`${table}\``, 'g'))).toHaveLength(1);
+    expect(checkpointMergeSql('ds', [window], new Date())).not.toMatch(/_thread_queue|_reread_queue/);
     const staged = stagedCheckpointMergeSql(
       'ds',
       ['b1'],
       [{ ...thread, updated_at: '2024-01-01T00:00:00Z' }],
     );
     expect(staged).toContain('MERGE `ds`.`_thread_queue`');
-    expect(staged).not.toContain('_sync_state');
+    expect(staged).not.toMatch(/_sync_state|_reread_queue/);
   });
 });
