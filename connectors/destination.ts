@@ -150,11 +150,10 @@ export interface DestinationSchema {
 
 /** Rows and checkpoints in, each call atomic. */
 export interface WarehouseWrites {
-  /** Rows of one table plus an optional checkpoint, atomically. Invalid rows reject the whole batch. */
-  writeBatch<T extends TableName>(batch: WriteBatch<T>): Promise<WriteResult>;
   /**
-   * Rows of several tables plus checkpoints, all in one transaction (a report snapshot and its flattened
-   * values). Each batch follows the rules of `writeBatch`; an invalid row rejects everything.
+   * Batches of one or several tables (a report snapshot and its flattened values), every batch's
+   * checkpoints and `checkpoint`, all in one transaction, merged on return; one result per batch, in
+   * order. An invalid row rejects everything.
    */
   writeTables(
     batches: readonly WriteBatch[],
@@ -174,13 +173,13 @@ export interface WarehouseWrites {
   /** Checkpoints alone, atomically (a window restarted, a high-water mark moved). */
   writeCheckpoints(checkpoints: readonly CheckpointUpdate[]): Promise<void>;
   /**
-   * The page path's write: a batch by the rules of `writeBatch` — durable on return, a checkpoint never
+   * The page path's write: a batch by the rules of `writeTables` — durable on return, a checkpoint never
    * without the rows it follows, its checkpoints read back at once — whose rows may reach their table only
-   * at the next `flushStaged` (BigQuery: Storage Write API appends, no job; PostgreSQL: `writeBatch`).
+   * at the next `flushStaged` (BigQuery: Storage Write API appends, no job; PostgreSQL: `writeTables`).
    * Re-staging a batch (a retried page) is harmless: the merge keeps the latest version. With the batch's
    * `runId`, rows stored as they are may be left out (BigQuery); the report says how many were staged.
    * Rows of `alongside` (other tables: what the page says about the rows, e.g. `ticket_observations`) are
-   * written in the same transaction or staged append as the batch; their checkpoints are not read.
+   * written in the same transaction or staged append as the batch.
    */
   stageBatch<T extends TableName>(
     batch: WriteBatch<T>,

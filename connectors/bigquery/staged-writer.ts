@@ -44,8 +44,8 @@ interface KnownCheckpoint {
 /**
  * BigQuery's write path: a page is staged (one Storage Write API append of its rows, the ids it saw, the
  * items it set aside and its checkpoints — no job), and merged by a flush (flush.ts) at the window's end,
- * at the thresholds, or before a read that needs merged rows. Calls that report what they wrote
- * (writeBatch, writeTables) stage and flush at once. Deletions flush first, then run as scripts (write.ts).
+ * at the thresholds, or before a read that needs merged rows. A call that reports what it wrote
+ * (writeTables) stages and flushes at once. Deletions flush first, then run as scripts (write.ts).
  *
  * Checkpoints: a staged checkpoint is durable at once (a reader sees it over `_sync_state` until the flush
  * merges it; read by table reads, state-reads.ts). The checkpoints this process staged are kept in memory,
@@ -174,13 +174,6 @@ export class StagedBigQueryWriter implements WarehouseWriter {
   /** Flushes when this process has staged something not merged yet (before a read of the tables). */
   async flushOwn(): Promise<void> {
     if (this.#staged.batches > this.#merged.batches) await this.flush();
-  }
-
-  async writeBatch<T extends TableName>(batch: WriteBatch<T>): Promise<WriteResult> {
-    await this.stage([batch]);
-    const report = await this.flush({ counts: true });
-    const t = report.tables[batch.table];
-    return writeResult(batch, t?.inserted, t?.updated);
   }
 
   async writeTables(

@@ -7,7 +7,6 @@ import {
   type RejectedItem,
   rowKey,
   type SchemaChangeSighting,
-  type TableName,
   type TableSpec,
 } from '../../schemas/warehouse.js';
 import { batchRows, checkpointList, stagedColumns, writeResult } from '../batch.js';
@@ -51,13 +50,12 @@ export class PostgresWriter implements WarehouseWriter {
     private readonly settings: DestinationSettings,
   ) {}
 
-  async writeBatch<T extends TableName>(batch: WriteBatch<T>): Promise<WriteResult> {
-    const [result] = await this.#write(`writeBatch ${batch.table}`, [batch], batch.checkpoint);
-    return result!;
-  }
-
   writeTables(...[batches, checkpoint]: Parameters<Destination['writeTables']>): Promise<WriteResult[]> {
-    return this.#write(`writeTables ${batches.map((b) => b.table).join(', ')}`, batches, checkpoint);
+    const checkpoints = [
+      ...batches.flatMap((b) => checkpointList(b.checkpoint)),
+      ...checkpointList(checkpoint),
+    ];
+    return this.#write(`writeTables ${batches.map((b) => b.table).join(', ')}`, batches, checkpoints);
   }
 
   async writeCheckpoints(checkpoints: readonly CheckpointUpdate[]): Promise<void> {

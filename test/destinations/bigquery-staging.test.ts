@@ -9,7 +9,7 @@ import { DestinationSettings } from '../../connectors/settings.js';
 import { canonicalTimestamp } from '../../schemas/warehouse.js';
 import { type BigQueryEmulator, startBigQueryEmulator } from '../../scripts/bigquery-emulator.js';
 import { type BigQueryQuotaProxy, startBigQueryQuotaProxy } from '../../scripts/bigquery-quota-proxy.js';
-import { at, input, message, sighting, ticket } from './fixtures.js';
+import { at, input, message, sighting, ticket, writeBatch } from './fixtures.js';
 
 /**
  * BigQuery's staged write path (connectors/bigquery/staged-writer.ts, flush.ts) through the quota proxy in
@@ -417,12 +417,12 @@ describe('BigQuery staged writes', () => {
 
   it('schema changes are listed by a table read, with no query job, newest first seen first', async () => {
     const dest = create();
-    await dest.writeBatch({
+    await writeBatch(dest, {
       table: 'tickets',
       rows: [],
       schemaChanges: [sighting('drift-run-1', 'drift_a')],
     });
-    await dest.writeBatch({
+    await writeBatch(dest, {
       table: 'tickets',
       rows: [],
       schemaChanges: [sighting('drift-run-2', 'drift_b')],
@@ -466,7 +466,7 @@ describe('BigQuery staged writes', () => {
       reason: 'field status: invalid',
       raw: { n: 1 },
     };
-    await dest.writeBatch({ table: 'ticket_messages', rows: [], rejected: [item] });
+    await writeBatch(dest, { table: 'ticket_messages', rows: [], rejected: [item] });
     proxy.reset();
     const open = (await dest.openRejections()).filter((r) => r.scope === scope);
     expect(open).toEqual([
@@ -481,8 +481,8 @@ describe('BigQuery staged writes', () => {
     const dest = create();
     const t = ticket({ ticket_number: 9101, updated_at: at(9101) });
     const queued = message({ ticket_id: t.id, ticket_number: 9101, status: 'queued' });
-    await dest.writeBatch({ table: 'tickets', rows: [input(t)] });
-    await dest.writeBatch({ table: 'ticket_messages', rows: [input(queued)] });
+    await writeBatch(dest, { table: 'tickets', rows: [input(t)] });
+    await writeBatch(dest, { table: 'ticket_messages', rows: [input(queued)] });
     proxy.reset();
     const sample = await dest.auditSample('tickets', 'created_at', `run-${t.id}`, 1000);
     // The seed as the query gives it (a canonical timestamp), in the query's order (conformance checks it).
