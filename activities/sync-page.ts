@@ -28,15 +28,12 @@ export interface PageTarget<P extends AnyPage> {
    */
   readonly runId: string | null;
   /**
-   * The tag of the cursor the workflow last saw for the scope (absent on its first page in this workflow
-   * execution): the destination may answer the checkpoint read from memory (Destination.readCheckpoint).
+   * The tag of the scope's checkpoint as the workflow last saw it (absent on its first page in this workflow
+   * execution): of the cursor the previous page reported, or of the entry as a listing returned it (a
+   * thread's first page). The destination may answer the checkpoint read from memory
+   * (Destination.readCheckpoint).
    */
-  readonly expectCursorTag?: string | undefined;
-  /**
-   * The tag of the scope's checkpoint as a listing returned it (checkpointTagOf; a thread's first page):
-   * the destination may answer the checkpoint read with the one it listed (Destination.readCheckpoint).
-   */
-  readonly expectCheckpointTag?: string | undefined;
+  readonly lastSeenTag?: string | undefined;
   /** The page after a cursor (activities/fetchers.ts). */
   readonly fetch: (cursor: string | null) => Promise<P>;
   /** Whether the scope's checkpoint leaves nothing to read (default: the checkpoint is complete). */
@@ -132,8 +129,7 @@ export async function syncPage(
 ): Promise<PageReport> {
   const checkpointStream = target.checkpointStream ?? target.stream;
   const previous = await deps.destination.readCheckpoint(checkpointStream, target.scope, {
-    expectCursorTag: target.expectCursorTag,
-    expectCheckpointTag: target.expectCheckpointTag,
+    lastSeenTag: target.lastSeenTag,
   });
   if ((target.settled ?? isComplete)(previous)) return { ...NOTHING_READ, ...store.nothing };
   let step: PageStep<AnyPage>;

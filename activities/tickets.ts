@@ -50,7 +50,7 @@ export function syncTicketsPage(deps: ActivityDeps) {
         allowRestart: input.allowRestart ?? true,
         repair: input.repair === true,
         runId: input.runId ?? null,
-        expectCursorTag: input.afterCursorTag,
+        lastSeenTag: input.afterCursorTag,
         fetch: (cursor) => PAGE_FETCHERS.tickets(deps.client, { limit: input.pageSize }, cursor),
       },
       changedTickets(input),

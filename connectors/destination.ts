@@ -230,19 +230,16 @@ export interface WarehouseDeletions {
 /** What the warehouse holds and how far the sync got. */
 export interface StateReads {
   /**
-   * `expectCursorTag`: the tag (connectors/cursor-tag.ts) of the cursor the caller last saw for the scope;
-   * a destination that holds checkpoints in memory may answer from there when its cursor has that tag.
-   * `expectCheckpointTag`: the tag (checkpointTagOf) of the checkpoint a listing of this destination
-   * returned for the scope (listThreadQueue); it may answer with the one it listed when what it
-   * holds still has that tag (nothing this process wrote since).
+   * `lastSeenTag`: a tag of the scope's checkpoint as the caller last saw it (connectors/cursor-tag.ts: of
+   * its cursor, as a page reported it, or of the whole checkpoint, as a listing returned it). A destination
+   * that holds the checkpoints it wrote or listed may answer from memory when the one it holds bears that
+   * tag — one process's page after page, or a listing's entries, cost no read — and reads otherwise (a
+   * checkpoint another process wrote since is never mistaken for it). One without such memory ignores it.
    */
   readCheckpoint(
     stream: string,
     scope: string,
-    options?: {
-      readonly expectCursorTag?: string | undefined;
-      readonly expectCheckpointTag?: string | undefined;
-    },
+    options?: { readonly lastSeenTag?: string | undefined },
   ): Promise<Checkpoint | null>;
   /** Checkpoints of `_sync_state` (every key but the thread queue's), in (stream, scope) order. */
   listCheckpoints(stream?: string, filter?: CheckpointFilter): Promise<Checkpoint[]>;

@@ -10,7 +10,7 @@ import {
 } from '../../schemas/warehouse.js';
 import { batchRows, checkpointList, writeResult } from '../batch.js';
 import { BoundedMap } from '../bounded-map.js';
-import { checkpointTagOf, cursorTagOf } from '../cursor-tag.js';
+import { bearsTag } from '../cursor-tag.js';
 import type { CheckpointFilter, Destination, WriteBatch, WriteResult } from '../destination.js';
 import type { DestinationSettings } from '../settings.js';
 import type { CascadeConditions, CascadeCounts, DeletionRequest } from '../sql/deletions.js';
@@ -276,30 +276,17 @@ export class StagedBigQueryWriter implements WarehouseWriter {
   // --- checkpoints: staged ones over `_sync_state` ------------------------------------------------------
 
   /**
-   * The checkpoint of a scope. With `expectCursorTag` (the tag of the cursor the workflow last saw for the
-   * scope), the one held in memory is used when its cursor has that tag; with `expectCheckpointTag` (the
-   * tag of the checkpoint a listing returned, checkpointTagOf), when the one held is still that one (this
-   * process listed it and wrote none since); otherwise it is read.
+   * The checkpoint of a scope: the one held in memory when it bears `lastSeenTag` (bearsTag: the cursor the
+   * workflow last saw, or the entry as this process listed it and wrote none since), otherwise read.
    */
   async readCheckpoint(
     stream: string,
     scope: string,
-    expect: { expectCursorTag?: string | undefined; expectCheckpointTag?: string | undefined } = {},
+    options: { lastSeenTag?: string | undefined } = {},
   ): Promise<Checkpoint | null> {
     const known = this.#known.get(keyOf(stream, scope));
-    const { expectCursorTag, expectCheckpointTag } = expect;
-    if (
-      expectCursorTag !== undefined &&
-      known?.checkpoint.cursor != null &&
-      cursorTagOf(known.checkpoint.cursor) === expectCursorTag
-    )
-      return known.checkpoint;
-    if (
-      expectCheckpointTag !== undefined &&
-      known !== undefined &&
-      checkpointTagOf(known.checkpoint) === expectCheckpointTag
-    )
-      return known.checkpoint;
+    const tag = options.lastSeenTag;
+    if (tag !== undefined && known !== undefined && bearsTag(known.checkpoint, tag)) return known.checkpoint;
     const [read] = await this.listCheckpoints({ stream, scope });
     return read ?? null;
   }

@@ -105,7 +105,7 @@ describe('BigQuery staged writes', () => {
     expect(proxy.report().queryJobs + proxy.report().loadJobs).toBe(0);
     // The checkpoint staged last is the one read, before any flush: from memory with the workflow's tag …
     expect(
-      await dest.readCheckpoint('tickets', 'staged-1', { expectCursorTag: cursorTagOf('c2') }),
+      await dest.readCheckpoint('tickets', 'staged-1', { lastSeenTag: cursorTagOf('c2') }),
     ).toMatchObject({ cursor: 'c2', pages: 2 });
     expect(proxy.report().queryJobs).toBe(0);
     // … and from the warehouse (staged over `_sync_state`) by another process.
@@ -290,7 +290,7 @@ describe('BigQuery staged writes', () => {
     await a.writeCheckpoints([cp('p1', 1)]);
     // The next page ran on another worker, which staged page 2.
     await b.writeCheckpoints([cp('p2', 2)]);
-    expect(await a.readCheckpoint('exports', 'w1', { expectCursorTag: cursorTagOf('p2') })).toMatchObject({
+    expect(await a.readCheckpoint('exports', 'w1', { lastSeenTag: cursorTagOf('p2') })).toMatchObject({
       cursor: 'p2',
       pages: 2,
     });
@@ -314,21 +314,24 @@ describe('BigQuery staged writes', () => {
     expect(tableReads('_sync_state')).toBe(1);
     // … and the first page of each listed thread reads its entry with no read at all.
     for (const scope of ['901', '902'])
-      expect(
-        await a.readCheckpoint('ticket_messages', scope, { expectCheckpointTag: tag(scope) }),
-      ).toMatchObject({ scope, cursor: null, status: 'running' });
+      expect(await a.readCheckpoint('ticket_messages', scope, { lastSeenTag: tag(scope) })).toMatchObject({
+        scope,
+        cursor: null,
+        status: 'running',
+      });
     expect(tableReads('_sync_state')).toBe(1);
     // Another process holds nothing it listed: it reads.
-    expect(
-      await b.readCheckpoint('ticket_messages', '901', { expectCheckpointTag: tag('901') }),
-    ).toMatchObject({ scope: '901' });
+    expect(await b.readCheckpoint('ticket_messages', '901', { lastSeenTag: tag('901') })).toMatchObject({
+      scope: '901',
+    });
     expect(tableReads('_sync_state')).toBe(2);
     // This process wrote the entry since it listed it (a retried first page that staged page 1): the tag no
     // longer matches what it holds, and the warehouse says where the thread is.
     await a.writeCheckpoints([{ ...entry('902', 1), cursor: 'm1' }]);
-    expect(
-      await a.readCheckpoint('ticket_messages', '902', { expectCheckpointTag: tag('902') }),
-    ).toMatchObject({ cursor: 'm1', pages: 1 });
+    expect(await a.readCheckpoint('ticket_messages', '902', { lastSeenTag: tag('902') })).toMatchObject({
+      cursor: 'm1',
+      pages: 1,
+    });
     expect(tableReads('_sync_state')).toBe(3);
     expect(proxy.report().queryJobs).toBe(0);
     await Promise.all([a.close(), b.close()]);
