@@ -23,8 +23,9 @@ export interface PageTarget<P extends AnyPage> {
   /** Full refresh: rows are rewritten at an equal version too (see WriteBatch.repair). */
   readonly repair: boolean;
   /**
-   * The sync run the page belongs to, for `_schema_changes` (a change counts once per run); null for a
-   * workflow started before the runs were passed down to its pages.
+   * The sync run the page belongs to: for `_schema_changes` (a change counts once per run) and the
+   * destination's per-run memory (RunScope); null for a workflow started before the runs were passed down to
+   * its pages.
    */
   readonly runId: string | null;
   /**
@@ -79,21 +80,23 @@ export const STORE_ALL: PageStore<AnyPage, object> = {
     const rejected = rejectedOf(target.table, target.stream, target.scope, step);
     const drift = recordedDrift(deps);
     const schemaChanges = drift.unrecorded(schemaChangesOf(target.table, target.stream, target.runId, step));
-    const staged = await deps.destination.stageBatch({
-      table: target.table,
-      rows: rowsOf(page) as never,
-      checkpoint: nextCheckpoint(previous, {
-        stream: target.checkpointStream ?? target.stream,
-        scope: target.scope,
-        cursor: page.nextCursor,
-        done: !page.hasMore,
-        rows: page.items.length,
-      }),
-      rejected,
-      schemaChanges,
-      repair: target.repair,
-      runId: target.runId,
-    });
+    const staged = await deps.destination.stageBatch(
+      {
+        table: target.table,
+        rows: rowsOf(page) as never,
+        checkpoint: nextCheckpoint(previous, {
+          stream: target.checkpointStream ?? target.stream,
+          scope: target.scope,
+          cursor: page.nextCursor,
+          done: !page.hasMore,
+          rows: page.items.length,
+        }),
+        rejected,
+        schemaChanges,
+        repair: target.repair,
+      },
+      { runId: target.runId },
+    );
     drift.remember(schemaChanges);
     // Rows staged: those the warehouse stored as they are may be left out (a re-read that changed nothing
     // writes nothing, and its window skips its flush).

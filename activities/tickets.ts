@@ -184,15 +184,17 @@ function changedTickets(input: TicketsPageInput): PageStore<
           rejected,
           schemaChanges,
           repair: target.repair,
-          runId: target.runId,
         },
-        [
-          ticketSightings(
-            changedRows.map((r) => r.item),
-            deps.now?.() ?? new Date(),
-            { firstSeen: (id) => !stored.has(id), repair: target.repair },
-          ),
-        ],
+        {
+          runId: target.runId,
+          alongside: [
+            ticketSightings(
+              changedRows.map((r) => r.item),
+              deps.now?.() ?? new Date(),
+              { firstSeen: (id) => !stored.has(id), repair: target.repair },
+            ),
+          ],
+        },
       );
       drift.remember(schemaChanges);
       return {

@@ -56,15 +56,30 @@ export interface WriteBatch<T extends TableName = TableName> {
    * an older version over a newer one.
    */
   readonly repair?: boolean;
-  /**
-   * The sync run the page belongs to (stageBatch): a destination may compare the rows with what it read of
-   * the table once for the run, and stage only those it does not store as they are (BigQuery's per-run
-   * version cache). Without it, every row is staged.
-   */
+}
+
+/**
+ * The sync run a page's read or write belongs to. A destination may answer for the run from what it read
+ * of a table once for it, counting what it staged since (BigQuery's per-run version cache: one table read
+ * instead of a query per page); one without such memory reads and writes as without a run.
+ */
+export interface RunScope {
   readonly runId?: string | null;
 }
 
-/** What `stageBatch` staged: rows, after those the destination already stores as they are were left out. */
+/** How the page path stages a batch (`stageBatch`). */
+export interface PageWrite extends RunScope {
+  /**
+   * Rows of other tables (what the page says about the rows, e.g. `ticket_observations`), written in the
+   * same transaction or staged append as the batch.
+   */
+  readonly alongside?: readonly WriteBatch[];
+}
+
+/**
+ * What `stageBatch` staged: rows, after those the destination stores as they are were left out (with a run:
+ * a page that changed nothing stages nothing, and its window skips its flush).
+ */
 export interface StageReport {
   readonly rows: number;
 }
@@ -176,15 +191,10 @@ export interface WarehouseWrites {
    * The page path's write: a batch by the rules of `writeTables` — durable on return, a checkpoint never
    * without the rows it follows, its checkpoints read back at once — whose rows may reach their table only
    * at the next `flushStaged` (BigQuery: Storage Write API appends, no job; PostgreSQL: `writeTables`).
-   * Re-staging a batch (a retried page) is harmless: the merge keeps the latest version. With the batch's
-   * `runId`, rows stored as they are may be left out (BigQuery); the report says how many were staged.
-   * Rows of `alongside` (other tables: what the page says about the rows, e.g. `ticket_observations`) are
-   * written in the same transaction or staged append as the batch.
+   * Re-staging a batch (a retried page) is harmless: the merge keeps the latest version. With the page's
+   * run (RunScope), rows the table stores as they are may be left out; the report says how many were staged.
    */
-  stageBatch<T extends TableName>(
-    batch: WriteBatch<T>,
-    alongside?: readonly WriteBatch[],
-  ): Promise<StageReport>;
+  stageBatch<T extends TableName>(batch: WriteBatch<T>, page?: PageWrite): Promise<StageReport>;
   /**
    * Merges every staged batch into its tables (whichever process staged it), one writer per table at a
    * time in this process; idempotent. A window flushes before it records itself succeeded.
@@ -253,8 +263,8 @@ export interface StateReads {
   storedVersions(
     table: TableName,
     ids: readonly string[],
-    /** The run asking: a destination may answer from what it read of the table once for the run. */
-    options?: { readonly runId?: string | null },
+    /** The run asking (RunScope). */
+    options?: RunScope,
   ): Promise<Map<string, StoredVersion>>;
   /**
    * Ticket numbers (thread-queue scopes) of live tickets whose thread was last read completely before

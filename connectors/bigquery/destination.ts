@@ -19,6 +19,7 @@ import type {
   CheckpointFilter,
   Destination,
   DestinationOptions,
+  PageWrite,
   StageReport,
   WriteBatch,
 } from '../destination.js';
@@ -195,10 +196,11 @@ export class BigQueryDestination extends SqlDestination {
   /** Staged; with the batch's run id, only rows the table does not store as they are (version-cache.ts). */
   override async stageBatch<T extends TableName>(
     batch: WriteBatch<T>,
-    alongside: readonly WriteBatch[] = [],
+    page: PageWrite = {},
   ): Promise<StageReport> {
     // One append: the batch and what goes along with it are durable together and merged by one flush.
-    return { rows: await this.#writer.stage([batch, ...alongside], [], batch.runId ?? null) };
+    const batches = [batch, ...(page.alongside ?? [])];
+    return { rows: await this.#writer.stage(batches, [], page.runId ?? null) };
   }
 
   override async flushStaged(): Promise<void> {

@@ -24,6 +24,7 @@ import type {
   CheckpointFilter,
   DeletionCascade,
   Destination,
+  PageWrite,
   StageReport,
   WriteBatch,
   WriteResult,
@@ -138,11 +139,8 @@ export class SqlDestination implements Destination {
    * Without a staging path of its own, a staged batch is written (and merged) at once, every row of it (a
    * comparison with what is stored would cost PostgreSQL more than the write).
    */
-  async stageBatch<T extends TableName>(
-    batch: WriteBatch<T>,
-    alongside: readonly WriteBatch[] = [],
-  ): Promise<StageReport> {
-    await this.writeTables([batch, ...alongside]);
+  async stageBatch<T extends TableName>(batch: WriteBatch<T>, page: PageWrite = {}): Promise<StageReport> {
+    await this.writeTables([batch, ...(page.alongside ?? [])]);
     return { rows: batch.rows.length };
   }
 

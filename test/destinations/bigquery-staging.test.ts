@@ -156,17 +156,26 @@ describe('BigQuery staged writes', () => {
       repair: false,
     });
     proxy.reset();
-    await dest.stageBatch({ table: 'tickets', rows: [input(t)] }, [
-      { table: 'ticket_observations', rows: [sightingOf(t, 2)] },
-    ]);
+    await dest.stageBatch(
+      { table: 'tickets', rows: [input(t)] },
+      {
+        alongside: [{ table: 'ticket_observations', rows: [sightingOf(t, 2)] }],
+      },
+    );
     const resolved = { ...t, status: 'resolved' as const, updated_at: at(3), resolved_at: at(3) };
-    await dest.stageBatch({ table: 'tickets', rows: [input(resolved)] }, [
-      { table: 'ticket_observations', rows: [sightingOf(resolved, 4)] },
-    ]);
+    await dest.stageBatch(
+      { table: 'tickets', rows: [input(resolved)] },
+      {
+        alongside: [{ table: 'ticket_observations', rows: [sightingOf(resolved, 4)] }],
+      },
+    );
     // The same page again (a retried activity): one row per (ticket, version, state) still.
-    await dest.stageBatch({ table: 'tickets', rows: [input(resolved)] }, [
-      { table: 'ticket_observations', rows: [sightingOf(resolved, 4)] },
-    ]);
+    await dest.stageBatch(
+      { table: 'tickets', rows: [input(resolved)] },
+      {
+        alongside: [{ table: 'ticket_observations', rows: [sightingOf(resolved, 4)] }],
+      },
+    );
     expect(proxy.report().queryJobs + proxy.report().loadJobs).toBe(0);
     await dest.flushStaged();
     expect(proxy.report().queryJobs).toBe(1);
@@ -661,11 +670,11 @@ describe('BigQuery staged writes', () => {
       const dest = create();
       const a = ticket({ ticket_number: 41, updated_at: at(1), subject: 'a' });
       const b = ticket({ ticket_number: 42, updated_at: at(1), subject: 'b' });
-      expect(await dest.stageBatch({ table: 'tickets', rows: [input(a), input(b)], runId: 'run-1' })).toEqual(
-        {
-          rows: 2,
-        },
-      );
+      expect(
+        await dest.stageBatch({ table: 'tickets', rows: [input(a), input(b)] }, { runId: 'run-1' }),
+      ).toEqual({
+        rows: 2,
+      });
       await dest.flushStaged();
       const before = await liveOf([a.id, b.id]);
       // Another process, the next run: one table read fills its cache; a changed and an unchanged row.
@@ -673,11 +682,11 @@ describe('BigQuery staged writes', () => {
       proxy.reset();
       const changed = { ...b, updated_at: at(2), subject: 'b v2' };
       expect(
-        await next.stageBatch({ table: 'tickets', rows: [input(a), input(changed)], runId: 'run-2' }),
+        await next.stageBatch({ table: 'tickets', rows: [input(a), input(changed)] }, { runId: 'run-2' }),
       ).toEqual({ rows: 1 });
       // The same rows again in the same run: both stored (or staged) as they are.
       expect(
-        await next.stageBatch({ table: 'tickets', rows: [input(a), input(changed)], runId: 'run-2' }),
+        await next.stageBatch({ table: 'tickets', rows: [input(a), input(changed)] }, { runId: 'run-2' }),
       ).toEqual({ rows: 0 });
       expect(proxy.report().queryJobs).toBe(0);
       expect(tableReads('tickets')).toBe(1);
@@ -706,7 +715,7 @@ describe('BigQuery staged writes', () => {
       const dest = create();
       const a = ticket({ ticket_number: 9001, updated_at: at(9001), subject: 'a' });
       const b = ticket({ ticket_number: 9002, updated_at: at(9002), subject: 'b' });
-      await dest.stageBatch({ table: 'tickets', rows: [input(a), input(b)], runId: 'run-1' });
+      await dest.stageBatch({ table: 'tickets', rows: [input(a), input(b)] }, { runId: 'run-1' });
       await dest.flushStaged();
       const before = await liveOf([a.id, b.id]);
       const syncedOf = (rows: typeof before, id: string) => rows.find((r) => r.id === id)!.synced;
@@ -715,7 +724,7 @@ describe('BigQuery staged writes', () => {
       await next.flushStaged();
       const since = await next.currentTime();
       proxy.reset();
-      expect(await next.stageBatch({ table: 'tickets', rows: [input(a)], runId: 'run-2' })).toEqual({
+      expect(await next.stageBatch({ table: 'tickets', rows: [input(a)] }, { runId: 'run-2' })).toEqual({
         rows: 0,
       });
       await next.flushStaged();
@@ -743,7 +752,7 @@ describe('BigQuery staged writes', () => {
       expect(Date.parse(syncedOf(after, a.id))).toBe(Date.parse(String(seenA!['_synced_at'])));
       // Seen again, then nothing to delete: the pre-check reads the sighting, no job.
       const since2 = next.currentTime();
-      expect(await next.stageBatch({ table: 'tickets', rows: [input(a)], runId: 'run-2' })).toEqual({
+      expect(await next.stageBatch({ table: 'tickets', rows: [input(a)] }, { runId: 'run-2' })).toEqual({
         rows: 0,
       });
       proxy.reset();
@@ -757,12 +766,12 @@ describe('BigQuery staged writes', () => {
     it('a sighting a day old is folded by the next flush; a reader of _synced_at by a query sees every sighting folded', async () => {
       const dest = create();
       const c = ticket({ ticket_number: 9011, updated_at: at(9011), subject: 'c' });
-      await dest.stageBatch({ table: 'tickets', rows: [input(c)], runId: 'run-1' });
+      await dest.stageBatch({ table: 'tickets', rows: [input(c)] }, { runId: 'run-1' });
       await dest.flushStaged();
       const [before] = await liveOf([c.id]);
       // A clock a day and a minute ahead of the sighting's stamp: the flush after the sighting folds it.
       const next = create();
-      await next.stageBatch({ table: 'tickets', rows: [input(c)], runId: 'run-2' });
+      await next.stageBatch({ table: 'tickets', rows: [input(c)] }, { runId: 'run-2' });
       await next.flushStaged();
       expect((await liveOf([c.id]))[0]!.synced).toBe(before!.synced);
       const later = create({ clock: () => new Date(Date.now() + 24 * 60 * 60 * 1000 + 60_000) });
@@ -772,7 +781,7 @@ describe('BigQuery staged writes', () => {
       const [folded] = await liveOf([c.id]);
       expect(Date.parse(folded!.synced)).toBeGreaterThan(Date.parse(before!.synced));
       // Seen again; `query` (tests, status) folds before it reads.
-      await next.stageBatch({ table: 'tickets', rows: [input(c)], runId: 'run-2' });
+      await next.stageBatch({ table: 'tickets', rows: [input(c)] }, { runId: 'run-2' });
       const [queried] = await next.query(`SELECT _synced_at FROM \`${datasetId}\`.tickets WHERE id = @id`, {
         id: c.id,
       });
@@ -783,21 +792,21 @@ describe('BigQuery staged writes', () => {
     it('a table larger than the cache holds is not cached: every row is staged, versions are queried', async () => {
       const dest = create();
       const rows = [51, 52, 53, 54, 55].map((n) => ticket({ ticket_number: n, updated_at: at(1) }));
-      await dest.stageBatch({ table: 'tickets', rows: rows.map((t) => input(t)), runId: 'run-7' });
+      await dest.stageBatch({ table: 'tickets', rows: rows.map((t) => input(t)) }, { runId: 'run-7' });
       await dest.flushStaged();
       const holds = (maxRows: number) => create({ versionCacheLimits: { maxRows, pageRows: 2 } });
       // Read two rows a request, to the end: cached.
       const roomy = holds(10_000);
       proxy.reset();
       expect(
-        await roomy.stageBatch({ table: 'tickets', rows: rows.map((t) => input(t)), runId: 'run-8' }),
+        await roomy.stageBatch({ table: 'tickets', rows: rows.map((t) => input(t)) }, { runId: 'run-8' }),
       ).toEqual({ rows: 0 });
       expect(tableReads('tickets')).toBeGreaterThan(2);
       // Two rows: more than it holds, so it stops reading and stages them all.
       const small = holds(2);
       proxy.reset();
       expect(
-        await small.stageBatch({ table: 'tickets', rows: rows.map((t) => input(t)), runId: 'run-8' }),
+        await small.stageBatch({ table: 'tickets', rows: rows.map((t) => input(t)) }, { runId: 'run-8' }),
       ).toEqual({ rows: 5 });
       expect(tableReads('tickets')).toBe(2);
       expect((await small.storedVersions('tickets', [rows[0]!.id], { runId: 'run-8' })).size).toBe(1);
@@ -808,16 +817,16 @@ describe('BigQuery staged writes', () => {
     it('a row marked deleted since the cache was filled is still written', async () => {
       const dest = create();
       const t = ticket({ ticket_number: 43, updated_at: at(1), subject: 'back' });
-      await dest.stageBatch({ table: 'tickets', rows: [input(t)], runId: 'run-3' });
+      await dest.stageBatch({ table: 'tickets', rows: [input(t)] }, { runId: 'run-3' });
       await dest.flushStaged();
       // The cache holds t as stored; then a deletion of this process marks it.
-      expect(await dest.stageBatch({ table: 'tickets', rows: [input(t)], runId: 'run-3' })).toEqual({
+      expect(await dest.stageBatch({ table: 'tickets', rows: [input(t)] }, { runId: 'run-3' })).toEqual({
         rows: 0,
       });
       expect(await dest.markDeleted('tickets', [t.id], new Date())).toBe(1);
       expect((await liveOf([t.id]))[0]).toMatchObject({ live: false });
       // Served again, same version: written, so the merge revives it.
-      expect(await dest.stageBatch({ table: 'tickets', rows: [input(t)], runId: 'run-3' })).toEqual({
+      expect(await dest.stageBatch({ table: 'tickets', rows: [input(t)] }, { runId: 'run-3' })).toEqual({
         rows: 1,
       });
       await dest.flushStaged();
@@ -825,7 +834,7 @@ describe('BigQuery staged writes', () => {
       // A process filling its cache after the deletion holds live rows only.
       await dest.markDeleted('tickets', [t.id], new Date());
       const other = create();
-      expect(await other.stageBatch({ table: 'tickets', rows: [input(t)], runId: 'run-4' })).toEqual({
+      expect(await other.stageBatch({ table: 'tickets', rows: [input(t)] }, { runId: 'run-4' })).toEqual({
         rows: 1,
       });
       await other.flushStaged();
@@ -836,7 +845,7 @@ describe('BigQuery staged writes', () => {
     it('an item with an open _rejected entry is still written, so the entry is resolved', async () => {
       const dest = create();
       const t = ticket({ ticket_number: 44, updated_at: at(1), subject: 'fine' });
-      await dest.stageBatch({ table: 'tickets', rows: [input(t)], runId: 'run-5' });
+      await dest.stageBatch({ table: 'tickets', rows: [input(t)] }, { runId: 'run-5' });
       await dest.flushStaged();
       const item = {
         table: 'tickets' as const,
@@ -849,8 +858,8 @@ describe('BigQuery staged writes', () => {
         raw: { id: t.id },
       };
       // Set aside by a page of this run (this process) …
-      await dest.stageBatch({ table: 'tickets', rows: [], rejected: [item], runId: 'run-5' });
-      expect(await dest.stageBatch({ table: 'tickets', rows: [input(t)], runId: 'run-5' })).toEqual({
+      await dest.stageBatch({ table: 'tickets', rows: [], rejected: [item] }, { runId: 'run-5' });
+      expect(await dest.stageBatch({ table: 'tickets', rows: [input(t)] }, { runId: 'run-5' })).toEqual({
         rows: 1,
       });
       await dest.flushStaged();
@@ -862,11 +871,11 @@ describe('BigQuery staged writes', () => {
       };
       expect(await open()).toBe(0);
       // … or before another process filled its cache: left out of it.
-      await dest.stageBatch({ table: 'tickets', rows: [], rejected: [item], runId: 'run-5' });
+      await dest.stageBatch({ table: 'tickets', rows: [], rejected: [item] }, { runId: 'run-5' });
       await dest.flushStaged();
       expect(await open()).toBe(1);
       const other = create();
-      expect(await other.stageBatch({ table: 'tickets', rows: [input(t)], runId: 'run-6' })).toEqual({
+      expect(await other.stageBatch({ table: 'tickets', rows: [input(t)] }, { runId: 'run-6' })).toEqual({
         rows: 1,
       });
       await other.flushStaged();
