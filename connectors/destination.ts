@@ -126,13 +126,9 @@ export interface WriteResult {
   unchanged: number;
 }
 
-/**
- * Test and operations hooks. `beforeMerge` runs after staging, before the merge, inside the transaction;
- * `beforeMarkMerged` (BigQuery) after a flush's merge, before its batches are recorded merged.
- */
+/** Test and operations hooks. `beforeMerge` runs after staging, before the merge, inside the transaction. */
 export interface DestinationHooks {
   beforeMerge?: (table: TableName) => Promise<void> | void;
-  beforeMarkMerged?: () => Promise<void> | void;
 }
 
 /*

@@ -39,7 +39,12 @@ import { prepareBigQuery, replaceView } from './ddl.js';
 import { bqIdent } from './dialect.js';
 import { BigQuerySession, normalize } from './session.js';
 import { unfoldedSightingsOf } from './sightings.js';
-import { DEFAULT_FLUSH_THRESHOLDS, type FlushThresholds, StagedBigQueryWriter } from './staged-writer.js';
+import {
+  type BigQueryHooks,
+  DEFAULT_FLUSH_THRESHOLDS,
+  type FlushThresholds,
+  StagedBigQueryWriter,
+} from './staged-writer.js';
 import { MERGED_TABLE, prepareStaging, StagingAppender } from './staging.js';
 import {
   openRejectionsByTableReads,
@@ -49,6 +54,7 @@ import {
 import { RunVersionCache, type VersionCacheLimits } from './version-cache.js';
 
 export interface BigQueryDestinationOptions extends DestinationOptions {
+  readonly hooks?: BigQueryHooks;
   readonly projectId: string;
   readonly datasetId: string;
   /** Location of the dataset and jobs (default `US`). */
@@ -163,6 +169,7 @@ export class BigQueryDestination extends SqlDestination {
       appender,
       options.flushThresholds ?? DEFAULT_FLUSH_THRESHOLDS,
       options.versionCacheLimits,
+      options.hooks,
     );
     super({
       settings,

@@ -11,7 +11,13 @@ import {
 import { batchRows, checkpointList, writeResult } from '../batch.js';
 import { BoundedMap } from '../bounded-map.js';
 import { bearsTag } from '../cursor-tag.js';
-import type { CheckpointFilter, Destination, WriteBatch, WriteResult } from '../destination.js';
+import type {
+  CheckpointFilter,
+  Destination,
+  DestinationHooks,
+  WriteBatch,
+  WriteResult,
+} from '../destination.js';
 import type { DestinationSettings } from '../settings.js';
 import type { CascadeConditions, CascadeCounts, DeletionRequest } from '../sql/deletions.js';
 import type { WarehouseWriter } from '../sql/destination.js';
@@ -35,6 +41,12 @@ export interface FlushThresholds {
 }
 
 export const DEFAULT_FLUSH_THRESHOLDS: FlushThresholds = { rows: 50_000, ms: 10 * 60 * 1000 };
+
+/** The destination's hooks, and one only this write path has. */
+export interface BigQueryHooks extends DestinationHooks {
+  /** After a flush's merge, before its batches are recorded merged (a crash there must lose nothing). */
+  beforeMarkMerged?: () => Promise<void> | void;
+}
 
 /** A checkpoint this process knows, with where it learnt it. */
 interface KnownCheckpoint {
@@ -75,12 +87,16 @@ export class StagedBigQueryWriter implements WarehouseWriter {
     private readonly appender: StagingAppender,
     private readonly thresholds: FlushThresholds = DEFAULT_FLUSH_THRESHOLDS,
     versionCacheLimits: VersionCacheLimits = DEFAULT_VERSION_CACHE_LIMITS,
+    hooks: BigQueryHooks = {},
   ) {
     this.#scripts = new BigQueryDeletions(session, settings);
     this.#flusher = new StagedFlusher(
       session,
       settings,
-      (batches, at) => appender.markMerged(batches, at),
+      async (batches, at) => {
+        await hooks.beforeMarkMerged?.();
+        await appender.markMerged(batches, at);
+      },
       () => this.#flushBegins(),
       (folded) => appender.markFolded(folded),
     );

@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { BigQuery } from '@google-cloud/bigquery';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BigQueryDestination, emulatorClientOptions } from '../../connectors/bigquery/destination.js';
-import type { VersionCacheLimits } from '../../connectors/bigquery/version-cache.js';
+import {
+  BigQueryDestination,
+  type BigQueryDestinationOptions,
+  emulatorClientOptions,
+} from '../../connectors/bigquery/destination.js';
 import { checkpointTagOf, cursorTagOf } from '../../connectors/cursor-tag.js';
-import type { DestinationOptions } from '../../connectors/destination.js';
 import { DestinationSettings } from '../../connectors/settings.js';
 import { canonicalTimestamp } from '../../schemas/warehouse.js';
 import { type BigQueryEmulator, startBigQueryEmulator } from '../../scripts/bigquery-emulator.js';
@@ -21,7 +23,7 @@ describe('BigQuery staged writes', () => {
   let proxy: BigQueryQuotaProxy;
   let bq: BigQuery;
   const datasetId = `staging_${randomBytes(4).toString('hex')}`;
-  const create = (options: DestinationOptions & { versionCacheLimits?: VersionCacheLimits } = {}) =>
+  const create = (options: Omit<BigQueryDestinationOptions, 'projectId' | 'datasetId'> = {}) =>
     new BigQueryDestination({
       projectId: emulator.projectId,
       datasetId,
