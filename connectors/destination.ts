@@ -171,14 +171,10 @@ export interface WarehouseWrites {
     checkpoint?: CheckpointUpdate | readonly CheckpointUpdate[],
   ): Promise<WriteResult[]>;
   /**
-   * The `_content_hash` this destination stores for an input — its table spec's, the column policy applied
-   * — so a writer compares like with like against `storedVersions` (tickets: a content-only change).
-   */
-  contentHashOf<T extends TableName>(table: T, input: RowInputs[T]): string;
-  /**
    * The table spec this destination writes `table` with (the column policy applied): what a row read again
    * from the source must go through to compare with the stored one (the audit), hashed and dropped fields
-   * alike.
+   * alike, and what gives an input the `_content_hash` it is stored with (contentHashOf, schemas/warehouse:
+   * a writer compares like with like against `storedVersions`; tickets: a content-only change).
    */
   writtenSpec(table: TableName): TableSpec<unknown>;
   /** Checkpoints alone, atomically (a window restarted, a high-water mark moved). */

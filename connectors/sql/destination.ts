@@ -12,7 +12,6 @@ import type {
   Freshness,
   OpenRejections,
   ReconciliationRecord,
-  RowInputs,
   SchemaChangeRecord,
   StoredVersion,
   SyncRunRecord,
@@ -121,10 +120,6 @@ export class SqlDestination implements Destination {
 
   writeTables(...args: Parameters<Destination['writeTables']>): Promise<WriteResult[]> {
     return this.#writer.writeTables(...args);
-  }
-
-  contentHashOf<T extends TableName>(table: T, input: RowInputs[T]): string {
-    return this.#settings.spec(table).toRow(input)['_content_hash'] as string;
   }
 
   writtenSpec(table: TableName): TableSpec<unknown> {
