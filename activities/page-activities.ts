@@ -33,7 +33,7 @@ export function syncReferencePage(deps: ActivityDeps) {
       allowRestart: input.allowRestart ?? true,
       repair: input.repair === true,
       runId: input.runId ?? null,
-      expectCursorTag: input.afterCursorTag,
+      lastSeenTag: input.afterCursorTag,
       fetch: (cursor) => PAGE_FETCHERS[input.stream](deps.client, { limit: input.pageSize }, cursor),
     });
 }
@@ -70,7 +70,7 @@ export function syncExportPage(deps: ActivityDeps) {
       allowRestart: input.allowRestart ?? true,
       repair: input.repair === true,
       runId: input.runId ?? null,
-      expectCursorTag: input.afterCursorTag,
+      lastSeenTag: input.afterCursorTag,
       fetch: (cursor) =>
         PAGE_FETCHERS[input.pass](
           deps.client,
@@ -114,8 +114,8 @@ export function syncThreadPage(deps: ActivityDeps) {
       allowRestart: input.allowRestart ?? true,
       repair: input.repair === true,
       runId: input.runId ?? null,
-      expectCursorTag: input.afterCursorTag,
-      expectCheckpointTag: input.listedTag,
+      // The workflow hands a thread's first page the listed tag, its later pages their cursor's.
+      lastSeenTag: input.listedTag ?? input.afterCursorTag,
       fetch: (cursor) => PAGE_FETCHERS.ticket_messages(deps.client, { ticketNumber }, cursor),
       // Read while queued; completed already (a retry of an attempt whose commit went through): nothing.
       settled: (entry) => entry?.status !== 'running',

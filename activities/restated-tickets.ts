@@ -1,6 +1,6 @@
 import type { Destination } from '../connectors/destination.js';
 import { Ticket } from '../schemas/api/tickets.js';
-import { restated, type StoredVersion } from '../schemas/warehouse.js';
+import { contentHashOf, restated, type StoredVersion } from '../schemas/warehouse.js';
 
 /** A ticket row's input: the parsed item and the JSON object it came from. */
 export interface TicketInput {
@@ -46,14 +46,14 @@ export async function restatedTickets(
     column: 'id',
     values: ids,
   });
+  const written = destination.writtenSpec('tickets');
   for (const row of rows) {
     const raw = typeof row['_raw'] === 'string' ? (JSON.parse(row['_raw']) as unknown) : row['_raw'];
     if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) continue;
     const parsed = Ticket.safeParse(raw);
     if (!parsed.success) continue;
     const input = restated({ item: parsed.data, raw: raw as Record<string, unknown> });
-    if (destination.contentHashOf('tickets', input) !== row['_content_hash'])
-      out.set(String(row['id']), input);
+    if (contentHashOf('tickets', input, written) !== row['_content_hash']) out.set(String(row['id']), input);
   }
   return out;
 }

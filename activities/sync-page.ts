@@ -23,20 +23,18 @@ export interface PageTarget<P extends AnyPage> {
   /** Full refresh: rows are rewritten at an equal version too (see WriteBatch.repair). */
   readonly repair: boolean;
   /**
-   * The sync run the page belongs to, for `_schema_changes` (a change counts once per run); null for a
-   * workflow started before the runs were passed down to its pages.
+   * The sync run the page belongs to: for `_schema_changes` (a change counts once per run) and the
+   * destination's per-run memory (RunScope); null for a workflow started before the runs were passed down to
+   * its pages.
    */
   readonly runId: string | null;
   /**
-   * The tag of the cursor the workflow last saw for the scope (absent on its first page in this workflow
-   * execution): the destination may answer the checkpoint read from memory (Destination.readCheckpoint).
+   * The tag of the scope's checkpoint as the workflow last saw it (absent on its first page in this workflow
+   * execution): of the cursor the previous page reported, or of the entry as a listing returned it (a
+   * thread's first page). The destination may answer the checkpoint read from memory
+   * (Destination.readCheckpoint).
    */
-  readonly expectCursorTag?: string | undefined;
-  /**
-   * The tag of the scope's checkpoint as a listing returned it (checkpointTagOf; a thread's first page):
-   * the destination may answer the checkpoint read with the one it listed (Destination.readCheckpoint).
-   */
-  readonly expectCheckpointTag?: string | undefined;
+  readonly lastSeenTag?: string | undefined;
   /** The page after a cursor (activities/fetchers.ts). */
   readonly fetch: (cursor: string | null) => Promise<P>;
   /** Whether the scope's checkpoint leaves nothing to read (default: the checkpoint is complete). */
@@ -82,21 +80,23 @@ export const STORE_ALL: PageStore<AnyPage, object> = {
     const rejected = rejectedOf(target.table, target.stream, target.scope, step);
     const drift = recordedDrift(deps);
     const schemaChanges = drift.unrecorded(schemaChangesOf(target.table, target.stream, target.runId, step));
-    const staged = await deps.destination.stageBatch({
-      table: target.table,
-      rows: rowsOf(page) as never,
-      checkpoint: nextCheckpoint(previous, {
-        stream: target.checkpointStream ?? target.stream,
-        scope: target.scope,
-        cursor: page.nextCursor,
-        done: !page.hasMore,
-        rows: page.items.length,
-      }),
-      rejected,
-      schemaChanges,
-      repair: target.repair,
-      runId: target.runId,
-    });
+    const staged = await deps.destination.stageBatch(
+      {
+        table: target.table,
+        rows: rowsOf(page) as never,
+        checkpoint: nextCheckpoint(previous, {
+          stream: target.checkpointStream ?? target.stream,
+          scope: target.scope,
+          cursor: page.nextCursor,
+          done: !page.hasMore,
+          rows: page.items.length,
+        }),
+        rejected,
+        schemaChanges,
+        repair: target.repair,
+      },
+      { runId: target.runId },
+    );
     drift.remember(schemaChanges);
     // Rows staged: those the warehouse stored as they are may be left out (a re-read that changed nothing
     // writes nothing, and its window skips its flush).
@@ -132,8 +132,7 @@ export async function syncPage(
 ): Promise<PageReport> {
   const checkpointStream = target.checkpointStream ?? target.stream;
   const previous = await deps.destination.readCheckpoint(checkpointStream, target.scope, {
-    expectCursorTag: target.expectCursorTag,
-    expectCheckpointTag: target.expectCheckpointTag,
+    lastSeenTag: target.lastSeenTag,
   });
   if ((target.settled ?? isComplete)(previous)) return { ...NOTHING_READ, ...store.nothing };
   let step: PageStep<AnyPage>;

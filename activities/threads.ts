@@ -24,7 +24,7 @@ export interface ListedThread {
 /**
  * Queued threads to read next, each with the tag of its queue entry: one query for the whole listing, and
  * the thread's first page need not read its entry again — the destination that listed it holds it
- * (Destination.readCheckpoint's `expectCheckpointTag`). Cursors stay out of history: only tags travel.
+ * (Destination.readCheckpoint's `lastSeenTag`). Cursors stay out of history: only tags travel.
  */
 export function listQueuedThreadCheckpoints(deps: ActivityDeps) {
   return async (input: { limit: number; skip: string[] }): Promise<ListedThread[]> =>

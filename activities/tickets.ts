@@ -3,7 +3,12 @@ import type { Ticket } from '../schemas/api/tickets.js';
 import { decodeStateKey, encodeStateKey, type StateKey } from '../schemas/state-key.js';
 import { STREAMS } from '../schemas/streams.js';
 import { TICKET_FOLLOWERS, type TicketFollower } from '../schemas/sync.js';
-import type { Checkpoint, CheckpointUpdate, StoredVersion } from '../schemas/warehouse.js';
+import {
+  type Checkpoint,
+  type CheckpointUpdate,
+  contentHashOf,
+  type StoredVersion,
+} from '../schemas/warehouse.js';
 import { laterInstant, nextCheckpoint, readState, restartedCheckpoint } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
 import { PAGE_FETCHERS } from './fetchers.js';
@@ -50,7 +55,7 @@ export function syncTicketsPage(deps: ActivityDeps) {
         allowRestart: input.allowRestart ?? true,
         repair: input.repair === true,
         runId: input.runId ?? null,
-        expectCursorTag: input.afterCursorTag,
+        lastSeenTag: input.afterCursorTag,
         fetch: (cursor) => PAGE_FETCHERS.tickets(deps.client, { limit: input.pageSize }, cursor),
       },
       changedTickets(input),
@@ -135,11 +140,12 @@ function changedTickets(input: TicketsPageInput): PageStore<
       // derived again from its `_raw` differs (a column policy set since), the derived row is written instead.
       const restated = await restatedTickets(destination, storedNewerIds(page.items, stored));
       const rows = rowsOf(page).map((r) => restated.get(r.item.id) ?? r);
+      const written = destination.writtenSpec('tickets');
       const changedRows = rows.filter(
         (r) =>
           target.repair ||
           versionMoved.has(r.item.id) ||
-          stored.get(r.item.id)?.contentHash !== destination.contentHashOf('tickets', r),
+          stored.get(r.item.id)?.contentHash !== contentHashOf('tickets', r, written),
       );
       const changed = new Set(changedRows.map((r) => r.item.id));
       const toQueue = threadsToQueue(page.items, versionMoved, input);
@@ -184,15 +190,17 @@ function changedTickets(input: TicketsPageInput): PageStore<
           rejected,
           schemaChanges,
           repair: target.repair,
-          runId: target.runId,
         },
-        [
-          ticketSightings(
-            changedRows.map((r) => r.item),
-            deps.now?.() ?? new Date(),
-            { firstSeen: (id) => !stored.has(id), repair: target.repair },
-          ),
-        ],
+        {
+          runId: target.runId,
+          alongside: [
+            ticketSightings(
+              changedRows.map((r) => r.item),
+              deps.now?.() ?? new Date(),
+              { firstSeen: (id) => !stored.has(id), repair: target.repair },
+            ),
+          ],
+        },
       );
       drift.remember(schemaChanges);
       return {

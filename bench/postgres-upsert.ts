@@ -1,5 +1,5 @@
 /**
- * PostgreSQL upsert throughput: the destination's writeBatch (validate → COPY into staging → merge by id
+ * PostgreSQL upsert throughput: the destination's writeTables (validate → COPY into staging → merge by id
  * with the version rule → checkpoint, one transaction per batch) against a plain COPY of the same rows into
  * an empty table with the same definition (columns, primary key, BI indexes), measured in the same run.
  *
@@ -116,7 +116,7 @@ try {
   {
     const warm = new PostgresDestination(url.toString(), { schema: 'bench_warmup' });
     await warm.prepare();
-    for (const rows of batches(BATCH, 0)) await warm.writeBatch({ table: 'tickets', rows });
+    for (const rows of batches(BATCH, 0)) await warm.writeTables([{ table: 'tickets', rows }]);
     await warm.close();
   }
   for (const n of sizes) {
@@ -148,19 +148,21 @@ try {
         let page = 0;
         for (const rows of batches(n, generation)) {
           page++;
-          await dest.writeBatch({
-            table: 'tickets',
-            rows,
-            checkpoint: {
-              stream: 'bench',
-              scope: String(n),
-              cursor: String(page),
-              high_water_mark: null,
-              status: 'running',
-              pages: page,
-              rows: page * BATCH,
+          await dest.writeTables([
+            {
+              table: 'tickets',
+              rows,
+              checkpoint: {
+                stream: 'bench',
+                scope: String(n),
+                cursor: String(page),
+                high_water_mark: null,
+                status: 'running',
+                pages: page,
+                rows: page * BATCH,
+              },
             },
-          });
+          ]);
         }
       });
     const first = await run(0);
@@ -194,7 +196,7 @@ const widths = header.map((h, i) => Math.max(h.length, ...results.map((r) => r[i
 const fmt = (r: string[]) =>
   r.map((v, i) => (i <= 1 ? v.padEnd(widths[i]!) : v.padStart(widths[i]!))).join('  ');
 console.log(
-  `PostgreSQL upsert vs plain COPY (ticket rows, ${BATCH.toLocaleString('en')} rows per writeBatch; target ratio ≥ 0.5)`,
+  `PostgreSQL upsert vs plain COPY (ticket rows, ${BATCH.toLocaleString('en')} rows per writeTables; target ratio ≥ 0.5)`,
 );
 console.log(fmt(header));
 for (const r of results) console.log(fmt(r));

@@ -22,3 +22,15 @@ export function checkpointTagOf(checkpoint: Checkpoint): string {
     JSON.stringify([stream, scope, cursor, high_water_mark, status, pages, rows, updated_at]),
   );
 }
+
+/**
+ * Whether `checkpoint` is the one a caller holding `tag` last saw: the tag of its cursor (a page's report)
+ * or of the whole checkpoint (a listing's). One tag for a caller to pass whichever it has; the two cannot
+ * be mistaken for each other, since a cursor would have to be the checkpoint's own JSON to hash alike.
+ */
+export function bearsTag(checkpoint: Checkpoint, tag: string): boolean {
+  return (
+    (checkpoint.cursor != null && cursorTagOf(checkpoint.cursor) === tag) ||
+    checkpointTagOf(checkpoint) === tag
+  );
+}

@@ -56,15 +56,30 @@ export interface WriteBatch<T extends TableName = TableName> {
    * an older version over a newer one.
    */
   readonly repair?: boolean;
-  /**
-   * The sync run the page belongs to (stageBatch): a destination may compare the rows with what it read of
-   * the table once for the run, and stage only those it does not store as they are (BigQuery's per-run
-   * version cache). Without it, every row is staged.
-   */
+}
+
+/**
+ * The sync run a page's read or write belongs to. A destination may answer for the run from what it read
+ * of a table once for it, counting what it staged since (BigQuery's per-run version cache: one table read
+ * instead of a query per page); one without such memory reads and writes as without a run.
+ */
+export interface RunScope {
   readonly runId?: string | null;
 }
 
-/** What `stageBatch` staged: rows, after those the destination already stores as they are were left out. */
+/** How the page path stages a batch (`stageBatch`). */
+export interface PageWrite extends RunScope {
+  /**
+   * Rows of other tables (what the page says about the rows, e.g. `ticket_observations`), written in the
+   * same transaction or staged append as the batch.
+   */
+  readonly alongside?: readonly WriteBatch[];
+}
+
+/**
+ * What `stageBatch` staged: rows, after those the destination stores as they are were left out (with a run:
+ * a page that changed nothing stages nothing, and its window skips its flush).
+ */
 export interface StageReport {
   readonly rows: number;
 }
@@ -111,13 +126,9 @@ export interface WriteResult {
   unchanged: number;
 }
 
-/**
- * Test and operations hooks. `beforeMerge` runs after staging, before the merge, inside the transaction;
- * `beforeMarkMerged` (BigQuery) after a flush's merge, before its batches are recorded merged.
- */
+/** Test and operations hooks. `beforeMerge` runs after staging, before the merge, inside the transaction. */
 export interface DestinationHooks {
   beforeMerge?: (table: TableName) => Promise<void> | void;
-  beforeMarkMerged?: () => Promise<void> | void;
 }
 
 /*
@@ -150,42 +161,32 @@ export interface DestinationSchema {
 
 /** Rows and checkpoints in, each call atomic. */
 export interface WarehouseWrites {
-  /** Rows of one table plus an optional checkpoint, atomically. Invalid rows reject the whole batch. */
-  writeBatch<T extends TableName>(batch: WriteBatch<T>): Promise<WriteResult>;
   /**
-   * Rows of several tables plus checkpoints, all in one transaction (a report snapshot and its flattened
-   * values). Each batch follows the rules of `writeBatch`; an invalid row rejects everything.
+   * Batches of one or several tables (a report snapshot and its flattened values), every batch's
+   * checkpoints and `checkpoint`, all in one transaction, merged on return; one result per batch, in
+   * order. An invalid row rejects everything.
    */
   writeTables(
     batches: readonly WriteBatch[],
     checkpoint?: CheckpointUpdate | readonly CheckpointUpdate[],
   ): Promise<WriteResult[]>;
   /**
-   * The `_content_hash` this destination stores for an input — its table spec's, the column policy applied
-   * — so a writer compares like with like against `storedVersions` (tickets: a content-only change).
-   */
-  contentHashOf<T extends TableName>(table: T, input: RowInputs[T]): string;
-  /**
    * The table spec this destination writes `table` with (the column policy applied): what a row read again
    * from the source must go through to compare with the stored one (the audit), hashed and dropped fields
-   * alike.
+   * alike, and what gives an input the `_content_hash` it is stored with (contentHashOf, schemas/warehouse:
+   * a writer compares like with like against `storedVersions`; tickets: a content-only change).
    */
   writtenSpec(table: TableName): TableSpec<unknown>;
   /** Checkpoints alone, atomically (a window restarted, a high-water mark moved). */
   writeCheckpoints(checkpoints: readonly CheckpointUpdate[]): Promise<void>;
   /**
-   * The page path's write: a batch by the rules of `writeBatch` — durable on return, a checkpoint never
+   * The page path's write: a batch by the rules of `writeTables` — durable on return, a checkpoint never
    * without the rows it follows, its checkpoints read back at once — whose rows may reach their table only
-   * at the next `flushStaged` (BigQuery: Storage Write API appends, no job; PostgreSQL: `writeBatch`).
-   * Re-staging a batch (a retried page) is harmless: the merge keeps the latest version. With the batch's
-   * `runId`, rows stored as they are may be left out (BigQuery); the report says how many were staged.
-   * Rows of `alongside` (other tables: what the page says about the rows, e.g. `ticket_observations`) are
-   * written in the same transaction or staged append as the batch; their checkpoints are not read.
+   * at the next `flushStaged` (BigQuery: Storage Write API appends, no job; PostgreSQL: `writeTables`).
+   * Re-staging a batch (a retried page) is harmless: the merge keeps the latest version. With the page's
+   * run (RunScope), rows the table stores as they are may be left out; the report says how many were staged.
    */
-  stageBatch<T extends TableName>(
-    batch: WriteBatch<T>,
-    alongside?: readonly WriteBatch[],
-  ): Promise<StageReport>;
+  stageBatch<T extends TableName>(batch: WriteBatch<T>, page?: PageWrite): Promise<StageReport>;
   /**
    * Merges every staged batch into its tables (whichever process staged it), one writer per table at a
    * time in this process; idempotent. A window flushes before it records itself succeeded.
@@ -231,19 +232,16 @@ export interface WarehouseDeletions {
 /** What the warehouse holds and how far the sync got. */
 export interface StateReads {
   /**
-   * `expectCursorTag`: the tag (connectors/cursor-tag.ts) of the cursor the caller last saw for the scope;
-   * a destination that holds checkpoints in memory may answer from there when its cursor has that tag.
-   * `expectCheckpointTag`: the tag (checkpointTagOf) of the checkpoint a listing of this destination
-   * returned for the scope (listThreadQueue); it may answer with the one it listed when what it
-   * holds still has that tag (nothing this process wrote since).
+   * `lastSeenTag`: a tag of the scope's checkpoint as the caller last saw it (connectors/cursor-tag.ts: of
+   * its cursor, as a page reported it, or of the whole checkpoint, as a listing returned it). A destination
+   * that holds the checkpoints it wrote or listed may answer from memory when the one it holds bears that
+   * tag — one process's page after page, or a listing's entries, cost no read — and reads otherwise (a
+   * checkpoint another process wrote since is never mistaken for it). One without such memory ignores it.
    */
   readCheckpoint(
     stream: string,
     scope: string,
-    options?: {
-      readonly expectCursorTag?: string | undefined;
-      readonly expectCheckpointTag?: string | undefined;
-    },
+    options?: { readonly lastSeenTag?: string | undefined },
   ): Promise<Checkpoint | null>;
   /** Checkpoints of `_sync_state` (every key but the thread queue's), in (stream, scope) order. */
   listCheckpoints(stream?: string, filter?: CheckpointFilter): Promise<Checkpoint[]>;
@@ -257,8 +255,8 @@ export interface StateReads {
   storedVersions(
     table: TableName,
     ids: readonly string[],
-    /** The run asking: a destination may answer from what it read of the table once for the run. */
-    options?: { readonly runId?: string | null },
+    /** The run asking (RunScope). */
+    options?: RunScope,
   ): Promise<Map<string, StoredVersion>>;
   /**
    * Ticket numbers (thread-queue scopes) of live tickets whose thread was last read completely before

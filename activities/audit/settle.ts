@@ -33,9 +33,9 @@ export const idIn = (ids: readonly string[]): RowFilter => ({ kind: 'in', column
 
 /**
  * Heals what a unit found and records every judged row in `_audit`:
- *  - a row that differs or is missing is rewritten from the API at once, through the page path's write
- *    (merged by the table's rule as a repair: at an equal version too, never an older version over a newer
- *    one), in one transaction with `queue` — its thread or export window queued for a re-read, since what
+ *  - a row that differs or is missing is rewritten from the API at once (merged by the table's rule as a
+ *    repair: at an equal version too, never an older version over a newer one), in one transaction with
+ *    `queue` — its thread or export window queued for a re-read, since what
  *    was wrong about one row may be wrong about its neighbours;
  *  - a row the source no longer serves is marked deleted (where the table tracks deletions).
  * Returns how many rows were compared.
@@ -57,15 +57,18 @@ export async function settle(
   const healing = writes.length + gone.length > 0;
   if (writes.length > 0 || (healing && input.queue.length > 0)) {
     const batch = { table, rows: writes as never, checkpoint: input.queue, repair: true };
-    if (table === 'tickets' && writes.length > 0) {
-      // A healed ticket is a change the history must see too (the next sweep finds it unchanged).
-      const sightings = ticketSightings(
-        (writes as RowInputs['tickets'][]).map((w) => w.item),
-        deps.now?.() ?? new Date(),
-        { firstSeen: () => false, repair: true },
-      );
-      await destination.writeTables([batch, sightings], input.queue);
-    } else await destination.writeBatch(batch);
+    // A healed ticket is a change the history must see too (the next sweep finds it unchanged).
+    const sightings =
+      table === 'tickets' && writes.length > 0
+        ? [
+            ticketSightings(
+              (writes as RowInputs['tickets'][]).map((w) => w.item),
+              deps.now?.() ?? new Date(),
+              { firstSeen: () => false, repair: true },
+            ),
+          ]
+        : [];
+    await destination.writeTables([batch, ...sightings]);
   }
   const now = deps.now?.() ?? new Date();
   if (gone.length > 0) await destination.markDeleted(table, gone, now);

@@ -19,6 +19,7 @@ import type {
   CheckpointFilter,
   Destination,
   DestinationOptions,
+  PageWrite,
   StageReport,
   WriteBatch,
 } from '../destination.js';
@@ -38,7 +39,12 @@ import { prepareBigQuery, replaceView } from './ddl.js';
 import { bqIdent } from './dialect.js';
 import { BigQuerySession, normalize } from './session.js';
 import { unfoldedSightingsOf } from './sightings.js';
-import { DEFAULT_FLUSH_THRESHOLDS, type FlushThresholds, StagedBigQueryWriter } from './staged-writer.js';
+import {
+  type BigQueryHooks,
+  DEFAULT_FLUSH_THRESHOLDS,
+  type FlushThresholds,
+  StagedBigQueryWriter,
+} from './staged-writer.js';
 import { MERGED_TABLE, prepareStaging, StagingAppender } from './staging.js';
 import {
   openRejectionsByTableReads,
@@ -48,6 +54,7 @@ import {
 import { RunVersionCache, type VersionCacheLimits } from './version-cache.js';
 
 export interface BigQueryDestinationOptions extends DestinationOptions {
+  readonly hooks?: BigQueryHooks;
   readonly projectId: string;
   readonly datasetId: string;
   /** Location of the dataset and jobs (default `US`). */
@@ -162,6 +169,7 @@ export class BigQueryDestination extends SqlDestination {
       appender,
       options.flushThresholds ?? DEFAULT_FLUSH_THRESHOLDS,
       options.versionCacheLimits,
+      options.hooks,
     );
     super({
       settings,
@@ -195,10 +203,11 @@ export class BigQueryDestination extends SqlDestination {
   /** Staged; with the batch's run id, only rows the table does not store as they are (version-cache.ts). */
   override async stageBatch<T extends TableName>(
     batch: WriteBatch<T>,
-    alongside: readonly WriteBatch[] = [],
+    page: PageWrite = {},
   ): Promise<StageReport> {
     // One append: the batch and what goes along with it are durable together and merged by one flush.
-    return { rows: await this.#writer.stage([batch, ...alongside], [], batch.runId ?? null) };
+    const batches = [batch, ...(page.alongside ?? [])];
+    return { rows: await this.#writer.stage(batches, [], page.runId ?? null) };
   }
 
   override async flushStaged(): Promise<void> {

@@ -292,7 +292,6 @@ export class StagedFlusher {
     if (audits.length > 0) statements.push(`${ledgerUpsertSql(this.session, SYSTEM_TABLES._audit, audits)};`);
     for (const t of rowTables) await this.settings.hooks.beforeMerge?.(t);
     const counts = await this.#runScript(statements, counting ? rowTables.length : 0);
-    await this.settings.hooks.beforeMarkMerged?.();
     await this.markMerged([...batches, ...checkpointBatches], new Date(folding.stampMs));
     await this.markFolded(folds.pairs);
     for (const t of folds.inline.keys()) if (!report.folded.includes(t)) report.folded.push(t);

@@ -10,8 +10,14 @@ import {
 } from '../../schemas/warehouse.js';
 import { batchRows, checkpointList, writeResult } from '../batch.js';
 import { BoundedMap } from '../bounded-map.js';
-import { checkpointTagOf, cursorTagOf } from '../cursor-tag.js';
-import type { CheckpointFilter, Destination, WriteBatch, WriteResult } from '../destination.js';
+import { bearsTag } from '../cursor-tag.js';
+import type {
+  CheckpointFilter,
+  Destination,
+  DestinationHooks,
+  WriteBatch,
+  WriteResult,
+} from '../destination.js';
 import type { DestinationSettings } from '../settings.js';
 import type { CascadeConditions, CascadeCounts, DeletionRequest } from '../sql/deletions.js';
 import type { WarehouseWriter } from '../sql/destination.js';
@@ -36,6 +42,12 @@ export interface FlushThresholds {
 
 export const DEFAULT_FLUSH_THRESHOLDS: FlushThresholds = { rows: 50_000, ms: 10 * 60 * 1000 };
 
+/** The destination's hooks, and one only this write path has. */
+export interface BigQueryHooks extends DestinationHooks {
+  /** After a flush's merge, before its batches are recorded merged (a crash there must lose nothing). */
+  beforeMarkMerged?: () => Promise<void> | void;
+}
+
 /** A checkpoint this process knows, with where it learnt it. */
 interface KnownCheckpoint {
   readonly checkpoint: Checkpoint;
@@ -44,8 +56,8 @@ interface KnownCheckpoint {
 /**
  * BigQuery's write path: a page is staged (one Storage Write API append of its rows, the ids it saw, the
  * items it set aside and its checkpoints — no job), and merged by a flush (flush.ts) at the window's end,
- * at the thresholds, or before a read that needs merged rows. Calls that report what they wrote
- * (writeBatch, writeTables) stage and flush at once. Deletions flush first, then run as scripts (write.ts).
+ * at the thresholds, or before a read that needs merged rows. A call that reports what it wrote
+ * (writeTables) stages and flushes at once. Deletions flush first, then run as scripts (write.ts).
  *
  * Checkpoints: a staged checkpoint is durable at once (a reader sees it over `_sync_state` until the flush
  * merges it; read by table reads, state-reads.ts). The checkpoints this process staged are kept in memory,
@@ -75,12 +87,16 @@ export class StagedBigQueryWriter implements WarehouseWriter {
     private readonly appender: StagingAppender,
     private readonly thresholds: FlushThresholds = DEFAULT_FLUSH_THRESHOLDS,
     versionCacheLimits: VersionCacheLimits = DEFAULT_VERSION_CACHE_LIMITS,
+    hooks: BigQueryHooks = {},
   ) {
     this.#scripts = new BigQueryDeletions(session, settings);
     this.#flusher = new StagedFlusher(
       session,
       settings,
-      (batches, at) => appender.markMerged(batches, at),
+      async (batches, at) => {
+        await hooks.beforeMarkMerged?.();
+        await appender.markMerged(batches, at);
+      },
       () => this.#flushBegins(),
       (folded) => appender.markFolded(folded),
     );
@@ -174,13 +190,6 @@ export class StagedBigQueryWriter implements WarehouseWriter {
   /** Flushes when this process has staged something not merged yet (before a read of the tables). */
   async flushOwn(): Promise<void> {
     if (this.#staged.batches > this.#merged.batches) await this.flush();
-  }
-
-  async writeBatch<T extends TableName>(batch: WriteBatch<T>): Promise<WriteResult> {
-    await this.stage([batch]);
-    const report = await this.flush({ counts: true });
-    const t = report.tables[batch.table];
-    return writeResult(batch, t?.inserted, t?.updated);
   }
 
   async writeTables(
@@ -283,30 +292,17 @@ export class StagedBigQueryWriter implements WarehouseWriter {
   // --- checkpoints: staged ones over `_sync_state` ------------------------------------------------------
 
   /**
-   * The checkpoint of a scope. With `expectCursorTag` (the tag of the cursor the workflow last saw for the
-   * scope), the one held in memory is used when its cursor has that tag; with `expectCheckpointTag` (the
-   * tag of the checkpoint a listing returned, checkpointTagOf), when the one held is still that one (this
-   * process listed it and wrote none since); otherwise it is read.
+   * The checkpoint of a scope: the one held in memory when it bears `lastSeenTag` (bearsTag: the cursor the
+   * workflow last saw, or the entry as this process listed it and wrote none since), otherwise read.
    */
   async readCheckpoint(
     stream: string,
     scope: string,
-    expect: { expectCursorTag?: string | undefined; expectCheckpointTag?: string | undefined } = {},
+    options: { lastSeenTag?: string | undefined } = {},
   ): Promise<Checkpoint | null> {
     const known = this.#known.get(keyOf(stream, scope));
-    const { expectCursorTag, expectCheckpointTag } = expect;
-    if (
-      expectCursorTag !== undefined &&
-      known?.checkpoint.cursor != null &&
-      cursorTagOf(known.checkpoint.cursor) === expectCursorTag
-    )
-      return known.checkpoint;
-    if (
-      expectCheckpointTag !== undefined &&
-      known !== undefined &&
-      checkpointTagOf(known.checkpoint) === expectCheckpointTag
-    )
-      return known.checkpoint;
+    const tag = options.lastSeenTag;
+    if (tag !== undefined && known !== undefined && bearsTag(known.checkpoint, tag)) return known.checkpoint;
     const [read] = await this.listCheckpoints({ stream, scope });
     return read ?? null;
   }

@@ -8,7 +8,6 @@ import {
   rowKey,
   type SchemaChangeSighting,
   SYSTEM_TABLES,
-  type TableName,
   type TableSpec,
 } from '../../schemas/warehouse.js';
 import { batchRows, checkpointList, stagedColumns, writeResult } from '../batch.js';
@@ -50,13 +49,12 @@ export class PostgresWriter implements WarehouseWriter {
     private readonly settings: DestinationSettings,
   ) {}
 
-  async writeBatch<T extends TableName>(batch: WriteBatch<T>): Promise<WriteResult> {
-    const [result] = await this.#write(`writeBatch ${batch.table}`, [batch], batch.checkpoint);
-    return result!;
-  }
-
   writeTables(...[batches, checkpoint]: Parameters<Destination['writeTables']>): Promise<WriteResult[]> {
-    return this.#write(`writeTables ${batches.map((b) => b.table).join(', ')}`, batches, checkpoint);
+    const checkpoints = [
+      ...batches.flatMap((b) => checkpointList(b.checkpoint)),
+      ...checkpointList(checkpoint),
+    ];
+    return this.#write(`writeTables ${batches.map((b) => b.table).join(', ')}`, batches, checkpoints);
   }
 
   async writeCheckpoints(checkpoints: readonly CheckpointUpdate[]): Promise<void> {

@@ -12,7 +12,6 @@ import type {
   Freshness,
   OpenRejections,
   ReconciliationRecord,
-  RowInputs,
   SchemaChangeRecord,
   StoredVersion,
   SyncRunRecord,
@@ -24,6 +23,7 @@ import type {
   CheckpointFilter,
   DeletionCascade,
   Destination,
+  PageWrite,
   StageReport,
   WriteBatch,
   WriteResult,
@@ -54,8 +54,7 @@ import {
 } from './state-reads.js';
 
 /** The write path of one warehouse: rows, checkpoints and deletions, each atomic. */
-export interface WarehouseWriter
-  extends Pick<Destination, 'writeBatch' | 'writeTables' | 'writeCheckpoints'> {
+export interface WarehouseWriter extends Pick<Destination, 'writeTables' | 'writeCheckpoints'> {
   /** Marks deleted the rows a request selects and upserts its checkpoint, in one transaction; how many. */
   markDeleted(request: DeletionRequest): Promise<number>;
   /** Applies a cascade's conditions to the child table in one transaction. */
@@ -119,16 +118,8 @@ export class SqlDestination implements Destination {
     return columns;
   }
 
-  writeBatch<T extends TableName>(batch: WriteBatch<T>): Promise<WriteResult> {
-    return this.#writer.writeBatch(batch);
-  }
-
   writeTables(...args: Parameters<Destination['writeTables']>): Promise<WriteResult[]> {
     return this.#writer.writeTables(...args);
-  }
-
-  contentHashOf<T extends TableName>(table: T, input: RowInputs[T]): string {
-    return this.#settings.spec(table).toRow(input)['_content_hash'] as string;
   }
 
   writtenSpec(table: TableName): TableSpec<unknown> {
@@ -139,14 +130,12 @@ export class SqlDestination implements Destination {
     return this.#writer.writeCheckpoints(checkpoints);
   }
 
-  /** Without a staging path of its own, a staged batch is written (and merged) at once. */
-  /** Every row is written (a comparison with what is stored would cost PostgreSQL more than the write). */
-  async stageBatch<T extends TableName>(
-    batch: WriteBatch<T>,
-    alongside: readonly WriteBatch[] = [],
-  ): Promise<StageReport> {
-    if (alongside.length === 0) await this.writeBatch(batch);
-    else await this.writeTables([batch, ...alongside], batch.checkpoint);
+  /**
+   * Without a staging path of its own, a staged batch is written (and merged) at once, every row of it (a
+   * comparison with what is stored would cost PostgreSQL more than the write).
+   */
+  async stageBatch<T extends TableName>(batch: WriteBatch<T>, page: PageWrite = {}): Promise<StageReport> {
+    await this.writeTables([batch, ...(page.alongside ?? [])]);
     return { rows: batch.rows.length };
   }
 

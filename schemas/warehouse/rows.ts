@@ -64,11 +64,16 @@ export const StoredVersion = z.object({
 export type StoredVersion = z.infer<typeof StoredVersion>;
 
 /**
- * The `_content_hash` an input would be stored with under the model's spec and no column policy. A writer
- * asks its destination instead (`Destination.contentHashOf`), which applies the policy it writes with.
+ * The `_content_hash` an input is stored with under `spec`: by default the model's, with no column policy;
+ * a writer passes its destination's (`Destination.writtenSpec`: the policy it writes with applied), so it
+ * compares like with like against `storedVersions`.
  */
-export function contentHashOf<T extends TableName>(table: T, input: RowInputs[T]): string {
-  return tableSpecOf(table).toRow(input)['_content_hash'] as string;
+export function contentHashOf<T extends TableName>(
+  table: T,
+  input: RowInputs[T],
+  spec: TableSpec<unknown> = tableSpecOf(table),
+): string {
+  return spec.toRow(input)['_content_hash'] as string;
 }
 
 function guessId(input: unknown): string {

@@ -43,7 +43,7 @@ const SPECS = {
   sla_targets: slaTargetsTable,
 } satisfies Record<TableName, TableSpec<unknown>>;
 
-/** The input type `writeBatch` accepts for each table: what its spec's `toRow` takes. */
+/** The input type a write batch (`WriteBatch`) holds for each table: what its spec's `toRow` takes. */
 export type RowInputs = {
   [T in TableName]: (typeof SPECS)[T] extends TableSpec<infer Input> ? Input : never;
 };

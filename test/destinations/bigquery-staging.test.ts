@@ -1,15 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import { BigQuery } from '@google-cloud/bigquery';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BigQueryDestination, emulatorClientOptions } from '../../connectors/bigquery/destination.js';
-import type { VersionCacheLimits } from '../../connectors/bigquery/version-cache.js';
+import {
+  BigQueryDestination,
+  type BigQueryDestinationOptions,
+  emulatorClientOptions,
+} from '../../connectors/bigquery/destination.js';
 import { checkpointTagOf, cursorTagOf } from '../../connectors/cursor-tag.js';
-import type { DestinationOptions } from '../../connectors/destination.js';
 import { DestinationSettings } from '../../connectors/settings.js';
 import { canonicalTimestamp } from '../../schemas/warehouse.js';
 import { type BigQueryEmulator, startBigQueryEmulator } from '../../scripts/bigquery-emulator.js';
 import { type BigQueryQuotaProxy, startBigQueryQuotaProxy } from '../../scripts/bigquery-quota-proxy.js';
-import { at, input, message, sighting, ticket } from './fixtures.js';
+import { at, input, message, sighting, ticket, writeBatch } from './fixtures.js';
 
 /**
  * BigQuery's staged write path (connectors/bigquery/staged-writer.ts, flush.ts) through the quota proxy in
@@ -21,7 +23,7 @@ describe('BigQuery staged writes', () => {
   let proxy: BigQueryQuotaProxy;
   let bq: BigQuery;
   const datasetId = `staging_${randomBytes(4).toString('hex')}`;
-  const create = (options: DestinationOptions & { versionCacheLimits?: VersionCacheLimits } = {}) =>
+  const create = (options: Omit<BigQueryDestinationOptions, 'projectId' | 'datasetId'> = {}) =>
     new BigQueryDestination({
       projectId: emulator.projectId,
       datasetId,
@@ -105,7 +107,7 @@ describe('BigQuery staged writes', () => {
     expect(proxy.report().queryJobs + proxy.report().loadJobs).toBe(0);
     // The checkpoint staged last is the one read, before any flush: from memory with the workflow's tag …
     expect(
-      await dest.readCheckpoint('tickets', 'staged-1', { expectCursorTag: cursorTagOf('c2') }),
+      await dest.readCheckpoint('tickets', 'staged-1', { lastSeenTag: cursorTagOf('c2') }),
     ).toMatchObject({ cursor: 'c2', pages: 2 });
     expect(proxy.report().queryJobs).toBe(0);
     // … and from the warehouse (staged over `_sync_state`) by another process.
@@ -156,17 +158,26 @@ describe('BigQuery staged writes', () => {
       repair: false,
     });
     proxy.reset();
-    await dest.stageBatch({ table: 'tickets', rows: [input(t)] }, [
-      { table: 'ticket_observations', rows: [sightingOf(t, 2)] },
-    ]);
+    await dest.stageBatch(
+      { table: 'tickets', rows: [input(t)] },
+      {
+        alongside: [{ table: 'ticket_observations', rows: [sightingOf(t, 2)] }],
+      },
+    );
     const resolved = { ...t, status: 'resolved' as const, updated_at: at(3), resolved_at: at(3) };
-    await dest.stageBatch({ table: 'tickets', rows: [input(resolved)] }, [
-      { table: 'ticket_observations', rows: [sightingOf(resolved, 4)] },
-    ]);
+    await dest.stageBatch(
+      { table: 'tickets', rows: [input(resolved)] },
+      {
+        alongside: [{ table: 'ticket_observations', rows: [sightingOf(resolved, 4)] }],
+      },
+    );
     // The same page again (a retried activity): one row per (ticket, version, state) still.
-    await dest.stageBatch({ table: 'tickets', rows: [input(resolved)] }, [
-      { table: 'ticket_observations', rows: [sightingOf(resolved, 4)] },
-    ]);
+    await dest.stageBatch(
+      { table: 'tickets', rows: [input(resolved)] },
+      {
+        alongside: [{ table: 'ticket_observations', rows: [sightingOf(resolved, 4)] }],
+      },
+    );
     expect(proxy.report().queryJobs + proxy.report().loadJobs).toBe(0);
     await dest.flushStaged();
     expect(proxy.report().queryJobs).toBe(1);
@@ -290,7 +301,7 @@ describe('BigQuery staged writes', () => {
     await a.writeCheckpoints([cp('p1', 1)]);
     // The next page ran on another worker, which staged page 2.
     await b.writeCheckpoints([cp('p2', 2)]);
-    expect(await a.readCheckpoint('exports', 'w1', { expectCursorTag: cursorTagOf('p2') })).toMatchObject({
+    expect(await a.readCheckpoint('exports', 'w1', { lastSeenTag: cursorTagOf('p2') })).toMatchObject({
       cursor: 'p2',
       pages: 2,
     });
@@ -314,21 +325,24 @@ describe('BigQuery staged writes', () => {
     expect(tableReads('_sync_state')).toBe(1);
     // … and the first page of each listed thread reads its entry with no read at all.
     for (const scope of ['901', '902'])
-      expect(
-        await a.readCheckpoint('ticket_messages', scope, { expectCheckpointTag: tag(scope) }),
-      ).toMatchObject({ scope, cursor: null, status: 'running' });
+      expect(await a.readCheckpoint('ticket_messages', scope, { lastSeenTag: tag(scope) })).toMatchObject({
+        scope,
+        cursor: null,
+        status: 'running',
+      });
     expect(tableReads('_sync_state')).toBe(1);
     // Another process holds nothing it listed: it reads.
-    expect(
-      await b.readCheckpoint('ticket_messages', '901', { expectCheckpointTag: tag('901') }),
-    ).toMatchObject({ scope: '901' });
+    expect(await b.readCheckpoint('ticket_messages', '901', { lastSeenTag: tag('901') })).toMatchObject({
+      scope: '901',
+    });
     expect(tableReads('_sync_state')).toBe(2);
     // This process wrote the entry since it listed it (a retried first page that staged page 1): the tag no
     // longer matches what it holds, and the warehouse says where the thread is.
     await a.writeCheckpoints([{ ...entry('902', 1), cursor: 'm1' }]);
-    expect(
-      await a.readCheckpoint('ticket_messages', '902', { expectCheckpointTag: tag('902') }),
-    ).toMatchObject({ cursor: 'm1', pages: 1 });
+    expect(await a.readCheckpoint('ticket_messages', '902', { lastSeenTag: tag('902') })).toMatchObject({
+      cursor: 'm1',
+      pages: 1,
+    });
     expect(tableReads('_sync_state')).toBe(3);
     expect(proxy.report().queryJobs).toBe(0);
     await Promise.all([a.close(), b.close()]);
@@ -417,12 +431,12 @@ describe('BigQuery staged writes', () => {
 
   it('schema changes are listed by a table read, with no query job, newest first seen first', async () => {
     const dest = create();
-    await dest.writeBatch({
+    await writeBatch(dest, {
       table: 'tickets',
       rows: [],
       schemaChanges: [sighting('drift-run-1', 'drift_a')],
     });
-    await dest.writeBatch({
+    await writeBatch(dest, {
       table: 'tickets',
       rows: [],
       schemaChanges: [sighting('drift-run-2', 'drift_b')],
@@ -466,7 +480,7 @@ describe('BigQuery staged writes', () => {
       reason: 'field status: invalid',
       raw: { n: 1 },
     };
-    await dest.writeBatch({ table: 'ticket_messages', rows: [], rejected: [item] });
+    await writeBatch(dest, { table: 'ticket_messages', rows: [], rejected: [item] });
     proxy.reset();
     const open = (await dest.openRejections()).filter((r) => r.scope === scope);
     expect(open).toEqual([
@@ -481,8 +495,8 @@ describe('BigQuery staged writes', () => {
     const dest = create();
     const t = ticket({ ticket_number: 9101, updated_at: at(9101) });
     const queued = message({ ticket_id: t.id, ticket_number: 9101, status: 'queued' });
-    await dest.writeBatch({ table: 'tickets', rows: [input(t)] });
-    await dest.writeBatch({ table: 'ticket_messages', rows: [input(queued)] });
+    await writeBatch(dest, { table: 'tickets', rows: [input(t)] });
+    await writeBatch(dest, { table: 'ticket_messages', rows: [input(queued)] });
     proxy.reset();
     const sample = await dest.auditSample('tickets', 'created_at', `run-${t.id}`, 1000);
     // The seed as the query gives it (a canonical timestamp), in the query's order (conformance checks it).
@@ -658,11 +672,11 @@ describe('BigQuery staged writes', () => {
       const dest = create();
       const a = ticket({ ticket_number: 41, updated_at: at(1), subject: 'a' });
       const b = ticket({ ticket_number: 42, updated_at: at(1), subject: 'b' });
-      expect(await dest.stageBatch({ table: 'tickets', rows: [input(a), input(b)], runId: 'run-1' })).toEqual(
-        {
-          rows: 2,
-        },
-      );
+      expect(
+        await dest.stageBatch({ table: 'tickets', rows: [input(a), input(b)] }, { runId: 'run-1' }),
+      ).toEqual({
+        rows: 2,
+      });
       await dest.flushStaged();
       const before = await liveOf([a.id, b.id]);
       // Another process, the next run: one table read fills its cache; a changed and an unchanged row.
@@ -670,11 +684,11 @@ describe('BigQuery staged writes', () => {
       proxy.reset();
       const changed = { ...b, updated_at: at(2), subject: 'b v2' };
       expect(
-        await next.stageBatch({ table: 'tickets', rows: [input(a), input(changed)], runId: 'run-2' }),
+        await next.stageBatch({ table: 'tickets', rows: [input(a), input(changed)] }, { runId: 'run-2' }),
       ).toEqual({ rows: 1 });
       // The same rows again in the same run: both stored (or staged) as they are.
       expect(
-        await next.stageBatch({ table: 'tickets', rows: [input(a), input(changed)], runId: 'run-2' }),
+        await next.stageBatch({ table: 'tickets', rows: [input(a), input(changed)] }, { runId: 'run-2' }),
       ).toEqual({ rows: 0 });
       expect(proxy.report().queryJobs).toBe(0);
       expect(tableReads('tickets')).toBe(1);
@@ -703,7 +717,7 @@ describe('BigQuery staged writes', () => {
       const dest = create();
       const a = ticket({ ticket_number: 9001, updated_at: at(9001), subject: 'a' });
       const b = ticket({ ticket_number: 9002, updated_at: at(9002), subject: 'b' });
-      await dest.stageBatch({ table: 'tickets', rows: [input(a), input(b)], runId: 'run-1' });
+      await dest.stageBatch({ table: 'tickets', rows: [input(a), input(b)] }, { runId: 'run-1' });
       await dest.flushStaged();
       const before = await liveOf([a.id, b.id]);
       const syncedOf = (rows: typeof before, id: string) => rows.find((r) => r.id === id)!.synced;
@@ -712,7 +726,7 @@ describe('BigQuery staged writes', () => {
       await next.flushStaged();
       const since = await next.currentTime();
       proxy.reset();
-      expect(await next.stageBatch({ table: 'tickets', rows: [input(a)], runId: 'run-2' })).toEqual({
+      expect(await next.stageBatch({ table: 'tickets', rows: [input(a)] }, { runId: 'run-2' })).toEqual({
         rows: 0,
       });
       await next.flushStaged();
@@ -740,7 +754,7 @@ describe('BigQuery staged writes', () => {
       expect(Date.parse(syncedOf(after, a.id))).toBe(Date.parse(String(seenA!['_synced_at'])));
       // Seen again, then nothing to delete: the pre-check reads the sighting, no job.
       const since2 = next.currentTime();
-      expect(await next.stageBatch({ table: 'tickets', rows: [input(a)], runId: 'run-2' })).toEqual({
+      expect(await next.stageBatch({ table: 'tickets', rows: [input(a)] }, { runId: 'run-2' })).toEqual({
         rows: 0,
       });
       proxy.reset();
@@ -754,12 +768,12 @@ describe('BigQuery staged writes', () => {
     it('a sighting a day old is folded by the next flush; a reader of _synced_at by a query sees every sighting folded', async () => {
       const dest = create();
       const c = ticket({ ticket_number: 9011, updated_at: at(9011), subject: 'c' });
-      await dest.stageBatch({ table: 'tickets', rows: [input(c)], runId: 'run-1' });
+      await dest.stageBatch({ table: 'tickets', rows: [input(c)] }, { runId: 'run-1' });
       await dest.flushStaged();
       const [before] = await liveOf([c.id]);
       // A clock a day and a minute ahead of the sighting's stamp: the flush after the sighting folds it.
       const next = create();
-      await next.stageBatch({ table: 'tickets', rows: [input(c)], runId: 'run-2' });
+      await next.stageBatch({ table: 'tickets', rows: [input(c)] }, { runId: 'run-2' });
       await next.flushStaged();
       expect((await liveOf([c.id]))[0]!.synced).toBe(before!.synced);
       const later = create({ clock: () => new Date(Date.now() + 24 * 60 * 60 * 1000 + 60_000) });
@@ -769,7 +783,7 @@ describe('BigQuery staged writes', () => {
       const [folded] = await liveOf([c.id]);
       expect(Date.parse(folded!.synced)).toBeGreaterThan(Date.parse(before!.synced));
       // Seen again; `query` (tests, status) folds before it reads.
-      await next.stageBatch({ table: 'tickets', rows: [input(c)], runId: 'run-2' });
+      await next.stageBatch({ table: 'tickets', rows: [input(c)] }, { runId: 'run-2' });
       const [queried] = await next.query(`SELECT _synced_at FROM \`${datasetId}\`.tickets WHERE id = @id`, {
         id: c.id,
       });
@@ -780,21 +794,21 @@ describe('BigQuery staged writes', () => {
     it('a table larger than the cache holds is not cached: every row is staged, versions are queried', async () => {
       const dest = create();
       const rows = [51, 52, 53, 54, 55].map((n) => ticket({ ticket_number: n, updated_at: at(1) }));
-      await dest.stageBatch({ table: 'tickets', rows: rows.map((t) => input(t)), runId: 'run-7' });
+      await dest.stageBatch({ table: 'tickets', rows: rows.map((t) => input(t)) }, { runId: 'run-7' });
       await dest.flushStaged();
       const holds = (maxRows: number) => create({ versionCacheLimits: { maxRows, pageRows: 2 } });
       // Read two rows a request, to the end: cached.
       const roomy = holds(10_000);
       proxy.reset();
       expect(
-        await roomy.stageBatch({ table: 'tickets', rows: rows.map((t) => input(t)), runId: 'run-8' }),
+        await roomy.stageBatch({ table: 'tickets', rows: rows.map((t) => input(t)) }, { runId: 'run-8' }),
       ).toEqual({ rows: 0 });
       expect(tableReads('tickets')).toBeGreaterThan(2);
       // Two rows: more than it holds, so it stops reading and stages them all.
       const small = holds(2);
       proxy.reset();
       expect(
-        await small.stageBatch({ table: 'tickets', rows: rows.map((t) => input(t)), runId: 'run-8' }),
+        await small.stageBatch({ table: 'tickets', rows: rows.map((t) => input(t)) }, { runId: 'run-8' }),
       ).toEqual({ rows: 5 });
       expect(tableReads('tickets')).toBe(2);
       expect((await small.storedVersions('tickets', [rows[0]!.id], { runId: 'run-8' })).size).toBe(1);
@@ -805,16 +819,16 @@ describe('BigQuery staged writes', () => {
     it('a row marked deleted since the cache was filled is still written', async () => {
       const dest = create();
       const t = ticket({ ticket_number: 43, updated_at: at(1), subject: 'back' });
-      await dest.stageBatch({ table: 'tickets', rows: [input(t)], runId: 'run-3' });
+      await dest.stageBatch({ table: 'tickets', rows: [input(t)] }, { runId: 'run-3' });
       await dest.flushStaged();
       // The cache holds t as stored; then a deletion of this process marks it.
-      expect(await dest.stageBatch({ table: 'tickets', rows: [input(t)], runId: 'run-3' })).toEqual({
+      expect(await dest.stageBatch({ table: 'tickets', rows: [input(t)] }, { runId: 'run-3' })).toEqual({
         rows: 0,
       });
       expect(await dest.markDeleted('tickets', [t.id], new Date())).toBe(1);
       expect((await liveOf([t.id]))[0]).toMatchObject({ live: false });
       // Served again, same version: written, so the merge revives it.
-      expect(await dest.stageBatch({ table: 'tickets', rows: [input(t)], runId: 'run-3' })).toEqual({
+      expect(await dest.stageBatch({ table: 'tickets', rows: [input(t)] }, { runId: 'run-3' })).toEqual({
         rows: 1,
       });
       await dest.flushStaged();
@@ -822,7 +836,7 @@ describe('BigQuery staged writes', () => {
       // A process filling its cache after the deletion holds live rows only.
       await dest.markDeleted('tickets', [t.id], new Date());
       const other = create();
-      expect(await other.stageBatch({ table: 'tickets', rows: [input(t)], runId: 'run-4' })).toEqual({
+      expect(await other.stageBatch({ table: 'tickets', rows: [input(t)] }, { runId: 'run-4' })).toEqual({
         rows: 1,
       });
       await other.flushStaged();
@@ -833,7 +847,7 @@ describe('BigQuery staged writes', () => {
     it('an item with an open _rejected entry is still written, so the entry is resolved', async () => {
       const dest = create();
       const t = ticket({ ticket_number: 44, updated_at: at(1), subject: 'fine' });
-      await dest.stageBatch({ table: 'tickets', rows: [input(t)], runId: 'run-5' });
+      await dest.stageBatch({ table: 'tickets', rows: [input(t)] }, { runId: 'run-5' });
       await dest.flushStaged();
       const item = {
         table: 'tickets' as const,
@@ -846,8 +860,8 @@ describe('BigQuery staged writes', () => {
         raw: { id: t.id },
       };
       // Set aside by a page of this run (this process) …
-      await dest.stageBatch({ table: 'tickets', rows: [], rejected: [item], runId: 'run-5' });
-      expect(await dest.stageBatch({ table: 'tickets', rows: [input(t)], runId: 'run-5' })).toEqual({
+      await dest.stageBatch({ table: 'tickets', rows: [], rejected: [item] }, { runId: 'run-5' });
+      expect(await dest.stageBatch({ table: 'tickets', rows: [input(t)] }, { runId: 'run-5' })).toEqual({
         rows: 1,
       });
       await dest.flushStaged();
@@ -859,11 +873,11 @@ describe('BigQuery staged writes', () => {
       };
       expect(await open()).toBe(0);
       // … or before another process filled its cache: left out of it.
-      await dest.stageBatch({ table: 'tickets', rows: [], rejected: [item], runId: 'run-5' });
+      await dest.stageBatch({ table: 'tickets', rows: [], rejected: [item] }, { runId: 'run-5' });
       await dest.flushStaged();
       expect(await open()).toBe(1);
       const other = create();
-      expect(await other.stageBatch({ table: 'tickets', rows: [input(t)], runId: 'run-6' })).toEqual({
+      expect(await other.stageBatch({ table: 'tickets', rows: [input(t)] }, { runId: 'run-6' })).toEqual({
         rows: 1,
       });
       await other.flushStaged();

@@ -18,7 +18,7 @@ import {
 } from '../../schemas/warehouse.js';
 import type { SqlDialect } from '../../schemas/warehouse-views.js';
 import { streamFreshness, warehouseNewest } from '../../worker/freshness.js';
-import { agent, at, input, message, olderSpec, survey, ticket, view } from './fixtures.js';
+import { agent, at, input, message, olderSpec, survey, ticket, view, writeBatch } from './fixtures.js';
 
 /**
  * What a destination test file provides to the conformance suite: fresh storage, destinations on it, and
@@ -163,7 +163,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
 
     it('writes typed columns, flattened contact, _raw, and the checkpoint in one batch', async () => {
       const t = ticket({ ticket_number: 1 });
-      const result = await dest.writeBatch({
+      const result = await writeBatch(dest, {
         table: 'tickets',
         rows: [input(t)],
         checkpoint: {
@@ -194,9 +194,9 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
 
     it('idempotent re-write: the same batch twice changes nothing', async () => {
       const batch = [ticket({ ticket_number: 2 }), ticket({ ticket_number: 3 })].map(input);
-      expect(await dest.writeBatch({ table: 'tickets', rows: batch })).toMatchObject({ inserted: 2 });
+      expect(await writeBatch(dest, { table: 'tickets', rows: batch })).toMatchObject({ inserted: 2 });
       const before = (await h.readRows('tickets')).map(typed);
-      expect(await dest.writeBatch({ table: 'tickets', rows: batch })).toEqual({
+      expect(await writeBatch(dest, { table: 'tickets', rows: batch })).toEqual({
         received: 2,
         inserted: 0,
         updated: 0,
@@ -204,16 +204,18 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       });
       expect((await h.readRows('tickets')).map(typed)).toEqual(before);
       const msgs = [message(), message()].map(input);
-      await dest.writeBatch({ table: 'ticket_messages', rows: msgs });
-      expect(await dest.writeBatch({ table: 'ticket_messages', rows: msgs })).toMatchObject({ unchanged: 2 });
+      await writeBatch(dest, { table: 'ticket_messages', rows: msgs });
+      expect(await writeBatch(dest, { table: 'ticket_messages', rows: msgs })).toMatchObject({
+        unchanged: 2,
+      });
     });
 
     it('out-of-order versions: older never overwrites newer; equal wins only when the content differs', async () => {
       const id = crypto.randomUUID();
       const v2 = ticket({ id, ticket_number: 10, status: 'resolved', updated_at: at(20) });
       const v1 = ticket({ id, ticket_number: 10, status: 'open', updated_at: at(10) });
-      await dest.writeBatch({ table: 'tickets', rows: [input(v2)] });
-      expect(await dest.writeBatch({ table: 'tickets', rows: [input(v1)] })).toMatchObject({ unchanged: 1 });
+      await writeBatch(dest, { table: 'tickets', rows: [input(v2)] });
+      expect(await writeBatch(dest, { table: 'tickets', rows: [input(v1)] })).toMatchObject({ unchanged: 1 });
       // Same version, different content: the source changed the ticket without stamping it.
       const equalButDifferent = ticket({
         id,
@@ -221,18 +223,18 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         status: 'need_more_info',
         updated_at: at(20),
       });
-      expect(await dest.writeBatch({ table: 'tickets', rows: [input(equalButDifferent)] })).toMatchObject({
+      expect(await writeBatch(dest, { table: 'tickets', rows: [input(equalButDifferent)] })).toMatchObject({
         updated: 1,
       });
       // Same version, same content: nothing to do.
-      expect(await dest.writeBatch({ table: 'tickets', rows: [input(equalButDifferent)] })).toMatchObject({
+      expect(await writeBatch(dest, { table: 'tickets', rows: [input(equalButDifferent)] })).toMatchObject({
         unchanged: 1,
       });
       let row = (await h.readRows('tickets')).find((r) => r['id'] === id)!;
       expect(row['status']).toBe('need_more_info');
       // One batch holding both versions (any order) keeps the newest.
       const v3 = ticket({ id, ticket_number: 10, status: 'closed', updated_at: at(30) });
-      expect(await dest.writeBatch({ table: 'tickets', rows: [input(v3), input(v1)] })).toMatchObject({
+      expect(await writeBatch(dest, { table: 'tickets', rows: [input(v3), input(v1)] })).toMatchObject({
         updated: 1,
         unchanged: 1,
       });
@@ -248,11 +250,11 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
     it('late survey answers replace the unanswered row (version coalesce(submitted_at, sent_at))', async () => {
       const sent = survey();
       const answered = { ...sent, score: 4, submitted_at: '2025-03-05T08:00:00.654321Z', comment: 'ok' };
-      await dest.writeBatch({ table: 'csat_surveys', rows: [input(sent)] });
-      expect(await dest.writeBatch({ table: 'csat_surveys', rows: [input(answered)] })).toMatchObject({
+      await writeBatch(dest, { table: 'csat_surveys', rows: [input(sent)] });
+      expect(await writeBatch(dest, { table: 'csat_surveys', rows: [input(answered)] })).toMatchObject({
         updated: 1,
       });
-      expect(await dest.writeBatch({ table: 'csat_surveys', rows: [input(sent)] })).toMatchObject({
+      expect(await writeBatch(dest, { table: 'csat_surveys', rows: [input(sent)] })).toMatchObject({
         unchanged: 1,
       });
       const row = (await h.readRows('csat_surveys')).find((r) => r['id'] === sent.id)!;
@@ -268,9 +270,9 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
 
     it('content-rule tables: the latest sync wins when content differs (message delivery status)', async () => {
       const m = message({ status: 'queued' });
-      await dest.writeBatch({ table: 'ticket_messages', rows: [input(m)] });
+      await writeBatch(dest, { table: 'ticket_messages', rows: [input(m)] });
       expect(
-        await dest.writeBatch({ table: 'ticket_messages', rows: [input({ ...m, status: 'delivered' })] }),
+        await writeBatch(dest, { table: 'ticket_messages', rows: [input({ ...m, status: 'delivered' })] }),
       ).toMatchObject({ updated: 1 });
       const row = (await h.readRows('ticket_messages')).find((r) => r['id'] === m.id)!;
       expect(row['status']).toBe('delivered');
@@ -282,7 +284,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
 
     it('changes seen by content: _content_hash is the hash of the row; a change only _raw shows is written', async () => {
       const t = ticket({ ticket_number: 11, updated_at: at(40) });
-      await dest.writeBatch({ table: 'tickets', rows: [input(t)] });
+      await writeBatch(dest, { table: 'tickets', rows: [input(t)] });
       let row = (await h.readRows('tickets')).find((r) => r['id'] === t.id)!;
       expect(row['_content_hash']).toMatch(/^[0-9a-f]{64}$/);
       expect(row['_content_hash']).toBe(expectedHash(row));
@@ -290,17 +292,17 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       // Key order does not matter (canonical JSON)...
       const raw = input(t).raw as Record<string, unknown>;
       const reordered = { item: t, raw: Object.fromEntries(Object.entries(raw).reverse()) };
-      expect(await dest.writeBatch({ table: 'tickets', rows: [reordered] })).toMatchObject({ unchanged: 1 });
+      expect(await writeBatch(dest, { table: 'tickets', rows: [reordered] })).toMatchObject({ unchanged: 1 });
       // ...but a field only _raw has does, at the same version.
       const extended = { item: t, raw: { ...raw, sla_policy: { name: 'gold' } } };
-      expect(await dest.writeBatch({ table: 'tickets', rows: [extended] })).toMatchObject({ updated: 1 });
+      expect(await writeBatch(dest, { table: 'tickets', rows: [extended] })).toMatchObject({ updated: 1 });
       row = (await h.readRows('tickets')).find((r) => r['id'] === t.id)!;
       expect((row['_raw'] as Record<string, unknown>)['sla_policy']).toEqual({ name: 'gold' });
       expect(row['_content_hash']).toBe(contentHashOf('tickets', extended));
-      expect(await dest.writeBatch({ table: 'tickets', rows: [extended] })).toMatchObject({ unchanged: 1 });
+      expect(await writeBatch(dest, { table: 'tickets', rows: [extended] })).toMatchObject({ unchanged: 1 });
       // An older version never wins, whatever its content.
       const older = ticket({ ...t, subject: 'older', updated_at: at(39) });
-      expect(await dest.writeBatch({ table: 'tickets', rows: [input(older)] })).toMatchObject({
+      expect(await writeBatch(dest, { table: 'tickets', rows: [input(older)] })).toMatchObject({
         unchanged: 1,
       });
       expect((await h.readRows('tickets')).find((r) => r['id'] === t.id)!['subject']).toBe(t.subject);
@@ -315,8 +317,8 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       });
       const t = ticket({ ticket_number: 12 });
       const m = message();
-      await hashless.writeBatch({ table: 'tickets', rows: [input(t)] });
-      await hashless.writeBatch({ table: 'ticket_messages', rows: [input(m)] });
+      await writeBatch(hashless, { table: 'tickets', rows: [input(t)] });
+      await writeBatch(hashless, { table: 'ticket_messages', rows: [input(m)] });
       await hashless.close();
       expect((await dest.storedVersions('tickets', [t.id])).get(t.id)).toEqual({
         version: canonicalTimestamp(t.updated_at),
@@ -327,8 +329,8 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         ['tickets', t],
         ['ticket_messages', m],
       ] as const) {
-        expect(await dest.writeBatch({ table, rows: [input(item as never)] })).toMatchObject({ updated: 1 });
-        expect(await dest.writeBatch({ table, rows: [input(item as never)] })).toMatchObject({
+        expect(await writeBatch(dest, { table, rows: [input(item as never)] })).toMatchObject({ updated: 1 });
+        expect(await writeBatch(dest, { table, rows: [input(item as never)] })).toMatchObject({
           unchanged: 1,
         });
         const row = (await h.readRows(table)).find((r) => r['id'] === item.id)!;
@@ -348,11 +350,11 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         pages: 1,
         rows: 1,
       };
-      await dest.writeBatch({ table: 'tickets', rows: [], checkpoint: cp });
+      await writeBatch(dest, { table: 'tickets', rows: [], checkpoint: cp });
       const crashing = await crashingAfterStaging(h);
       const t = ticket({ ticket_number: 20 });
       await expect(
-        crashing.writeBatch({
+        writeBatch(crashing, {
           table: 'tickets',
           rows: [input(t)],
           checkpoint: { ...cp, cursor: 'after', pages: 2 },
@@ -378,22 +380,20 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         pages: 0,
         rows: 0,
       };
-      await dest.writeBatch({ table: 'tickets', rows: [], checkpoint: cp });
+      await writeBatch(dest, { table: 'tickets', rows: [], checkpoint: cp });
       const good = ticket({ ticket_number: 30 });
       const bad = ticket({ ticket_number: 'thirty' as unknown as number });
-      const err = await dest
-        .writeBatch({
-          table: 'tickets',
-          rows: [input(good), input(bad)],
-          checkpoint: { ...cp, cursor: 'c1' },
-        })
-        .catch((e: unknown) => e);
+      const err = await writeBatch(dest, {
+        table: 'tickets',
+        rows: [input(good), input(bad)],
+        checkpoint: { ...cp, cursor: 'c1' },
+      }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(WarehouseRowError);
       expect((err as Error).message).toContain('tickets');
       expect((err as Error).message).toContain(bad.id);
       expect((err as Error).message).toContain('ticket_number');
       const badTime = ticket({ updated_at: 'yesterday' });
-      await expect(dest.writeBatch({ table: 'tickets', rows: [input(badTime)] })).rejects.toThrow(
+      await expect(writeBatch(dest, { table: 'tickets', rows: [input(badTime)] })).rejects.toThrow(
         /updated_at/,
       );
       const ids = new Set((await h.readRows('tickets')).map((r) => r['id']));
@@ -419,7 +419,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
                 }),
               ),
             );
-            await d.writeBatch({ table: 'tickets', rows });
+            await writeBatch(d, { table: 'tickets', rows });
           }
         } finally {
           await d.close();
@@ -450,7 +450,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         ],
       });
       const raw = { ...JSON.parse(JSON.stringify(t)), future_field: { nested: [{ deep: true }, null, 'x'] } };
-      await dest.writeBatch({ table: 'tickets', rows: [{ item: t, raw }] });
+      await writeBatch(dest, { table: 'tickets', rows: [{ item: t, raw }] });
       const row = (await h.readRows('tickets')).find((r) => r['id'] === t.id)!;
       expect(row['subject']).toBe(`${weird} NUL:\uFFFD lone:\uFFFD end`);
       expect(row['tags']).toEqual(t.tags);
@@ -459,7 +459,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         nested: [{ deep: true }, null, 'x'],
       });
       // Re-writing the same weird content is still a no-op.
-      expect(await dest.writeBatch({ table: 'tickets', rows: [{ item: t, raw }] })).toMatchObject({
+      expect(await writeBatch(dest, { table: 'tickets', rows: [{ item: t, raw }] })).toMatchObject({
         unchanged: 1,
       });
     });
@@ -472,8 +472,8 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         );
       const t = ticket({ ticket_number: 50, subject: long });
       const m = message({ text: long.slice(0, 10_000) });
-      await dest.writeBatch({ table: 'tickets', rows: [input(t)] });
-      await dest.writeBatch({ table: 'ticket_messages', rows: [input(m)] });
+      await writeBatch(dest, { table: 'tickets', rows: [input(t)] });
+      await writeBatch(dest, { table: 'ticket_messages', rows: [input(m)] });
       const row = (await h.readRows('tickets')).find((r) => r['id'] === t.id)!;
       expect((row['subject'] as string).length).toBe(long.length);
       expect(row['subject']).toBe(long);
@@ -483,7 +483,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
 
     it('additive migration: a column missing from an existing table with data is added by prepare()', async () => {
       const t = ticket({ ticket_number: 60 });
-      await dest.writeBatch({ table: 'tickets', rows: [input(t)] });
+      await writeBatch(dest, { table: 'tickets', rows: [input(t)] });
       await h.dropColumn('tickets', 'language');
       expect(await h.columns('tickets')).not.toContain('language');
       const fresh = await h.create();
@@ -492,7 +492,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       const before = (await h.readRows('tickets')).find((r) => r['id'] === t.id)!;
       expect(before['language']).toBe('en'); // filled from _raw by the migration
       expect(before['subject']).toBe(t.subject);
-      await fresh.writeBatch({
+      await writeBatch(fresh, {
         table: 'tickets',
         rows: [input({ ...t, language: 'fr', updated_at: at(90) })],
       });
@@ -528,7 +528,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         result: { kind: 'kpi', format: 'percent', value: 0.8125, previousValue: null },
       };
       const values = reportSnapshotValues(snap);
-      await old.writeBatch({
+      await writeBatch(old, {
         table: 'agents',
         rows: [
           input(a),
@@ -537,8 +537,8 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
           { item: badTime, raw: { ...(input(badTime).raw as object), created_at: 'last tuesday' } },
         ],
       });
-      await old.writeBatch({ table: 'views', rows: [input(v)] });
-      await old.writeBatch({ table: 'report_snapshot_values', rows: values });
+      await writeBatch(old, { table: 'views', rows: [input(v)] });
+      await writeBatch(old, { table: 'report_snapshot_values', rows: values });
       await old.close();
       await h.dropColumn('agents', '_content_hash');
 
@@ -562,9 +562,9 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       expect(valueRows.map((r) => r['value'])).toEqual([0.8125, null]);
       // The next read rewrites migrated rows once (their hashes were computed without these columns, or
       // not at all), then they are stable again.
-      expect(await fresh.writeBatch({ table: 'agents', rows: [input(a)] })).toMatchObject({ updated: 1 });
-      expect(await fresh.writeBatch({ table: 'views', rows: [input(v)] })).toMatchObject({ updated: 1 });
-      expect(await fresh.writeBatch({ table: 'views', rows: [input(v)] })).toMatchObject({ unchanged: 1 });
+      expect(await writeBatch(fresh, { table: 'agents', rows: [input(a)] })).toMatchObject({ updated: 1 });
+      expect(await writeBatch(fresh, { table: 'views', rows: [input(v)] })).toMatchObject({ updated: 1 });
+      expect(await writeBatch(fresh, { table: 'views', rows: [input(v)] })).toMatchObject({ unchanged: 1 });
       const rewritten = (await h.readRows('agents')).find((r) => r['id'] === a.id)!;
       expect(rewritten['_content_hash']).toBe(contentHashOf('agents', input(a)));
       await fresh.close();
@@ -578,11 +578,11 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         ticket({ ticket_number: 71 }),
         ticket({ ticket_number: 72 }),
       ];
-      await d.writeBatch({ table: 'tickets', rows: [a, b, c].map(input) });
+      await writeBatch(d, { table: 'tickets', rows: [a, b, c].map(input) });
       now = new Date('2030-01-02T00:00:00Z');
       const refreshStart = now;
       // Full refresh sees a and b (b unchanged), not c.
-      await d.writeBatch({ table: 'tickets', rows: [input(a), input(b)] });
+      await writeBatch(d, { table: 'tickets', rows: [input(a), input(b)] });
       const deletedAt = new Date('2030-01-02T01:00:00Z');
       const cp = {
         stream: 'tickets',
@@ -604,7 +604,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       expect(await d.markDeleted('tickets', [a.id], deletedAt)).toBe(1);
       expect(await d.markDeleted('tickets', [a.id], deletedAt)).toBe(0);
       // a comes back (same version): revived.
-      await d.writeBatch({ table: 'tickets', rows: [input(a)] });
+      await writeBatch(d, { table: 'tickets', rows: [input(a)] });
       expect((await mine()).find((r) => r['id'] === a.id)!['_deleted_at']).toBeNull();
       await expect(d.markDeleted('agent_sessions', ['x'], deletedAt)).rejects.toThrow(
         /does not track deletions/,
@@ -620,7 +620,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         ticket({ ticket_number: 81 }),
         ticket({ ticket_number: 82 }),
       ];
-      await d.writeBatch({ table: 'tickets', rows: [a, b, c].map(input) });
+      await writeBatch(d, { table: 'tickets', rows: [a, b, c].map(input) });
       // `_synced_at` as a reader of the destination sees it (BigQuery folds sightings into the column lazily,
       // connectors/bigquery/sightings.ts, and lays the rest over what it reads); deleted rows as stored.
       const mine = async () => {
@@ -652,9 +652,9 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         rows: 2,
       };
       // A page: b changed (rewritten), a unchanged (only seen); c is not served any more.
-      await d.writeBatch({ table: 'tickets', rows: [input(changedB)], seen: [a.id], checkpoint: cp });
+      await writeBatch(d, { table: 'tickets', rows: [input(changedB)], seen: [a.id], checkpoint: cp });
       // A page with nothing changed at all still records what it saw, with its checkpoint.
-      await d.writeBatch({ table: 'tickets', rows: [], seen: [a.id], checkpoint: { ...cp, pages: 2 } });
+      await writeBatch(d, { table: 'tickets', rows: [], seen: [a.id], checkpoint: { ...cp, pages: 2 } });
       let rows = await mine();
       expect(rows.get(a.id)!['_synced_at']).toBe(canonicalTimestamp(sweepStart));
       expect(rows.get(a.id)!['_raw']).toEqual(JSON.parse(JSON.stringify(a)));
@@ -677,9 +677,9 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       const parent = ticket({ ticket_number: 90 });
       const m = message({ ticket_id: parent.id, ticket_number: 90 });
       const sv = survey({ ticket_id: parent.id, ticket_number: 90 });
-      await d.writeBatch({ table: 'tickets', rows: [input(parent)] });
-      await d.writeBatch({ table: 'ticket_messages', rows: [input(m)] });
-      await d.writeBatch({ table: 'csat_surveys', rows: [input(sv)] });
+      await writeBatch(d, { table: 'tickets', rows: [input(parent)] });
+      await writeBatch(d, { table: 'ticket_messages', rows: [input(m)] });
+      await writeBatch(d, { table: 'csat_surveys', rows: [input(sv)] });
       const deletedAt = new Date('2032-01-01T01:00:00Z');
       await d.markDeleted('tickets', [parent.id], deletedAt);
       const messages = {
@@ -701,7 +701,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       expect(await deletedOf('ticket_messages', m.id)).toBe(canonicalTimestamp(deletedAt));
       expect(await deletedOf('csat_surveys', sv.id)).toBe(canonicalTimestamp(deletedAt));
       // The ticket is restored in the source and listed again.
-      await d.writeBatch({ table: 'tickets', rows: [input(parent)] });
+      await writeBatch(d, { table: 'tickets', rows: [input(parent)] });
       expect(await d.cascadeDeletion(surveys, deletedAt)).toMatchObject({ marked: 0, revived: 1 });
       expect(await d.cascadeDeletion(messages, deletedAt)).toMatchObject({ marked: 0, revived: 0 });
       expect(await deletedOf('csat_surveys', sv.id)).toBeNull();
@@ -716,7 +716,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       let now = new Date('2033-01-01T00:00:00Z');
       const d = await h.create({ clock: () => now });
       const [x, y, z, q] = [91001, 91002, 91003, 91004].map((n) => ticket({ ticket_number: n }));
-      await d.writeBatch({ table: 'tickets', rows: [x, y, z, q].map((t) => input(t!)) });
+      await writeBatch(d, { table: 'tickets', rows: [x, y, z, q].map((t) => input(t!)) });
       const queued = (n: number, status: 'running' | 'complete') => ({
         stream: 'ticket_messages',
         scope: String(n),
@@ -760,12 +760,10 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       const [listed] = (await d.listThreadQueue({ status: 'running' })).filter((cp) => cp.scope === '92001');
       expect(listed).toMatchObject(entry(0, null));
       const tag = checkpointTagOf(listed!);
-      expect(await d.readCheckpoint('ticket_messages', '92001', { expectCheckpointTag: tag })).toEqual(
-        listed,
-      );
+      expect(await d.readCheckpoint('ticket_messages', '92001', { lastSeenTag: tag })).toEqual(listed);
       // A first page that staged page 1 and was retried: the retry reads page 1's checkpoint, not the listed one.
       await d.writeCheckpoints([entry(1, 'm1')]);
-      expect(await d.readCheckpoint('ticket_messages', '92001', { expectCheckpointTag: tag })).toMatchObject(
+      expect(await d.readCheckpoint('ticket_messages', '92001', { lastSeenTag: tag })).toMatchObject(
         entry(1, 'm1'),
       );
       await d.close();
@@ -1036,11 +1034,11 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       const old = survey({ sent_at: '2025-01-01T00:00:00.000001Z' });
       const gone = survey({ sent_at: '2025-03-02T00:00:00.000001Z' });
       const kept = survey({ sent_at: '2025-03-03T00:00:00.000001Z' });
-      await d.writeBatch({ table: 'csat_surveys', rows: [old, gone, kept].map(input) });
+      await writeBatch(d, { table: 'csat_surveys', rows: [old, gone, kept].map(input) });
       now = new Date('2030-01-02T00:00:00Z');
       const refreshStart = now;
       // The refresh re-read surveys sent since 2025-03-01 and saw only `kept`.
-      await d.writeBatch({ table: 'csat_surveys', rows: [input(kept)] });
+      await writeBatch(d, { table: 'csat_surveys', rows: [input(kept)] });
       const deletedAt = new Date('2030-01-02T01:00:00Z');
       const n = await d.markDeletedNotSeenSince('csat_surveys', refreshStart, deletedAt, undefined, {
         column: 'sent_at',
@@ -1068,7 +1066,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       const d = await h.create({ clock: () => now });
       const [read, failed, queued] = [93001, 93002, 93003];
       const msgs = [read, failed, queued].map((n) => message({ ticket_number: n }));
-      await d.writeBatch({ table: 'ticket_messages', rows: msgs.map(input) });
+      await writeBatch(d, { table: 'ticket_messages', rows: msgs.map(input) });
       now = new Date('2034-01-02T00:00:00Z');
       const refreshStart = now;
       const queue = (n: number, status: 'running' | 'complete' | 'failed') => ({
@@ -1142,13 +1140,13 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         pages: 1,
         rows: 1,
       };
-      await d.writeBatch({
+      await writeBatch(d, {
         table: 'tickets',
         rows: [input(stored)],
         rejected: [later, keyless],
         checkpoint: cp,
       });
-      await d.writeBatch({ table: 'ticket_messages', rows: [], rejected: [other] });
+      await writeBatch(d, { table: 'ticket_messages', rows: [], rejected: [other] });
       const keys = [later.itemKey, keyless.itemKey];
       let rows = await rejectedRows(d, keys);
       expect(rows).toHaveLength(3);
@@ -1182,7 +1180,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         scope: 'head/x',
         pageCursor: null,
       };
-      await d.writeBatch({
+      await writeBatch(d, {
         table: 'tickets',
         rows: [],
         rejected: [again],
@@ -1204,7 +1202,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       // the entry of another table with the same id is not.
       now = new Date('2035-01-03T00:00:00Z');
       const fixed = ticket({ id: later.itemId!, ticket_number: 94002 });
-      await d.writeBatch({ table: 'tickets', rows: [input(fixed)] });
+      await writeBatch(d, { table: 'tickets', rows: [input(fixed)] });
       rows = await rejectedRows(d, [later.itemKey]);
       expect(rows.find((r) => r['table_name'] === 'tickets')!['resolved_at']).toBe(stamp());
       expect(rows.find((r) => r['table_name'] === 'ticket_messages')!['resolved_at']).toBeNull();
@@ -1216,7 +1214,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
 
       // Rejected once more: open again.
       now = new Date('2035-01-04T00:00:00Z');
-      await d.writeBatch({ table: 'tickets', rows: [], rejected: [later] });
+      await writeBatch(d, { table: 'tickets', rows: [], rejected: [later] });
       rows = await rejectedRows(d, [later.itemKey]);
       expect(rows.find((r) => r['table_name'] === 'tickets')).toMatchObject({
         times_seen: 3,
@@ -1231,8 +1229,8 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       const a = rejection({ scope });
       const b = rejection({ scope });
       const m = rejection({ table: 'ticket_messages', stream: 'ticket_messages.thread', scope });
-      await d.writeBatch({ table: 'tickets', rows: [], rejected: [a, b] });
-      await d.writeBatch({ table: 'ticket_messages', rows: [], rejected: [m] });
+      await writeBatch(d, { table: 'tickets', rows: [], rejected: [a, b] });
+      await writeBatch(d, { table: 'ticket_messages', rows: [], rejected: [m] });
       const ours = async () =>
         (await d.openRejections())
           .filter((r) => r.scope === scope)
@@ -1242,7 +1240,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         { table_name: 'tickets', stream: 'tickets', scope, items: 2 },
       ]);
       // b is stored after all: its entry is resolved and no longer counted.
-      await d.writeBatch({
+      await writeBatch(d, {
         table: 'tickets',
         rows: [input(ticket({ id: b.itemId!, ticket_number: 94011 }))],
       });
@@ -1272,7 +1270,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       expect(JSON.stringify(items[0]!.raw).length).toBeGreaterThan(2_700);
       // One item whose JSON alone passes a query's length: its entry is written, its raw replaced by its size.
       const huge = rejection({ scope, raw: { id: 'huge', body: body.repeat(500) } });
-      await d.writeBatch({ table: 'tickets', rows: [], rejected: [...items, huge] });
+      await writeBatch(d, { table: 'tickets', rows: [], rejected: [...items, huge] });
       const rows = await d.select(
         (q) =>
           `SELECT item_key, reason, raw FROM ${q.table('_rejected')} WHERE scope = ${q.string(scope)} ORDER BY item_key`,
@@ -1298,11 +1296,11 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         pages: 1,
         rows: 0,
       };
-      await dest.writeBatch({ table: 'tickets', rows: [], checkpoint: cp });
+      await writeBatch(dest, { table: 'tickets', rows: [], checkpoint: cp });
       const crashing = await crashingAfterStaging(h);
       const lost = rejection();
       await expect(
-        crashing.writeBatch({
+        writeBatch(crashing, {
           table: 'tickets',
           rows: [input(ticket({ ticket_number: 95001 }))],
           rejected: [lost],
@@ -1322,9 +1320,12 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       const unchanged = await dest.readCheckpoint('tickets', 'rejects-crash');
       const secret = 'raw-content-must-not-leak';
       const bad = { ...rejection({ raw: { secret } }), stream: '' };
-      const err = (await dest
-        .writeBatch({ table: 'tickets', rows: [], rejected: [bad], checkpoint: { ...cp, cursor: 'bad' } })
-        .catch((e: unknown) => e)) as Error;
+      const err = (await writeBatch(dest, {
+        table: 'tickets',
+        rows: [],
+        rejected: [bad],
+        checkpoint: { ...cp, cursor: 'bad' },
+      }).catch((e: unknown) => e)) as Error;
       expect(err).toBeInstanceOf(Error);
       expect(err.message).toMatch(/rejected item 0: field stream/);
       expect(`${err.message} ${err.stack}`).not.toContain(secret);
@@ -1368,13 +1369,13 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         pages: 1,
         rows: 1,
       };
-      await d.writeBatch({
+      await writeBatch(d, {
         table: 'tickets',
         rows: [input(ticket({ ticket_number: 96001 }))],
         schemaChanges: [field, custom, { ...field, example: '"later on the page"' }],
         checkpoint: cp,
       });
-      await d.writeBatch({ table: 'ticket_messages', rows: [], schemaChanges: [role] });
+      await writeBatch(d, { table: 'ticket_messages', rows: [], schemaChanges: [role] });
       const first = stamp();
       let rows = await changesOf(d, tag);
       expect(rows).toHaveLength(3);
@@ -1404,7 +1405,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
 
       // More pages of the same run: nothing moves (the run counts once, its first sighting stands).
       now = new Date('2036-01-01T00:05:00Z');
-      await d.writeBatch({
+      await writeBatch(d, {
         table: 'tickets',
         rows: [],
         schemaChanges: [{ ...field, example: '"second page"' }, custom],
@@ -1461,7 +1462,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
 
       // A new field seen with another JSON type than before: a type change of its own (counted per run).
       now = new Date('2036-01-02T12:00:00Z');
-      await d.writeBatch({
+      await writeBatch(d, {
         table: 'tickets',
         rows: [],
         schemaChanges: [{ ...field, runId: 'run-3', jsonType: 'number', example: '42' }],
@@ -1483,7 +1484,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       // A page without a run id (a workflow started before runs were passed down) only adds new keys.
       now = new Date('2036-01-03T00:00:00Z');
       const unknownRun = sighting({ fieldPath: `source_${tag}`, runId: null });
-      await d.writeBatch({
+      await writeBatch(d, {
         table: 'tickets',
         rows: [],
         schemaChanges: [{ ...field, runId: null }, unknownRun],
@@ -1504,7 +1505,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       const tag = crypto.randomUUID().slice(0, 8);
       const crashing = await crashingAfterStaging(h);
       await expect(
-        crashing.writeBatch({
+        writeBatch(crashing, {
           table: 'tickets',
           rows: [input(ticket({ ticket_number: 96101 }))],
           schemaChanges: [sighting({ fieldPath: `lost_${tag}` })],
@@ -1512,9 +1513,11 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       ).rejects.toThrow(/injected crash/);
       await crashing.close();
       expect(await changesOf(dest, tag)).toEqual([]);
-      const err = (await dest
-        .writeBatch({ table: 'tickets', rows: [], schemaChanges: [sighting({ fieldPath: '' })] })
-        .catch((e: unknown) => e)) as Error;
+      const err = (await writeBatch(dest, {
+        table: 'tickets',
+        rows: [],
+        schemaChanges: [sighting({ fieldPath: '' })],
+      }).catch((e: unknown) => e)) as Error;
       expect(err.message).toMatch(/schema change 0: field fieldPath/);
     });
 
@@ -1538,11 +1541,11 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       };
       const values = reportSnapshotValues(snap);
       expect(values).toHaveLength(4);
-      await dest.writeBatch({ table: 'report_snapshots', rows: [snap] });
-      expect(await dest.writeBatch({ table: 'report_snapshot_values', rows: values })).toMatchObject({
+      await writeBatch(dest, { table: 'report_snapshots', rows: [snap] });
+      expect(await writeBatch(dest, { table: 'report_snapshot_values', rows: values })).toMatchObject({
         inserted: 4,
       });
-      expect(await dest.writeBatch({ table: 'report_snapshot_values', rows: values })).toMatchObject({
+      expect(await writeBatch(dest, { table: 'report_snapshot_values', rows: values })).toMatchObject({
         unchanged: 4,
       });
       const id = reportSnapshotId(snap);
@@ -1603,7 +1606,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
     });
 
     it("the audit's sample: live rows by MD5 of id and seed, the same order on every warehouse", async () => {
-      await dest.writeBatch({
+      await writeBatch(dest, {
         table: 'tickets',
         rows: [40, 41, 42, 43, 44].map((n) => input(ticket({ ticket_number: n }))),
       });
@@ -1679,7 +1682,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       const d = await h.create();
       const newest = survey({ sent_at: '2090-01-02T00:00:00.000001Z' });
       const gone = survey({ sent_at: '2090-01-03T00:00:00Z' });
-      await d.writeBatch({
+      await writeBatch(d, {
         table: 'csat_surveys',
         rows: [newest, gone, survey({ sent_at: '2090-01-01T00:00:00Z' })].map(input),
         rejected: [
@@ -1692,7 +1695,10 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         ],
       });
       await d.markDeleted('csat_surveys', [gone.id], new Date('2090-01-04T00:00:00Z'));
-      await d.writeBatch({ table: 'tickets', rows: [input(ticket({ updated_at: '2090-02-01T00:00:00Z' }))] });
+      await writeBatch(d, {
+        table: 'tickets',
+        rows: [input(ticket({ updated_at: '2090-02-01T00:00:00Z' }))],
+      });
       const window = {
         parent_run_id: 'fresh-run',
         workflow_id: 'csat_surveys.sent/a/b',

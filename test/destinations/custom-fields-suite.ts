@@ -6,7 +6,7 @@ import {
   CUSTOM_FIELDS_VIEW,
   fieldColumnName,
 } from '../../schemas/custom-fields-view.js';
-import { input, ticket } from './fixtures.js';
+import { input, ticket, writeBatch } from './fixtures.js';
 import type { ViewsHarness } from './views-suite.js';
 
 /**
@@ -90,12 +90,12 @@ export function customFieldsSuite(name: string, makeHarness: () => Promise<Views
       dest = await h.create();
       await dest.prepare();
       // `_schema_changes` saw the "Order number" field first (it keeps the plain name), then the others.
-      await dest.writeBatch({
+      await writeBatch(dest, {
         table: 'tickets',
         rows: tickets.map(input),
         schemaChanges: [firstSighting('fld_text', 'Order number')],
       });
-      await dest.writeBatch({
+      await writeBatch(dest, {
         table: 'tickets',
         rows: [],
         schemaChanges: customFieldEntries(tickets.flatMap((t) => t.ticket_fields as unknown[]))
@@ -215,7 +215,7 @@ export function customFieldsSuite(name: string, makeHarness: () => Promise<Views
 
     it('a label renamed at the source: the same column with its values, the new label in the label view', async () => {
       const before = (await dest.refreshCustomFieldView()).map((c) => c.column);
-      await dest.writeBatch({
+      await writeBatch(dest, {
         table: 'tickets',
         rows: [
           input(
@@ -246,7 +246,7 @@ export function customFieldsSuite(name: string, makeHarness: () => Promise<Views
 
     it('a field retyped at the source: a second column; the first keeps its values, and stays when none is left', async () => {
       // The warranty becomes a text field: T2 is re-read with text, T1 still holds its boolean.
-      await dest.writeBatch({
+      await writeBatch(dest, {
         table: 'tickets',
         rows: [
           input(
@@ -272,7 +272,7 @@ export function customFieldsSuite(name: string, makeHarness: () => Promise<Views
         { ticket_number: 4, fld_bool_boolean: null, fld_bool_text: null },
       ]);
       // T1 re-read as text too: no stored ticket holds a boolean any more, and the column stays (all null).
-      await dest.writeBatch({
+      await writeBatch(dest, {
         table: 'tickets',
         rows: [
           input(
@@ -305,7 +305,7 @@ export function customFieldsSuite(name: string, makeHarness: () => Promise<Views
 
     it('a field that appears is a new column; the columns charted before keep their names', async () => {
       const before = (await dest.refreshCustomFieldView()).map((c) => c.column);
-      await dest.writeBatch({
+      await writeBatch(dest, {
         table: 'tickets',
         rows: [
           input(

@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import type { Destination, WriteBatch, WriteResult } from '../../connectors/destination.js';
 import type { Agent, CsatSurvey, Message, Ticket, View } from '../../schemas/api/index.js';
 import {
   type ApiRowInput,
   rowContentHash,
   type SchemaChangeSighting,
+  type TableName,
   type TableSpec,
 } from '../../schemas/warehouse.js';
 
@@ -145,3 +147,12 @@ export const sighting = (runId: string | null, fieldPath = 'sla_breached_at'): S
   stream: 'tickets',
   runId,
 });
+
+/** One batch written and merged at once, on its own: the result of its write. */
+export async function writeBatch<T extends TableName>(
+  destination: Pick<Destination, 'writeTables'>,
+  batch: WriteBatch<T>,
+): Promise<WriteResult> {
+  const [result] = await destination.writeTables([batch]);
+  return result!;
+}

@@ -3,7 +3,7 @@ import { writeBusinessCalendar } from '../../activities/business-hours/write.js'
 import type { Destination } from '../../connectors/destination.js';
 import type { AgentSession, Ticket } from '../../schemas/api/index.js';
 import { BusinessHoursFile } from '../../schemas/business-hours.js';
-import { input, message, survey, ticket } from './fixtures.js';
+import { input, message, survey, ticket, writeBatch } from './fixtures.js';
 import type { ViewsHarness } from './views-suite.js';
 
 /**
@@ -150,9 +150,9 @@ export function historyViewsSuite(name: string, makeHarness: () => Promise<Views
           })),
         },
       ]);
-      await dest.writeBatch({ table: 'agent_sessions', rows: sessions.map(input) });
-      await dest.writeBatch({ table: 'ticket_messages', rows: thread.map(input) });
-      await dest.writeBatch({ table: 'csat_surveys', rows: answers.map(input) });
+      await writeBatch(dest, { table: 'agent_sessions', rows: sessions.map(input) });
+      await writeBatch(dest, { table: 'ticket_messages', rows: thread.map(input) });
+      await writeBatch(dest, { table: 'csat_surveys', rows: answers.map(input) });
     }, 600_000);
     afterAll(async () => {
       await dest?.close();
@@ -467,8 +467,8 @@ export function historyViewsSuite(name: string, makeHarness: () => Promise<Views
           }),
           message({ ticket_id: B3, ticket_number: 203, role: 'agent', created_at: '2025-03-31T09:00:00Z' }),
         ];
-        await dest.writeBatch({ table: 'tickets', rows: tickets.map(input) });
-        await dest.writeBatch({ table: 'ticket_messages', rows: messages.map(input) });
+        await writeBatch(dest, { table: 'tickets', rows: tickets.map(input) });
+        await writeBatch(dest, { table: 'ticket_messages', rows: messages.map(input) });
       }, 600_000);
 
       it('without a business-hours file every business-time column is null', async () => {

@@ -3,7 +3,7 @@ import type { Destination } from '../../connectors/destination.js';
 import type { MetricCatalogEntry, ReportResult } from '../../schemas/api/index.js';
 import type { ReportSnapshotInput } from '../../schemas/warehouse.js';
 import { WAREHOUSE_VIEWS } from '../../schemas/warehouse-views.js';
-import { input, message, survey, ticket } from './fixtures.js';
+import { input, message, survey, ticket, writeBatch } from './fixtures.js';
 
 /**
  * The BI views (schemas/warehouse-views.ts) against a small hand-built warehouse, per destination. Each
@@ -226,10 +226,10 @@ export function viewsSuite(name: string, makeHarness: () => Promise<ViewsHarness
       h = await makeHarness();
       dest = await h.create();
       await dest.prepare();
-      await dest.writeBatch({ table: 'tickets', rows: tickets.map(input) });
-      await dest.writeBatch({ table: 'ticket_messages', rows: messages.map(input) });
-      await dest.writeBatch({ table: 'csat_surveys', rows: surveys.map(input) });
-      await dest.writeBatch({ table: 'metric_catalog', rows: [input(catalogEntry)] });
+      await writeBatch(dest, { table: 'tickets', rows: tickets.map(input) });
+      await writeBatch(dest, { table: 'ticket_messages', rows: messages.map(input) });
+      await writeBatch(dest, { table: 'csat_surveys', rows: surveys.map(input) });
+      await writeBatch(dest, { table: 'metric_catalog', rows: [input(catalogEntry)] });
       await dest.markDeleted('tickets', [T3], new Date('2025-03-04T00:00:00Z'));
       await dest.markDeleted('ticket_messages', [DELETED_MESSAGE], new Date('2025-03-04T00:00:00Z'));
       for (const s of snapshots) {

@@ -71,22 +71,24 @@ describe('stream selection (SYNC_STREAMS)', () => {
     victim = { id: found.rows[0].id, ticket_number: Number(found.rows[0].ticket_number) };
     p.companion.world.deleteTicket(victim.ticket_number);
     // What the warehouse is known to miss of streams left out: an item set aside, a failed thread.
-    await p.deps.destination.writeBatch({
-      table: 'agent_sessions',
-      rows: [],
-      rejected: [
-        {
-          table: 'agent_sessions',
-          itemKey: 'planted',
-          itemId: 'planted',
-          stream: 'agent_sessions',
-          scope: 'planted',
-          pageCursor: null,
-          reason: 'planted by the test',
-          raw: {},
-        },
-      ],
-    });
+    await p.deps.destination.writeTables([
+      {
+        table: 'agent_sessions',
+        rows: [],
+        rejected: [
+          {
+            table: 'agent_sessions',
+            itemKey: 'planted',
+            itemId: 'planted',
+            stream: 'agent_sessions',
+            scope: 'planted',
+            pageCursor: null,
+            reason: 'planted by the test',
+            raw: {},
+          },
+        ],
+      },
+    ]);
     await p.db.query(
       `UPDATE support._thread_queue SET status = 'failed'
          WHERE ticket_number = (SELECT min(ticket_number) FROM support._thread_queue WHERE status = 'complete')`,
