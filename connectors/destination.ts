@@ -243,7 +243,7 @@ export interface StateReads {
     scope: string,
     options?: { readonly lastSeenTag?: string | undefined },
   ): Promise<Checkpoint | null>;
-  /** Checkpoints of `_sync_state` (every key but the thread queue's), in (stream, scope) order. */
+  /** Every checkpoint but the thread queue's (`_sync_state`, `_reread_queue`), in (stream, scope) order. */
   listCheckpoints(stream?: string, filter?: CheckpointFilter): Promise<Checkpoint[]>;
   /** The thread queue's entries (checkpoints of `thread` keys), in ticket-number order. */
   listThreadQueue(filter?: CheckpointFilter): Promise<Checkpoint[]>;
