@@ -257,11 +257,7 @@ async function recentSchemaChanges(destination: Destination) {
     return await destination.listSchemaChanges({ limit: RECENT_SCHEMA_CHANGES });
   } catch (err) {
     // status runs no DDL: a warehouse an older version prepared has no such table until the next sync.
-    if (
-      /_schema_changes/.test(String((err as Error).message)) &&
-      /does not exist|not found/i.test(String((err as Error).message))
-    )
-      return null;
+    if (missingSystemTable(err) === '_schema_changes') return null;
     throw err;
   }
 }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { restartedCheckpoint } from '../../activities/checkpoints.js';
 import { omittedRaw } from '../../connectors/bigquery/sql.js';
 import { checkpointTagOf } from '../../connectors/cursor-tag.js';
 import type { Destination, DestinationHooks, TableSpecOverrides } from '../../connectors/destination.js';
@@ -971,14 +972,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       await staged.stageBatch({
         table: 'tickets',
         rows: [],
-        checkpoint: {
-          ...encodeStateKey({ kind: 'reread', pass, from: w(5), before: w(6) }),
-          cursor: null,
-          high_water_mark: null,
-          status: 'running',
-          pages: 0,
-          rows: 0,
-        },
+        checkpoint: restartedCheckpoint({ kind: 'reread', pass, from: w(5), before: w(6) }),
       });
       await staged.close();
 
@@ -1011,14 +1005,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         });
         // Written now, an entry lands in the queue, never in _sync_state.
         await after.writeCheckpoints([
-          {
-            ...encodeStateKey({ kind: 'reread', pass, from: w(1), before: w(2) }),
-            cursor: null,
-            high_water_mark: null,
-            status: 'complete',
-            pages: 0,
-            rows: 0,
-          },
+          { ...restartedCheckpoint({ kind: 'reread', pass, from: w(1), before: w(2) }), status: 'complete' },
         ]);
         await after.flushStaged();
         expect((await queue())[0]).toMatchObject({ window_start: w(1), status: 'complete' });

@@ -1,28 +1,19 @@
 import { describe, expect, it } from 'vitest';
+import { restartedCheckpoint } from '../../activities/checkpoints.js';
 import { stagedCheckpointMergeSql } from '../../connectors/bigquery/flush-sql.js';
 import { checkpointMergeSql } from '../../connectors/bigquery/sql.js';
 import { byStateTable, stateTableNamed, stateTableOf } from '../../connectors/state-tables.js';
-import { encodeStateKey, STATE_KEY_FORMATS, type StateKey } from '../../schemas/state-key.js';
-import type { CheckpointUpdate } from '../../schemas/warehouse.js';
+import { STATE_KEY_FORMATS } from '../../schemas/state-key.js';
 
-const checkpoint = (key: StateKey): CheckpointUpdate => ({
-  ...encodeStateKey(key),
-  cursor: null,
-  high_water_mark: null,
-  status: 'running',
-  pages: 0,
-  rows: 0,
-});
-
-const thread = checkpoint({ kind: 'thread', ticketNumber: 42 });
-const window = checkpoint({
+const thread = restartedCheckpoint({ kind: 'thread', ticketNumber: 42 });
+const window = restartedCheckpoint({
   kind: 'window',
   pass: 'agent_sessions',
   from: '2024-01-01T00:00:00Z',
   before: '2024-01-02T00:00:00Z',
 });
 
-const reread = checkpoint({
+const reread = restartedCheckpoint({
   kind: 'reread',
   pass: 'agent_sessions',
   from: '2024-01-01T00:00:00Z',
