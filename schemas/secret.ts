@@ -36,3 +36,39 @@ export const SecretString = z
   .string()
   .min(1)
   .transform((value) => new Secret(value));
+
+/** The secrets among a configuration's values. */
+export function secretsOf(values: object): Secret[] {
+  return Object.values(values).filter((v): v is Secret => v instanceof Secret);
+}
+
+/**
+ * The secrets of a process, scrubbed together (longest first, so a secret holding another goes whole). It
+ * grows as secrets become known: a Temporal profile's API key is read after the logger is made.
+ */
+export class Secrets {
+  readonly #list: Secret[] = [];
+  constructor(secrets: Iterable<Secret | undefined> = []) {
+    for (const s of secrets) this.add(s);
+  }
+  add(secret: Secret | undefined): void {
+    if (secret === undefined || secret.reveal() === '') return;
+    if (this.#list.some((s) => s.reveal() === secret.reveal())) return;
+    this.#list.push(secret);
+    this.#list.sort((a, b) => b.reveal().length - a.reveal().length);
+  }
+  scrub(text: string): string {
+    let out = text;
+    for (const s of this.#list) out = s.scrub(out);
+    return out;
+  }
+  toString(): string {
+    return REDACTED;
+  }
+  toJSON(): string {
+    return REDACTED;
+  }
+  [inspect.custom](): string {
+    return REDACTED;
+  }
+}
