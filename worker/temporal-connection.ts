@@ -43,6 +43,11 @@ export interface TemporalConnectionSettings {
   readonly addressSource: string;
   readonly namespace: string;
   readonly apiKey: Secret | undefined;
+  /**
+   * The secrets the connection holds — the API key and the client's private key, wherever they came from
+   * (a setting, or a profile of the TOML file) — for the process's logger to scrub like the settings' own.
+   */
+  readonly secrets: readonly Secret[];
   /** TLS options for the SDK (certificates read), `true` for TLS with the system's roots, or off. */
   readonly tls: NativeConnectionOptions['tls'];
   readonly metadata: NativeConnectionOptions['metadata'];
@@ -135,11 +140,19 @@ export function resolveTemporalConnection(
   }
   if (problems.length > 0) throw new ConfigError(problems);
   const options = toClientOptions({ ...profile, ...(tls ? { tls } : {}) });
+  const apiKey = profile.apiKey !== undefined ? new Secret(profile.apiKey) : undefined;
+  const clientKey = tls?.clientKey && 'data' in tls.clientKey ? tls.clientKey.data : undefined;
   return {
     address,
     addressSource,
     namespace: options.namespace ?? 'default',
-    apiKey: profile.apiKey !== undefined ? new Secret(profile.apiKey) : undefined,
+    apiKey,
+    secrets: [
+      ...(apiKey ? [apiKey] : []),
+      ...(clientKey !== undefined
+        ? [new Secret(typeof clientKey === 'string' ? clientKey : Buffer.from(clientKey).toString('latin1'))]
+        : []),
+    ],
     tls: options.connectionOptions.tls,
     metadata: options.connectionOptions.metadata,
   };
