@@ -8,7 +8,7 @@ import {
 } from '@temporalio/envconfig';
 import { NativeConnection, type NativeConnectionOptions } from '@temporalio/worker';
 import { type Config, HostPort } from '../schemas/config.js';
-import { Secret } from '../schemas/secret.js';
+import { Secret, Secrets, secretsOf } from '../schemas/secret.js';
 import { ConfigError } from './config.js';
 
 /** The Temporal settings read through the SDK's environment configuration (`@temporalio/envconfig`). */
@@ -100,7 +100,7 @@ export function resolveTemporalConnection(
   try {
     profile = loadClientConfigProfile({ overrideEnvVars: vars });
   } catch (err) {
-    const message = secretsScrubbed(config, (err as Error).message.split('\n')[0]!);
+    const message = new Secrets(secretsOf(config)).scrub((err as Error).message.split('\n')[0]!);
     if (/^Profile '.*' not found/.test(message))
       throw new ConfigError([`TEMPORAL_PROFILE: no profile "${config.TEMPORAL_PROFILE}" in ${fileName}`]);
     throw new ConfigError([`TEMPORAL_CONFIG_FILE (${fileName}): ${message}`]);
@@ -180,13 +180,6 @@ function pemOf(source: ConfigDataSource, kind: string): { data: Uint8Array } | {
   return { data };
 }
 
-function secretsScrubbed(config: Config, text: string): string {
-  let out = text;
-  for (const secret of [config.TEMPORAL_API_KEY, config.TEMPORAL_TLS_CLIENT_KEY_DATA])
-    if (secret) out = secret.scrub(out);
-  return out;
-}
-
 /** A connection to Temporal that could not be made: one line naming the address and where it came from. */
 export class TemporalConnectionError extends Error {}
 
@@ -230,7 +223,7 @@ export async function connectTemporal(
   } catch (err) {
     for (const c of opened) await c.close().catch(() => undefined);
     const reason = (err as Error).message.split('\n').find((line) => line.trim() !== '') ?? String(err);
-    const scrubbed = settings.apiKey ? settings.apiKey.scrub(reason) : reason;
+    const scrubbed = new Secrets(settings.secrets).scrub(reason);
     const how = settings.tls ? 'over TLS' : 'without TLS';
     throw new TemporalConnectionError(
       `cannot connect to Temporal at ${address} (${settings.address ? settings.addressSource : 'the default address'}, ${how}): ${scrubbed.trim()}`,

@@ -292,12 +292,14 @@ describe('a hostile source: every request ends within a bound', () => {
     expect(stub.requests).toHaveLength(1);
   });
 
-  it('the key echoed in items, a field named with escapes, a cursor holding NUL: scrubbed, escaped, refused', async () => {
-    const evil = 'evil\u001b[2J\u001b]0;PWNED\u0007';
-    const items = [
-      { id: 't_1', subject: `echo ${KEY}`, [evil]: KEY, [`f_${KEY}`]: { deep: [KEY] } },
-      { id: `id_${KEY}`, score: 'not a ticket' },
-    ];
+  const evil = 'evil\u001b[2J\u001b]0;PWNED\u0007';
+  const echoing = [
+    { id: 't_1', subject: `echo ${KEY}`, [evil]: KEY, [`f_${KEY}`]: { deep: [KEY] } },
+    { id: `id_${KEY}`, score: 'not a ticket' },
+  ];
+
+  it('a cursor holding NUL: refused as it arrives, one request, the field named', async () => {
+    const items = echoing;
     const { client, lines, stub } = await hostile((req, res) =>
       json(res, 200, {
         success: true,
@@ -315,9 +317,16 @@ describe('a hostile source: every request ends within a bound', () => {
     );
     expect(stub.requests).toHaveLength(1);
     expectClean(error, (error as Error).message, ...lines.map((l) => l.trimEnd()));
-    // The same answer with a good cursor: every item, raw and typed, kept or set aside, without the key.
+  });
+
+  it('the key echoed in items (a value, a name, an id), a field named with escapes: scrubbed, counted, escaped', async () => {
+    // Every item, raw and typed, kept or set aside, without the key.
     const good = await hostile((_req, res) =>
-      json(res, 200, { success: true, data: items, pagination: { has_more: false, next_cursor: null } }),
+      json(res, 200, {
+        success: true,
+        data: echoing,
+        pagination: { has_more: false, next_cursor: null },
+      }),
     );
     const page = await fetchTicketsPage(good.client, { limit: 2 });
     const everything = [page.items, page.rawItems, page.rejected, page.drift];

@@ -249,6 +249,18 @@ describe('sync --once against a hostile source', () => {
     };
     const { r, db, databaseUrl } = await sync('echo', { SYNC_SOURCE_PATIENCE: 'PT1M' });
     try {
+      // Nowhere in the warehouse: no column of any table, `_raw` included, holds the key.
+      const tables = await db.query(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'support' AND table_type = 'BASE TABLE'",
+      );
+      expect(tables.rows.length).toBeGreaterThan(5);
+      for (const { table_name } of tables.rows) {
+        const hits = await db.query(
+          `SELECT count(*)::int AS n FROM support."${table_name}" t WHERE strpos(t::text, $1) > 0`,
+          [key],
+        );
+        expect(hits.rows[0].n, table_name).toBe(0);
+      }
       const summary = summaryOf(r) as Summary & { secrets_scrubbed?: number };
       expect(summary.status, r.stderr.slice(-3000)).toBe('failed');
       expect(statusesOf(summary, 'teams')).toEqual(['failed']);
@@ -263,18 +275,6 @@ describe('sync --once against a hostile source', () => {
       expectClean(r);
       expect(r.stderr).toMatch(/the answer holds a configured secret/);
 
-      // Nowhere in the warehouse: no column of any table, `_raw` included, holds the key.
-      const tables = await db.query(
-        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'support' AND table_type = 'BASE TABLE'",
-      );
-      expect(tables.rows.length).toBeGreaterThan(5);
-      for (const { table_name } of tables.rows) {
-        const hits = await db.query(
-          `SELECT count(*)::int AS n FROM support."${table_name}" t WHERE strpos(t::text, $1) > 0`,
-          [key],
-        );
-        expect(hits.rows[0].n, table_name).toBe(0);
-      }
       const stored = await db.query(
         `SELECT count(*)::int AS n FROM support.tickets WHERE subject LIKE '%(echo [redacted])' AND _raw->>'field_[redacted]' = '1'`,
       );
