@@ -170,7 +170,9 @@ describe('sync --once against a hostile source', () => {
       for (const stream of ['tags', 'teams', 'views', 'agents'])
         expect(statusesOf(summary, stream), stream).toEqual(['failed']);
       const error = summary.error ?? '';
-      expect(error).toMatch(/GET \/public\/v1\/tags failed: HTTP 400 VALIDATION_ERROR: \\u001b\[31mboom boom/);
+      expect(error).toMatch(
+        /GET \/public\/v1\/tags failed: HTTP 400 VALIDATION_ERROR: \\u001b\[31mboom boom/,
+      );
       expect(error).toMatch(/field pagination\.next_cursor: Too big/);
       expect(error).toMatch(
         /HTTP 302 redirect to "https:\/\/elsewhere\.example\/login\?key=\[redacted\]" not followed/,
