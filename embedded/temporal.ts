@@ -4,6 +4,7 @@ import type { Client } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import type { Config } from '../schemas/config.js';
+import type { Secrets } from '../schemas/secret.js';
 import { analyticsQueueOf } from '../worker/config.js';
 import {
   connectTemporal,
@@ -123,11 +124,15 @@ export function temporalFor(
     persistent?: boolean;
     ui?: boolean;
     step?: StepStarter;
+    /** The process's secrets: the profile's API key and client key join them before any connection. */
+    secrets?: Secrets;
   },
 ): Promise<TemporalTarget> {
+  const connection = resolveTemporalConnection(config);
+  for (const secret of connection.secrets) options.secrets?.add(secret);
   return temporalTarget(
     {
-      connection: resolveTemporalConnection(config),
+      connection,
       embed: options.embedIfUnset,
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       persistent: options.persistent ?? false,

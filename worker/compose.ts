@@ -9,6 +9,7 @@ import {
   SupportApiClient,
 } from '../connectors/support-api/index.js';
 import { type Config, QUEUED_ROUTE_CLASSES } from '../schemas/config.js';
+import { secretsOf } from '../schemas/secret.js';
 import { Redactor } from '../schemas/warehouse.js';
 import { warehouseNewest } from './freshness.js';
 import { SyncMetrics } from './metrics.js';
@@ -72,6 +73,7 @@ export async function buildDependencies(
   const client = new SupportApiClient({
     baseUrl: config.SUPPORT_API_URL,
     apiKey: config.SUPPORT_API_KEY,
+    otherSecrets: secretsOf(config),
     governor: governorOf(config),
     logger,
     // Long waits go back to Temporal as a retry at Retry-After instead of holding an activity slot.

@@ -82,7 +82,7 @@ class TemporalFleetBudget implements FleetSlotSource {
       .signal(windowObservedSignal, report)
       .catch((err: unknown) =>
         // The workflow ended (idle) or Temporal is away: the next request's probe learns the window again.
-        this.logger.debug({ err: (err as Error).message }, 'fleet budget report not delivered'),
+        this.logger.debug({ err }, 'fleet budget report not delivered'),
       );
   }
 }

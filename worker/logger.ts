@@ -1,21 +1,41 @@
-import pino, { type Logger } from 'pino';
-import type { Secret } from '../schemas/secret.js';
-import { withSerializedErrors } from './log-errors.js';
+import pino, { type DestinationStream, type Logger } from 'pino';
+import type { Scrubber } from '../connectors/support-api/server-text.js';
+import { Secrets } from '../schemas/secret.js';
+import { safeLogArguments, withSerializedErrors } from './log-errors.js';
 
 /**
  * One pino logger for the process, to stderr (stdout is reserved for machine-readable output such as the
  * sync summary line). Temporal's native runtime logs through it at warn and above (worker/temporal-runtime.ts).
- * Every error in a line keeps its message, scrubbed of `secrets` and cut (worker/log-errors.ts).
+ * Whatever a call passes — an Error, an object holding errors or secrets at any depth, a message with values
+ * interpolated — every text of the line is scrubbed of `secrets`, its invisible characters escaped and cut,
+ * and every error keeps its message (worker/log-errors.ts). `secrets` may grow after the logger is made (a
+ * Temporal profile's API key): what it holds when a line is written is scrubbed.
  */
-export function createLogger(level: string, secrets: readonly Secret[] = []): Logger {
-  return pino(
+export function createLogger(
+  level: string,
+  secrets: Scrubber = new Secrets(),
+  destination: DestinationStream = pino.destination(2),
+): Logger {
+  const logger = pino(
     {
       level,
       base: null,
-      formatters: { log: (object) => withSerializedErrors(object, secrets) },
+      // Before pino reads the arguments: it takes an Error's message as the line's `msg` itself.
+      hooks: {
+        logMethod(args, method) {
+          method.apply(this, safeLogArguments(args, secrets) as Parameters<typeof method>);
+        },
+      },
       // The errors are plain JSON by now: pino's own `err` serializer would retype them as `Object`.
       serializers: { err: (value: unknown) => value },
     },
-    pino.destination(2),
+    destination,
   );
+  // A child's fields are written as given (pino's bindings formatter applies to the root only): made safe
+  // here, for every child and grandchild (each is created from its parent's prototype, this method with it).
+  const child = logger.child;
+  logger.child = function safeChild(this: Logger, bindings, options) {
+    return child.call(this, withSerializedErrors(bindings, secrets), options);
+  } as Logger['child'];
+  return logger;
 }

@@ -66,7 +66,7 @@ export async function serveMetrics(
     void scrape(metrics, runtimeMetricsUrl).then(
       (text) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text),
       (err: unknown) => {
-        logger.warn({ err: (err as Error).message }, 'metrics: scrape failed');
+        logger.warn({ err }, 'metrics: scrape failed');
         res.writeHead(500, { 'content-type': 'text/plain' }).end('metrics unavailable\n');
       },
     );

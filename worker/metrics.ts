@@ -256,10 +256,7 @@ export class SyncMetrics implements SyncObserver {
       })
       .catch((err: unknown) => {
         // The last values stay; the next scrape after the refresh interval tries again.
-        this.#sources.logger.warn(
-          { err: (err as Error).message },
-          'metrics: reading the warehouse newest stamps failed',
-        );
+        this.#sources.logger.warn({ err }, 'metrics: reading the warehouse newest stamps failed');
       })
       .finally(() => {
         this.#warehouseRead = undefined;

@@ -41,6 +41,12 @@ export interface RunSummary {
    * (`differs`, healed at once: `healed`), the 95 % upper bound on the share that differs, per table too.
    */
   audit?: AuditSummary;
+  /**
+   * Strings and member names the source's answers held a configured secret in (the API key echoed back),
+   * stored and shown with it replaced by `[redacted]`. Counted by the process that runs `sync` (its local
+   * worker's requests), like `requests`; a worker fleet counts in its logs' warnings.
+   */
+  secrets_scrubbed?: number;
   error?: string;
 }
 

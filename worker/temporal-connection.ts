@@ -8,7 +8,7 @@ import {
 } from '@temporalio/envconfig';
 import { NativeConnection, type NativeConnectionOptions } from '@temporalio/worker';
 import { type Config, HostPort } from '../schemas/config.js';
-import { Secret } from '../schemas/secret.js';
+import { Secret, Secrets, secretsOf } from '../schemas/secret.js';
 import { ConfigError } from './config.js';
 
 /** The Temporal settings read through the SDK's environment configuration (`@temporalio/envconfig`). */
@@ -43,6 +43,11 @@ export interface TemporalConnectionSettings {
   readonly addressSource: string;
   readonly namespace: string;
   readonly apiKey: Secret | undefined;
+  /**
+   * The secrets the connection holds — the API key and the client's private key, wherever they came from
+   * (a setting, or a profile of the TOML file) — for the process's logger to scrub like the settings' own.
+   */
+  readonly secrets: readonly Secret[];
   /** TLS options for the SDK (certificates read), `true` for TLS with the system's roots, or off. */
   readonly tls: NativeConnectionOptions['tls'];
   readonly metadata: NativeConnectionOptions['metadata'];
@@ -95,7 +100,7 @@ export function resolveTemporalConnection(
   try {
     profile = loadClientConfigProfile({ overrideEnvVars: vars });
   } catch (err) {
-    const message = secretsScrubbed(config, (err as Error).message.split('\n')[0]!);
+    const message = new Secrets(secretsOf(config)).scrub((err as Error).message.split('\n')[0]!);
     if (/^Profile '.*' not found/.test(message))
       throw new ConfigError([`TEMPORAL_PROFILE: no profile "${config.TEMPORAL_PROFILE}" in ${fileName}`]);
     throw new ConfigError([`TEMPORAL_CONFIG_FILE (${fileName}): ${message}`]);
@@ -135,11 +140,19 @@ export function resolveTemporalConnection(
   }
   if (problems.length > 0) throw new ConfigError(problems);
   const options = toClientOptions({ ...profile, ...(tls ? { tls } : {}) });
+  const apiKey = profile.apiKey !== undefined ? new Secret(profile.apiKey) : undefined;
+  const clientKey = tls?.clientKey && 'data' in tls.clientKey ? tls.clientKey.data : undefined;
   return {
     address,
     addressSource,
     namespace: options.namespace ?? 'default',
-    apiKey: profile.apiKey !== undefined ? new Secret(profile.apiKey) : undefined,
+    apiKey,
+    secrets: [
+      ...(apiKey ? [apiKey] : []),
+      ...(clientKey !== undefined
+        ? [new Secret(typeof clientKey === 'string' ? clientKey : Buffer.from(clientKey).toString('latin1'))]
+        : []),
+    ],
     tls: options.connectionOptions.tls,
     metadata: options.connectionOptions.metadata,
   };
@@ -165,13 +178,6 @@ function pemOf(source: ConfigDataSource, kind: string): { data: Uint8Array } | {
       problem: `${'path' in source ? `${source.path} is` : 'is'} not ${kind} in PEM format (-----BEGIN ${isKey ? '… PRIVATE KEY' : 'CERTIFICATE'}-----)`,
     };
   return { data };
-}
-
-function secretsScrubbed(config: Config, text: string): string {
-  let out = text;
-  for (const secret of [config.TEMPORAL_API_KEY, config.TEMPORAL_TLS_CLIENT_KEY_DATA])
-    if (secret) out = secret.scrub(out);
-  return out;
 }
 
 /** A connection to Temporal that could not be made: one line naming the address and where it came from. */
@@ -217,7 +223,7 @@ export async function connectTemporal(
   } catch (err) {
     for (const c of opened) await c.close().catch(() => undefined);
     const reason = (err as Error).message.split('\n').find((line) => line.trim() !== '') ?? String(err);
-    const scrubbed = settings.apiKey ? settings.apiKey.scrub(reason) : reason;
+    const scrubbed = new Secrets(settings.secrets).scrub(reason);
     const how = settings.tls ? 'over TLS' : 'without TLS';
     throw new TemporalConnectionError(
       `cannot connect to Temporal at ${address} (${settings.address ? settings.addressSource : 'the default address'}, ${how}): ${scrubbed.trim()}`,

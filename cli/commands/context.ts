@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { type TemporalTarget, temporalFor } from '../../embedded/temporal.js';
 import { type Config, isLoopbackUrl } from '../../schemas/config.js';
-import { Secret } from '../../schemas/secret.js';
+import { Secrets, secretsOf } from '../../schemas/secret.js';
 import { ConfigError, loadConfig } from '../../worker/config.js';
 import { capWorkflowThreadHeap } from '../../worker/heap-cap.js';
 import { createLogger } from '../../worker/logger.js';
@@ -15,7 +15,7 @@ import { installTemporalRuntime } from '../../worker/temporal-runtime.js';
  */
 export async function withConfig(
   opts: { config?: string; metricsPort?: MetricsAddress },
-  run: (config: Config, logger: Logger) => Promise<number>,
+  run: (config: Config, logger: Logger, secrets: Secrets) => Promise<number>,
   overrides: Record<string, string> = {},
 ): Promise<number> {
   let config: Config;
@@ -28,14 +28,15 @@ export async function withConfig(
     }
     throw err;
   }
-  // Every secret of the configuration is scrubbed from the errors the logger writes, whatever wrote them.
-  const secrets = Object.values(config).filter((v): v is Secret => v instanceof Secret);
+  // Every secret of the configuration is scrubbed from every line the logger writes, whatever wrote it; the
+  // ones read later (a Temporal profile's API key) join them.
+  const secrets = new Secrets(secretsOf(config));
   const logger = createLogger(config.LOG_LEVEL, secrets);
   warnOfPlainHttp(config, logger);
   // Before any command creates a worker (and with it the workflow thread the cap applies to).
   capWorkflowThreadHeap(config.TEMPORAL_WORKFLOW_HEAP_MB, logger);
   await installTemporalRuntime(logger, { metrics: opts.metricsPort !== undefined });
-  return run(config, logger);
+  return run(config, logger, secrets);
 }
 
 /**
@@ -45,17 +46,22 @@ export async function withConfig(
 export function withTemporal(
   opts: { config?: string; metricsPort?: MetricsAddress },
   temporalOptions: Parameters<typeof temporalFor>[2],
-  run: (context: { config: Config; logger: Logger; temporal: TemporalTarget }) => Promise<number>,
+  run: (context: {
+    config: Config;
+    logger: Logger;
+    temporal: TemporalTarget;
+    secrets: Secrets;
+  }) => Promise<number>,
 ): Promise<number> {
-  return withConfig(opts, async (config, logger) => {
+  return withConfig(opts, async (config, logger, secrets) => {
     let temporal: TemporalTarget;
     try {
-      temporal = await temporalFor(config, logger, temporalOptions);
+      temporal = await temporalFor(config, logger, { ...temporalOptions, secrets });
     } catch (err) {
       return reportFailure(err);
     }
     try {
-      return await run({ config, logger, temporal });
+      return await run({ config, logger, temporal, secrets });
     } finally {
       await temporal.close();
     }

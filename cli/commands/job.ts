@@ -1,10 +1,12 @@
 import type { Logger } from 'pino';
+import { type Scrubber, terminalLines } from '../../connectors/support-api/index.js';
 import { DATA_DIR } from '../../embedded/data-dir.js';
 import { asStep, type StepStarter } from '../../embedded/step-progress.js';
 import type { TemporalTarget } from '../../embedded/temporal.js';
 import { compareWithRun, takeForecast } from '../../forecast/store.js';
 import { targetOf } from '../../forecast/target.js';
 import type { Config } from '../../schemas/config.js';
+import { Secrets, secretsOf } from '../../schemas/secret.js';
 import type { RunProgress, StreamName, SyncMode, SyncRunInput } from '../../schemas/sync.js';
 import { buildDependencies } from '../../worker/compose.js';
 import { settingsFromConfig } from '../../worker/config.js';
@@ -45,6 +47,8 @@ export interface JobOptions {
   configFile?: string;
   /** Serve the Prometheus metrics of this process (its worker's activities) here while the run goes. */
   metricsPort?: MetricsAddress;
+  /** Scrubbed from what the run's summary table shows (default: the configuration's secrets). */
+  secrets?: Scrubber;
 }
 
 /**
@@ -113,6 +117,8 @@ export async function runJob(options: JobOptions): Promise<RunSummary> {
             },
           ]),
       );
+      // Counted by this process's client, like the requests: the local worker's pages.
+      if (options.localWorker) summary.secrets_scrubbed = deps.client.echoedSecrets();
       // The forecast `plan` made for this run, if any, next to what the run did (requests are counted by
       // this process's client: only with the local worker).
       const forecast = options.localWorker
@@ -129,7 +135,10 @@ export async function runJob(options: JobOptions): Promise<RunSummary> {
           durationMs: summary.duration_ms,
         });
       }
-      if (options.display) process.stderr.write(`${summaryTable(summary)}\n`);
+      if (options.display)
+        process.stderr.write(
+          `${terminalLines(summaryTable(summary).split('\n'), options.secrets ?? new Secrets(secretsOf(config)))}\n`,
+        );
       if (summary.status === 'failed') {
         // What on-call needs for each failed window: code, request id, the UI link, the replay command.
         const failures = uncoveredFailures(

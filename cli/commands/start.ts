@@ -90,12 +90,13 @@ export async function startCommand(opts: StartOptions): Promise<number> {
 
     return await withConfig(
       opts,
-      async (config, logger) => {
+      async (config, logger, secrets) => {
         const temporal = await temporalFor(config, logger, {
           embedIfUnset: true,
           persistent: true,
           ui: true,
           step,
+          secrets,
         });
         cleanups.push(() => temporal.close());
         say(`temporal:    ${temporal.address}${temporal.uiUrl ? `  UI: ${temporal.uiUrl}` : ''}`);

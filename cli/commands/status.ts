@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Destination } from '../../connectors/destination.js';
+import { terminalJson, terminalLines } from '../../connectors/support-api/index.js';
 import { DATA_DIR } from '../../embedded/data-dir.js';
 import type { EmbeddedPostgres } from '../../embedded/postgres.js';
 import { embeddedWarehouse } from '../../embedded/warehouse.js';
@@ -137,7 +138,7 @@ function statusOf(
 ): Promise<number> {
   return withConfig(
     opts,
-    async (config) => {
+    async (config, _logger, secrets) => {
       const destination = await destinationFromConfig(config);
       try {
         // Read-only: no prepare() (DDL), so a BI or on-call role with SELECT alone can ask. A warehouse the
@@ -152,8 +153,8 @@ function statusOf(
           const failures = uncoveredFailures(await destination.listRuns(10_000), config);
           process.stdout.write(
             opts.json
-              ? `${JSON.stringify({ failed_windows: failures })}\n`
-              : `${failedWindowLines(failures).join('\n')}\n`,
+              ? `${terminalJson({ failed_windows: failures }, secrets)}\n`
+              : `${terminalLines(failedWindowLines(failures), secrets)}\n`,
           );
           return failures.length > 0 ? 1 : 0;
         }
@@ -192,7 +193,7 @@ function statusOf(
         const windows = runs.filter((r) => r.parent_run_id !== null).slice(0, opts.runs * 3);
         if (opts.json) {
           process.stdout.write(
-            `${JSON.stringify({ runs: parents, windows, high_water_marks: marks.map((m) => ({ stream: m.stream, high_water_mark: m.high_water_mark, lag: lag(m.high_water_mark, now) })), open_scopes: open, queued_threads: queuedThreads, export_rereads: rereads.length, reconciliation, audit, freshness: freshness.json, stream_freshness: { target: durationText(sloMs), target_seconds: sloMs / 1000, streams }, rejected, column_policy: columnPolicy, schema_changes: schemaChanges, failed_threads: failedThreads.filter((r) => failedEntries.has(r.run_id.slice('thread:'.length))) })}\n`,
+            `${terminalJson({ runs: parents, windows, high_water_marks: marks.map((m) => ({ stream: m.stream, high_water_mark: m.high_water_mark, lag: lag(m.high_water_mark, now) })), open_scopes: open, queued_threads: queuedThreads, export_rereads: rereads.length, reconciliation, audit, freshness: freshness.json, stream_freshness: { target: durationText(sloMs), target_seconds: sloMs / 1000, streams }, rejected, column_policy: columnPolicy, schema_changes: schemaChanges, failed_threads: failedThreads.filter((r) => failedEntries.has(r.run_id.slice('thread:'.length))) }, secrets)}\n`,
           );
           return 0;
         }
@@ -227,7 +228,8 @@ function statusOf(
         out.push('', ...schemaChangeLines(schemaChanges));
         out.push('', ...reconciliationLines(reconciliation));
         out.push('', ...auditLines(audit));
-        process.stdout.write(`${out.join('\n')}\n`);
+        // What the source said (field names, reasons, ids) is shown escaped, never acting on the terminal.
+        process.stdout.write(`${terminalLines(out, secrets)}\n`);
         return 0;
       } catch (err) {
         const missing = missingSystemTable(err);

@@ -1,3 +1,4 @@
+import { terminalJson } from '../../connectors/support-api/index.js';
 import type { StreamName, SyncMode } from '../../schemas/sync.js';
 import type { MetricsAddress } from '../../worker/metrics-endpoint.js';
 import { exitCodeOf } from '../../worker/run-sync.js';
@@ -37,7 +38,7 @@ function runOnce(
   range?: { from: string; before: string },
   force = false,
 ): Promise<number> {
-  return withTemporal(opts, { embedIfUnset: true }, async ({ config, logger, temporal }) => {
+  return withTemporal(opts, { embedIfUnset: true }, async ({ config, logger, temporal, secrets }) => {
     try {
       const summary = await runJob({
         config,
@@ -49,14 +50,17 @@ function runOnce(
         ...(force ? { force } : {}),
         localWorker: opts.localWorker,
         display: true,
+        secrets,
         ...(opts.metricsPort ? { metricsPort: opts.metricsPort } : {}),
       });
-      process.stdout.write(`${JSON.stringify(summary)}\n`);
+      process.stdout.write(`${terminalJson(summary, secrets)}\n`);
       return exitCodeOf(summary);
     } catch (err) {
       if (err instanceof PreflightError) {
         const preflight = err.verdicts ? { preflight: err.verdicts } : {};
-        process.stdout.write(`${JSON.stringify({ status: 'failed', error: err.message, ...preflight })}\n`);
+        process.stdout.write(
+          `${terminalJson({ status: 'failed', error: err.message, ...preflight }, secrets)}\n`,
+        );
       }
       return reportFailure(err);
     }

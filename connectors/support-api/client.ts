@@ -20,9 +20,10 @@ import { Health } from '../../schemas/api/health.js';
 import { KeyIdentity } from '../../schemas/api/identity.js';
 import { ReportQueryBody, ReportResult } from '../../schemas/api/reports.js';
 import { Ticket } from '../../schemas/api/tickets.js';
-import type { Secret } from '../../schemas/secret.js';
+import { type Secret, Secrets } from '../../schemas/secret.js';
 import { currentCancellation } from './cancellation.js';
 import { type Clock, systemClock } from './clock.js';
+import { scrubEchoedSecrets } from './echoed-secrets.js';
 import {
   CursorRejectedError,
   type Endpoint,
@@ -84,6 +85,11 @@ export interface SupportApiClientOptions {
   /** The service's base URL, without `/public/v1` (the client adds it). */
   baseUrl: string;
   apiKey: Secret;
+  /**
+   * The process's other secrets, scrubbed like the key from everything the server says (a source cannot know
+   * them, but an answer that holds one must not carry it further either).
+   */
+  otherSecrets?: Iterable<Secret | undefined>;
   logger?: Logger;
   /** Default: the process-wide governor of this key (`sharedGovernors.for(apiKey)`). */
   governor?: RateGovernor;
@@ -154,6 +160,9 @@ export class SupportApiClient {
   readonly governor: RateGovernor;
   readonly logger: Logger;
   readonly #key: Secret;
+  /** The key and the process's other secrets: scrubbed from every answer and every text the server chose. */
+  readonly #secrets: Secrets;
+  #echoedSecrets = 0;
   readonly #dispatcher: Dispatcher;
   readonly #ownsDispatcher: boolean;
   readonly #mode: 'wait' | 'throw';
@@ -169,6 +178,7 @@ export class SupportApiClient {
   constructor(options: SupportApiClientOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '').replace(/\/public\/v1$/, '');
     this.#key = options.apiKey;
+    this.#secrets = new Secrets([options.apiKey, ...(options.otherSecrets ?? [])]);
     this.logger = (options.logger ?? defaultLogger()).child({ component: 'support-api' });
     this.governor = options.governor ?? sharedGovernors.for(options.apiKey);
     this.#mode = options.rateLimitMode ?? 'wait';
@@ -209,6 +219,11 @@ export class SupportApiClient {
 
   async close(): Promise<void> {
     if (this.#ownsDispatcher) await this.#dispatcher.close();
+  }
+
+  /** Strings and member names of this client's answers that held a secret, stored with it `[redacted]`. */
+  echoedSecrets(): number {
+    return this.#echoedSecrets;
   }
 
   rateStats(): RateClassStats[] {
@@ -315,23 +330,35 @@ export class SupportApiClient {
         status: raw.status,
         location: serverText(
           (Array.isArray(location) ? location[0] : location) ?? '(none)',
-          this.#key,
+          this.#secrets,
           SERVER_TEXT_LIMITS.location,
         ),
       });
     }
     let json: unknown;
     try {
-      json = decodeJson(endpoint, raw, this.#key);
+      json = decodeJson(endpoint, raw, this.#secrets);
     } catch (err) {
       this.governor.observe(routeClass, this.#capped(endpoint, raw, undefined).raw);
       throw err;
     }
+    this.#scrubEchoed(endpoint, json, raw.text);
     const capped = this.#capped(endpoint, raw, json);
     this.governor.observe(routeClass, capped.raw);
-    throwIfError(endpoint, capped.raw, capped.json, this.#key, this.#clock.now());
+    throwIfError(endpoint, capped.raw, capped.json, this.#secrets, this.#clock.now());
     this.logger.debug({ endpoint, status: raw.status }, 'ok');
     return { ...raw, json, endpoint };
+  }
+
+  /** The answer with every secret scrubbed from it (echoed-secrets.ts), counted, and said once per answer. */
+  #scrubEchoed(endpoint: Endpoint, json: unknown, text: string): void {
+    const echoed = scrubEchoedSecrets(json, text, this.#secrets);
+    if (echoed === 0) return;
+    this.#echoedSecrets += echoed;
+    this.logger.warn(
+      { endpoint, values: echoed },
+      'the answer holds a configured secret (the API key echoed?): stored and shown as [redacted]',
+    );
   }
 
   /** The response with the server's waits cut to `maxServerWaitMs`, each cut logged. */
@@ -424,7 +451,7 @@ export class SupportApiClient {
     const e = err as { code?: unknown; message?: unknown; cause?: { code?: unknown; message?: unknown } };
     const code =
       typeof e.code === 'string' ? e.code : typeof e.cause?.code === 'string' ? e.cause.code : undefined;
-    const detail = this.#key.scrub(
+    const detail = this.#secrets.scrub(
       [e.message, e.cause?.message].filter((m): m is string => typeof m === 'string').join(': ') ||
         String(err),
     );
@@ -484,7 +511,7 @@ export class SupportApiClient {
       const parsed = this.#scrubbedDrift(parse());
       const rejected = (parsed as Partial<ParsedItems<unknown>> | null)?.rejected;
       if (Array.isArray(rejected) && rejected.length > 0) {
-        const clean = rejected.map((r: InvalidItem) => scrubRejected(r, this.#key));
+        const clean = rejected.map((r: InvalidItem) => scrubRejected(r, this.#secrets));
         for (const r of clean) {
           this.logger.warn(
             { itemIndex: r.index, itemId: r.itemId, reason: r.reason },
@@ -496,7 +523,7 @@ export class SupportApiClient {
       return parsed;
     } catch (err) {
       if (err instanceof SchemaViolationError) {
-        const clean = scrubViolation(err, this.#key);
+        const clean = scrubViolation(err, this.#secrets);
         this.logger.error({ err: clean.toJSON() }, 'response breaks the schema');
         throw clean;
       }
@@ -507,7 +534,7 @@ export class SupportApiClient {
   #scrubbedDrift<T>(parsed: T): T {
     const drift = (parsed as Partial<ParsedItems<unknown>> | null)?.drift;
     if (!Array.isArray(drift) || drift.length === 0) return parsed;
-    return { ...parsed, drift: drift.map((o) => scrubDrift(o, this.#key)) };
+    return { ...parsed, drift: drift.map((o) => scrubDrift(o, this.#secrets)) };
   }
 
   // ---------------------------------------------------------------------------------------------------

@@ -82,5 +82,11 @@ export {
   SPEC_LIMITS,
   streamRoutes,
 } from './route-classes.js';
-export { SERVER_TEXT_LIMITS, serverText, withoutControlCharacters } from './server-text.js';
+export {
+  type Scrubber,
+  SERVER_TEXT_LIMITS,
+  serverText,
+  terminalJson,
+  terminalLines,
+} from './server-text.js';
 export { type PlanOptions, planWindows, type Window, windowLengthMs } from './windows.js';

@@ -5,10 +5,9 @@
 import { z } from 'zod';
 import { type DriftObservation, driftOf } from '../../schemas/api/drift.js';
 import { ErrorEnvelope, Pagination } from '../../schemas/api/envelope.js';
-import type { Secret } from '../../schemas/secret.js';
 import { type Endpoint, ResponseFormatError, SchemaViolationError, SupportApiError } from './errors.js';
 import { parseRetryAfter } from './rate-governor.js';
-import { SERVER_TEXT_LIMITS, serverText } from './server-text.js';
+import { type Scrubber, SERVER_TEXT_LIMITS, serverText } from './server-text.js';
 
 export interface RawResponse {
   status: number;
@@ -34,7 +33,7 @@ export function jsonStructureOnly(text: string): string {
 }
 
 /** Decodes the body as JSON, or throws `ResponseFormatError` saying what it was instead. */
-export function decodeJson(endpoint: Endpoint, res: RawResponse, key: Secret): unknown {
+export function decodeJson(endpoint: Endpoint, res: RawResponse, key: Scrubber): unknown {
   const contentType = headerValue(res.headers, 'content-type');
   // An HTML or text page is shown as it starts (a proxy's error page); anything JSON-like by its structure.
   const snippet = bodySnippet(res.text, key);
@@ -58,7 +57,7 @@ export function decodeJson(endpoint: Endpoint, res: RawResponse, key: Secret): u
  * How a body starts, for an error: JSON by its structure only, the whole text cleaned and scrubbed of the
  * key before it is cut (serverText; a head cut first could end inside the key). The body cap bounds it.
  */
-function bodySnippet(text: string, key: Secret): string {
+function bodySnippet(text: string, key: Scrubber): string {
   const shown = /^\s*[[{]/.test(text.slice(0, 64)) ? jsonStructureOnly(text) : text;
   return serverText(shown, key, SERVER_TEXT_LIMITS.snippet);
 }
@@ -68,7 +67,7 @@ export function throwIfError(
   endpoint: Endpoint,
   res: RawResponse,
   json: unknown,
-  key: Secret,
+  key: Scrubber,
   now: number,
 ): void {
   const isErrorStatus = res.status >= 400;
@@ -115,7 +114,7 @@ function formatIssues(issues: readonly z.core.$ZodIssue[]): string {
 }
 
 /** Removes the key from every text of a violation (a broken server could echo it in an id or value). */
-export function scrubViolation(err: SchemaViolationError, key: Secret): SchemaViolationError {
+export function scrubViolation(err: SchemaViolationError, key: Scrubber): SchemaViolationError {
   return new SchemaViolationError(
     err.endpoint,
     err.status,
@@ -128,25 +127,32 @@ export function scrubViolation(err: SchemaViolationError, key: Secret): SchemaVi
   );
 }
 
-/** Removes the key from a rejected item's reason, id and raw JSON. */
-export function scrubRejected(r: InvalidItem, key: Secret): InvalidItem {
-  const raw = key.scrub(JSON.stringify(r.raw ?? null));
+/**
+ * A rejected item's reason and id made safe to show and keep (serverText). Its raw JSON is kept as the source
+ * sent it: the client scrubbed the secrets from the whole answer already (echoed-secrets.ts).
+ */
+export function scrubRejected(r: InvalidItem, key: Scrubber): InvalidItem {
   return {
     index: r.index,
     itemId: r.itemId === undefined ? undefined : serverText(r.itemId, key, SERVER_TEXT_LIMITS.requestId),
-    raw: JSON.parse(raw) as unknown,
+    raw: r.raw,
     reason: serverText(r.reason, key, SERVER_TEXT_LIMITS.message),
   };
 }
 
-/** Removes the key from every text of a drift observation (a broken server could echo it in a value). */
-export function scrubDrift(o: DriftObservation, key: Secret): DriftObservation {
+/**
+ * A drift observation's texts made safe to show and keep (serverText): a field named with an escape
+ * sequence is kept and shown with the escape visible, never acting on the terminal that `status` prints to.
+ */
+export function scrubDrift(o: DriftObservation, key: Scrubber): DriftObservation {
+  const safe = (text: string) => serverText(text, key, SERVER_TEXT_LIMITS.drift);
   return {
     ...o,
-    fieldPath: key.scrub(o.fieldPath),
-    observed: key.scrub(o.observed),
-    example: key.scrub(o.example),
-    label: o.label === null ? null : key.scrub(o.label),
+    fieldPath: safe(o.fieldPath),
+    observed: safe(o.observed),
+    expected: o.expected === null ? null : safe(o.expected),
+    example: safe(o.example),
+    label: o.label === null ? null : safe(o.label),
   };
 }
 

@@ -7,9 +7,25 @@ import { z } from 'zod';
  */
 export const MAX_CURSOR_CHARS = 4096;
 
+/**
+ * What a cursor may not hold: control characters (PostgreSQL refuses U+0000 in text, so its checkpoint could
+ * never be written and the write would be retried until the source's patience ends; the others would reach
+ * a URL, a log and a terminal) and surrogates not in a pair (not text: stored, they would come back changed).
+ */
+const NOT_CURSOR_TEXT = /[\p{Cc}\p{Cs}]/u;
+
+/** A cursor as the API hands it back: opaque, but text of a bounded length a URL and a checkpoint can hold. */
+export const Cursor = z
+  .string()
+  .min(1)
+  .max(MAX_CURSOR_CHARS)
+  .refine((c) => !NOT_CURSOR_TEXT.test(c), {
+    message: 'holds a control character or a lone surrogate, which a cursor never does',
+  });
+
 /** `pagination` of a cursor list (spec 2.1). `has_more: true` always comes with a cursor. */
 export const Pagination = z
-  .object({ has_more: z.boolean(), next_cursor: z.string().min(1).max(MAX_CURSOR_CHARS).nullable() })
+  .object({ has_more: z.boolean(), next_cursor: Cursor.nullable() })
   .refine((p) => !p.has_more || p.next_cursor !== null, {
     message: 'has_more is true but next_cursor is null',
     path: ['next_cursor'],

@@ -264,9 +264,11 @@ describe('a hostile source: every request ends within a bound', () => {
     const { error, ms } = await timed(fetchTicketsPage(client, { limit: 1 }));
     expect(error).toBeInstanceOf(SupportApiError);
     const e = error as SupportApiError;
-    // The escape sequences go whole; the key (in code, message and request_id) is scrubbed before the cut.
-    expect(e.message).toMatch(/^GET \/public\/v1\/tickets failed: HTTP 500 E\[redacted\]: boom boom /);
-    expect(e.message).toMatch(/boom… \(request_id req_\[redacted\]\)$/);
+    // The escapes are shown, escaped; the key (in code, message and request_id) is scrubbed before the cut.
+    expect(e.message).toMatch(
+      /^GET \/public\/v1\/tickets failed: HTTP 500 E\\u001b\[2J\[redacted\]: \\u001b\[31mboom boom /,
+    );
+    expect(e.message).toMatch(/boom… \(request_id req_\\u0007\[redacted\]\)$/);
     expect(e.message.length).toBeLessThan(900);
     expect(e.code.length).toBeLessThanOrEqual(SERVER_TEXT_LIMITS.code);
     expectClean(e, e.message, e.code, e.requestId, e.toJSON(), ...lines.map((l) => l.trimEnd()));
@@ -288,6 +290,53 @@ describe('a hostile source: every request ends within a bound', () => {
     expect((error as Error).message).toContain(String(MAX_CURSOR_CHARS));
     expect((error as Error).message.length).toBeLessThan(500);
     expect(stub.requests).toHaveLength(1);
+  });
+
+  const evil = 'evil\u001b[2J\u001b]0;PWNED\u0007';
+  const echoing = [
+    { id: 't_1', subject: `echo ${KEY}`, [evil]: KEY, [`f_${KEY}`]: { deep: [KEY] } },
+    { id: `id_${KEY}`, score: 'not a ticket' },
+  ];
+
+  it('a cursor holding NUL: refused as it arrives, one request, the field named', async () => {
+    const items = echoing;
+    const { client, lines, stub } = await hostile((req, res) =>
+      json(res, 200, {
+        success: true,
+        data: items,
+        pagination: req.url?.includes('cursor=')
+          ? { has_more: false, next_cursor: null }
+          : { has_more: true, next_cursor: 'next\u0000page' },
+      }),
+    );
+    const { error } = await timed(fetchTicketsPage(client, { limit: 2 }));
+    // The cursor is refused as it arrives: one request, the field named, the cursor never used.
+    expect(error).toBeInstanceOf(SchemaViolationError);
+    expect((error as Error).message).toMatch(
+      /field pagination\.next_cursor: holds a control character or a lone surrogate/,
+    );
+    expect(stub.requests).toHaveLength(1);
+    expectClean(error, (error as Error).message, ...lines.map((l) => l.trimEnd()));
+  });
+
+  it('the key echoed in items (a value, a name, an id), a field named with escapes: scrubbed, counted, escaped', async () => {
+    // Every item, raw and typed, kept or set aside, without the key.
+    const good = await hostile((_req, res) =>
+      json(res, 200, {
+        success: true,
+        data: echoing,
+        pagination: { has_more: false, next_cursor: null },
+      }),
+    );
+    const page = await fetchTicketsPage(good.client, { limit: 2 });
+    const everything = [page.items, page.rawItems, page.rejected, page.drift];
+    expect(JSON.stringify(everything)).not.toContain(KEY);
+    expect(JSON.stringify(everything)).toContain('[redacted]');
+    for (const d of page.drift) expect(`${d.fieldPath} ${d.example} ${d.observed}`).not.toMatch(CONTROL);
+    // Four strings and a name of the first item, the id of the second.
+    expect(good.client.echoedSecrets()).toBe(5);
+    expect(good.lines.filter((l) => l.includes('holds a configured secret'))).toHaveLength(1);
+    expectClean(...good.lines.map((l) => l.trimEnd()));
   });
 
   it('non-JSON (a big HTML page with escapes and the key): a clean snippet, retried then reported', async () => {

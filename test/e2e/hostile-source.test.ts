@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type CompanionHandle, startCompanion } from '../../companion/index.js';
@@ -13,6 +14,13 @@ interface Summary {
   status: string;
   error?: string;
   streams: Record<string, { status: string; rows: number }>;
+}
+
+/** A list's answer, as a proxy rewrites it. */
+interface ListAnswer {
+  success: boolean;
+  data: Record<string, unknown>[];
+  pagination: { has_more: boolean; next_cursor: string | null };
 }
 
 const summaryOf = (r: CliResult) => JSON.parse(r.stdout.trim().split('\n').at(-1)!) as Summary;
@@ -61,7 +69,7 @@ describe('sync --once against a hostile source', () => {
     });
     const db = new pg.Client({ connectionString: databaseUrl });
     await db.connect();
-    return { r, db };
+    return { r, db, databaseUrl };
   }
 
   function expectClean(r: CliResult) {
@@ -162,7 +170,9 @@ describe('sync --once against a hostile source', () => {
       for (const stream of ['tags', 'teams', 'views', 'agents'])
         expect(statusesOf(summary, stream), stream).toEqual(['failed']);
       const error = summary.error ?? '';
-      expect(error).toMatch(/GET \/public\/v1\/tags failed: HTTP 400 VALIDATION_ERROR: boom boom/);
+      expect(error).toMatch(
+        /GET \/public\/v1\/tags failed: HTTP 400 VALIDATION_ERROR: \\u001b\[31mboom boom/,
+      );
       expect(error).toMatch(/field pagination\.next_cursor: Too big/);
       expect(error).toMatch(
         /HTTP 302 redirect to "https:\/\/elsewhere\.example\/login\?key=\[redacted\]" not followed/,
@@ -191,6 +201,104 @@ describe('sync --once against a hostile source', () => {
       );
       expect(stalled.rows[0].n).toBe(0);
       console.info(`hostile answers: exit ${r.code} after ${r.ms} ms; summary error ${error.length} chars`);
+    } finally {
+      await db.end();
+      proxy.misbehave = null;
+    }
+  });
+
+  it('a source that echoes the key in its items, names a field with terminal escapes and hands back a cursor holding NUL: nothing of it stored, printed or logged as sent', async () => {
+    const EVIL_FIELD = 'evil\u001b[2J\u001b]0;PWNED\u0007';
+    /** The companion's answer to the same request, rewritten by `edit`, headers kept. */
+    const rewritten = (
+      path: string,
+      query: URLSearchParams,
+      res: ServerResponse,
+      edit: (body: ListAnswer) => void,
+    ) => {
+      void (async () => {
+        const upstream = await fetch(`${companion.baseUrl}/public/v1${path}?${query}`, {
+          headers: { 'cx-api-key': key, accept: 'application/json' },
+        });
+        const body = (await upstream.json()) as ListAnswer;
+        if (body.success) edit(body);
+        const headers: Record<string, string> = {};
+        upstream.headers.forEach((v, k) => {
+          if (!['content-length', 'content-encoding', 'transfer-encoding'].includes(k)) headers[k] = v;
+        });
+        res.writeHead(upstream.status, headers).end(JSON.stringify(body));
+      })().catch((err) => res.writeHead(502).end(String(err)));
+    };
+    proxy.misbehave = ({ path, query }, res) => {
+      if (query.get('limit') === '1') return false; // the preflight's probes are answered as they are
+      if (path === '/tickets') {
+        rewritten(path, query, res, (body) => {
+          for (const t of body.data) {
+            t['subject'] = `${t['subject'] ?? ''} (echo ${key})`;
+            t[EVIL_FIELD] = `the key again: ${key}`;
+            t[`field_${key}`] = 1;
+          }
+        });
+        return true;
+      }
+      if (path === '/teams') {
+        rewritten(path, query, res, (body) => {
+          body.pagination = { has_more: true, next_cursor: 'next\u0000page' };
+        });
+        return true;
+      }
+      return false;
+    };
+    const { r, db, databaseUrl } = await sync('echo', { SYNC_SOURCE_PATIENCE: 'PT1M' });
+    try {
+      // Nowhere in the warehouse: no column of any table, `_raw` included, holds the key.
+      const tables = await db.query(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'support' AND table_type = 'BASE TABLE'",
+      );
+      expect(tables.rows.length).toBeGreaterThan(5);
+      for (const { table_name } of tables.rows) {
+        const hits = await db.query(
+          `SELECT count(*)::int AS n FROM support."${table_name}" t WHERE strpos(t::text, $1) > 0`,
+          [key],
+        );
+        expect(hits.rows[0].n, table_name).toBe(0);
+      }
+      const summary = summaryOf(r) as Summary & { secrets_scrubbed?: number };
+      expect(summary.status, r.stderr.slice(-3000)).toBe('failed');
+      expect(statusesOf(summary, 'teams')).toEqual(['failed']);
+      for (const stream of ['tickets', 'tags', 'agents'])
+        expect(statusesOf(summary, stream), stream).toEqual(['succeeded']);
+      // The cursor is refused as it arrives, once, with what is wrong: not written, not retried.
+      expect(summary.error).toMatch(
+        /GET \/public\/v1\/teams: response breaks the schema: field pagination\.next_cursor: holds a control character/,
+      );
+      // 60 tickets, each with the key in its subject, in a field's value and in a field's name.
+      expect(summary.secrets_scrubbed).toBeGreaterThanOrEqual(3 * 60);
+      expectClean(r);
+      expect(r.stderr).toMatch(/the answer holds a configured secret/);
+
+      const stored = await db.query(
+        `SELECT count(*)::int AS n FROM support.tickets WHERE subject LIKE '%(echo [redacted])' AND _raw->>'field_[redacted]' = '1'`,
+      );
+      expect(stored.rows[0].n).toBe(60);
+      // The field's name is kept, with its escapes visible; the checkpoint never took the cursor.
+      const drift = await db.query('SELECT field_path FROM support._schema_changes ORDER BY field_path');
+      const paths = drift.rows.map((row) => row.field_path as string);
+      expect(paths).toContain('evil\\u001b[2J\\u001b]0;PWNED\\u0007');
+      expect(paths.join('')).not.toMatch(CONTROL);
+      const cursors = await db.query(
+        "SELECT count(*)::int AS n FROM support._sync_state WHERE strpos(cursor, 'next') > 0",
+      );
+      expect(cursors.rows[0].n).toBe(0);
+
+      // `status` prints the field as text: the escapes shown, never sent to the terminal.
+      const status = await cli(['status'], { DESTINATION_URL: databaseUrl });
+      expect(status.code, status.stderr).toBe(0);
+      expect(status.stdout).toContain('evil\\u001b[2J\\u001b]0;PWNED\\u0007');
+      expectClean(status);
+      console.info(
+        `echoing source: exit ${r.code} after ${r.ms} ms; ${summary.secrets_scrubbed} secrets scrubbed`,
+      );
     } finally {
       await db.end();
       proxy.misbehave = null;

@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { Secrets } from '../../schemas/secret.js';
 import { ConfigError, loadConfig } from '../../worker/config.js';
+import { createLogger } from '../../worker/logger.js';
 import { resolveTemporalConnection } from '../../worker/temporal-connection.js';
 
 /**
@@ -130,6 +132,14 @@ server_name = "prod.tmprl.cloud"
     expect(prod).toMatchObject({ address: 'prod.tmprl.cloud:7233', namespace: 'prod.acct' });
     expect(prod.addressSource).toBe(`address of profile "prod" in ${file}`);
     expect(prod.apiKey?.reveal()).toBe('profile-key');
+    // The profile's key is among the secrets the process's logger scrubs (embedded/temporal.ts adds them).
+    expect(prod.secrets.map((secret) => secret.reveal())).toEqual(['profile-key']);
+    const lines: string[] = [];
+    const secrets = new Secrets();
+    const log = createLogger('info', secrets, { write: (l: string) => lines.push(l) });
+    for (const secret of prod.secrets) secrets.add(secret);
+    log.error(new Error('UNAUTHENTICATED: api key profile-key refused'));
+    expect(lines.join('')).not.toContain('profile-key');
     expect(prod.tls).toMatchObject({ serverNameOverride: 'prod.tmprl.cloud' });
     const overridden = resolve({
       TEMPORAL_CONFIG_FILE: file,
