@@ -7,6 +7,7 @@ import pino from 'pino';
 import { SyncMetrics } from '../../worker/metrics.js';
 import { serveMetrics } from '../../worker/metrics-endpoint.js';
 
+const logger = pino({ level: 'silent' });
 const metrics = new SyncMetrics({
   rateStats: () => [],
   warehouseNewest: async () => ({
@@ -15,12 +16,11 @@ const metrics = new SyncMetrics({
     csat_surveys: null,
     agent_sessions: null,
   }),
+  freshnessSloMs: 7_200_000,
+  logger,
 });
-const endpoint = await serveMetrics(
-  metrics,
-  { host: '127.0.0.1', port: 0 },
-  null,
-  pino({ level: 'silent' }),
-  () => () => ({ ready: true, detail: 'ready' }),
-);
+const endpoint = await serveMetrics(metrics, { host: '127.0.0.1', port: 0 }, null, logger, () => () => ({
+  ready: true,
+  detail: 'ready',
+}));
 process.stdout.write(`${endpoint.url}\n`);
