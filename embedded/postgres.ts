@@ -81,16 +81,20 @@ async function hydrateSymlinks(native: string): Promise<void> {
 async function postgresUserIds(): Promise<{ uid: number; gid: number }> {
   const ids = async () => {
     const [{ stdout: uid }, { stdout: gid }] = await Promise.all([
-      execFileAsync('id', ['-u', SUPERUSER]),
-      execFileAsync('id', ['-g', SUPERUSER]),
+      execFileAsync('id', ['-u', SUPERUSER], { env: childEnvironment() }),
+      execFileAsync('id', ['-g', SUPERUSER], { env: childEnvironment() }),
     ]);
     return { uid: Number(uid.trim()), gid: Number(gid.trim()) };
   };
   try {
     return await ids();
   } catch {
-    await execFileAsync('groupadd', ['--system', SUPERUSER]).catch(() => undefined);
-    await execFileAsync('useradd', ['--system', '-g', SUPERUSER, '--no-create-home', SUPERUSER]);
+    await execFileAsync('groupadd', ['--system', SUPERUSER], { env: childEnvironment() }).catch(
+      () => undefined,
+    );
+    await execFileAsync('useradd', ['--system', '-g', SUPERUSER, '--no-create-home', SUPERUSER], {
+      env: childEnvironment(),
+    });
     return ids();
   }
 }
