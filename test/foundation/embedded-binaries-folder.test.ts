@@ -1,4 +1,4 @@
-import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -49,5 +49,35 @@ describe.skipIf(!asRoot)('the embedded binaries folder, as root', () => {
     );
     const where = steps[steps.indexOf(copying) + 1]!;
     expect(where).toMatch(new RegExp(`^end: ${base}/support-sync-postgres-[A-Za-z0-9]+/`));
+  }, 180_000);
+
+  it('two starts at once on a fresh machine share one whole copy, and both servers run', async () => {
+    const fresh = await mkdtemp(join(tmpdir(), 'support-sync-fresh-tmp-'));
+    await chmod(fresh, 0o755);
+    process.env['TMPDIR'] = fresh;
+    try {
+      const servers = await Promise.all([
+        startEmbeddedPostgres({ dataDir: join(fresh, 'cluster-a') }),
+        startEmbeddedPostgres({ dataDir: join(fresh, 'cluster-b') }),
+      ]);
+      try {
+        for (const server of servers) {
+          const client = new pg.Client({ connectionString: server.url });
+          await client.connect();
+          expect((await client.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+          await client.end();
+        }
+      } finally {
+        await Promise.all(servers.map((s) => s.stop()));
+      }
+      const shared = join(fresh, 'support-sync-postgres');
+      const copies = await readdir(shared);
+      // One version's copy, complete; no partial copy left beside it.
+      expect(copies).toHaveLength(1);
+      expect(await readdir(join(shared, copies[0]!))).toContain('.complete');
+      expect((await readdir(fresh)).filter((f) => f.includes('.partial-'))).toEqual([]);
+    } finally {
+      await rm(fresh, { recursive: true, force: true });
+    }
   }, 180_000);
 });
