@@ -1,12 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type CompanionHandle, startCompanion } from '../../companion/index.js';
 import { KUBERNETES_DIR, kustomizeBuild } from '../support/kustomize.js';
-import { containerView, podSpecOf, type Secrets } from '../support/pod-view.js';
+import { containerView, overlaySecrets, podSpecOf } from '../support/pod-view.js';
 import { freshDatabase } from '../support/postgres.js';
 import { makeTestPki, startMtlsProxy, startRecordingGrpcProxy, type TestPki } from '../support/tls.js';
 
@@ -48,19 +48,13 @@ describe('the Kubernetes overlays start a worker', () => {
     if (pki) rmSync(pki.dir, { recursive: true, force: true });
   });
 
-  function secretsOf(overlay: string): Secrets {
-    const supportSync = { SUPPORT_API_KEY: companion.keys.admin, DESTINATION_URL: databaseUrl };
-    return overlay === 'api-key'
-      ? { 'support-sync': { ...supportSync, TEMPORAL_API_KEY: 'temporal_overlay_key' } }
-      : {
-          'support-sync': supportSync,
-          'support-sync-temporal-mtls': {
-            'tls.crt': readFileSync(pki.clientCert, 'utf8'),
-            'tls.key': readFileSync(pki.clientKey, 'utf8'),
-            'ca.crt': readFileSync(pki.caCert, 'utf8'),
-          },
-        };
-  }
+  const secretsOf = (overlay: string) =>
+    overlaySecrets(
+      overlay,
+      { SUPPORT_API_KEY: companion.keys.admin, DESTINATION_URL: databaseUrl },
+      pki,
+      'temporal_overlay_key',
+    );
 
   /** Runs the overlay's worker container until it says it polls (or exits); then stops it with SIGTERM. */
   async function runWorker(overlay: 'api-key' | 'mtls', temporalAddress: string) {

@@ -4,23 +4,18 @@
  * until killed.
  */
 import pino from 'pino';
-import { SyncMetrics } from '../../worker/metrics.js';
 import { serveMetrics } from '../../worker/metrics-endpoint.js';
+import { idleMetrics } from './idle-metrics.js';
 
-const logger = pino({ level: 'silent' });
-const metrics = new SyncMetrics({
-  rateStats: () => [],
-  warehouseNewest: async () => ({
-    tickets: null,
-    ticket_messages: null,
-    csat_surveys: null,
-    agent_sessions: null,
+const metrics = idleMetrics();
+const endpoint = await serveMetrics(
+  metrics,
+  { host: '127.0.0.1', port: 0 },
+  null,
+  pino({ level: 'silent' }),
+  () => () => ({
+    ready: true,
+    detail: 'ready',
   }),
-  freshnessSloMs: 7_200_000,
-  logger,
-});
-const endpoint = await serveMetrics(metrics, { host: '127.0.0.1', port: 0 }, null, logger, () => () => ({
-  ready: true,
-  detail: 'ready',
-}));
+);
 process.stdout.write(`${endpoint.url}\n`);

@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Manifest } from './kustomize.js';
 
@@ -99,4 +99,26 @@ export function containerView(
   }
   for (const [name, value] of Object.entries(env)) env[name] = mapped(value);
   return { args: container.args ?? [], env, mounts };
+}
+
+/**
+ * The Secrets the overlay's comments ask for: `support-sync` with the source's key and the warehouse (and,
+ * for `api-key`, the Temporal API key); for `mtls`, `support-sync-temporal-mtls` with the PEM files of `pki`.
+ */
+export function overlaySecrets(
+  overlay: string,
+  supportSync: { SUPPORT_API_KEY: string; DESTINATION_URL: string },
+  pki: { clientCert: string; clientKey: string; caCert: string },
+  temporalApiKey: string,
+): Secrets {
+  return overlay === 'api-key'
+    ? { 'support-sync': { ...supportSync, TEMPORAL_API_KEY: temporalApiKey } }
+    : {
+        'support-sync': supportSync,
+        'support-sync-temporal-mtls': {
+          'tls.crt': readFileSync(pki.clientCert, 'utf8'),
+          'tls.key': readFileSync(pki.clientKey, 'utf8'),
+          'ca.crt': readFileSync(pki.caCert, 'utf8'),
+        },
+      };
 }

@@ -12,7 +12,7 @@ import { ConfigFromEnv } from '../../schemas/config.js';
 import { loadConfig } from '../../worker/config.js';
 import { resolveTemporalConnection } from '../../worker/temporal-connection.js';
 import { KUBERNETES_DIR, kustomizeBuild, type Manifest } from '../support/kustomize.js';
-import { containerView, podSpecOf, type Secrets } from '../support/pod-view.js';
+import { containerView, overlaySecrets, podSpecOf } from '../support/pod-view.js';
 import { makeTestPki } from '../support/tls.js';
 
 /**
@@ -222,17 +222,7 @@ describe('each overlay, as its pods would see it', () => {
     SUPPORT_API_KEY: 'sk_live_kubernetes_overlay',
     DESTINATION_URL: 'postgres://sync:pw@warehouse.internal:5432/support',
   };
-  const secretsOf = (overlay: string): Secrets =>
-    overlay === 'api-key'
-      ? { 'support-sync': { ...supportSync, TEMPORAL_API_KEY: 'temporal_overlay_key' } }
-      : {
-          'support-sync': supportSync,
-          'support-sync-temporal-mtls': {
-            'tls.crt': readFileSync(pki.clientCert, 'utf8'),
-            'tls.key': readFileSync(pki.clientKey, 'utf8'),
-            'ca.crt': readFileSync(pki.caCert, 'utf8'),
-          },
-        };
+  const secretsOf = (overlay: string) => overlaySecrets(overlay, supportSync, pki, 'temporal_overlay_key');
 
   it.each(OVERLAYS)('%s: every container loads its configuration and Temporal connection', (overlay) => {
     const manifests = rendered[overlay];
