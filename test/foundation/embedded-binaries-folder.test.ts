@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -55,6 +56,19 @@ describe.skipIf(!asRoot)('the embedded binaries folder, as root', () => {
     const fresh = await mkdtemp(join(tmpdir(), 'support-sync-fresh-tmp-'));
     await chmod(fresh, 0o755);
     process.env['TMPDIR'] = fresh;
+    // Watched while the starts copy: a version's folder that exists without its completion marker is a
+    // half-written copy another start could run or delete.
+    const shared = join(fresh, 'support-sync-postgres');
+    const halfWritten = new Set<string>();
+    let watching = true;
+    const watcher = (async () => {
+      while (watching) {
+        for (const version of await readdir(shared).catch(() => [] as string[]))
+          if (!version.startsWith('.') && !existsSync(join(shared, version, '.complete')))
+            halfWritten.add(version);
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+    })();
     try {
       const servers = await Promise.all([
         startEmbeddedPostgres({ dataDir: join(fresh, 'cluster-a') }),
@@ -70,13 +84,16 @@ describe.skipIf(!asRoot)('the embedded binaries folder, as root', () => {
       } finally {
         await Promise.all(servers.map((s) => s.stop()));
       }
-      const shared = join(fresh, 'support-sync-postgres');
+      watching = false;
+      await watcher;
+      expect([...halfWritten]).toEqual([]);
       const copies = await readdir(shared);
       // One version's copy, complete; no partial copy left beside it.
       expect(copies).toHaveLength(1);
       expect(await readdir(join(shared, copies[0]!))).toContain('.complete');
       expect((await readdir(fresh)).filter((f) => f.includes('.partial-'))).toEqual([]);
     } finally {
+      watching = false;
       await rm(fresh, { recursive: true, force: true });
     }
   }, 180_000);
