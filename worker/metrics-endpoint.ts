@@ -52,7 +52,7 @@ export async function serveMetrics(
     try {
       route(req, res);
     } catch (err) {
-      logger.warn({ err: (err as Error).message }, 'metrics: request failed');
+      logger.warn({ err }, 'metrics: request failed');
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
       res.end('internal error\n');
     }
