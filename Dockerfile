@@ -2,7 +2,13 @@
 # production dependencies only. The embedded demo pieces (dev server, PostgreSQL) are development
 # dependencies and absent here: the image connects to the Temporal cluster and warehouse it is configured
 # for (docs/operations/deploy-worker.md).
-FROM node:22-bookworm-slim AS build
+#
+# The base image, by tag. Pin it by digest for a reproducible, tamper-evident build: no registry is reachable
+# where this file is maintained, so no digest is written here (an invented one would fail the build). Learn
+# the real one with `docker buildx imagetools inspect node:22-bookworm-slim` (or `crane digest`) and build with
+#   docker build --build-arg NODE_IMAGE=node:22-bookworm-slim@sha256:<digest> .
+ARG NODE_IMAGE=node:22-bookworm-slim
+FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -20,7 +26,16 @@ COPY companion ./companion
 COPY examples ./examples
 RUN npm run build
 
-FROM node:22-bookworm-slim
+# Only the production code: the compiled CLI, worker and what they load. The demo's own modules stay out —
+# its source (companion/) and the embedded dev server (its packages are development dependencies anyway); a
+# demo command run from the image (`start`) says in one line that they are not part of it. The embedded
+# modules the CLI imports at start (choosing a configured or embedded Temporal and warehouse) stay:
+# test/unit/image-contents.test.ts checks this list against the CLI's static imports.
+FROM build AS production-files
+RUN rm -rf dist/companion dist/embedded/temporal-server.* dist/embedded/temporal-cli.* \
+      dist/embedded/temporal-wheel.*
+
+FROM ${NODE_IMAGE}
 WORKDIR /app
 ENV NODE_ENV=production
 # A heap cap for every thread of the worker (docs/operations/worker-memory.md): without it V8 sizes the heap for the host and
@@ -29,8 +44,14 @@ ENV NODE_ENV=production
 ENV NODE_OPTIONS=--max-old-space-size=512
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
-COPY --from=build /app/dist ./dist
+COPY --from=production-files /app/dist ./dist
 USER node
-# Probes and metrics (`--metrics-port 9464`, METRICS_HOST=0.0.0.0) are opted into by the deployment.
+# The worker serves its probes on the loopback interface by default (METRICS_HOST=127.0.0.1), which is where
+# Docker's health check runs: nothing is exposed until the deployment sets METRICS_HOST=0.0.0.0. Kubernetes
+# ignores HEALTHCHECK and uses the Deployment's probes on the same port. Another command (`sync --once`) or
+# port has no endpoint here: such a container reports unhealthy, which changes nothing for a one-off run.
+EXPOSE 9464
+HEALTHCHECK --interval=30s --timeout=5s --start-period=120s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:9464/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 ENTRYPOINT ["node", "dist/cli/main.js"]
-CMD ["worker"]
+CMD ["worker", "--metrics-port", "9464"]

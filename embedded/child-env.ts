@@ -38,8 +38,8 @@ const KEPT_NAMES = new Set([
 ]);
 const KEPT_PREFIXES = ['LC_', 'GO', 'SUPPORT_SYNC_'];
 
-/** Names that carry a secret even under a kept prefix. */
-const SECRET_NAME = /KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL/i;
+/** Names that carry a secret even under a kept prefix (PASS: PASSWORD, PASSWD, PASSPHRASE, DB_PASS…). */
+const SECRET_NAME = /KEY|TOKEN|SECRET|PASS|CREDENTIAL/i;
 
 /** The kept part of `env` (default: this process's), with `extra` added (a child's own settings). */
 export function childEnvironment(

@@ -2,6 +2,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CompanionHandle } from '../companion/index.js';
 import { DATA_DIR } from './data-dir.js';
+import { devOnly } from './temporal.js';
 
 /** The seeded companion as the demo source. */
 export async function embeddedSource(options: {
@@ -9,7 +10,12 @@ export async function embeddedSource(options: {
   tickets: number;
   rateLimitWindowMs: number;
 }): Promise<CompanionHandle> {
-  const { startCompanion } = await import('../companion/index.js');
+  const { startCompanion } = await devOnly(
+    () => import('../companion/index.js'),
+    { module: 'companion/index.js' },
+    'the demo source (the companion)',
+    'SUPPORT_API_URL and SUPPORT_API_KEY to your workspace',
+  );
   return startCompanion({
     seed: options.seed,
     tickets: options.tickets,

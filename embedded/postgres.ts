@@ -1,7 +1,7 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, chown, cp, mkdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { chmod, chown, cp, lstat, mkdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { arch, platform, tmpdir, userInfo } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -10,7 +10,7 @@ import pg from 'pg';
 import { removeAbandonedClusters, throwawayClusterName } from './abandoned-clusters.js';
 import { childEnvironment } from './child-env.js';
 import { freePort } from './free-port.js';
-import { privateFolder, untrustedFolderProblem } from './private-folder.js';
+import { createFolderAtomically, privateFolder, untrustedFolderProblem } from './private-folder.js';
 import type { StepStarter } from './step-progress.js';
 
 const execFileAsync = promisify(execFile);
@@ -81,16 +81,20 @@ async function hydrateSymlinks(native: string): Promise<void> {
 async function postgresUserIds(): Promise<{ uid: number; gid: number }> {
   const ids = async () => {
     const [{ stdout: uid }, { stdout: gid }] = await Promise.all([
-      execFileAsync('id', ['-u', SUPERUSER]),
-      execFileAsync('id', ['-g', SUPERUSER]),
+      execFileAsync('id', ['-u', SUPERUSER], { env: childEnvironment() }),
+      execFileAsync('id', ['-g', SUPERUSER], { env: childEnvironment() }),
     ]);
     return { uid: Number(uid.trim()), gid: Number(gid.trim()) };
   };
   try {
     return await ids();
   } catch {
-    await execFileAsync('groupadd', ['--system', SUPERUSER]).catch(() => undefined);
-    await execFileAsync('useradd', ['--system', '-g', SUPERUSER, '--no-create-home', SUPERUSER]);
+    await execFileAsync('groupadd', ['--system', SUPERUSER], { env: childEnvironment() }).catch(
+      () => undefined,
+    );
+    await execFileAsync('useradd', ['--system', '-g', SUPERUSER, '--no-create-home', SUPERUSER], {
+      env: childEnvironment(),
+    });
     return ids();
   }
 }
@@ -132,41 +136,47 @@ export async function untraversableFolders(
  * As root: a copy of the binaries that the unprivileged `postgres` user can traverse and execute, kept in
  * the shared temp directory across starts — only while that folder is root's own and writable by no one
  * else (untrustedFolderProblem): another user could have made it first, or write into it, and have their
- * programs run as root. Otherwise a private folder gets a fresh copy, and the step says why.
+ * programs run as root. Otherwise a private folder gets a fresh copy, and the step says why. The shared
+ * folder and each version's copy appear whole (createFolderAtomically): a start beside one still copying
+ * never runs, nor deletes, a half-written copy.
  */
 async function binariesForRoot(native: string, step?: StepStarter): Promise<string> {
   const version = JSON.parse(await readFile(join(native, '..', 'package.json'), 'utf8')).version as string;
   const shared = join(tmpdir(), 'support-sync-postgres');
-  const problem =
-    (await untrustedFolderProblem(shared)) ?? (await untrustedFolderProblem(join(shared, version)));
+  if (!(await lstat(shared).catch(() => null)))
+    await createFolderAtomically(shared, (folder) => chmod(folder, 0o755));
+  const target = join(shared, version);
+  const problem = (await untrustedFolderProblem(shared)) ?? (await untrustedFolderProblem(target));
   if (problem !== null) {
     const own = await privateFolder('support-sync-postgres-');
     const copying = step?.(`copying the PostgreSQL binaries to a private folder (${problem}: not trusted)`);
-    const target = join(own, version);
-    await copyBinaries(native, own, target);
-    copying?.end(target);
-    return target;
+    const privateTarget = join(own, version);
+    await mkdir(privateTarget);
+    await copyBinaries(native, privateTarget);
+    await chmod(own, 0o755);
+    copying?.end(privateTarget);
+    return privateTarget;
   }
-  const target = join(shared, version);
-  const marker = join(target, '.complete');
-  if (!existsSync(marker)) {
+  const marker = '.complete';
+  if (!existsSync(join(target, marker))) {
     const copying = step?.(
       'copying the PostgreSQL binaries where the postgres user can run them (first start)',
     );
-    await copyBinaries(native, shared, target);
-    await writeFile(marker, new Date().toISOString());
+    // A folder without the marker is a copy interrupted before copies were made whole; never a live one.
+    if (await lstat(target).catch(() => null)) await rm(target, { recursive: true, force: true });
+    await createFolderAtomically(target, async (folder) => {
+      await copyBinaries(native, folder);
+      await writeFile(join(folder, marker), new Date().toISOString());
+    });
     copying?.end(target);
   }
   return target;
 }
 
-/** The binaries copied to `target` (under `top`), readable and runnable by everyone, writable by root only. */
-async function copyBinaries(native: string, top: string, target: string): Promise<void> {
-  await rm(target, { recursive: true, force: true });
-  await mkdir(target, { recursive: true, mode: 0o755 });
-  await cp(native, target, { recursive: true, verbatimSymlinks: true });
-  await chmod(top, 0o755);
-  await execFileAsync('chmod', ['-R', 'a+rX,go-w', target], { env: childEnvironment() });
+/** The binaries copied into `folder`, readable and runnable by everyone, writable by root only. */
+async function copyBinaries(native: string, folder: string): Promise<void> {
+  await cp(native, folder, { recursive: true, verbatimSymlinks: true });
+  await execFileAsync('chmod', ['-R', 'a+rX,go-w', folder], { env: childEnvironment() });
 }
 
 function run(cmd: string, args: string[], ids: { uid: number; gid: number } | undefined): Promise<string> {

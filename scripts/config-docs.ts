@@ -95,11 +95,20 @@ These are read by the process that needs them, not validated with the rest:
 | \`SUPPORT_SYNC_BQEMULATOR_MAX_SPILL\` | tests | the most the emulator's DuckDB may spill to disk (default \`4GB\`) |
 `;
 
+/**
+ * A setting's default from the zod schema itself: the JSON Schema of an input drops the default of a setting
+ * whose value is transformed (TEMPORAL_UI_URL's URL check), which the page would then call "none".
+ */
+function schemaDefault(name: string): unknown {
+  const setting = ConfigFromEnv.shape[name as keyof typeof ConfigFromEnv.shape];
+  return setting instanceof z.ZodDefault ? setting.def.defaultValue : undefined;
+}
+
 export function renderConfigDocs(): string {
   const schema = z.toJSONSchema(ConfigFromEnv, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
   const required = new Set(schema.required ?? []);
   const sections = Object.entries(schema.properties ?? {}).map(([name, setting]) =>
-    settingSection(name, setting, required.has(name)),
+    settingSection(name, { default: schemaDefault(name), ...setting }, required.has(name)),
   );
   return `${INTRO}## Settings\n\n${sections.join('\n')}\n${OUTSIDE_THE_SCHEMA}`;
 }

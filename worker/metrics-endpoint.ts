@@ -1,4 +1,4 @@
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { SyncMetrics } from './metrics.js';
@@ -47,7 +47,24 @@ export async function serveMetrics(
   readiness: () => Readiness = () => STARTING,
 ): Promise<MetricsEndpoint> {
   const server = createServer((req, res) => {
-    const path = new URL(req.url ?? '/', 'http://metrics.local').pathname;
+    // Whatever a request holds (a target no URL parser takes, a readiness check that throws), it is answered
+    // and never escapes the handler: an exception here would end the worker.
+    try {
+      route(req, res);
+    } catch (err) {
+      logger.warn({ err }, 'metrics: request failed');
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
+      res.end('internal error\n');
+    }
+  });
+  const route = (req: IncomingMessage, res: ServerResponse): void => {
+    const path = requestPath(req.url);
+    if (path === null) {
+      res
+        .writeHead(400, { 'content-type': 'text/plain' })
+        .end('bad request: the request target is not a path\n');
+      return;
+    }
     if (req.method === 'GET' && path === '/healthz') {
       res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
       return;
@@ -70,7 +87,7 @@ export async function serveMetrics(
         res.writeHead(500, { 'content-type': 'text/plain' }).end('metrics unavailable\n');
       },
     );
-  });
+  };
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) =>
       reject(
@@ -114,6 +131,15 @@ export function openMetricsEndpoint(
     logger,
     readiness,
   );
+}
+
+/**
+ * The path of a request target (origin form `/metrics?x`, or absolute form `http://host/metrics`), or null
+ * when it is not one a URL parser takes (`http://a:b:c/`): the client's fault, answered 400.
+ */
+function requestPath(target: string | undefined): string | null {
+  const url = URL.parse(target ?? '/', 'http://metrics.local');
+  return url === null ? null : url.pathname;
 }
 
 /** The sync's metrics, then the SDK's (when its exporter answers; `support_sync_temporal_runtime_metrics_up` says). */

@@ -25,7 +25,8 @@ export const SETUP_PERMISSION_HINT =
   'the OperatorService AddSearchAttributes and ListSearchAttributes calls on the namespace (a namespace admin); or register them by hand: ' +
   SEARCH_ATTRIBUTES.map(
     (k) => `temporal operator search-attribute create --name ${k.name} --type ${k.type}`,
-  ).join('; ');
+  ).join('; ') +
+  '. On Temporal Cloud, which takes neither, register them with tcld, the Cloud UI or Terraform (docs/operations/search-attributes.md)';
 
 /**
  * Registers the custom search attributes the window workflows carry (SyncStream, WindowStart, WindowEnd,

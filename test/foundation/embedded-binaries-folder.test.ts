@@ -1,4 +1,5 @@
-import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -49,5 +50,51 @@ describe.skipIf(!asRoot)('the embedded binaries folder, as root', () => {
     );
     const where = steps[steps.indexOf(copying) + 1]!;
     expect(where).toMatch(new RegExp(`^end: ${base}/support-sync-postgres-[A-Za-z0-9]+/`));
+  }, 180_000);
+
+  it('two starts at once on a fresh machine share one whole copy, and both servers run', async () => {
+    const fresh = await mkdtemp(join(tmpdir(), 'support-sync-fresh-tmp-'));
+    await chmod(fresh, 0o755);
+    process.env['TMPDIR'] = fresh;
+    // Watched while the starts copy: a version's folder that exists without its completion marker is a
+    // half-written copy another start could run or delete.
+    const shared = join(fresh, 'support-sync-postgres');
+    const halfWritten = new Set<string>();
+    let watching = true;
+    const watcher = (async () => {
+      while (watching) {
+        for (const version of await readdir(shared).catch(() => [] as string[]))
+          if (!version.startsWith('.') && !existsSync(join(shared, version, '.complete')))
+            halfWritten.add(version);
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+    })();
+    try {
+      const servers = await Promise.all([
+        startEmbeddedPostgres({ dataDir: join(fresh, 'cluster-a') }),
+        startEmbeddedPostgres({ dataDir: join(fresh, 'cluster-b') }),
+      ]);
+      try {
+        for (const server of servers) {
+          const client = new pg.Client({ connectionString: server.url });
+          await client.connect();
+          expect((await client.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+          await client.end();
+        }
+      } finally {
+        await Promise.all(servers.map((s) => s.stop()));
+      }
+      watching = false;
+      await watcher;
+      expect([...halfWritten]).toEqual([]);
+      const copies = await readdir(shared);
+      // One version's copy, complete; no partial copy left beside it.
+      expect(copies).toHaveLength(1);
+      expect(await readdir(join(shared, copies[0]!))).toContain('.complete');
+      expect((await readdir(fresh)).filter((f) => f.includes('.partial-'))).toEqual([]);
+    } finally {
+      watching = false;
+      await rm(fresh, { recursive: true, force: true });
+    }
   }, 180_000);
 });

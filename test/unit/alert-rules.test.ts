@@ -1,8 +1,7 @@
 import { readFileSync } from 'node:fs';
-import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { SyncMetrics } from '../../worker/metrics.js';
+import { idleMetrics } from '../support/idle-metrics.js';
 
 /**
  * docs/alerts.yml, the example alerting rules: Prometheus' rule-file shape, and every metric and label its
@@ -62,17 +61,7 @@ function analyse(expr: string): { selectors: Selector[]; grouping: string[]; fun
 
 /** The metrics the worker's registry exports, with their label names (and Prometheus' own `up`). */
 function exported(): Map<string, string[]> {
-  const metrics = new SyncMetrics({
-    rateStats: () => [],
-    warehouseNewest: async () => ({
-      tickets: null,
-      ticket_messages: null,
-      csat_surveys: null,
-      agent_sessions: null,
-    }),
-    freshnessSloMs: 7_200_000,
-    logger: pino({ level: 'silent' }),
-  });
+  const metrics = idleMetrics();
   const names = new Map<string, string[]>([['up', []]]);
   for (const m of metrics.registry.getMetricsAsArray())
     names.set(m.name, (m as unknown as { labelNames: string[] }).labelNames);

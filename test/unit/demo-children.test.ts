@@ -18,6 +18,7 @@ const SECRETS = {
   GOOGLE_APPLICATION_CREDENTIALS: '/secrets/sa.json',
   SUPPORT_SYNC_SOME_TOKEN: 'child_env_token',
   GOPRIVATE_TOKEN: 'child_env_go_token',
+  SUPPORT_SYNC_DB_PASS: 'child_env_db_pass',
 };
 
 describe('child environment', () => {
