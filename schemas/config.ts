@@ -475,7 +475,7 @@ export const ConfigFromEnv = z.object({
       message: "must be positive and at most PT2M30S (below a page activity's 3-minute limit)",
     })
     .describe(
-      'The longest one request to the Support API may take, connection to last byte of the body, however the server drips it; past it the request is aborted and fails with a timeout naming the route (retried by the activity, not in place). A preflight probe gets one deadline in all',
+      'The longest one request to the Support API may take, connection to last byte of the body, however the server drips it; past it the request is aborted and fails with a timeout naming the route (retried by the activity, not in place). A try of a preflight probe gets one deadline in all, the preflight at most four',
     ),
   SUPPORT_API_MAX_RESPONSE_BYTES: z.coerce
     .number()
