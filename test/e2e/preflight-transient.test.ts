@@ -187,6 +187,26 @@ describe('the preflight gates only on what is permanent', () => {
     console.info(`persistent stall, 503, 429: preflight exit ${r.code} after ${r.ms} ms`);
   });
 
+  it('a source stalled on every route: the preflight ends within its four bounds, the streams unverified', async () => {
+    const deadlineS = 2;
+    const { r, report } = await preflight(
+      (_request, res) => {
+        drip(res, 500);
+        return true;
+      },
+      { SUPPORT_API_REQUEST_DEADLINE: `PT${deadlineS}S` },
+    );
+    expect(r.code, r.stdout).toBe(0);
+    expect(new Set(report.streams.map((v) => v.status))).toEqual(new Set(['unverified']));
+    expect(detailOf(report, 'views')).toMatch(/DEADLINE_EXCEEDED: .* \(2 tries\)$/);
+    expect(detailOf(report, 'report_snapshots')).toBe(
+      "not probed: the preflight's time (4 request deadlines) went to earlier probes",
+    );
+    // Four bounds of a deadline and 2 s, one try begun just before their end, the CLI's start.
+    expect(r.ms).toBeLessThan(5 * (deadlineS + 2) * 1000 + 30_000);
+    console.info(`every route stalled (deadline ${deadlineS} s): preflight exit ${r.code} after ${r.ms} ms`);
+  });
+
   it('a route that keeps redirecting while the others answer in place: unverified; every route redirecting: failed', async () => {
     const one = await preflight(({ path }, res) => {
       if (path !== '/tags') return false;
