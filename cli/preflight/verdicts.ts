@@ -109,10 +109,11 @@ function outcomeOf(err: unknown, bound: AbortSignal, deadlineMs: number): Outcom
  * permanent: a 401 stops at once (the key is wrong for every stream); a refused stream is explained with the
  * key's identity, read once and only then (`GET /me`, a detail request the source may not serve); a 404, a
  * TLS failure or a bad answer fails its stream. An answer that may pass — a stall, a 5xx or a reset that
- * outlasted the client's own retries, a 429 with a short wait, a redirect — is tried again, up to three
- * tries (two for a stall, which costs a deadline each); one that persists leaves its stream `unverified`, and the run reads it (its own reads retry with
- * patience, and fail on their own). A redirect is the base URL's (a login page, a moved service) only when
- * no route answered in place: then it fails the redirected streams.
+ * outlasted the client's own retries, a 429 whose wait is at most 5 s, a redirect — is tried again, up to
+ * three tries (two for a stall, which costs a deadline each); one that persists (or a longer rate wait)
+ * leaves its stream `unverified`, and the run reads it (its own reads retry with patience, and fail on their
+ * own). A redirect is the base URL's (a login page, a moved service) only when no route answered in place:
+ * then it fails the redirected streams.
  *
  * Each try gets the client's request deadline (and 2 s) in all, its retries included. The preflight in all
  * gets four such bounds: past them no retry is begun and the streams left are not probed (`unverified`), so
