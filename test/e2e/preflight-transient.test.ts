@@ -135,7 +135,8 @@ describe('the preflight gates only on what is permanent', () => {
       await db.end();
     }
     console.info(`stall once + 302 once: exit ${r.code} after ${r.ms} ms (deadline ${DEADLINE_S} s)`);
-  });
+    // A whole run on a shared machine: 37 s alone, about two minutes beside other integration files.
+  }, 300_000);
 
   it('a stall that persists, a 503 that outlasts the retries, a 429 with a short wait: unverified or passed, and a run can start', async () => {
     let limited = false;
