@@ -9,6 +9,7 @@ import { analyticsQueueOf } from '../worker/config.js';
 import {
   connectTemporal,
   DEFAULT_TEMPORAL_ADDRESS,
+  plaintextApiKeyWarning,
   resolveTemporalConnection,
   type TemporalConnectionSettings,
 } from '../worker/temporal-connection.js';
@@ -48,6 +49,8 @@ export async function temporalTarget(
   const { connection: settings } = options;
   if (settings.address !== undefined || !options.embed) {
     const address = settings.address ?? DEFAULT_TEMPORAL_ADDRESS;
+    const exposed = plaintextApiKeyWarning(settings, address);
+    if (exposed !== null) logger.warn({ address }, exposed);
     const connections = await connectTemporal(settings, address);
     return {
       address,

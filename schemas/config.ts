@@ -14,6 +14,13 @@ import { ColumnPolicyText } from './warehouse.js';
 const MIN_HASH_KEY_LENGTH = 32;
 
 /**
+ * The largest SUPPORT_API_MAX_RESPONSE_BYTES: a body is held whole, as bytes, then as a string (V8's
+ * longest is just under 512 MiB) and parsed (several times its bytes again); past this a worker's heap, not
+ * the cap, would end the read.
+ */
+const MAX_RESPONSE_BYTES_LIMIT = 256 * 1024 * 1024;
+
+/**
  * An ISO 8601 duration (`PT72H`, `P7D`) turned into milliseconds; never negative (`P-5D` would read a look-back
  * as a look-ahead, starting after the high-water mark: a silent gap).
  */
@@ -35,8 +42,9 @@ export const IsoDurationMs = z
   });
 
 /**
- * A URL parsed whole (WHATWG), of one of `protocols` (`https:`…): `file:`, `javascript:`, `data:` and the
- * like are refused, as is a URL with a user or password in it (credentials have settings of their own).
+ * A base URL parsed whole (WHATWG), of one of `protocols` (`https:`…): `file:`, `javascript:`, `data:` and
+ * the like are refused, as is a URL with a user or password in it (credentials have settings of their own),
+ * and one with a `?query` or `#fragment`: routes are appended to the text, so either would swallow them.
  */
 export const WebUrl = (protocols: readonly string[] = ['https:', 'http:']) =>
   z.string().transform((text, ctx) => {
@@ -58,27 +66,56 @@ export const WebUrl = (protocols: readonly string[] = ['https:', 'http:']) =>
       ctx.addIssue({ code: 'custom', message: 'must not carry a user or password' });
       return z.NEVER;
     }
+    if (/[?#]/.test(text)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `must not carry a ${text.includes('?') ? '?query' : '#fragment'}: routes are appended to it, and it would swallow them`,
+      });
+      return z.NEVER;
+    }
     return text;
   });
 
-/** Whether a URL's host is this machine (localhost, 127.0.0.0/8, ::1): plain http does not leave it. */
+/**
+ * Whether a URL's host is this machine (localhost, 127.0.0.0/8, ::1): plain http does not leave it. Not a
+ * name under `.localhost`: only some resolvers keep those on this machine, and a DNS server may answer
+ * `evil.localhost` with any address.
+ */
 export function isLoopbackUrl(text: string): boolean {
   const host = new URL(text).hostname.toLowerCase();
-  return (
-    host === 'localhost' ||
-    host.endsWith('.localhost') ||
-    host === '[::1]' ||
-    /^127(\.\d{1,3}){3}$/.test(host)
-  );
+  return host === 'localhost' || host === '[::1]' || /^127(\.\d{1,3}){3}$/.test(host);
 }
+
+const hasSpaceOrControl = (text: string) => /[\s\p{Cc}]/u.test(text);
+const SPACE_OR_CONTROL = 'must not contain white space or control characters (a stray newline or space?)';
 
 /**
  * A key (API key, HMAC key) as a Secret: no white space or control characters, which a copy and paste brings
  * in (a trailing newline) and which would otherwise fail later and elsewhere (a header the HTTP client
  * refuses, retried as a network error). The message never shows the key.
  */
-export const KeyString = SecretString.refine((key) => !/[\s\p{Cc}]/u.test(key.reveal()), {
-  message: 'must not contain white space or control characters (a stray newline or space?)',
+export const KeyString = SecretString.refine((key) => !hasSpaceOrControl(key.reveal()), {
+  message: SPACE_OR_CONTROL,
+});
+
+/**
+ * A key sent in a request header (SUPPORT_API_KEY, TEMPORAL_API_KEY): a `KeyString` of printable ASCII
+ * only. A zero-width space or a `€` picked up in a copy and paste passes a white-space check, then every
+ * request fails as a "network error" (the HTTP client refuses the header). The message names the character,
+ * never the key.
+ */
+export const HeaderKeyString = SecretString.superRefine((key, ctx) => {
+  const text = key.reveal();
+  if (hasSpaceOrControl(text)) {
+    ctx.addIssue({ code: 'custom', message: SPACE_OR_CONTROL });
+    return;
+  }
+  const other = /[^\x21-\x7e]/u.exec(text)?.[0];
+  if (other !== undefined)
+    ctx.addIssue({
+      code: 'custom',
+      message: `must be printable ASCII, as it is sent in a header: it contains U+${other.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')} (from a copy and paste?)`,
+    });
 });
 
 /** The content of a REPORT_QUERIES file: a YAML (or JSON) list of `{ name, query, timezone }`, names unique. */
@@ -244,7 +281,7 @@ const removed = (replacement: string) =>
 
 export const ConfigFromEnv = z.object({
   SUPPORT_API_URL: WebUrl().describe(
-    "The service's base URL; the client adds /public/v1. https, or plain http to this machine (localhost, 127.0.0.1, ::1) or with SUPPORT_API_ALLOW_HTTP=true: the key travels in every request",
+    "The service's base URL, without a ?query or #fragment; the client adds /public/v1. https, or plain http to this machine (localhost, 127.0.0.0/8, ::1; not names under .localhost) or with SUPPORT_API_ALLOW_HTTP=true: the key travels in every request",
   ),
   SUPPORT_API_ALLOW_HTTP: z
     .enum(['true', 'false'])
@@ -253,8 +290,8 @@ export const ConfigFromEnv = z.object({
     .describe(
       'Allow a plain http SUPPORT_API_URL to another machine (the key then crosses the network unencrypted; a warning is logged at start). For a trusted network or a TLS-terminating sidecar only',
     ),
-  SUPPORT_API_KEY: KeyString.describe(
-    'API key, sent as cx-api-key; never logged, never in errors, Temporal payloads or the warehouse; no white space or control characters',
+  SUPPORT_API_KEY: HeaderKeyString.describe(
+    'API key, sent as cx-api-key; never logged, never in errors, Temporal payloads or the warehouse; printable ASCII only (no white space, control or other characters)',
   ),
   DESTINATION_URL: DestinationUrl.describe('postgres://user:pass@host:port/db or bigquery://project/dataset'),
   POSTGRES_SCHEMA: z
@@ -282,8 +319,8 @@ export const ConfigFromEnv = z.object({
     .min(1)
     .optional()
     .describe("Temporal namespace (default: the TEMPORAL_PROFILE's, else `default`)"),
-  TEMPORAL_API_KEY: SecretString.optional().describe(
-    'API key sent to Temporal as a bearer token (Temporal Cloud API-key authentication); turns TLS on unless TEMPORAL_TLS=false. Never logged',
+  TEMPORAL_API_KEY: HeaderKeyString.optional().describe(
+    'API key sent to Temporal as a bearer token (Temporal Cloud API-key authentication); turns TLS on unless TEMPORAL_TLS=false (then, to another machine, a warning is logged at start: the key crosses the network unencrypted). Printable ASCII only; never logged',
   ),
   TEMPORAL_TLS: z
     .enum(['true', 'false', '1', '0'])
@@ -396,9 +433,13 @@ export const ConfigFromEnv = z.object({
     .describe(
       "Threads of unchanged tickets re-read per run at most (oldest read first), only on detail budget the run's other streams leave, and a round of 4 a run at least; 0 turns it off",
     ),
-  SYNC_SOURCE_PATIENCE: IsoDurationMs.prefault('PT6H').describe(
-    'How long a page may keep failing with transient errors (an outage: backing off to a retry a minute) before its window fails',
-  ),
+  SYNC_SOURCE_PATIENCE: IsoDurationMs.prefault('PT6H')
+    .refine((ms) => ms > 0, {
+      message: 'must be positive: PT0S would mean no limit at all (a failing page retried for ever)',
+    })
+    .describe(
+      'How long a page may keep failing with transient errors (an outage: backing off to a retry a minute) before its window fails; positive (PT0S, which Temporal would read as no limit, is refused)',
+    ),
   SYNC_FRESHNESS_SLO: IsoDurationMs.prefault('PT2H').describe(
     'Freshness target per stream: `status` flags a stream whose warehouse lags the source by more, or that was not read within it; the metrics export it for alert rules',
   ),
@@ -434,15 +475,18 @@ export const ConfigFromEnv = z.object({
       message: "must be positive and at most PT2M30S (below a page activity's 3-minute limit)",
     })
     .describe(
-      'The longest one request to the Support API may take, connection to last byte of the body, however the server drips it; past it the request is aborted and fails with a timeout naming the route (retried by the activity, not in place). A preflight probe gets one deadline in all',
+      'The longest one request to the Support API may take, connection to last byte of the body, however the server drips it; past it the request is aborted and fails with a timeout naming the route (retried by the activity, not in place). A try of a preflight probe gets one deadline in all, the preflight at most four',
     ),
   SUPPORT_API_MAX_RESPONSE_BYTES: z.coerce
     .number()
     .int()
     .min(64 * 1024)
+    .max(MAX_RESPONSE_BYTES_LIMIT, {
+      message: `must be at most ${MAX_RESPONSE_BYTES_LIMIT} (256 MiB): a body is held whole in memory, as text and then parsed`,
+    })
     .default(64 * 1024 * 1024)
     .describe(
-      "The largest response body read from the Support API, in bytes (default 64 MiB: several times the largest page the spec's field limits allow); a larger body is abandoned as it streams in and its page fails with an error naming the route and the cap",
+      "The largest response body read from the Support API, in bytes (default 64 MiB: several times the largest page the spec's field limits allow; at most 256 MiB); a larger body is abandoned as it streams in and its page fails with an error naming the route and the cap",
     ),
   SYNC_AUDIT_SHARE: z.coerce
     .number()

@@ -7,7 +7,7 @@ import {
   toClientOptions,
 } from '@temporalio/envconfig';
 import { NativeConnection, type NativeConnectionOptions } from '@temporalio/worker';
-import { type Config, HostPort } from '../schemas/config.js';
+import { type Config, HostPort, isLoopbackUrl } from '../schemas/config.js';
 import { Secret, Secrets, secretsOf } from '../schemas/secret.js';
 import { ConfigError } from './config.js';
 
@@ -178,6 +178,16 @@ function pemOf(source: ConfigDataSource, kind: string): { data: Uint8Array } | {
       problem: `${'path' in source ? `${source.path} is` : 'is'} not ${kind} in PEM format (-----BEGIN ${isKey ? '… PRIVATE KEY' : 'CERTIFICATE'}-----)`,
     };
   return { data };
+}
+
+/**
+ * The warning for an API key sent to Temporal without TLS (TEMPORAL_TLS=false, or a profile's tls disabled)
+ * to another machine, or null. Not refused: a trusted network or a TLS-terminating proxy makes it
+ * legitimate; but the key then crosses the network unencrypted, which is said at every start.
+ */
+export function plaintextApiKeyWarning(settings: TemporalConnectionSettings, address: string): string | null {
+  if (settings.apiKey === undefined || settings.tls || isLoopbackUrl(`http://${address}`)) return null;
+  return `TEMPORAL_API_KEY without TLS (TEMPORAL_TLS=false): the Temporal API key is sent unencrypted to ${address}, another machine`;
 }
 
 /** A connection to Temporal that could not be made: one line naming the address and where it came from. */

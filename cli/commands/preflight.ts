@@ -48,6 +48,12 @@ export async function preflight(
 ): Promise<void> {
   const result = await probe(deps, config, streams);
   if (result.problem) throw new PreflightError(result.problem, result.verdicts);
+  const unverified = result.verdicts.filter((v) => v.status === 'unverified');
+  if (unverified.length > 0)
+    logger.warn(
+      { unverified: unverified.map((v) => `${v.stream}: ${v.detail}`) },
+      'preflight: some streams could not be verified; the run reads them, and their reads retry on their own',
+    );
   try {
     await deps.destination.prepare();
   } catch (err) {

@@ -92,7 +92,10 @@ export const STREAM_PROBES: { readonly [S in StreamName]: Probe } = Object.fromE
   ALL_STREAMS.map((stream) => [stream, probeOf(stream)]),
 ) as { readonly [S in StreamName]: Probe };
 
-/** The context of one preflight: the ticket number is read once, by whichever probe asks first. */
+/**
+ * The context of one preflight: the ticket number is read once, by whichever probe asks first; a read that
+ * failed is made again by the next probe (or try) that asks, so a retried probe asks the source again.
+ */
 export function probeContext(
   client: SupportApiClient,
   options: { includeComments: boolean; reportQueries: number; now: Date },
@@ -105,6 +108,10 @@ export function probeContext(
       // As the tickets stream's fetcher asks (with the custom fields), a page of one.
       newest ??= fetchTicketsPage(client, { limit: 1, includeTicketFields: true }).then(
         (page) => page.items[0]?.ticket_number ?? null,
+        (err: unknown) => {
+          newest = undefined;
+          throw err;
+        },
       );
       return newest;
     },

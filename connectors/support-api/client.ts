@@ -317,7 +317,9 @@ export class SupportApiClient {
     let raw: RawResponse;
     noteRequestSent();
     try {
-      raw = await this.#http(req, endpoint);
+      // Every answer's waits are capped before anything reads them (the governor, an error, a retry),
+      // whatever its status: a redirect's reset a year away is the cap away too.
+      raw = this.#capped(endpoint, await this.#http(req, endpoint), undefined).raw;
     } catch (err) {
       this.governor.release(routeClass);
       throw err;
@@ -339,10 +341,11 @@ export class SupportApiClient {
     try {
       json = decodeJson(endpoint, raw, this.#secrets);
     } catch (err) {
-      this.governor.observe(routeClass, this.#capped(endpoint, raw, undefined).raw);
+      this.governor.observe(routeClass, raw);
       throw err;
     }
     this.#scrubEchoed(endpoint, json, raw.text);
+    // The headers are capped already: what is left is the envelope's `retry_after`.
     const capped = this.#capped(endpoint, raw, json);
     this.governor.observe(routeClass, capped.raw);
     throwIfError(endpoint, capped.raw, capped.json, this.#secrets, this.#clock.now());

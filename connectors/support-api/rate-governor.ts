@@ -3,7 +3,9 @@
  *
  * - Starts from the spec's limits; from the first response on it follows `X-RateLimit-Limit`,
  *   `X-RateLimit-Remaining` and `X-RateLimit-Reset` (the window length is learnt from the server, never
- *   assumed to be 60 s).
+ *   assumed to be 60 s) — of a success or a 429 only: a redirect or an error may come from a gateway or a
+ *   login page in between, and its headers (nothing remaining, a reset a year away) would stop every
+ *   request of the class for a stranger's reason. Such an answer only counts as one request spent.
  * - Paces: with `available` requests left before the reset at `resetAt`, the next request goes at
  *   `lastGrant + (resetAt - lastGrant) / (available + 1)`, so a window's budget is spread over the window
  *   instead of burst at its start and then stalled (which a sliding-window server would punish with 429s).
@@ -406,7 +408,10 @@ export class RateGovernor {
     for (const w of wake) w();
   }
 
-  /** Records a response of `routeClass`: its rate-limit headers, and a 429's `Retry-After`. */
+  /**
+   * Records a response of `routeClass`: the rate-limit headers of a success or a 429 (another answer's
+   * only count as one request spent), and a 429's `Retry-After`.
+   */
   observe(routeClass: RouteClass, response: ObservedResponse): void {
     const s = this.#state(routeClass);
     const now = this.#clock.now();
@@ -415,8 +420,10 @@ export class RateGovernor {
     const limit = numberHeader(response.headers, HEADER_LIMIT);
     const remaining = numberHeader(response.headers, HEADER_REMAINING);
     const resetRaw = numberHeader(response.headers, HEADER_RESET);
+    const accounts = (response.status >= 200 && response.status < 300) || response.status === 429;
+    if (!accounts && s.known) s.remaining = Math.max(0, s.remaining - 1);
     const window =
-      limit !== undefined && remaining !== undefined && resetRaw !== undefined && limit > 0
+      accounts && limit !== undefined && remaining !== undefined && resetRaw !== undefined && limit > 0
         ? { windowEnd: parseResetHeader(resetRaw, now), limit, remaining }
         : undefined;
     // A counted request leaves remaining <= limit - 1; a server that leaves it at the limit does not count.

@@ -251,6 +251,33 @@ describe('a hostile source: every request ends within a bound', () => {
     expect(lines.some((l) => l.includes('"source":"x-ratelimit-reset"'))).toBe(true);
   });
 
+  it("a redirect's reset a year away goes through the cap too, and stops no later request of its class", async () => {
+    const clock = new InstantClock();
+    const maxServerWaitMs = 180_000;
+    const aYear = String(Math.round(clock.now() / 1000) + 365 * 24 * 3600);
+    const { client, lines } = await hostile(
+      (_req, res, n) => {
+        if (n > 1) return json(res, 200, emptyPage);
+        res.writeHead(302, {
+          location: '/login',
+          'x-ratelimit-limit': '60',
+          'x-ratelimit-remaining': '0',
+          'x-ratelimit-reset': aYear,
+          'retry-after': String(365 * 24 * 3600),
+        });
+        res.end();
+      },
+      { clock, governor: new RateGovernor({ clock }), maxServerWaitMs, rateLimitMode: 'throw' },
+    );
+    const { error } = await timed(fetchTicketsPage(client, { limit: 1 }));
+    expect(error).toBeInstanceOf(RedirectRefusedError);
+    const clamped = lines.map((l) => JSON.parse(l)).filter((l) => l.capMs === maxServerWaitMs);
+    expect(clamped.map((l) => l.source).sort()).toEqual(['retry-after', 'x-ratelimit-reset']);
+    // The next request of the class goes at once (in throw mode a held class would throw RateLimitedError).
+    expect(client.rateDecision('list')).toEqual({ waitMs: 0, reason: 'ok' });
+    expect((await fetchTicketsPage(client, { limit: 1 })).items).toEqual([]);
+  });
+
   it('a 5 MB error message with ANSI escapes and the key: a capped, clean error in errors and logs', async () => {
     const message = `\u001b[31m${'boom '.repeat(100)}${KEY}\u001b[0m ${'x'.repeat(5 * 1024 * 1024)} ${KEY}`;
     const { client, lines } = await hostile((_req, res) =>

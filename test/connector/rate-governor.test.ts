@@ -85,6 +85,23 @@ describe('rate governor (fake clock)', () => {
     expect(gov.decide('detail').waitMs).toBe(0);
   });
 
+  it("learns the window from a success or a 429 only: a redirect's or an error's headers count one request", async () => {
+    const clock = new FakeClock();
+    const gov = new RateGovernor({ clock, resetMarginMs: 0 });
+    const spent = headers(120, 0, clock.now() + 365 * 24 * 3_600_000);
+    for (const status of [302, 401, 404, 500, 503]) {
+      await gov.acquire('detail');
+      gov.observe('detail', { status, headers: spent });
+      expect(gov.decide('detail'), `after a ${status}`).toEqual({ waitMs: 0, reason: 'ok' });
+    }
+    expect(gov.classStats('detail')).toMatchObject({ responses: 5, limit: undefined, inFlight: 0 });
+    // Once the window is known, such an answer is one request of it, no more.
+    await gov.acquire('detail');
+    gov.observe('detail', { status: 200, headers: headers(120, 2, clock.now() + 1500) });
+    gov.observe('detail', { status: 502, headers: spent });
+    expect(gov.classStats('detail')).toMatchObject({ remaining: 1, resetAt: clock.now() + 1500 });
+  });
+
   it('with a fleet reserve, never spends the last request of a window another process may be taking', async () => {
     const clock = new FakeClock();
     const gov = new RateGovernor({ clock, reserve: 1 });

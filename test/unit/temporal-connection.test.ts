@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { Secrets } from '../../schemas/secret.js';
 import { ConfigError, loadConfig } from '../../worker/config.js';
 import { createLogger } from '../../worker/logger.js';
-import { resolveTemporalConnection } from '../../worker/temporal-connection.js';
+import { plaintextApiKeyWarning, resolveTemporalConnection } from '../../worker/temporal-connection.js';
 
 /**
  * The Temporal connection settings as the SDK's environment configuration resolves them (profile file, then
@@ -64,6 +64,28 @@ describe('Temporal connection settings', () => {
     expect(JSON.stringify(settings)).not.toContain('key-123-secret');
     expect(inspect(settings, { depth: 5 })).not.toContain('key-123-secret');
     expect(resolve({ TEMPORAL_API_KEY: 'k2', TEMPORAL_TLS: 'false' }).tls).toBe(false);
+  });
+
+  it('an API key without TLS to another machine is warned of at start (not refused: a TLS proxy may take it)', () => {
+    const remote = { TEMPORAL_ADDRESS: 'temporal.example.com:7233', TEMPORAL_API_KEY: 'key-123-secret' };
+    const warning = plaintextApiKeyWarning(
+      resolve({ ...remote, TEMPORAL_TLS: 'false' }),
+      remote.TEMPORAL_ADDRESS,
+    );
+    expect(warning).toBe(
+      'TEMPORAL_API_KEY without TLS (TEMPORAL_TLS=false): the Temporal API key is sent unencrypted to temporal.example.com:7233, another machine',
+    );
+    expect(warning).not.toContain('key-123-secret');
+    expect(plaintextApiKeyWarning(resolve(remote), remote.TEMPORAL_ADDRESS)).toBeNull();
+    for (const address of ['localhost:7233', '127.0.0.1:7233', '[::1]:7233'])
+      expect(
+        plaintextApiKeyWarning(
+          resolve({ ...remote, TEMPORAL_ADDRESS: address, TEMPORAL_TLS: 'false' }),
+          address,
+        ),
+      ).toBeNull();
+    const keyless = resolve({ TEMPORAL_ADDRESS: remote.TEMPORAL_ADDRESS, TEMPORAL_TLS: 'false' });
+    expect(plaintextApiKeyWarning(keyless, remote.TEMPORAL_ADDRESS)).toBeNull();
   });
 
   it('mTLS from files: the certificate and key are read, the server name and CA passed on', () => {
