@@ -18,6 +18,8 @@ COPY cli ./cli
 COPY embedded ./embedded
 COPY companion ./companion
 COPY examples ./examples
+COPY scripts/bundle-workflows.ts ./scripts/
+# Compiles to dist/ and bundles the workflows once (dist/workflow-bundle.js): the worker loads that bundle.
 RUN npm run build
 
 FROM node:22-bookworm-slim
