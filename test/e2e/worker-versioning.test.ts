@@ -3,9 +3,12 @@ import type { Client, WorkflowHandle } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Activities } from '../../activities/index.js';
+import { keyFingerprint } from '../../connectors/support-api/index.js';
+import { Secret } from '../../schemas/secret.js';
 import type { RunSummary } from '../../worker/run-sync.js';
 import { pacingOf, type RunningWorkers, startWorkers } from '../../worker/workers.js';
 import { bundleWorkflows } from '../../worker/workflow-bundle.js';
+import { fleetBudgetWorkflowId } from '../../workflows/fleet-budget-api.js';
 import { type Pipeline, startPipeline, workflowBundle } from './harness.js';
 
 const { EventType, VersioningBehavior } = proto.temporal.api.enums.v1;
@@ -157,5 +160,74 @@ describe('Worker Versioning: a run finishes on the build that started it', () =>
       (s) => s === proto.temporal.api.enums.v1.VersionDrainageStatus.VERSION_DRAINAGE_STATUS_DRAINED,
     );
     expect(await currentBuild()).toBe('build-b');
+  });
+});
+
+/**
+ * The key's budget workflow lives across runs and builds: pinned like every workflow, it continues as new
+ * onto the build that became current at its next message, instead of keeping build A's workers needed.
+ */
+describe('Worker Versioning: the fleet budget moves to the new build at continue-as-new', () => {
+  let p: Pipeline;
+  const workers: RunningWorkers[] = [];
+
+  beforeAll(async () => {
+    p = await startPipeline('versioning_budget', {
+      workers: false,
+      companion: { rateLimits: true, rateLimitWindowMs: 2000 },
+      env: {
+        SUPPORT_API_RATE_LIMITS: 'list=50,detail=50,analytics=50,directory=50',
+        SUPPORT_API_RATE_WINDOW: 'PT2S',
+      },
+    });
+  });
+  afterAll(async () => {
+    for (const w of workers) await w.shutdown();
+    await p?.close();
+  });
+
+  it('its run on build A continues as new on build B once B is current', async () => {
+    const deploymentName = p.taskQueue;
+    const client = p.env.client;
+    const pacing = pacingOf(p.config);
+    expect(pacing.fleetBudget).not.toBeNull();
+    const start = async (
+      buildId: string,
+      workflowBundle: Parameters<typeof startWorkers>[0]['workflowBundle'],
+    ) =>
+      workers.push(
+        await startWorkers({
+          connection: p.env.nativeConnection,
+          namespace: 'default',
+          taskQueue: p.taskQueue,
+          activities: p.deps.activities,
+          workflowBundle,
+          ...pacing,
+          versioning: { version: { deploymentName, buildId }, promotion: 'when-new' },
+          shutdownGraceTime: '5 seconds',
+        }),
+      );
+    await start('build-a', await workflowBundle());
+    expect((await p.run('incremental', {}, ['tags'])).status).toBe('succeeded');
+    const budget = client.workflow.getHandle(
+      fleetBudgetWorkflowId(p.taskQueue, keyFingerprint(new Secret(p.config.SUPPORT_API_KEY.reveal()))),
+    );
+    const onA = await budget.describe();
+    expect(onA.status.name).toBe('RUNNING');
+    expect(new Set(await taskBuilds(budget))).toEqual(new Set(['build-a']));
+
+    await start('build-b', { code: await bundleWorkflows(BUILD_B_WORKFLOWS) });
+    expect((await p.run('incremental', {}, ['tags'])).status).toBe('succeeded');
+    const onB = await eventually(
+      'the budget workflow run',
+      () => budget.describe(),
+      (d) => d.runId !== onA.runId,
+    );
+    expect(onB.status.name).toBe('RUNNING');
+    expect(new Set(await taskBuilds(client.workflow.getHandle(budget.workflowId, onB.runId)))).toEqual(
+      new Set(['build-b']),
+    );
+    const previous = await client.workflow.getHandle(budget.workflowId, onA.runId).describe();
+    expect(previous.status.name).toBe('CONTINUED_AS_NEW');
   });
 });
