@@ -128,6 +128,8 @@ type Wanted = Pick<ScheduleOptions, 'scheduleId' | 'spec'> & {
   action: Extract<ScheduleOptions['action'], { type: 'startWorkflow' }>;
   policies: NonNullable<ScheduleOptions['policies']>;
   when: string;
+  /** A hash of spec, action and policies, kept in the runs' memo: equal means nothing to update. */
+  fingerprint?: string;
 };
 
 /** The schedules the configuration and the options ask for, each with the memo that fingerprints it. */
@@ -192,12 +194,12 @@ function wantedSchedules(
       .update(JSON.stringify({ spec: w.spec, action: w.action, policies: w.policies }))
       .digest('hex')
       .slice(0, 16);
-    return { ...w, action: { ...w.action, memo: { [DEFINITION_MEMO]: { fingerprint, when: w.when } } } };
+    return {
+      ...w,
+      fingerprint,
+      action: { ...w.action, memo: { [DEFINITION_MEMO]: { fingerprint, when: w.when } } },
+    };
   });
-}
-
-function fingerprintOf(w: Wanted): string {
-  return (w.action.memo?.[DEFINITION_MEMO] as { fingerprint: string }).fingerprint;
 }
 
 /** `schedule list`: this deployment's schedules, one line each, on stdout. */
@@ -269,11 +271,11 @@ export function scheduleCommand(
       const lines: string[] = [];
       for (const w of wanted) {
         const before = existing.get(w.scheduleId);
-        const { when, ...options } = w;
+        const { when, fingerprint, ...options } = w;
         if (!before) {
           await client.schedule.create(options);
           lines.push(`${w.scheduleId} (${when}) created`);
-        } else if (before.memo.fingerprint === fingerprintOf(w)) {
+        } else if (before.memo.fingerprint === fingerprint) {
           lines.push(`${w.scheduleId} (${when}) unchanged`);
         } else {
           await client.schedule
