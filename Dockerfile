@@ -24,6 +24,8 @@ COPY cli ./cli
 COPY embedded ./embedded
 COPY companion ./companion
 COPY examples ./examples
+COPY scripts/bundle-workflows.ts ./scripts/
+# Compiles to dist/ and bundles the workflows once (dist/workflow-bundle.js): the worker loads that bundle.
 RUN npm run build
 
 # Only the production code: the compiled CLI, worker and what they load. The demo's own modules stay out —

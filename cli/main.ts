@@ -179,8 +179,10 @@ program
 
 program
   .command('schedule')
-  .description('Create or delete the Temporal schedules of recurring syncs')
-  .argument('<action>', 'create | delete')
+  .description(
+    "This deployment's Temporal schedules of recurring syncs: create or update them in place (the same: missing ones created, changed ones updated, pauses and history kept), list or delete them",
+  )
+  .argument('<action>', 'create | update | list | delete')
   .option('--every <duration>', 'incremental sync interval (ISO 8601, e.g. PT1H)', 'PT1H')
   .option('--full-refresh-cron <cron>', 'full refresh schedule (cron, in --timezone)', '0 3 * * *')
   .option('--timezone <iana>', 'time zone of the cron', 'UTC')

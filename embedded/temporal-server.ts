@@ -43,6 +43,13 @@ export async function startTemporalDevServer(
     // Task queue priorities (scheduled runs before backfills before replays) need the new matcher.
     '--dynamic-config-value',
     'matching.useNewMatcher=true',
+    // Worker Deployment Versioning needs nothing turned on in this server (1.32); a version's drainage
+    // (no open pinned run left) is checked every 5 s instead of minutes, after a 5 s visibility grace: the
+    // dev server's visibility store is the same SQLite, never behind.
+    '--dynamic-config-value',
+    'matching.wv.VersionDrainageStatusRefreshInterval="5s"',
+    '--dynamic-config-value',
+    'matching.wv.VersionDrainageStatusVisibilityGracePeriod="5s"',
   ];
   for (const queue of options.singlePartitionTaskQueues ?? []) {
     // Server-enforced maxTaskQueueActivitiesPerSecond is split across partitions; one partition keeps it exact.

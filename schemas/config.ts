@@ -380,6 +380,34 @@ export const ConfigFromEnv = z.object({
       "The Temporal client configuration file (TOML, the Temporal CLI's and SDKs' `temporal.toml` format); default: ~/.config/temporalio/temporal.toml when it exists",
     ),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('support-sync').describe('Task queue of the sync workflows'),
+  TEMPORAL_DEPLOYMENT_NAME: z
+    .string()
+    .regex(/^[^\s.]{1,200}$/, 'at most 200 characters, no spaces or dots')
+    .optional()
+    .describe(
+      "This deployment of support-sync in its Temporal namespace (default: TEMPORAL_TASK_QUEUE, dots as dashes): the Worker Deployment its workers join, and the prefix of its schedules' ids (`<name>-incremental`, …). Two deployments in one namespace need different task queues, hence different names",
+    ),
+  TEMPORAL_WORKER_VERSIONING: z
+    .enum(['true', 'false'])
+    .default('true')
+    .transform((v) => v === 'true')
+    .describe(
+      'Worker Deployment Versioning: every worker declares TEMPORAL_DEPLOYMENT_NAME and TEMPORAL_BUILD_ID, a sync run and its children stay on the build that started them, the fleet budget moves to a new build when it continues as new ([upgrading](operations/upgrading.md)). `false`: unversioned workers, for a Temporal server without Worker Deployments (before 1.28)',
+    ),
+  TEMPORAL_BUILD_ID: z
+    .string()
+    .regex(/^\S{1,255}$/, 'at most 255 characters, no spaces')
+    .optional()
+    .describe(
+      "This worker's build in its Worker Deployment (default: `<package version>-<first 12 hex digits of the workflow bundle's SHA-256>`, e.g. `0.1.0-be377cb651cc`: a changed workflow is a new build, the same bundle the same build)",
+    ),
+  TEMPORAL_SET_CURRENT_VERSION: z
+    .enum(['true', 'false'])
+    .default('true')
+    .transform((v) => v === 'true')
+    .describe(
+      "Whether the workers of a process (`worker`, and the local worker of `start`, `sync --once`, `backfill`, `audit`, `replay`) make their build the deployment's current version at start when it has never been current or ramping (a new deploy): new runs then go to it, open runs finish on their own build. A build superseded once is never made current again by a start (an old pod restarting). `false`: only when the deployment has no current version at all; the operator promotes a build (`temporal worker deployment set-current-version`)",
+    ),
   TEMPORAL_WORKFLOW_HEAP_MB: z.coerce
     .number()
     .int()

@@ -25,7 +25,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { Client } from '@temporalio/client';
-import { bundleWorkflowCode, DefaultLogger, Runtime } from '@temporalio/worker';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
 import pino from 'pino';
 import { type CompanionHandle, startCompanion } from '../companion/index.js';
 import { startEmbeddedPostgres } from '../embedded/postgres.js';
@@ -42,7 +42,8 @@ import { historyToJson } from '../test/workflows/history-json.js';
 import { buildDependencies } from '../worker/compose.js';
 import { analyticsQueueOf, loadConfig, settingsFromConfig } from '../worker/config.js';
 import { newRunId, type RunSummary, runSync } from '../worker/run-sync.js';
-import { startWorkers, WORKFLOWS_PATH } from '../worker/workers.js';
+import { startWorkers } from '../worker/workers.js';
+import { bundleWorkflows } from '../worker/workflow-bundle.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 /** The CLI entry point on-call runs (`npm run cli -- replay …`). */
@@ -106,10 +107,7 @@ try {
       namespace: 'default',
       taskQueue: TASK_QUEUE,
       activities: deps.activities,
-      workflowBundle: await bundleWorkflowCode({
-        workflowsPath: WORKFLOWS_PATH,
-        logger: quietBundlerLogger(),
-      }),
+      workflowBundle: { code: await bundleWorkflows() },
       shutdownGraceTime: '5 seconds',
     }),
     (w) => w.shutdown(),
@@ -259,17 +257,4 @@ function assertNoSecrets(source: CompanionHandle, destinationUrl: string): void 
         throw new Error(`${scenario}/${file} contains a secret: delete the folder and find the leak`);
     }
   }
-}
-
-/** The bundler reports every module at info; only its errors matter here. */
-function quietBundlerLogger() {
-  const none = () => undefined;
-  return {
-    trace: none,
-    debug: none,
-    info: none,
-    warn: none,
-    log: none,
-    error: (message: string) => log(message),
-  } as never;
 }

@@ -1,6 +1,4 @@
-import { extname } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { type NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
+import { type NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio/worker';
 import pino, { type Logger } from 'pino';
 import { type Activities, activitiesByRouteClass } from '../activities/index.js';
 import type { RateGovernor } from '../connectors/support-api/index.js';
@@ -8,16 +6,17 @@ import { type Config, QUEUED_ROUTE_CLASSES } from '../schemas/config.js';
 import type { FleetBudgetSettings } from '../schemas/fleet-budget.js';
 import { classTaskQueue } from '../schemas/sync.js';
 import { governorOf } from './compose.js';
+import {
+  defaultBuildId,
+  deploymentNameOf,
+  type Promotion,
+  packageVersion,
+  promoteVersion,
+  type WorkerVersioning,
+} from './deployment-version.js';
 import { attachFleetBudget, fleetBudgetOf } from './fleet-budget.js';
 import type { Readiness } from './metrics-endpoint.js';
-
-/**
- * The workflows' entry module, which the worker bundles at start: the TypeScript source when this runs from
- * source (tsx), the compiled JavaScript when it runs from `dist/` (npm run build; the worker image).
- */
-export const WORKFLOWS_PATH = fileURLToPath(
-  new URL(`../workflows/index${extname(fileURLToPath(import.meta.url))}`, import.meta.url),
-);
+import { loadWorkflows } from './workflow-bundle.js';
 
 export interface WorkersOptions {
   connection: NativeConnection;
@@ -30,8 +29,14 @@ export interface WorkersOptions {
    */
   fleetBudget?: { governor: RateGovernor; settings: FleetBudgetSettings } | null;
   logger?: Logger;
-  /** A pre-built bundle (tests build it once); otherwise the workflows are bundled at start. */
-  workflowBundle?: WorkflowBundle;
+  /** The workflows (worker/workflow-bundle.ts's loadWorkflows(); tests pass the run's bundle). */
+  workflowBundle: WorkflowBundleOption;
+  /**
+   * Worker Deployment Versioning: every worker of the process declares this version, workflows are pinned
+   * to it by default (fleetBudgetWorkflow moves at continue-as-new), and the version is made current as
+   * `promotion` says once the workers poll. Absent: unversioned workers.
+   */
+  versioning?: WorkerVersioning;
   /** How long SIGTERM waits for running activities (each finishes its page) before cancelling them. */
   shutdownGraceTime?: string;
 }
@@ -61,15 +66,25 @@ export async function startWorkers(options: WorkersOptions): Promise<RunningWork
       settings: options.fleetBudget.settings,
       logger: options.logger ?? pino({ level: 'silent' }),
     });
+  // The per-class workers join the same version: a pinned run's activities on `<queue>-<class>` go to
+  // workers of its own build.
+  const deployment = options.versioning
+    ? ({
+        workerDeploymentOptions: {
+          version: options.versioning.version,
+          useWorkerVersioning: true,
+          defaultVersioningBehavior: 'PINNED',
+        },
+      } as const)
+    : {};
   const main = await Worker.create({
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: options.taskQueue,
-    ...(options.workflowBundle
-      ? { workflowBundle: options.workflowBundle }
-      : { workflowsPath: WORKFLOWS_PATH }),
+    workflowBundle: options.workflowBundle,
     activities: options.activities,
     shutdownGraceTime: grace,
+    ...deployment,
   });
   const perClass = activitiesByRouteClass(options.activities);
   const workers = [main];
@@ -83,10 +98,30 @@ export async function startWorkers(options: WorkersOptions): Promise<RunningWork
         // Thread pages are many and small: enough slots that the budget, not this process, paces them.
         maxConcurrentActivityTaskExecutions: routeClass === 'detail' ? 64 : 16,
         shutdownGraceTime: grace,
+        ...deployment,
       }),
     );
   }
   const done = Promise.all(workers.map((w) => w.run())).then(() => undefined);
+  const shutdown = async () => {
+    for (const worker of workers) {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+    }
+    await done;
+  };
+  if (options.versioning) {
+    try {
+      await promoteVersion(
+        options.connection.workflowService,
+        options.namespace,
+        options.versioning,
+        options.logger ?? pino({ level: 'silent' }),
+      );
+    } catch (err) {
+      await shutdown();
+      throw err;
+    }
+  }
   return {
     done,
     readiness: () => {
@@ -96,12 +131,7 @@ export async function startWorkers(options: WorkersOptions): Promise<RunningWork
         ? { ready: true, detail: `ready: ${workers.length} workers polling` }
         : { ready: false, detail: `not ready: workers ${[...new Set(notRunning)].join(', ')}` };
     },
-    async shutdown() {
-      for (const worker of workers) {
-        if (worker.getState() === 'RUNNING') worker.shutdown();
-      }
-      await done;
-    },
+    shutdown,
   };
 }
 
@@ -111,18 +141,57 @@ export function pacingOf(config: Config): Pick<WorkersOptions, 'fleetBudget'> {
   return { fleetBudget: settings ? { governor: governorOf(config), settings } : null };
 }
 
-/** The workers of this process for the configured task queue, with the activities of `deps`. */
-export function startLocalWorkers(
+/**
+ * This process's version in its Worker Deployment (null with TEMPORAL_WORKER_VERSIONING=false): the
+ * deployment name, and the build id from TEMPORAL_BUILD_ID or the package version and the bundle's hash.
+ */
+export function versioningOf(
+  config: Config,
+  bundleHash: string,
+  promotion: Promotion,
+): WorkerVersioning | undefined {
+  if (!config.TEMPORAL_WORKER_VERSIONING) return undefined;
+  return {
+    version: {
+      deploymentName: deploymentNameOf(config),
+      buildId: config.TEMPORAL_BUILD_ID ?? defaultBuildId(packageVersion(), bundleHash),
+    },
+    promotion,
+  };
+}
+
+/** When this process's workers make their build current (TEMPORAL_SET_CURRENT_VERSION). */
+export function promotionOf(config: Config): Promotion {
+  return config.TEMPORAL_SET_CURRENT_VERSION ? 'when-new' : 'when-none';
+}
+
+/**
+ * The workers of this process for the configured task queue, with the activities of `deps`, the workflows
+ * of loadWorkflows() and the configured version.
+ */
+export async function startLocalWorkers(
   connection: { connection: NativeConnection; namespace: string },
   config: Config,
   activities: Activities,
   logger?: Logger,
 ): Promise<RunningWorkers> {
+  const workflows = await loadWorkflows();
+  const versioning = versioningOf(config, workflows.contentHash, promotionOf(config));
+  logger?.info(
+    {
+      workflows: workflows.origin,
+      deploymentName: versioning?.version.deploymentName ?? null,
+      buildId: versioning?.version.buildId ?? null,
+    },
+    versioning ? 'worker version' : 'unversioned workers (TEMPORAL_WORKER_VERSIONING=false)',
+  );
   return startWorkers({
     connection: connection.connection,
     namespace: connection.namespace,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     activities,
+    workflowBundle: workflows.bundle,
+    ...(versioning ? { versioning } : {}),
     ...pacingOf(config),
     ...(logger ? { logger } : {}),
   });

@@ -1,7 +1,7 @@
 import {
   allHandlersFinished,
   condition,
-  continueAsNew,
+  makeContinueAsNewFunc,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -22,7 +22,10 @@ import { applyReport, grantSlots, newLedger } from './fleet-budget-ledger.js';
  * so a grant is one workflow task: tens of milliseconds, against a budget of a request a second or less.
  *
  * It ends after `idleMs` without a message (the next request starts it again: a fresh ledger first probes
- * the window) and continues as new when its history grows long, carrying its ledgers.
+ * the window) and continues as new when its history grows long, carrying its ledgers. Like every workflow
+ * it is pinned to the build that started it (Worker Deployment Versioning); when another build becomes the
+ * deployment's current one, its next message makes it continue as new onto that build, so it never keeps
+ * an old build's workers up, and a change to it needs no patch.
  */
 export async function fleetBudgetWorkflow(raw: FleetBudgetInput): Promise<void> {
   const input = FleetBudgetInput.parse(raw);
@@ -55,16 +58,21 @@ export async function fleetBudgetWorkflow(raw: FleetBudgetInput): Promise<void> 
     if (report.success) applyReport(ledgerOf(report.data.routeClass), report.data);
   });
 
-  const historyLong = () =>
-    workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > HISTORY_EVENTS_BEFORE_NEW_RUN;
+  const newRunDue = () =>
+    workflowInfo().continueAsNewSuggested ||
+    workflowInfo().historyLength > HISTORY_EVENTS_BEFORE_NEW_RUN ||
+    workflowInfo().targetWorkerDeploymentVersionChanged;
   for (;;) {
-    const long = await condition(historyLong, input.idleMs);
-    if (long) {
+    const due = await condition(newRunDue, input.idleMs);
+    if (due) {
       await condition(allHandlersFinished);
-      return continueAsNew<typeof fleetBudgetWorkflow>({
-        ...input,
-        ledgers: Object.fromEntries(ledgers),
-      });
+      // The next run starts on the deployment's current build (unversioned workers: the same queue).
+      return makeContinueAsNewFunc<typeof fleetBudgetWorkflow>({ initialVersioningBehavior: 'AUTO_UPGRADE' })(
+        {
+          ...input,
+          ledgers: Object.fromEntries(ledgers),
+        },
+      );
     }
     if (Date.now() - lastMessageAt >= input.idleMs) return;
   }

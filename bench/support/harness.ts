@@ -26,6 +26,7 @@ import { buildDependencies, type Dependencies } from '../../worker/compose.js';
 import { loadConfig, settingsFromConfig } from '../../worker/config.js';
 import { newRunId, type RunSummary, runSync } from '../../worker/run-sync.js';
 import { pacingOf, startWorkers } from '../../worker/workers.js';
+import { loadWorkflows } from '../../worker/workflow-bundle.js';
 
 /** A progress line on stderr (stdout carries the figures), with the time of day. */
 export const log = (line: string) =>
@@ -121,6 +122,7 @@ export async function startInProcessWorkers(
     namespace: 'default',
     taskQueue: target.taskQueue,
     activities: deps.activities,
+    workflowBundle: (await loadWorkflows()).bundle,
     ...pacingOf(target.config),
     // A bench ends when its figures are in: no activity is worth waiting 30 s for.
     shutdownGraceTime: '5 seconds',

@@ -41,7 +41,7 @@ export interface JobOptions {
   signal?: AbortSignal;
   /** Continue a run that an interrupted earlier process left running, instead of starting a new one. */
   resumeInterrupted?: boolean;
-  /** Progress of the slow start-up steps (bundling the workflows for the local worker). */
+  /** Progress of the slow start-up steps (the local worker: from source, it bundles the workflows). */
   step?: StepStarter;
   /** The `--config` file printed commands need to reach this deployment (`npm start`'s demo). */
   configFile?: string;
@@ -77,7 +77,7 @@ export async function runJob(options: JobOptions): Promise<RunSummary> {
     });
     const taskQueue = config.TEMPORAL_TASK_QUEUE;
     const workers = options.localWorker
-      ? await asStep(options.step, 'starting the local worker (bundling the workflows)', () =>
+      ? await asStep(options.step, 'starting the local worker', () =>
           startLocalWorkers(temporal, config, deps.activities, logger),
         )
       : undefined;

@@ -9,7 +9,7 @@ import {
 import { registerSearchAttributesAtWorkerStart } from '../../worker/search-attributes-setup.js';
 import { startLocalWorkers } from '../../worker/workers.js';
 import { reportFailure, withTemporal } from './context.js';
-import { schedulesReadingOtherStreams } from './schedule.js';
+import { scheduleIdsFor, schedulesReadingOtherStreams } from './schedule.js';
 
 /**
  * `worker`: polls the sync task queues of TEMPORAL_ADDRESS until SIGINT/SIGTERM. On a signal it stops
@@ -34,10 +34,14 @@ export function workerCommand(opts: { config?: string; metricsPort?: MetricsAddr
       const workers = await startLocalWorkers(temporal, config, deps.activities, logger);
       readiness = workers.readiness;
       logger.info({ address: temporal.address, taskQueue: config.TEMPORAL_TASK_QUEUE }, 'worker running');
-      for (const drift of await schedulesReadingOtherStreams(temporal.client, config.SYNC_STREAMS)) {
+      for (const drift of await schedulesReadingOtherStreams(
+        temporal.client,
+        scheduleIdsFor(config),
+        config.SYNC_STREAMS,
+      )) {
         logger.warn(
           { schedule: drift.scheduleId, scheduled: drift.streams, SYNC_STREAMS: config.SYNC_STREAMS },
-          'a schedule reads other streams than SYNC_STREAMS (its streams are fixed when created): run `schedule create` again',
+          'a schedule reads other streams than SYNC_STREAMS (its streams are fixed when created): run `schedule update`',
         );
       }
       await workers.done;

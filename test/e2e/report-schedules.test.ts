@@ -4,11 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import {
-  FULL_REFRESH_SCHEDULE_ID,
-  INCREMENTAL_SCHEDULE_ID,
-  REPORT_SCHEDULE_PREFIX,
-} from '../../cli/commands/schedule.js';
+import { scheduleIdsOf } from '../../cli/commands/schedule.js';
 import { EXAMPLE_REPORT_QUERIES } from '../../cli/display/bi-summary.js';
 import type { SyncRunInput } from '../../schemas/sync.js';
 import { connectToTestServer } from '../support/temporal.js';
@@ -17,6 +13,12 @@ import { connectToTestServer } from '../support/temporal.js';
  * `schedule create` with REPORT_QUERIES: a query with its own `schedule` gets a Temporal schedule of its own
  * that runs only its snapshot, and is left out of the every-run snapshots of the incremental schedule.
  */
+const {
+  incremental: INCREMENTAL_SCHEDULE_ID,
+  fullRefresh: FULL_REFRESH_SCHEDULE_ID,
+  reportPrefix: REPORT_SCHEDULE_PREFIX,
+} = scheduleIdsOf({ deployment: 'schedule-test' });
+
 describe('schedule create: report queries with their own schedule', () => {
   let env: TestWorkflowEnvironment | undefined;
   afterAll(async () => {
@@ -49,7 +51,7 @@ describe('schedule create: report queries with their own schedule', () => {
     };
     const created = schedule('create');
     expect(created, created.stderr).toMatchObject({ code: 0 });
-    expect(created.stderr).toContain(`${REPORT_SCHEDULE_PREFIX}backlog-now (0 * * * * UTC)`);
+    expect(created.stderr).toContain(`${REPORT_SCHEDULE_PREFIX}backlog-now (0 * * * * UTC) created`);
 
     env = await connectToTestServer();
     const report = await env.client.schedule.getHandle(`${REPORT_SCHEDULE_PREFIX}backlog-now`).describe();

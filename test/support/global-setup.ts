@@ -1,11 +1,10 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bundleWorkflowCode } from '@temporalio/worker';
 import type { TestProject } from 'vitest/node';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from '../../embedded/postgres.js';
 import { startTemporalDevServer } from '../../embedded/temporal-server.js';
-import { WORKFLOWS_PATH } from '../../worker/workers.js';
+import { bundleWorkflows } from '../../worker/workflow-bundle.js';
 import { ANALYTICS_TEST_TASK_QUEUE } from './constants.js';
 
 /**
@@ -26,11 +25,7 @@ export default async function setup(project: TestProject) {
   if (!externalUrl) postgres = await startEmbeddedPostgres({ log });
   const bundleFolder = await mkdtemp(join(tmpdir(), 'support-sync-workflows-'));
   const bundlePath = join(bundleFolder, 'workflows.js');
-  const { code } = await bundleWorkflowCode({
-    workflowsPath: WORKFLOWS_PATH,
-    logger: { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} } as never,
-  });
-  await writeFile(bundlePath, code);
+  await writeFile(bundlePath, await bundleWorkflows());
   project.provide('temporalAddress', temporal.address);
   project.provide('workflowBundlePath', bundlePath);
   project.provide('postgresAdminUrl', externalUrl ?? postgres!.url);
@@ -48,7 +43,7 @@ declare module 'vitest' {
   export interface ProvidedContext {
     temporalAddress: string;
     postgresAdminUrl: string;
-    /** The run's workflow bundle (bundleWorkflowCode's `code`), written once by this setup. */
+    /** The run's workflow bundle (bundleWorkflows()'s code), written once by this setup. */
     workflowBundlePath: string;
   }
 }

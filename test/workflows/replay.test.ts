@@ -1,8 +1,8 @@
 // Before anything creates the Temporal runtime: only warnings from the replay workers.
 import '../support/quiet-temporal.js';
-import { bundleWorkflowCode, Worker, type WorkflowBundle } from '@temporalio/worker';
+import { Worker, type WorkflowBundle } from '@temporalio/worker';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { WORKFLOWS_PATH } from '../../worker/workers.js';
+import { bundleWorkflows } from '../../worker/workflow-bundle.js';
 import { RECORDED_SCENARIOS, recordedHistories, recordedScenarios } from './history-files.js';
 
 /**
@@ -16,11 +16,8 @@ const SCENARIOS = recordedScenarios();
 
 let bundle: WorkflowBundle;
 beforeAll(async () => {
-  // The same entry point the workers bundle (worker/workers.ts).
-  bundle = await bundleWorkflowCode({
-    workflowsPath: WORKFLOWS_PATH,
-    logger: { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} } as never,
-  });
+  // The same bundling as the build's and the workers' (worker/workflow-bundle.ts).
+  bundle = { code: await bundleWorkflows() };
 });
 
 describe('recorded workflow histories replay on the current workflow code', () => {

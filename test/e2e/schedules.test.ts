@@ -1,0 +1,108 @@
+import { randomBytes } from 'node:crypto';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { scheduleIdsOf } from '../../cli/commands/schedule.js';
+import { cli } from '../support/cli.js';
+import { connectToTestServer } from '../support/temporal.js';
+
+/**
+ * `schedule create|update|list|delete` against the dev server, as an operator runs it (its own process):
+ * a second create changes nothing, a changed option updates the schedule in place (its pause and note
+ * stay), and two deployments in one namespace keep their own schedules.
+ */
+describe('schedules: updated in place, one set per deployment', () => {
+  let env: TestWorkflowEnvironment;
+  const suffix = randomBytes(3).toString('hex');
+  const first = { queue: `sched-first-${suffix}` };
+  const second = { queue: `sched-second-${suffix}` };
+  const envOf = (taskQueue: string, extra: Record<string, string> = {}) => ({
+    PATH: process.env['PATH'] ?? '',
+    SUPPORT_API_URL: 'https://source.invalid',
+    SUPPORT_API_KEY: 'not-used-here',
+    DESTINATION_URL: 'postgres://u:p@127.0.0.1:1/db',
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    LOG_LEVEL: 'silent',
+    ...extra,
+  });
+  const schedule = (taskQueue: string, args: string[], extra: Record<string, string> = {}) =>
+    cli(['schedule', ...args], envOf(taskQueue, extra));
+  const ids = (queue: string) => scheduleIdsOf({ deployment: queue });
+  const allIds = async () => {
+    const found: string[] = [];
+    for await (const s of env.client.schedule.list()) found.push(s.scheduleId);
+    return found;
+  };
+
+  beforeAll(async () => {
+    env = await connectToTestServer();
+  });
+  afterAll(async () => {
+    await env?.teardown();
+  });
+
+  it('create twice changes nothing the second time; a changed option is updated in place', async () => {
+    const created = await schedule(first.queue, ['create', '--every', 'PT1H']);
+    expect(created, created.stderr).toMatchObject({ code: 0 });
+    expect(created.stderr).toContain(`${ids(first.queue).incremental} (every PT1H) created`);
+    const handle = env.client.schedule.getHandle(ids(first.queue).incremental);
+    const before = await handle.describe();
+
+    const again = await schedule(first.queue, ['create', '--every', 'PT1H']);
+    expect(again, again.stderr).toMatchObject({ code: 0 });
+    expect(again.stderr).toContain(`${ids(first.queue).incremental} (every PT1H) unchanged`);
+    expect(again.stderr).toContain(`${ids(first.queue).fullRefresh} (0 3 * * * UTC) unchanged`);
+    expect(again.stderr).not.toMatch(/created|updated/);
+    const after = await handle.describe();
+    expect(after.raw.conflictToken).toEqual(before.raw.conflictToken);
+    expect(after.info.createdAt).toEqual(before.info.createdAt);
+
+    // An operator's pause, then a changed interval: updated in place, paused with its note still.
+    await handle.pause('paused for the warehouse migration');
+    const updated = await schedule(first.queue, ['update', '--every', 'PT2H']);
+    expect(updated, updated.stderr).toMatchObject({ code: 0 });
+    expect(updated.stderr).toContain(`${ids(first.queue).incremental} (every PT2H) updated`);
+    const changed = await handle.describe();
+    expect(changed.info.createdAt).toEqual(before.info.createdAt);
+    expect(changed.spec.intervals?.[0]?.every).toBe(2 * 60 * 60 * 1000);
+    expect(changed.state.paused).toBe(true);
+    expect(changed.state.note).toBe('paused for the warehouse migration');
+  });
+
+  it('two deployments in one namespace keep their own schedules', async () => {
+    const secondCreated = await schedule(second.queue, ['create']);
+    expect(secondCreated, secondCreated.stderr).toMatchObject({ code: 0 });
+    let present = await allIds();
+    for (const id of [ids(first.queue).incremental, ids(first.queue).fullRefresh])
+      expect(present, `${id} survives the second deployment's create`).toContain(id);
+    expect(present).toContain(ids(second.queue).incremental);
+    // The first deployment's schedule still starts runs on its own task queue.
+    const firstAction = (await env.client.schedule.getHandle(ids(first.queue).incremental).describe()).action;
+    expect(firstAction.type === 'startWorkflow' && firstAction.taskQueue).toBe(first.queue);
+
+    const listed = await schedule(first.queue, ['list']);
+    expect(listed, listed.stderr).toMatchObject({ code: 0 });
+    const lines = listed.stdout.trim().split('\n');
+    expect(lines.map((l) => l.split('\t')[0]).sort()).toEqual(
+      [ids(first.queue).fullRefresh, ids(first.queue).incremental].sort(),
+    );
+    expect(lines.find((l) => l.startsWith(ids(first.queue).incremental))).toMatch(
+      /\tevery PT2H\tincremental\t.*\tpaused \(paused for the warehouse migration\)\t/,
+    );
+
+    // A third deployment given the first one's name, on another task queue, is refused, not merged.
+    const clash = await schedule(`sched-third-${suffix}`, ['create'], {
+      TEMPORAL_DEPLOYMENT_NAME: first.queue,
+    });
+    expect(clash.code).toBe(1);
+    expect(clash.stderr).toContain(`starts runs on task queue ${first.queue}, not sched-third-${suffix}`);
+
+    const deleted = await schedule(second.queue, ['delete']);
+    expect(deleted, deleted.stderr).toMatchObject({ code: 0 });
+    present = await allIds();
+    expect(present).not.toContain(ids(second.queue).incremental);
+    expect(present).not.toContain(ids(second.queue).fullRefresh);
+    expect(present).toContain(ids(first.queue).incremental);
+    expect(present).toContain(ids(first.queue).fullRefresh);
+  });
+});
