@@ -135,6 +135,7 @@ export function destinationFromConfig(config: Config): Promise<Destination> {
     schema: config.POSTGRES_SCHEMA,
     redactor: redactorOf(config),
     ...(config.BIGQUERY_API_ENDPOINT ? { apiEndpoint: config.BIGQUERY_API_ENDPOINT } : {}),
+    ...(config.BIGQUERY_LOCATION ? { location: config.BIGQUERY_LOCATION } : {}),
     ...(config.BIGQUERY_STORAGE_ENDPOINT ? { storageEndpoint: config.BIGQUERY_STORAGE_ENDPOINT } : {}),
   });
 }
