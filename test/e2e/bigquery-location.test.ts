@@ -48,6 +48,22 @@ describe('BigQuery outside the US: BIGQUERY_LOCATION and the dataset’s own loc
     proxy.reset();
   });
 
+  it('a destination without a location prepares the EU dataset and runs its jobs there', async () => {
+    const destination = new BigQueryDestination({
+      projectId: emulator.projectId,
+      datasetId: dataset,
+      apiEndpoint: proxy.endpoint,
+      storageEndpoint: emulator.grpcEndpoint,
+    });
+    try {
+      await destination.prepare();
+      expect(await destination.listRuns(5)).toEqual([]);
+      expect(proxy.report().violations).toEqual([]);
+    } finally {
+      await destination.close();
+    }
+  }, 300_000);
+
   it('an EU dataset syncs with BIGQUERY_LOCATION unset: every job runs in the dataset’s location', async () => {
     p = await startPipeline('e2e_bigquery_location', {
       companion: { seed: 31, tickets: 12, rateLimits: false },

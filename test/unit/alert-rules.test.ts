@@ -64,12 +64,7 @@ function analyse(expr: string): { selectors: Selector[]; grouping: string[]; fun
 function exported(): Map<string, string[]> {
   const metrics = new SyncMetrics({
     rateStats: () => [],
-    warehouseNewest: async () => ({
-      tickets: null,
-      ticket_messages: null,
-      csat_surveys: null,
-      agent_sessions: null,
-    }),
+    openSetAside: async () => new Set(),
     freshnessSloMs: 7_200_000,
     logger: pino({ level: 'silent' }),
   });
