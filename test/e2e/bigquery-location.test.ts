@@ -28,6 +28,15 @@ describe('BigQuery outside the US: BIGQUERY_LOCATION and the dataset’s own loc
     // Created the way a team in the EU creates its dataset, before the sync ever runs.
     await bq.dataset(dataset).create({ location: 'EU' });
   }, 600_000);
+  /** A destination on the emulator, through the proxy; `location` as BIGQUERY_LOCATION. */
+  const destinationOn = (datasetId: string, location?: string) =>
+    new BigQueryDestination({
+      projectId: emulator.projectId,
+      datasetId,
+      location,
+      apiEndpoint: proxy.endpoint,
+      storageEndpoint: emulator.grpcEndpoint,
+    });
   afterAll(async () => {
     await p?.close();
     await proxy?.stop();
@@ -49,12 +58,7 @@ describe('BigQuery outside the US: BIGQUERY_LOCATION and the dataset’s own loc
   });
 
   it('a destination without a location prepares the EU dataset and runs its jobs there', async () => {
-    const destination = new BigQueryDestination({
-      projectId: emulator.projectId,
-      datasetId: dataset,
-      apiEndpoint: proxy.endpoint,
-      storageEndpoint: emulator.grpcEndpoint,
-    });
+    const destination = destinationOn(dataset);
     try {
       await destination.prepare();
       expect(await destination.listRuns(5)).toEqual([]);
@@ -90,13 +94,7 @@ describe('BigQuery outside the US: BIGQUERY_LOCATION and the dataset’s own loc
 
   it('BIGQUERY_LOCATION set to where the dataset is not: an error naming both, no job sent', async () => {
     proxy.reset();
-    const destination = new BigQueryDestination({
-      projectId: emulator.projectId,
-      datasetId: dataset,
-      location: 'US',
-      apiEndpoint: proxy.endpoint,
-      storageEndpoint: emulator.grpcEndpoint,
-    });
+    const destination = destinationOn(dataset, 'US');
     try {
       await expect(destination.prepare()).rejects.toThrow(
         `BIGQUERY_LOCATION is US, but dataset ${emulator.projectId}:${dataset} is in EU`,
@@ -109,13 +107,7 @@ describe('BigQuery outside the US: BIGQUERY_LOCATION and the dataset’s own loc
 
   it('a dataset the sync creates goes to BIGQUERY_LOCATION', async () => {
     const created = `eu_new_${randomBytes(4).toString('hex')}`;
-    const destination = new BigQueryDestination({
-      projectId: emulator.projectId,
-      datasetId: created,
-      location: 'europe-west2',
-      apiEndpoint: proxy.endpoint,
-      storageEndpoint: emulator.grpcEndpoint,
-    });
+    const destination = destinationOn(created, 'europe-west2');
     try {
       await destination.prepare();
       const [meta] = await bq.dataset(created).getMetadata();
