@@ -272,7 +272,7 @@ export const ConfigFromEnv = z.object({
     .regex(/^[A-Za-z][A-Za-z0-9-]{1,62}$/, 'a BigQuery location such as US, EU or europe-west2')
     .optional()
     .describe(
-      "BigQuery location of the dataset and its jobs (US, EU, europe-west2, …). Unset: the dataset's own location, read once at start (a dataset the sync creates goes to US, BigQuery's default). Set, it must be the dataset's location, or the sync stops with an error naming both",
+      "BigQuery location of the dataset and its jobs (US, EU, europe-west2, …). Unset: the dataset's own location, read once at start (a dataset the sync creates goes to US, BigQuery's default). Set, it must be the dataset's location: otherwise each job fails before it is sent, with an error naming both",
     ),
   BIGQUERY_STORAGE_ENDPOINT: z
     .string()

@@ -70,11 +70,9 @@ export class BigQuerySession implements SqlSession {
     const actual = typeof meta?.location === 'string' && meta.location !== '' ? meta.location : null;
     if (actual === null) return configured ?? DEFAULT_LOCATION;
     if (configured !== undefined && configured.toLowerCase() !== actual.toLowerCase())
-      throw Object.assign(
-        new Error(
-          `BIGQUERY_LOCATION is ${configured}, but dataset ${this.client.projectId}:${this.dataset} is in ${actual}: a job runs where its dataset is — set BIGQUERY_LOCATION=${actual}, or leave it unset (the dataset's own location is used)`,
-        ),
-        { nonRetryable: true },
+      // Not the service's answer ("Dataset … not found in location …"): one that names both and the fix.
+      throw new Error(
+        `BIGQUERY_LOCATION is ${configured}, but dataset ${this.client.projectId}:${this.dataset} is in ${actual}: a job runs where its dataset is — set BIGQUERY_LOCATION=${actual}, or leave it unset (the dataset's own location is used)`,
       );
     return actual;
   }
