@@ -14,7 +14,8 @@ export interface SyncObserver {
   pageRead(stream: StreamName, newestMs: number | null): void;
   /**
    * Rows committed to `table` (and items set aside in `_rejected`). `newestMs`: the newest stamp among the
-   * page's stored items — the warehouse now holds at least that.
+   * page's stored items — the warehouse now holds at least that. `setAsideNewestMs`: the newest stamp among
+   * the items set aside (null or absent when none, or none has a stamp).
    */
   rowsWritten(write: {
     stream: StreamName;
@@ -22,6 +23,7 @@ export interface SyncObserver {
     rows: number;
     rejected: number;
     newestMs: number | null;
+    setAsideNewestMs?: number | null;
   }): void;
   /** A run or window record was written to `_sync_runs`. */
   runRecorded(run: SyncRunRecord): void;

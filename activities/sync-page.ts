@@ -169,6 +169,10 @@ export async function syncPage(
     rows: stored.rows,
     rejected: stored.rejected,
     newestMs: newestStampMs(stream, items),
+    setAsideNewestMs: newestStampMs(
+      stream,
+      rejected.map((r) => r.raw),
+    ),
   });
   return { ...stored, pages: 1, cursorTag: step.nextCursorTag, restarted: step.restarted };
 }

@@ -9,7 +9,7 @@ export interface CreateDestinationOptions extends DestinationOptions {
   readonly apiEndpoint?: string;
   /** BigQuery Storage Write API endpoint of an emulator (host:port, plaintext); default: the real service. */
   readonly storageEndpoint?: string;
-  /** BigQuery dataset location (default `US`). */
+  /** BigQuery location of the dataset and its jobs (default: the dataset's own; a new dataset: `US`). */
   readonly location?: string;
 }
 

@@ -304,6 +304,13 @@ export const ConfigFromEnv = z.object({
     .describe(
       "BigQuery REST endpoint: Google's when unset (an emulator in tests); credentials are Application Default Credentials",
     ),
+  BIGQUERY_LOCATION: z
+    .string()
+    .regex(/^[A-Za-z][A-Za-z0-9-]{1,62}$/, 'a BigQuery location such as US, EU or europe-west2')
+    .optional()
+    .describe(
+      "BigQuery location of the dataset and its jobs (US, EU, europe-west2, …). Unset: the dataset's own location, read once at start (a dataset the sync creates goes to US, BigQuery's default). Set, it must be the dataset's location: otherwise each job fails before it is sent, with an error naming both",
+    ),
   BIGQUERY_STORAGE_ENDPOINT: z
     .string()
     .regex(/^[^\s:/]+:\d+$/)

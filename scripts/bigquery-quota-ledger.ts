@@ -35,7 +35,9 @@ export type QuotaRule =
   | 'dml-rate'
   | 'transaction-conflict'
   | 'table-metadata-rate'
-  | 'query-length';
+  | 'query-length'
+  /** A job's location does not hold a dataset it references (bigquery-locations.ts). */
+  | 'location';
 
 export interface QuotaViolation {
   readonly rule: QuotaRule;

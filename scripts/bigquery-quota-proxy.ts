@@ -14,6 +14,10 @@
  * fails it (HTTP 400 `invalidQuery` for concurrency and conflicts, 403 `quotaExceeded` /
  * `rateLimitExceeded` for rates), so a destination that does not keep the rules fails its test; without,
  * the proxy only records (for benches).
+ *
+ * It also keeps BigQuery's location rule (bigquery-locations.ts), which the emulator does not: a job whose
+ * location does not hold a dataset it references is refused as BigQuery fails it (404 `notFound`), with or
+ * without `enforce`, and counted among the violations (rule `location`).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -27,6 +31,7 @@ import {
   routeOf,
   shapeOfJob,
 } from './bigquery-job-shapes.js';
+import { DatasetLocations, type LocatedJob, locationMismatchError } from './bigquery-locations.js';
 import { QuotaLedger, type QuotaReport, type QuotaViolation } from './bigquery-quota-ledger.js';
 
 export {
@@ -139,6 +144,7 @@ export async function startBigQueryQuotaProxy(
   const minJobMs = options.minJobMs ?? 0;
   const enforce = options.enforce ?? true;
   const ledger = new QuotaLedger(options.tableBytes);
+  const locations = new DatasetLocations();
 
   /** Records what broke; with `enforce`, answers the request as BigQuery would and says so. */
   function refused(res: ServerResponse, broken: readonly QuotaViolation[]): boolean {
@@ -196,6 +202,31 @@ export async function startBigQueryQuotaProxy(
             : jobResourceOf(text, contentType);
         const sql = resource?.configuration?.query?.query;
         if (sql !== undefined) options.onQuery?.(sql);
+        const located = (request.kind === 'jobs.query' ? undefined : resource) as LocatedJob | undefined;
+        const mismatch =
+          request.kind === 'jobs.query'
+            ? locations.mismatchOf(
+                { configuration: { query: { query: sql ?? '' } } },
+                (JSON.parse(text) as { location?: string }).location,
+              )
+            : locations.mismatchOf(located, located?.jobReference?.location);
+        if (mismatch) {
+          const refusal = locationMismatchError(
+            /^\/(?:bigquery\/v2\/)?projects\/([^/]+)/.exec(path.replace(/^\/upload/, ''))?.[1] ?? '',
+            mismatch,
+          );
+          ledger.violate([
+            {
+              rule: 'location',
+              table: `${mismatch.dataset}.*`,
+              at,
+              detail: `a job in ${mismatch.jobLocation} references dataset ${mismatch.dataset}, which is in ${mismatch.datasetLocation}`,
+            },
+          ]);
+          res.writeHead(refusal.status, { 'content-type': 'application/json' });
+          res.end(refusal.body);
+          return;
+        }
         const shape = shapeOfJob(resource?.configuration);
         const broken =
           shape.kind === 'load' ? ledger.checkTableOp(shape.loadTable!, at) : ledger.check(shape, at);
@@ -234,6 +265,8 @@ export async function startBigQueryQuotaProxy(
         ...(body.length > 0 && method !== 'GET' ? { body } : {}),
       });
       const text = await upstream.text();
+      locations.observe(method, path, body.toString('utf8'), upstream.status, text);
+      if (upstream.ok) locations.forget(method, path);
       if (submitted) {
         const wait = submitted.at + minJobMs - now();
         if (wait > 0) await new Promise((r) => setTimeout(r, wait));

@@ -11,7 +11,7 @@ import {
 import { type Config, QUEUED_ROUTE_CLASSES } from '../schemas/config.js';
 import { secretsOf } from '../schemas/secret.js';
 import { Redactor } from '../schemas/warehouse.js';
-import { warehouseNewest } from './freshness.js';
+import { streamsWithOpenSetAside } from './freshness.js';
 import { SyncMetrics } from './metrics.js';
 
 export interface Dependencies {
@@ -88,14 +88,7 @@ export async function buildDependencies(
     ...clientBoundsOf(config),
   });
   const destination = await destinationFromConfig(config);
-  const metrics = options.metrics
-    ? new SyncMetrics({
-        rateStats: () => client.rateStats(),
-        warehouseNewest: () => warehouseNewest(destination),
-        freshnessSloMs: config.SYNC_FRESHNESS_SLO,
-        logger,
-      })
-    : undefined;
+  const metrics = options.metrics ? syncMetricsOf(config, client, destination, logger) : undefined;
   const activities = createActivities({
     client,
     destination,
@@ -112,6 +105,24 @@ export async function buildDependencies(
       await Promise.allSettled([client.close(), destination.close()]);
     },
   };
+}
+
+/**
+ * The worker's metrics over its API client and destination: freshness reads bookkeeping only (which
+ * streams have items set aside), never a stream's table.
+ */
+export function syncMetricsOf(
+  config: Pick<Config, 'SYNC_FRESHNESS_SLO'>,
+  client: Pick<SupportApiClient, 'rateStats'>,
+  destination: Pick<Destination, 'openRejections'>,
+  logger: Logger,
+): SyncMetrics {
+  return new SyncMetrics({
+    rateStats: () => client.rateStats(),
+    openSetAside: () => streamsWithOpenSetAside(destination),
+    freshnessSloMs: config.SYNC_FRESHNESS_SLO,
+    logger,
+  });
 }
 
 /**
@@ -135,6 +146,7 @@ export function destinationFromConfig(config: Config): Promise<Destination> {
     schema: config.POSTGRES_SCHEMA,
     redactor: redactorOf(config),
     ...(config.BIGQUERY_API_ENDPOINT ? { apiEndpoint: config.BIGQUERY_API_ENDPOINT } : {}),
+    ...(config.BIGQUERY_LOCATION ? { location: config.BIGQUERY_LOCATION } : {}),
     ...(config.BIGQUERY_STORAGE_ENDPOINT ? { storageEndpoint: config.BIGQUERY_STORAGE_ENDPOINT } : {}),
   });
 }

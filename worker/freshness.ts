@@ -18,6 +18,24 @@ import { tableSpecOf } from '../schemas/warehouse.js';
 
 type Reader = Pick<Destination, 'select'>;
 
+/**
+ * The streams with a stamp whose table has items set aside in `_rejected` and not stored since — read from
+ * bookkeeping only (Destination.openRejections: on BigQuery a table read of `_rejected`, no query job; on
+ * PostgreSQL one aggregate over `_rejected`), never from a stream's own table. The worker's metrics ask it
+ * once a minute (worker/metrics.ts).
+ */
+export async function streamsWithOpenSetAside(
+  bookkeeping: Pick<Destination, 'openRejections'>,
+): Promise<Set<FreshStream>> {
+  const streamOfTable = new Map(FRESH_STREAMS.map((s) => [freshTableOf(s) as string, s]));
+  const open = new Set<FreshStream>();
+  for (const group of await bookkeeping.openRejections()) {
+    const stream = streamOfTable.get(group.table_name);
+    if (stream) open.add(stream);
+  }
+  return open;
+}
+
 const msOf = (value: unknown): number | null => {
   const ms = typeof value === 'string' ? Date.parse(value) : Number.NaN;
   return Number.isFinite(ms) ? ms : null;
@@ -25,7 +43,8 @@ const msOf = (value: unknown): number | null => {
 
 /**
  * The newest stamp of the live rows of every stream with a stamp (epoch ms; null: no row). One statement, an
- * aggregate per table over one column (the tables have an index on it in PostgreSQL).
+ * aggregate per table over one column (the tables have an index on it in PostgreSQL). For `status`, on
+ * demand: on BigQuery it bills at least 10 MB per table, which is why the metrics never run it.
  */
 export async function warehouseNewest(warehouse: Reader): Promise<Record<FreshStream, number | null>> {
   const rows = await warehouse.select((d) =>

@@ -11,8 +11,11 @@ import { lagMs } from './freshness.js';
 export interface MetricsSources {
   /** The rate governor's counters per route class (the API client's `rateStats()`). */
   rateStats(): readonly RateClassStats[];
-  /** The newest stamp of the warehouse's live rows per stream (worker/freshness.ts `warehouseNewest`). */
-  warehouseNewest(): Promise<Record<FreshStream, number | null>>;
+  /**
+   * The streams whose table has items set aside and not stored since, from bookkeeping (worker/freshness.ts
+   * `streamsWithOpenSetAside`: `_rejected` only, no data table).
+   */
+  openSetAside(): Promise<ReadonlySet<FreshStream>>;
   /** SYNC_FRESHNESS_SLO, exported so that alert rules compare against the configured target. */
   freshnessSloMs: number;
   logger: Logger;
@@ -20,11 +23,17 @@ export interface MetricsSources {
 }
 
 /**
- * How often a scrape may ask the warehouse for its newest stamps: one small aggregate per stream table, so a
- * scrape every 15 s costs four a minute at most (on BigQuery each is a billed query). Between reads, this
- * process's own committed writes move the warehouse side forward.
+ * How often a scrape may ask bookkeeping which streams have items set aside (one read of `_rejected`; on
+ * BigQuery a table read, no job). Between reads, this process's own committed writes move the warehouse side.
  */
-const WAREHOUSE_REFRESH_MS = 60_000;
+const BOOKKEEPING_REFRESH_MS = 60_000;
+
+/**
+ * How long after this process set an item aside an answer of `_rejected` is trusted to include it: BigQuery
+ * merges staged rows into `_rejected` within a flush interval (10 minutes at most while the process lives,
+ * connectors/bigquery/staged-writer.ts), and before that the table read does not see them.
+ */
+const SET_ASIDE_VISIBLE_MS = 15 * 60_000;
 
 /** Run and window records already counted (a retried `recordRun` activity writes the same record again). */
 const COUNTED_RECORDS_KEPT = 10_000;
@@ -44,10 +53,10 @@ export class SyncMetrics implements SyncObserver {
   readonly #counted = new Set<string>();
   readonly #sourceNewestMs = new Map<FreshStream, number>();
   readonly #warehouseNewestMs = new Map<FreshStream, number>();
-  /** Newest stamps this process committed while a read of the warehouse was under way (it may miss them). */
-  readonly #writtenDuringRead = new Map<FreshStream, number>();
-  #warehouseReadAt = Number.NEGATIVE_INFINITY;
-  #warehouseRead: Promise<void> | undefined;
+  /** The newest stamp this process set aside per stream, and when it last set one aside: not known stored. */
+  readonly #setAside = new Map<FreshStream, { newestMs: number; atMs: number }>();
+  #bookkeepingReadAt = Number.NEGATIVE_INFINITY;
+  #bookkeepingRead: Promise<void> | undefined;
 
   readonly #rows = this.#counter(
     'support_sync_rows_written_total',
@@ -122,10 +131,17 @@ export class SyncMetrics implements SyncObserver {
     this.#rows.inc({ table: write.table }, write.rows);
     this.#rejected.inc({ table: write.table }, write.rejected);
     const { stream, newestMs } = write;
-    // Committed: the warehouse holds at least this, whatever the last read of it said.
-    if (newestMs === null || !isFreshStream(stream)) return;
-    raise(this.#warehouseNewestMs, stream, newestMs);
-    if (this.#warehouseRead) raise(this.#writtenDuringRead, stream, newestMs);
+    if (!isFreshStream(stream)) return;
+    // Committed: the warehouse holds at least this.
+    if (newestMs !== null) raise(this.#warehouseNewestMs, stream, newestMs);
+    const setAsideMs = write.setAsideNewestMs ?? null;
+    if (setAsideMs !== null) {
+      const known = this.#setAside.get(stream);
+      this.#setAside.set(stream, {
+        newestMs: Math.max(setAsideMs, known?.newestMs ?? setAsideMs),
+        atMs: this.#now(),
+      });
+    }
   }
 
   runRecorded(run: SyncRunRecord): void {
@@ -203,14 +219,19 @@ export class SyncMetrics implements SyncObserver {
     );
   }
 
-  /** The warehouse's newest stamps and the lag behind the source, read when scraped. */
+  /**
+   * The warehouse's side of freshness and the lag behind the source, when scraped. The warehouse side is what
+   * this process knows the warehouse holds: the newest stamp it committed, and the items it set aside once
+   * bookkeeping says nothing of their stream is set aside any more (stored since, by any process). No data
+   * table is read: a fleet's warehouse side is the newest over its processes (`max by (stream)`).
+   */
   #freshnessGauges(): void {
-    const refresh = () => this.#refreshWarehouseNewest();
+    const refresh = () => this.#refreshFromBookkeeping();
     const newest = this.#warehouseNewestMs;
     const sourceNewest = this.#sourceNewestMs;
     new Gauge({
       name: 'support_sync_warehouse_newest_timestamp_seconds',
-      help: 'The newest stamp (updated_at, created_at, sent_at, session_start) of the live rows in the warehouse (Unix time)',
+      help: 'The newest stamp (updated_at, created_at, sent_at, session_start) this worker knows the warehouse holds: of the rows it committed, and of items it set aside that have been stored since (Unix time)',
       labelNames: ['stream'],
       registers: [this.registry],
       async collect() {
@@ -235,33 +256,34 @@ export class SyncMetrics implements SyncObserver {
     });
   }
 
-  /** Reads the warehouse's newest stamps when the last read is older than WAREHOUSE_REFRESH_MS. */
-  #refreshWarehouseNewest(): Promise<void> {
-    if (this.#warehouseRead) return this.#warehouseRead;
-    if (this.#now() - this.#warehouseReadAt < WAREHOUSE_REFRESH_MS) return Promise.resolve();
-    this.#warehouseReadAt = this.#now();
-    this.#writtenDuringRead.clear();
-    this.#warehouseRead = this.#sources
-      .warehouseNewest()
-      .then((read) => {
-        // The warehouse's answer replaces what was known (rows can be marked deleted), except for what this
-        // process committed while the read was under way.
-        for (const stream of FRESH_STREAMS) {
-          const ms = read[stream];
-          if (ms === null) this.#warehouseNewestMs.delete(stream);
-          else this.#warehouseNewestMs.set(stream, ms);
-          const written = this.#writtenDuringRead.get(stream);
-          if (written !== undefined) raise(this.#warehouseNewestMs, stream, written);
+  /**
+   * Asks bookkeeping which streams have items set aside, when the last answer is older than
+   * BOOKKEEPING_REFRESH_MS: an item this process set aside long enough ago (SET_ASIDE_VISIBLE_MS) in a stream
+   * with none set aside any more has been stored since, so the warehouse holds its stamp.
+   */
+  #refreshFromBookkeeping(): Promise<void> {
+    if (this.#bookkeepingRead) return this.#bookkeepingRead;
+    if (this.#setAside.size === 0) return Promise.resolve();
+    if (this.#now() - this.#bookkeepingReadAt < BOOKKEEPING_REFRESH_MS) return Promise.resolve();
+    const readAt = this.#now();
+    this.#bookkeepingReadAt = readAt;
+    this.#bookkeepingRead = this.#sources
+      .openSetAside()
+      .then((open) => {
+        for (const [stream, { newestMs, atMs }] of this.#setAside) {
+          if (open.has(stream) || readAt - atMs < SET_ASIDE_VISIBLE_MS) continue;
+          raise(this.#warehouseNewestMs, stream, newestMs);
+          this.#setAside.delete(stream);
         }
       })
       .catch((err: unknown) => {
-        // The last values stay; the next scrape after the refresh interval tries again.
-        this.#sources.logger.warn({ err }, 'metrics: reading the warehouse newest stamps failed');
+        // What was known stays; the next scrape after the refresh interval asks again.
+        this.#sources.logger.warn({ err }, 'metrics: reading the items set aside from bookkeeping failed');
       })
       .finally(() => {
-        this.#warehouseRead = undefined;
+        this.#bookkeepingRead = undefined;
       });
-    return this.#warehouseRead;
+    return this.#bookkeepingRead;
   }
 
   #counter<L extends string>(name: string, help: string, labelNames: readonly L[]): Counter<L> {

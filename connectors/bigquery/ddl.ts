@@ -28,7 +28,7 @@ export function prepareBigQuery(session: BigQuerySession, settings: DestinationS
     const dataset = session.client.dataset(session.dataset);
     const [exists] = await dataset.exists();
     if (!exists) {
-      await dataset.create({ location: session.location }).catch((err: { code?: number }) => {
+      await dataset.create({ location: await session.location() }).catch((err: { code?: number }) => {
         if (err.code !== 409) throw err; // created concurrently
       });
     }

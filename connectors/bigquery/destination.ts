@@ -57,8 +57,11 @@ export interface BigQueryDestinationOptions extends DestinationOptions {
   readonly hooks?: BigQueryHooks;
   readonly projectId: string;
   readonly datasetId: string;
-  /** Location of the dataset and jobs (default `US`). */
-  readonly location?: string;
+  /**
+   * Location of the dataset and its jobs (BIGQUERY_LOCATION); default: the dataset's own, read once (a new
+   * dataset: `US`).
+   */
+  readonly location?: string | undefined;
   /**
    * API endpoint of an emulator (e.g. http://127.0.0.1:9050). When set, requests carry no credentials;
    * otherwise the client uses Application Default Credentials.
@@ -156,7 +159,7 @@ export class BigQueryDestination extends SqlDestination {
     const session = new BigQuerySession({
       projectId: options.projectId,
       datasetId: options.datasetId,
-      location: options.location ?? 'US',
+      location: options.location,
       client: options.apiEndpoint ? emulatorClientOptions(options.apiEndpoint) : {},
       maxConflictRetries: options.maxConflictRetries ?? 8,
     });

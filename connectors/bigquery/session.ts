@@ -8,7 +8,11 @@ import { bigQueryErrors } from './errors.js';
 export interface BigQuerySessionOptions {
   readonly projectId: string;
   readonly datasetId: string;
-  readonly location: string;
+  /**
+   * Where the dataset is and its jobs run (BIGQUERY_LOCATION: `US`, `EU`, `europe-west2`, …). Unset: the
+   * dataset's own location, read once; a dataset not created yet is created in `US` (BigQuery's default).
+   */
+  readonly location?: string | undefined;
   /** Client options (an emulator's endpoint, no credentials); default: Application Default Credentials. */
   readonly client: BigQueryOptions;
   /** Attempts for a transaction aborted by a concurrent update of the same table. */
@@ -25,7 +29,8 @@ export class BigQuerySession implements SqlSession {
   readonly withErrorMapping: WithErrorMapping = bigQueryErrors();
   readonly client: BigQuery;
   readonly dataset: string;
-  readonly location: string;
+  readonly #configuredLocation: string | undefined;
+  #location: Promise<string> | undefined;
   readonly #maxRetries: number;
   /** Table handles of table reads: each learns its schema once (a free tables.get) and keeps it. */
   readonly #tables = new Map<string, Table>();
@@ -38,14 +43,38 @@ export class BigQuerySession implements SqlSession {
 
   constructor(options: BigQuerySessionOptions) {
     this.dataset = options.datasetId;
-    this.location = options.location;
+    this.#configuredLocation = options.location;
     this.#maxRetries = options.maxConflictRetries;
     this.dialect = bigQueryDialect(options.datasetId);
-    this.client = new BigQuery({
-      projectId: options.projectId,
-      location: options.location,
-      ...options.client,
+    this.client = new BigQuery({ projectId: options.projectId, ...options.client });
+  }
+
+  /**
+   * The location every job of this session runs in (BigQuery refuses a job whose location does not hold
+   * the datasets it references): the dataset's own, read once (a free datasets.get); a configured location
+   * must be it. A dataset not there yet is to be created in the configured location, else in `US`.
+   */
+  location(): Promise<string> {
+    this.#location ??= this.#readLocation().catch((err: unknown) => {
+      this.#location = undefined; // a failed read is tried again by the next job
+      throw err;
     });
+    return this.#location;
+  }
+
+  async #readLocation(): Promise<string> {
+    const configured = this.#configuredLocation;
+    const [exists] = await this.client.dataset(this.dataset).exists();
+    if (!exists) return configured ?? DEFAULT_LOCATION;
+    const [meta] = await this.client.dataset(this.dataset).getMetadata();
+    const actual = typeof meta?.location === 'string' && meta.location !== '' ? meta.location : null;
+    if (actual === null) return configured ?? DEFAULT_LOCATION;
+    if (configured !== undefined && configured.toLowerCase() !== actual.toLowerCase())
+      // Not the service's answer ("Dataset … not found in location …"): one that names both and the fix.
+      throw new Error(
+        `BIGQUERY_LOCATION is ${configured}, but dataset ${this.client.projectId}:${this.dataset} is in ${actual}: a job runs where its dataset is — set BIGQUERY_LOCATION=${actual}, or leave it unset (the dataset's own location is used)`,
+      );
+    return actual;
   }
 
   /**
@@ -58,7 +87,7 @@ export class BigQuerySession implements SqlSession {
     types: Record<string, unknown> = {},
     results: { parseJSON?: boolean } = {},
   ): Promise<R[]> {
-    const options = { query, location: this.location, params, types } as Query;
+    const options = { query, location: await this.location(), params, types } as Query;
     const submittedMs = Date.now();
     const [job] = (await this.client.createQueryJob(options)) as [Job, unknown];
     const [rows] = await job.getQueryResults({ parseJSON: results.parseJSON ?? false });
@@ -187,6 +216,9 @@ export class BigQuerySession implements SqlSession {
     // The client holds no pooled connections to release.
   }
 }
+
+/** BigQuery's location for a dataset created without one. */
+const DEFAULT_LOCATION = 'US';
 
 /** Rows per `tabledata.list` page (BigQuery also caps a page at 10 MB). */
 const TABLE_READ_PAGE_ROWS = 10_000;

@@ -1,16 +1,11 @@
 import pino from 'pino';
 import { SyncMetrics } from '../../worker/metrics.js';
 
-/** The worker's metrics registry over sources that never change: no rate classes, an empty warehouse. */
+/** The worker's metrics registry over sources that never change: no rate classes, nothing set aside. */
 export function idleMetrics(): SyncMetrics {
   return new SyncMetrics({
     rateStats: () => [],
-    warehouseNewest: async () => ({
-      tickets: null,
-      ticket_messages: null,
-      csat_surveys: null,
-      agent_sessions: null,
-    }),
+    openSetAside: async () => new Set(),
     freshnessSloMs: 7_200_000,
     logger: pino({ level: 'silent' }),
   });
