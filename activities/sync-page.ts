@@ -4,7 +4,14 @@ import { streamOf } from '../schemas/streams.js';
 import type { Checkpoint, TableName } from '../schemas/warehouse.js';
 import { nextCheckpoint } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
-import { fetchPageStep, type PageStep, rejectedOf, rowsOf, schemaChangesOf } from './page-step.js';
+import {
+  fetchPageStep,
+  type PageStep,
+  rejectedOf,
+  rowsOf,
+  schemaChangesOf,
+  setAsideCount,
+} from './page-step.js';
 import { recordedDrift } from './recorded-drift.js';
 
 type AnyPage = Page<unknown, unknown>;
@@ -48,7 +55,7 @@ export interface PageReport {
   readonly done: boolean;
   /** Rows written (for tickets: new or changed rows). */
   readonly rows: number;
-  /** Items set aside in `_rejected`. */
+  /** Items set aside (in `_rejected`, up to the cap a page keeps; the rest counted). */
   readonly rejected: number;
   /** Pages read: 0 when the scope had nothing left to read. */
   readonly pages: number;
@@ -100,7 +107,7 @@ export const STORE_ALL: PageStore<AnyPage, object> = {
     drift.remember(schemaChanges);
     // Rows staged: those the warehouse stored as they are may be left out (a re-read that changed nothing
     // writes nothing, and its window skips its flush).
-    return { done: !page.hasMore, rows: staged.rows, rejected: rejected.length };
+    return { done: !page.hasMore, rows: staged.rows, rejected: setAsideCount(page) };
   },
 };
 

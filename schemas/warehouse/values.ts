@@ -57,7 +57,7 @@ export function storableString(value: string): string {
  * any document the API defines (a ticket is a few levels deep) and under BigQuery's JSON nesting limit (500);
  * the functions here that walk a value recurse once per level, so a deeper value (a source sending an array
  * nested thousands deep) would otherwise end in `RangeError: Maximum call stack size exceeded`. The reader
- * sets such an item aside (activities/depth-guard.ts); the walks below refuse it by name all the same.
+ * sets such an item aside (connectors/support-api/parse.ts); the walks below refuse it by name all the same.
  */
 export const MAX_JSON_DEPTH = 128;
 
