@@ -142,6 +142,7 @@ export async function syncPage(
     lastSeenTag: target.lastSeenTag,
   });
   if ((target.settled ?? isComplete)(previous)) return { ...NOTHING_READ, ...store.nothing };
+  await refuseEndlessScope(deps, target, checkpointStream, previous);
   let step: PageStep<AnyPage>;
   try {
     step = await fetchPageStep(deps, {
@@ -178,6 +179,44 @@ export async function syncPage(
     newestMs: newestStampMs(stream, items),
   });
   return { ...stored, pages: 1, cursorTag: step.nextCursorTag, restarted: step.restarted };
+}
+
+/** SYNC_MAX_PAGES' default: 200,000 pages of 100 items, far beyond any workspace's window, list or thread. */
+export const DEFAULT_MAX_PAGES_PER_SCOPE = 200_000;
+
+/**
+ * The page bound of a scope (SYNC_MAX_PAGES), counted by its checkpoint: so it holds across a workflow's
+ * continue-as-new and across runs, where the workflow's loop guard (workflows/page-guard.ts) sees only what
+ * it carries. A source that answers `has_more: true` for ever — with fresh cursors, no items, or a cycle
+ * longer than any guard holds — ends here: the window fails naming the scope and the bound, and the scope
+ * is set back to its first page, so its next read (a source fixed since) reads it whole rather than failing
+ * again at once.
+ */
+async function refuseEndlessScope(
+  deps: ActivityDeps,
+  target: PageTarget<AnyPage>,
+  checkpointStream: string,
+  previous: Checkpoint | null,
+): Promise<void> {
+  const maxPages = deps.maxPagesPerScope ?? DEFAULT_MAX_PAGES_PER_SCOPE;
+  if (previous === null || previous.pages < maxPages) return;
+  await deps.destination.writeCheckpoints([
+    {
+      stream: checkpointStream,
+      scope: target.scope,
+      cursor: null,
+      high_water_mark: previous.high_water_mark,
+      status: 'running',
+      pages: 0,
+      rows: 0,
+    },
+  ]);
+  throw Object.assign(
+    new Error(
+      `${target.stream} ${target.scope}: ${previous.pages} pages read and the API still says there are more (SYNC_MAX_PAGES is ${maxPages}); the window fails instead of reading for ever, and its next read starts from its first page`,
+    ),
+    { nonRetryable: true },
+  );
 }
 
 function isComplete(checkpoint: Checkpoint | null): boolean {
