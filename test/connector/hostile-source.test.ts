@@ -15,7 +15,12 @@ import {
   TransportError,
 } from '../../connectors/support-api/errors.js';
 import { fetchMetricCatalog, fetchTicketsPage } from '../../connectors/support-api/paginate.js';
-import { MAX_REJECTED_KEPT, TOO_DEEP_REASON, throwIfError } from '../../connectors/support-api/parse.js';
+import {
+  MAX_REJECTED_KEPT,
+  MAX_UNPAGINATED_ITEMS,
+  TOO_DEEP_REASON,
+  throwIfError,
+} from '../../connectors/support-api/parse.js';
 import { RateGovernor } from '../../connectors/support-api/rate-governor.js';
 import { SERVER_TEXT_LIMITS, serverText } from '../../connectors/support-api/server-text.js';
 import { MAX_CURSOR_CHARS } from '../../schemas/api/envelope.js';
@@ -516,7 +521,7 @@ describe('a hostile source: what a page costs is bounded by what it sends', () =
     const violation = err as SchemaViolationError;
     expect(violation.issues).toHaveLength(1);
     expect(violation.message).toMatch(
-      /field data: 6000000 items, more than the request's limit of 100: the page is refused whole/,
+      /field data: 6000000 items, more than the request's limit \(100\): the page is refused whole/,
     );
     expect(stub.requests).toHaveLength(1); // not retried: the page would be as large again
     const warnings = lines.filter((l) => (JSON.parse(l) as { level: number }).level >= 40);
@@ -524,16 +529,18 @@ describe('a hostile source: what a page costs is bounded by what it sends', () =
     expect(warnings[0]!.length).toBeLessThan(2_000);
   });
 
-  it('an unpaginated list of 300,000 bare numbers: one log line, the first few kept, every item counted', async () => {
-    const numbers = `[${Array.from({ length: 300_000 }, (_, i) => i).join(',')}]`;
+  it('an unpaginated list of bare numbers: one log line, the first few kept, every item counted; past its bound refused whole', async () => {
+    const count = MAX_UNPAGINATED_ITEMS;
+    let length = count;
     const { client, lines } = await hostile((_req, res) => {
+      const numbers = `[${Array.from({ length }, (_, i) => i).join(',')}]`;
       res.writeHead(200, { 'content-type': 'application/json' }).end(`{"success":true,"data":${numbers}}`);
     });
     const page = await fetchMetricCatalog(client);
     expect(page.items).toEqual([]);
     expect(page.rejected).toHaveLength(MAX_REJECTED_KEPT);
     expect(page.rejected.map((r) => r.index)).toEqual([...Array(MAX_REJECTED_KEPT).keys()]);
-    expect(page.rejectedPastCap).toBe(300_000 - MAX_REJECTED_KEPT);
+    expect(page.rejectedPastCap).toBe(count - MAX_REJECTED_KEPT);
     const setAside = lines.filter((l) => l.includes('list items set aside'));
     expect(setAside).toHaveLength(1);
     expect(lines.filter((l) => (JSON.parse(l) as { level: number }).level >= 40)).toEqual(setAside);
@@ -543,13 +550,20 @@ describe('a hostile source: what a page costs is bounded by what it sends', () =
       byReason: { reason: string; items: number }[];
       examples: unknown[];
     };
-    expect(logged.setAside).toBe(300_000);
-    expect(logged.notRead).toBe(300_000 - MAX_REJECTED_KEPT);
+    expect(logged.setAside).toBe(count);
+    expect(logged.notRead).toBe(count - MAX_REJECTED_KEPT);
     expect(logged.byReason).toEqual([
       { reason: expect.stringMatching(/expected object/), items: MAX_REJECTED_KEPT },
     ]);
     expect(logged.examples).toHaveLength(3);
     expect(setAside[0]!.length).toBeLessThan(3_000);
+
+    length = 300_000;
+    const err = await fetchMetricCatalog(client).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SchemaViolationError);
+    expect((err as Error).message).toMatch(
+      new RegExp(`300000 items, more than an unpaginated list may hold \\(${count}\\)`),
+    );
   });
 
   it('an item nested 10,000 levels deep that also breaks the schema: set aside, cut, no stack overflow', async () => {

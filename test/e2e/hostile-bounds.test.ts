@@ -112,7 +112,7 @@ describe('sync --once: a source bounded by what it sends', () => {
           `tags .*: ${MAX_PAGES} pages read and the API still says there are more \\(SYNC_MAX_PAGES`,
         ),
       );
-      expect(error).toMatch(/200000 items, more than the request's limit of \d+: the page is refused whole/);
+      expect(error).toMatch(/200000 items, more than the request's limit \(\d+\): the page is refused whole/);
       // The endless list ended at the bound, its first page of the preflight aside.
       expect(tagPages).toBeLessThanOrEqual(MAX_PAGES + 1);
       // A few lines a page, never one per item of the 200,000.
