@@ -13,6 +13,11 @@ export interface ActivityDeps {
   now?: () => Date;
   /** The business-hours file (SYNC_BUSINESS_HOURS), written to business_calendar every run; none: no calendar. */
   businessHours?: BusinessHoursFile;
+  /**
+   * The most pages one scope (a window, a list, the sweep, a thread) may take, counted by its checkpoint
+   * (SYNC_MAX_PAGES; default DEFAULT_MAX_PAGES_PER_SCOPE in sync-page.ts).
+   */
+  maxPagesPerScope?: number;
   /** Told of pages read, rows written and runs recorded (the worker's metrics); none: nobody watches. */
   observer?: SyncObserver;
 }

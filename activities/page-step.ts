@@ -12,7 +12,6 @@ import {
   type TableName,
 } from '../schemas/warehouse.js';
 import type { ActivityDeps } from './deps.js';
-import { setAsideTooDeep } from './depth-guard.js';
 
 /**
  * The fetch of the page path (activities/sync-page.ts): the page after `cursor` (restarting the scope once
@@ -62,11 +61,7 @@ export async function fetchPageStep<P extends Page<unknown, unknown>>(
     );
     return true;
   });
-  const step: PageStep<P> = {
-    ...fetched,
-    page: setAsideTooDeep(fetched.page),
-    nextCursorTag: nextTag(fetched.page),
-  };
+  const step: PageStep<P> = { ...fetched, nextCursorTag: nextTag(fetched.page) };
   const { page } = step;
   // Loop guard (style rule 7): a next cursor equal to the one that produced the page would read it forever.
   if (page.hasMore && page.nextCursor !== null && page.nextCursor === step.cursor) {
@@ -89,7 +84,7 @@ function nextTag(page: Page<unknown, unknown>): string | null {
 const MIN_REJECTED_TO_FAIL = 3;
 
 function assertMostlyStorable(where: string, page: Page<unknown, unknown>): void {
-  const rejected = page.rejected.length;
+  const rejected = setAsideCount(page);
   const total = rejected + page.items.length;
   if (rejected >= MIN_REJECTED_TO_FAIL && rejected * 2 > total) {
     const first = page.rejected[0]!;
@@ -102,7 +97,12 @@ function assertMostlyStorable(where: string, page: Page<unknown, unknown>): void
   }
 }
 
-/** The page's invalid items as `_rejected` rows of `table`, with where they were read. */
+/** Items the page set aside: those it keeps for `_rejected` and those past its cap, counted. */
+export function setAsideCount(page: Page<unknown, unknown>): number {
+  return page.rejected.length + page.rejectedPastCap;
+}
+
+/** The page's invalid items (those it keeps, see MAX_REJECTED_KEPT) as `_rejected` rows of `table`, with where they were read. */
 export function rejectedOf(
   table: TableName,
   stream: string,

@@ -4,7 +4,14 @@ import { streamOf } from '../schemas/streams.js';
 import type { Checkpoint, TableName } from '../schemas/warehouse.js';
 import { nextCheckpoint } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
-import { fetchPageStep, type PageStep, rejectedOf, rowsOf, schemaChangesOf } from './page-step.js';
+import {
+  fetchPageStep,
+  type PageStep,
+  rejectedOf,
+  rowsOf,
+  schemaChangesOf,
+  setAsideCount,
+} from './page-step.js';
 import { recordedDrift } from './recorded-drift.js';
 
 type AnyPage = Page<unknown, unknown>;
@@ -48,7 +55,7 @@ export interface PageReport {
   readonly done: boolean;
   /** Rows written (for tickets: new or changed rows). */
   readonly rows: number;
-  /** Items set aside in `_rejected`. */
+  /** Items set aside (in `_rejected`, up to the cap a page keeps; the rest counted). */
   readonly rejected: number;
   /** Pages read: 0 when the scope had nothing left to read. */
   readonly pages: number;
@@ -100,7 +107,7 @@ export const STORE_ALL: PageStore<AnyPage, object> = {
     drift.remember(schemaChanges);
     // Rows staged: those the warehouse stored as they are may be left out (a re-read that changed nothing
     // writes nothing, and its window skips its flush).
-    return { done: !page.hasMore, rows: staged.rows, rejected: rejected.length };
+    return { done: !page.hasMore, rows: staged.rows, rejected: setAsideCount(page) };
   },
 };
 
@@ -135,6 +142,7 @@ export async function syncPage(
     lastSeenTag: target.lastSeenTag,
   });
   if ((target.settled ?? isComplete)(previous)) return { ...NOTHING_READ, ...store.nothing };
+  await refuseEndlessScope(deps, target, checkpointStream, previous);
   let step: PageStep<AnyPage>;
   try {
     step = await fetchPageStep(deps, {
@@ -175,6 +183,44 @@ export async function syncPage(
     ),
   });
   return { ...stored, pages: 1, cursorTag: step.nextCursorTag, restarted: step.restarted };
+}
+
+/** SYNC_MAX_PAGES' default: 200,000 pages of 100 items, far beyond any workspace's window, list or thread. */
+export const DEFAULT_MAX_PAGES_PER_SCOPE = 200_000;
+
+/**
+ * The page bound of a scope (SYNC_MAX_PAGES), counted by its checkpoint: so it holds across a workflow's
+ * continue-as-new and across runs, where the workflow's loop guard (workflows/page-guard.ts) sees only what
+ * it carries. A source that answers `has_more: true` for ever — with fresh cursors, no items, or a cycle
+ * longer than any guard holds — ends here: the window fails naming the scope and the bound, and the scope
+ * is set back to its first page, so its next read (a source fixed since) reads it whole rather than failing
+ * again at once.
+ */
+async function refuseEndlessScope(
+  deps: ActivityDeps,
+  target: PageTarget<AnyPage>,
+  checkpointStream: string,
+  previous: Checkpoint | null,
+): Promise<void> {
+  const maxPages = deps.maxPagesPerScope ?? DEFAULT_MAX_PAGES_PER_SCOPE;
+  if (previous === null || previous.pages < maxPages) return;
+  await deps.destination.writeCheckpoints([
+    {
+      stream: checkpointStream,
+      scope: target.scope,
+      cursor: null,
+      high_water_mark: previous.high_water_mark,
+      status: 'running',
+      pages: 0,
+      rows: 0,
+    },
+  ]);
+  throw Object.assign(
+    new Error(
+      `${target.stream} ${target.scope}: ${previous.pages} pages read and the API still says there are more (SYNC_MAX_PAGES is ${maxPages}); the window fails instead of reading for ever, and its next read starts from its first page`,
+    ),
+    { nonRetryable: true },
+  );
 }
 
 function isComplete(checkpoint: Checkpoint | null): boolean {

@@ -12,7 +12,7 @@ import {
 import { laterInstant, nextCheckpoint, readState, restartedCheckpoint } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
 import { PAGE_FETCHERS } from './fetchers.js';
-import { rejectedOf, rowsOf, schemaChangesOf } from './page-step.js';
+import { rejectedOf, rowsOf, schemaChangesOf, setAsideCount } from './page-step.js';
 import { recordedDrift } from './recorded-drift.js';
 import { restatedTickets, storedNewerIds } from './restated-tickets.js';
 import { type PageStore, syncPage } from './sync-page.js';
@@ -206,7 +206,7 @@ function changedTickets(input: TicketsPageInput): PageStore<
       return {
         done,
         rows: changed.size,
-        rejected: rejected.length,
+        rejected: setAsideCount(page),
         listed: page.items.length,
         changed: changed.size,
         threadsQueued: toQueue.length,

@@ -468,6 +468,14 @@ export const ConfigFromEnv = z.object({
     .describe(
       "Threads of unchanged tickets re-read per run at most (oldest read first), only on detail budget the run's other streams leave, and a round of 4 a run at least; 0 turns it off",
     ),
+  SYNC_MAX_PAGES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(200_000)
+    .describe(
+      "The most pages one scope may take — an export window, a reference list, the tickets sweep, one ticket's thread — counted in its checkpoint, so across continue-as-new and runs. Far above any real workspace (200,000 pages of 100 items); it ends a source that answers `has_more: true` for ever. Past it that window fails naming the scope and this setting (the run goes on), and the scope's next read starts from its first page",
+    ),
   SYNC_SOURCE_PATIENCE: IsoDurationMs.prefault('PT6H')
     .refine((ms) => ms > 0, {
       message: 'must be positive: PT0S would mean no limit at all (a failing page retried for ever)',

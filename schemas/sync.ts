@@ -139,8 +139,25 @@ export const ChildInput = z.object({
 });
 export type ChildInput = z.infer<typeof ChildInput>;
 
-/** A child that reads page after page may continue as new; it carries its counts over. */
-const PagingChildInput = ChildInput.extend({ carried: CarriedCounts.optional() });
+/**
+ * What a page guard carries of a scope over a continue-as-new (workflows/page-guard.ts): the tag of the
+ * cursor it was given at the scope's last power-of-two page, and the pages of the scope it has seen.
+ */
+export const CursorProbe = z.object({
+  scope: z.string().min(1),
+  tag: z.string().min(1),
+  pages: z.number().int().positive(),
+});
+export type CursorProbe = z.infer<typeof CursorProbe>;
+
+/**
+ * A child that reads page after page may continue as new; it carries its counts over, and its page guard's
+ * probes of the scopes it has not finished.
+ */
+const PagingChildInput = ChildInput.extend({
+  carried: CarriedCounts.optional(),
+  cursorProbes: z.array(CursorProbe).optional(),
+});
 
 export const WindowInput = PagingChildInput.extend({
   pass: ExportPass,

@@ -93,6 +93,7 @@ export async function buildDependencies(
     client,
     destination,
     logger,
+    maxPagesPerScope: config.SYNC_MAX_PAGES,
     ...(metrics ? { observer: metrics } : {}),
     ...(config.SYNC_BUSINESS_HOURS ? { businessHours: config.SYNC_BUSINESS_HOURS.hours } : {}),
   });

@@ -25,7 +25,7 @@ async function exportWindowWorkflowBody(input: WindowInput): Promise<StreamCount
   await readPages({
     input,
     scope,
-    guard: pageGuard(input.pass),
+    guard: pageGuard(input.pass, input.cursorProbes),
     progress,
     read: (options) =>
       analytics.syncExportPage({

@@ -56,7 +56,8 @@ export interface PageLoop<P extends LoopPage> {
  * The workflow half of the page path: reads one scope page by page, one activity per page, until the scope
  * is done (true) or `more` says stop (false). Every page's cursor goes through the guard (a cursor that
  * comes round again fails the window; one restart per scope and run) and its counts into the progress;
- * between pages the workflow continues as new when its history grows large.
+ * between pages the workflow continues as new when its history grows large, carrying the guard's probes
+ * (the workflow passes them back to `pageGuard`).
  */
 export async function readPages<P extends LoopPage>(loop: PageLoop<P>): Promise<boolean> {
   const { input, scope, guard, progress } = loop;
@@ -68,7 +69,10 @@ export async function readPages<P extends LoopPage>(loop: PageLoop<P>): Promise<
     progress.requests += page.requests;
     loop.onPage?.(page);
     if (page.done) return true;
-    await continueAsNewIfSuggested(loop.carryOn?.() ?? input, progress);
+    await continueAsNewIfSuggested(
+      { ...(loop.carryOn?.() ?? input), cursorProbes: guard.probes() },
+      progress,
+    );
   }
   return false;
 }

@@ -19,7 +19,7 @@ async function referenceStreamWorkflowBody(input: ReferenceInput): Promise<Strea
   await readPages({
     input,
     scope,
-    guard: pageGuard(input.stream),
+    guard: pageGuard(input.stream, input.cursorProbes),
     progress,
     read: (options) =>
       pages.syncReferencePage({

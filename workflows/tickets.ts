@@ -28,7 +28,7 @@ async function ticketsWorkflowBody(input: TicketsInput): Promise<StreamCounts & 
   const budgetLeft = () =>
     input.sweep?.maxPages == null ? Number.POSITIVE_INFINITY : input.sweep.maxPages - seen.listPages;
 
-  const guard = pageGuard('tickets');
+  const guard = pageGuard('tickets', input.cursorProbes);
 
   /** Pages of `scope` from the list's top or a resumed sweep (`fromTop`), until done or out of budget. */
   const readList = (

@@ -9,7 +9,6 @@ import {
 import type { WarehouseRow } from '../../schemas/warehouse.js';
 import { readState, restartedCheckpoint } from '../checkpoints.js';
 import type { ActivityDeps } from '../deps.js';
-import { setAsideTooDeep } from '../depth-guard.js';
 import { PAGE_FETCHERS } from '../fetchers.js';
 import { rowsOf } from '../page-step.js';
 import { TRANSIT_STATUSES } from '../threads.js';
@@ -69,8 +68,9 @@ export function auditThread(deps: ActivityDeps) {
     const fetched: Page<unknown, unknown> | null = await unlessGone(
       PAGE_FETCHERS.ticket_messages(deps.client, { ticketNumber }, null),
     );
-    // Items nested past the warehouse's depth cap are compared as the sync stores them: not at all.
-    const page = fetched && setAsideTooDeep(fetched);
+    // Items nested past the warehouse's depth cap are set aside by the reader (parse.ts), as the sync
+    // stores them: they are compared not at all.
+    const page = fetched;
     const served = page ? (rowsOf(page) as Served[]) : [];
     // Oldest first: with more pages, the page covers the messages created before its last one.
     const last = page?.hasMore ? (served.at(-1)?.item as { created_at?: string } | undefined) : undefined;
@@ -121,12 +121,10 @@ export function auditWindow(deps: ActivityDeps) {
     const { table, from, before } = input;
     const { pass, seedColumn } = AUDIT_TABLES[table];
     const fetch: (typeof PAGE_FETCHERS)[typeof pass] = PAGE_FETCHERS[pass];
-    const page: Page<unknown, unknown> = setAsideTooDeep(
-      await fetch(
-        deps.client,
-        { limit: AUDIT_PAGE_SIZE, from, before, includeComments: input.includeComments },
-        null,
-      ),
+    const page: Page<unknown, unknown> = await fetch(
+      deps.client,
+      { limit: AUDIT_PAGE_SIZE, from, before, includeComments: input.includeComments },
+      null,
     );
     const served = rowsOf(page) as Served[];
     // Ordered by the date (then id): with more pages, the page covers the dates before its last row's.

@@ -69,6 +69,8 @@ export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 export const DEFAULT_REQUEST_DEADLINE_MS = 60_000;
 /** The spec's rate window, which the cap on server-named waits counts in unless told another. */
 const DEFAULT_RATE_WINDOW_MS = 60_000;
+/** Items set aside that the page's one log line shows as examples. */
+const SET_ASIDE_EXAMPLES = 3;
 /** `TransportError.code` of an exchange that outlasted the request deadline. */
 export const DEADLINE_EXCEEDED = 'DEADLINE_EXCEEDED';
 
@@ -470,7 +472,7 @@ export class SupportApiClient {
   /** Sends and parses `data` with `schema`. */
   async getOne<S extends z.ZodType>(req: ApiRequest, schema: S): Promise<z.infer<S>> {
     const res = await this.send(req);
-    return this.#parsed(() => parseSingle(res.endpoint, res.status, res.json, schema));
+    return this.#parsed(res.endpoint, () => parseSingle(res.endpoint, res.status, res.json, schema));
   }
 
   /**
@@ -499,28 +501,38 @@ export class SupportApiClient {
       }
       throw err;
     }
-    return this.#parsed(() => parsePage(res.endpoint, res.status, res.json, item, meta as M));
+    const limit = query['limit'];
+    return this.#parsed(res.endpoint, () =>
+      parsePage(
+        res.endpoint,
+        res.status,
+        res.json,
+        item,
+        meta as M,
+        typeof limit === 'number' ? limit : undefined,
+      ),
+    );
   }
 
   /** An unpaginated list in `data` (the metric catalog). */
   async getArray<S extends z.ZodType>(path: string, item: S): Promise<ParsedItems<z.infer<S>>> {
     const res = await this.send({ method: 'GET', path });
-    return this.#parsed(() => parseArray(res.endpoint, res.status, res.json, item));
+    return this.#parsed(res.endpoint, () => parseArray(res.endpoint, res.status, res.json, item));
   }
 
-  /** Parses, with the key scrubbed from every reported problem and drift (a broken server could echo it). */
-  #parsed<T>(parse: () => T): T {
+  /**
+   * Parses, with the key scrubbed from every reported problem and drift (a broken server could echo it).
+   * Items set aside are logged in one line per page, however many there are: how many, the kept ones
+   * counted by reason, a few examples.
+   */
+  #parsed<T>(endpoint: Endpoint, parse: () => T): T {
     try {
       const parsed = this.#scrubbedDrift(parse());
-      const rejected = (parsed as Partial<ParsedItems<unknown>> | null)?.rejected;
+      const page = parsed as Partial<ParsedItems<unknown>> | null;
+      const rejected = page?.rejected;
       if (Array.isArray(rejected) && rejected.length > 0) {
         const clean = rejected.map((r: InvalidItem) => scrubRejected(r, this.#secrets));
-        for (const r of clean) {
-          this.logger.warn(
-            { itemIndex: r.index, itemId: r.itemId, reason: r.reason },
-            'list item breaks what the spec defines: set aside',
-          );
-        }
+        this.#logSetAside(endpoint, clean, page?.rejectedPastCap ?? 0);
         return { ...parsed, rejected: clean };
       }
       return parsed;
@@ -532,6 +544,24 @@ export class SupportApiClient {
       }
       throw err;
     }
+  }
+
+  #logSetAside(endpoint: Endpoint, kept: readonly InvalidItem[], pastCap: number): void {
+    const byReason = new Map<string, number>();
+    for (const r of kept) byReason.set(r.reason, (byReason.get(r.reason) ?? 0) + 1);
+    this.logger.warn(
+      {
+        endpoint,
+        setAside: kept.length + pastCap,
+        // Reasons are read for the items kept (MAX_REJECTED_KEPT); those past the cap are only counted.
+        byReason: [...byReason].map(([reason, items]) => ({ reason, items })),
+        notRead: pastCap,
+        examples: kept
+          .slice(0, SET_ASIDE_EXAMPLES)
+          .map((r) => ({ itemIndex: r.index, itemId: r.itemId, reason: r.reason })),
+      },
+      'list items set aside: they break what the spec defines',
+    );
   }
 
   #scrubbedDrift<T>(parsed: T): T {
@@ -574,7 +604,7 @@ export class SupportApiClient {
       path: `/tickets/${ticketPathSegment(ticketNumber)}`,
       query: { include: options.includeTicketFields ? 'ticket_fields' : undefined },
     });
-    const item = this.#parsed(() => parseSingle(res.endpoint, res.status, res.json, Ticket));
+    const item = this.#parsed(res.endpoint, () => parseSingle(res.endpoint, res.status, res.json, Ticket));
     return { item, raw: (res.json as { data: Record<string, unknown> }).data };
   }
 

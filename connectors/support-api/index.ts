@@ -55,7 +55,7 @@ export {
   type PageRequest,
   type TicketsPageRequest,
 } from './paginate.js';
-export type { InvalidItem } from './parse.js';
+export { type InvalidItem, MAX_REJECTED_KEPT, TOO_DEEP_REASON } from './parse.js';
 export {
   type AcquireOptions,
   type ClampedWait,

@@ -20,12 +20,15 @@ import type { InvalidItem } from './parse.js';
 
 /**
  * One page as fetched. `rawItems[i]` is the JSON object `items[i]` was parsed from; `rejected` are the
- * items that broke what the spec defines (the caller sets them aside and stores the rest).
+ * items that broke what the spec defines or nest deeper than the warehouse takes (the caller sets them
+ * aside and stores the rest).
  */
 export interface Page<T, M = undefined> {
   items: T[];
   rawItems: Record<string, unknown>[];
   rejected: InvalidItem[];
+  /** Items set aside past the cap a page keeps (MAX_REJECTED_KEPT): counted, not kept. */
+  rejectedPastCap: number;
   /** What the stored items hold that their schema does not know (schemas/api/drift.ts). */
   drift: DriftObservation[];
   /** The cursor sent to get this page (null for the first page). */
@@ -74,6 +77,7 @@ async function fetchPage<S extends z.ZodType, M extends z.ZodType | undefined = 
     items: page.items,
     rawItems: page.rawItems,
     rejected: page.rejected,
+    rejectedPastCap: page.rejectedPastCap,
     drift: page.drift,
     cursor,
     nextCursor: page.hasMore ? page.nextCursor : null,
@@ -149,8 +153,20 @@ export function fetchAgentsPage(client: SupportApiClient, req: PageRequest = {})
 
 /** `GET /reports/metrics` (spec 4.11): the whole catalog, unpaginated. */
 export async function fetchMetricCatalog(client: SupportApiClient): Promise<Page<MetricCatalogEntry>> {
-  const { items, rawItems, rejected, drift } = await client.getArray('/reports/metrics', MetricCatalogEntry);
-  return { items, rawItems, rejected, drift, cursor: null, nextCursor: null, hasMore: false };
+  const { items, rawItems, rejected, rejectedPastCap, drift } = await client.getArray(
+    '/reports/metrics',
+    MetricCatalogEntry,
+  );
+  return {
+    items,
+    rawItems,
+    rejected,
+    rejectedPastCap,
+    drift,
+    cursor: null,
+    nextCursor: null,
+    hasMore: false,
+  };
 }
 
 export interface CsatPageRequest extends PageRequest {

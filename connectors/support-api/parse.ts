@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { type DriftObservation, driftOf } from '../../schemas/api/drift.js';
 import { ErrorEnvelope, Pagination } from '../../schemas/api/envelope.js';
+import { jsonCutAt, jsonDeeperThan, MAX_JSON_DEPTH } from '../../schemas/warehouse/values.js';
 import { type Endpoint, ResponseFormatError, SchemaViolationError, SupportApiError } from './errors.js';
 import { parseRetryAfter } from './rate-governor.js';
 import { type Scrubber, SERVER_TEXT_LIMITS, serverText } from './server-text.js';
@@ -81,7 +82,8 @@ export function throwIfError(
       status: res.status,
       contentType: headerValue(res.headers, 'content-type'),
       problem: `error response without the API's error envelope (${serverText(formatIssues(parsed.error.issues), key, SERVER_TEXT_LIMITS.message)})`,
-      bodySnippet: bodySnippet(JSON.stringify(json), key),
+      // The body as received: serialising the decoded JSON again would recurse once per level of nesting.
+      bodySnippet: bodySnippet(res.text, key),
     });
   }
   const env = parsed.data;
@@ -177,6 +179,13 @@ export function parseSingle<S extends z.ZodType>(
   return data.data;
 }
 
+/**
+ * The most items an unpaginated list (the metric catalog: tens of metrics) may hold; a larger one is refused
+ * whole, like a page over its request's limit. Without it a source answering millions of bare numbers would
+ * cost a zod check per item: about 40 bytes of heap per byte of page (bench/page-memory.ts).
+ */
+export const MAX_UNPAGINATED_ITEMS = 10_000;
+
 /** An array in `data` (unpaginated list, e.g. the metric catalog), validated item by item. */
 export function parseArray<S extends z.ZodType>(
   endpoint: Endpoint,
@@ -184,50 +193,86 @@ export function parseArray<S extends z.ZodType>(
   json: unknown,
   item: S,
 ): ParsedItems<z.infer<S>> {
+  refuseOverLimit(endpoint, status, json, MAX_UNPAGINATED_ITEMS, 'an unpaginated list may hold');
   const env = z.object({ success: z.literal(true), data: z.array(z.unknown()) }).safeParse(json);
   if (!env.success) throw violation(endpoint, status, env.error.issues, undefined, undefined, []);
   return parseItems(env.data.data, item);
 }
 
 /**
- * An item of a list that breaks what the spec defines strictly (schemas/api/open.ts): it cannot be stored
- * faithfully, so the caller sets it aside (`_rejected`) and stores the rest of its page.
+ * An item of a list that breaks what the spec defines strictly (schemas/api/open.ts), or nests deeper than
+ * the warehouse takes: it cannot be stored faithfully, so the caller sets it aside (`_rejected`) and stores
+ * the rest of its page.
  */
 export interface InvalidItem {
   /** Index in `data`. */
   index: number;
   /** The item's `id` if it had one (string or number), as text. */
   itemId: string | undefined;
-  /** The item as received. */
+  /** The item as received (cut at MAX_JSON_DEPTH levels when it nests deeper). */
   raw: unknown;
   /** Which fields broke which rule, e.g. `score: Too big: expected number to be <=5`. */
   reason: string;
 }
 
+/**
+ * The JSON depth cap at the reader: an item nested deeper than the warehouse takes (MAX_JSON_DEPTH, in
+ * schemas/warehouse/values.ts) is set aside like an item that breaks the spec, kept cut at the cap. It is
+ * measured before anything turns the item into text or walks it recursively (a rejected item's JSON, a
+ * row's build): past a few thousand levels those end in a stack overflow, which would be retried as
+ * transient on every attempt.
+ */
+export const TOO_DEEP_REASON = `(item): JSON nested deeper than ${MAX_JSON_DEPTH} levels, more than the warehouse takes`;
+
+/**
+ * Items set aside that a page keeps, at most (`rejected`, stored in `_rejected`); the rest are counted
+ * (`rejectedPastCap`), their reasons not even formatted (a zod error costs microseconds). Work and memory per
+ * set-aside item then stop at the cap: a list of millions of bare numbers costs its parse and one check per
+ * item, not millions of reasons, copies and `_rejected` rows.
+ */
+export const MAX_REJECTED_KEPT = 25;
+
 export interface ParsedItems<T> {
   items: T[];
   /** `rawItems[i]` is the JSON object `items[i]` was parsed from. */
   rawItems: Record<string, unknown>[];
+  /** The first MAX_REJECTED_KEPT items set aside, in the page's order. */
   rejected: InvalidItem[];
+  /** Items set aside past MAX_REJECTED_KEPT: counted, not kept. */
+  rejectedPastCap: number;
   /** What the stored items hold that their schema does not know (schemas/api/drift.ts), per page. */
   drift: DriftObservation[];
 }
 
-/** Validates each item on its own: one bad item never costs the others (they are returned, it is rejected). */
+/**
+ * Validates each item on its own: one bad item never costs the others (they are returned, it is set
+ * aside). Every item's depth is measured (without recursion) before it is kept or set aside.
+ */
 function parseItems<S extends z.ZodType>(raw: unknown[], item: S): ParsedItems<z.infer<S>> {
   const items: z.infer<S>[] = [];
   const rawItems: Record<string, unknown>[] = [];
   const rejected: InvalidItem[] = [];
+  let rejectedPastCap = 0;
+  const setAside = (index: number, r: unknown, reason: () => string) => {
+    if (rejected.length >= MAX_REJECTED_KEPT) rejectedPastCap += 1;
+    else
+      rejected.push({
+        index,
+        itemId: itemIdOf(r),
+        raw: jsonDeeperThan(r) ? jsonCutAt(r) : r,
+        reason: reason(),
+      });
+  };
   raw.forEach((r, index) => {
     const parsed = item.safeParse(r);
-    if (parsed.success) {
+    if (!parsed.success) setAside(index, r, () => formatIssues(parsed.error.issues));
+    else if (jsonDeeperThan(r)) setAside(index, r, () => TOO_DEEP_REASON);
+    else {
       items.push(parsed.data);
       rawItems.push(r as Record<string, unknown>);
-    } else {
-      rejected.push({ index, itemId: itemIdOf(r), raw: r, reason: formatIssues(parsed.error.issues) });
     }
   });
-  return { items, rawItems, rejected, drift: driftOf(item, rawItems) };
+  return { items, rawItems, rejected, rejectedPastCap, drift: driftOf(item, rawItems) };
 }
 
 export interface ParsedPage<T, M> extends ParsedItems<T> {
@@ -236,14 +281,20 @@ export interface ParsedPage<T, M> extends ParsedItems<T> {
   meta: M | undefined;
 }
 
-/** A cursor page: `data[]` + `pagination` (+ `meta` when a meta schema is given). */
+/**
+ * A cursor page: `data[]` + `pagination` (+ `meta` when a meta schema is given). A page holding more items
+ * than the request's `limit` is refused whole, as one violation, before any item is looked at: a source that
+ * ignores the limit (a page of six million numbers) costs its parse, not a reason and a log line per item.
+ */
 export function parsePage<S extends z.ZodType, M extends z.ZodType | undefined>(
   endpoint: Endpoint,
   status: number,
   json: unknown,
   item: S,
   meta: M,
+  limit?: number,
 ): ParsedPage<z.infer<S>, M extends z.ZodType ? z.infer<M> : undefined> {
+  if (limit !== undefined) refuseOverLimit(endpoint, status, json, limit, "the request's limit");
   const envSchema = z.object({
     success: z.literal(true),
     data: z.array(z.unknown()),
@@ -252,17 +303,36 @@ export function parsePage<S extends z.ZodType, M extends z.ZodType | undefined>(
   });
   const env = envSchema.safeParse(json);
   if (!env.success) throw violation(endpoint, status, env.error.issues, undefined, undefined, []);
-  const { items, rawItems, rejected, drift } = parseItems(env.data.data, item);
   const value = env.data as { pagination: { has_more: boolean; next_cursor: string | null }; meta?: unknown };
   return {
-    items,
-    rawItems,
-    rejected,
-    drift,
+    ...parseItems(env.data.data, item),
     hasMore: value.pagination.has_more,
     nextCursor: value.pagination.next_cursor,
     meta: value.meta as M extends z.ZodType ? z.infer<M> : undefined,
   };
+}
+
+/**
+ * Throws one violation for a list holding more than `limit` items, before any item is looked at: the page
+ * is refused whole, never expanded into a reason (and a log line) per item.
+ */
+function refuseOverLimit(
+  endpoint: Endpoint,
+  status: number,
+  json: unknown,
+  limit: number,
+  what: string,
+): void {
+  const data = (json as { data?: unknown } | null)?.data;
+  if (!Array.isArray(data) || data.length <= limit) return;
+  throw new SchemaViolationError(endpoint, status, [
+    {
+      itemIndex: undefined,
+      itemId: undefined,
+      path: 'data',
+      message: `${data.length} items, more than ${what} (${limit}): the page is refused whole`,
+    },
+  ]);
 }
 
 function violation(

@@ -57,7 +57,7 @@ export function storableString(value: string): string {
  * any document the API defines (a ticket is a few levels deep) and under BigQuery's JSON nesting limit (500);
  * the functions here that walk a value recurse once per level, so a deeper value (a source sending an array
  * nested thousands deep) would otherwise end in `RangeError: Maximum call stack size exceeded`. The reader
- * sets such an item aside (activities/depth-guard.ts); the walks below refuse it by name all the same.
+ * sets such an item aside (connectors/support-api/parse.ts); the walks below refuse it by name all the same.
  */
 export const MAX_JSON_DEPTH = 128;
 
@@ -96,17 +96,22 @@ export function jsonCutAt(value: unknown, limit = MAX_JSON_DEPTH, depth = 0): un
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, jsonCutAt(v, limit, depth + 1)]));
 }
 
-/** Deep copy of a JSON value with every string (keys included) made storable; JsonTooDeepError past the cap. */
+/**
+ * Deep copy of a JSON value with every string (keys included) made storable; JsonTooDeepError past the cap.
+ * An item's keys are data: the copy's members are defined (`Object.fromEntries`), never assigned, so a key
+ * `__proto__` (which JSON.parse makes an own member) is kept as a member instead of setting the prototype.
+ */
 export function storableJson(value: unknown, depth = 0): unknown {
   if (typeof value === 'string') return storableString(value);
   if (value !== null && typeof value === 'object' && depth >= MAX_JSON_DEPTH)
     throw new JsonTooDeepError(MAX_JSON_DEPTH);
   if (Array.isArray(value)) return value.map((v) => storableJson(v, depth + 1));
   if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value))
-      if (v !== undefined) out[storableString(k)] = storableJson(v, depth + 1);
-    return out;
+    return Object.fromEntries(
+      Object.entries(value).flatMap(([k, v]) =>
+        v === undefined ? [] : [[storableString(k), storableJson(v, depth + 1)]],
+      ),
+    );
   }
   if (typeof value === 'number' && !Number.isFinite(value)) return null;
   return value;

@@ -14,12 +14,19 @@ import {
   SupportApiError,
   TransportError,
 } from '../../connectors/support-api/errors.js';
-import { fetchTicketsPage } from '../../connectors/support-api/paginate.js';
-import { throwIfError } from '../../connectors/support-api/parse.js';
+import { fetchMetricCatalog, fetchTicketsPage } from '../../connectors/support-api/paginate.js';
+import {
+  MAX_REJECTED_KEPT,
+  MAX_UNPAGINATED_ITEMS,
+  TOO_DEEP_REASON,
+  throwIfError,
+} from '../../connectors/support-api/parse.js';
 import { RateGovernor } from '../../connectors/support-api/rate-governor.js';
 import { SERVER_TEXT_LIMITS, serverText } from '../../connectors/support-api/server-text.js';
 import { MAX_CURSOR_CHARS } from '../../schemas/api/envelope.js';
 import { Secret } from '../../schemas/secret.js';
+import { jsonDeeperThan } from '../../schemas/warehouse.js';
+import { ticket } from '../destinations/fixtures.js';
 import { json, type StubHandler, startStub } from './support/stub-server.js';
 
 /**
@@ -496,5 +503,103 @@ describe('server strings (property)', () => {
       ),
       { numRuns: 1000 },
     );
+  });
+});
+
+/** `depth` arrays nested in one another, as JSON text (built without recursion). */
+const nestedText = (depth: number, bottom = '0') => `${'['.repeat(depth)}${bottom}${']'.repeat(depth)}`;
+
+describe('a hostile source: what a page costs is bounded by what it sends', () => {
+  it('a page of six million numbers for a limit of 100: refused whole, one error, one log line', async () => {
+    const numbers = `[${Array.from({ length: 6_000_000 }, (_, i) => i % 10).join(',')}]`;
+    const body = `{"success":true,"data":${numbers},"pagination":{"has_more":false,"next_cursor":null}}`;
+    const { client, lines, stub } = await hostile((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+    });
+    const err = await fetchTicketsPage(client, { limit: 100 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SchemaViolationError);
+    const violation = err as SchemaViolationError;
+    expect(violation.issues).toHaveLength(1);
+    expect(violation.message).toMatch(
+      /field data: 6000000 items, more than the request's limit \(100\): the page is refused whole/,
+    );
+    expect(stub.requests).toHaveLength(1); // not retried: the page would be as large again
+    const warnings = lines.filter((l) => (JSON.parse(l) as { level: number }).level >= 40);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]!.length).toBeLessThan(2_000);
+  });
+
+  it('an unpaginated list of bare numbers: one log line, the first few kept, every item counted; past its bound refused whole', async () => {
+    const count = MAX_UNPAGINATED_ITEMS;
+    let length = count;
+    const { client, lines } = await hostile((_req, res) => {
+      const numbers = `[${Array.from({ length }, (_, i) => i).join(',')}]`;
+      res.writeHead(200, { 'content-type': 'application/json' }).end(`{"success":true,"data":${numbers}}`);
+    });
+    const page = await fetchMetricCatalog(client);
+    expect(page.items).toEqual([]);
+    expect(page.rejected).toHaveLength(MAX_REJECTED_KEPT);
+    expect(page.rejected.map((r) => r.index)).toEqual([...Array(MAX_REJECTED_KEPT).keys()]);
+    expect(page.rejectedPastCap).toBe(count - MAX_REJECTED_KEPT);
+    const setAside = lines.filter((l) => l.includes('list items set aside'));
+    expect(setAside).toHaveLength(1);
+    expect(lines.filter((l) => (JSON.parse(l) as { level: number }).level >= 40)).toEqual(setAside);
+    const logged = JSON.parse(setAside[0]!) as {
+      setAside: number;
+      notRead: number;
+      byReason: { reason: string; items: number }[];
+      examples: unknown[];
+    };
+    expect(logged.setAside).toBe(count);
+    expect(logged.notRead).toBe(count - MAX_REJECTED_KEPT);
+    expect(logged.byReason).toEqual([
+      { reason: expect.stringMatching(/expected object/), items: MAX_REJECTED_KEPT },
+    ]);
+    expect(logged.examples).toHaveLength(3);
+    expect(setAside[0]!.length).toBeLessThan(3_000);
+
+    length = 300_000;
+    const err = await fetchMetricCatalog(client).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SchemaViolationError);
+    expect((err as Error).message).toMatch(
+      new RegExp(`300000 items, more than an unpaginated list may hold \\(${count}\\)`),
+    );
+  });
+
+  it('an item nested 10,000 levels deep that also breaks the schema: set aside, cut, no stack overflow', async () => {
+    const deep = `{"id":"t-deep","ticket_number":"not a number","x":${nestedText(10_000)}}`;
+    const body = `{"success":true,"data":[${deep}],"pagination":{"has_more":false,"next_cursor":null}}`;
+    const { client, stub } = await hostile((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+    });
+    const page = await fetchTicketsPage(client, { limit: 10 });
+    expect(stub.requests).toHaveLength(1);
+    expect(page.rejected).toHaveLength(1);
+    expect(page.rejected[0]!.itemId).toBe('t-deep');
+    expect(page.rejected[0]!.reason).toMatch(/ticket_number/);
+    expect(JSON.stringify(page.rejected[0]!.raw)).toContain('nested deeper than');
+  });
+
+  it('an item nested 10,000 levels deep in an unknown field: set aside for its depth, the rest kept', async () => {
+    const good = JSON.stringify(ticket({ ticket_number: 1 }));
+    const deep = JSON.stringify(ticket({ ticket_number: 2 })).replace(/}$/, `,"x":${nestedText(10_000)}}`);
+    const { client } = await hostile((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(`{"success":true,"data":[${good},${deep}],"pagination":{"has_more":false,"next_cursor":null}}`);
+    });
+    const page = await fetchTicketsPage(client, { limit: 10 });
+    expect(page.items.map((t) => t.ticket_number)).toEqual([1]);
+    expect(page.rejected.map((r) => [r.index, r.reason])).toEqual([[1, TOO_DEEP_REASON]]);
+    expect(jsonDeeperThan(page.rejected[0]!.raw)).toBe(false);
+  });
+
+  it('an error body nested 10,000 levels deep: a clean format error, not a stack overflow', async () => {
+    const { client } = await hostile((_req, res) => {
+      res.writeHead(500, { 'content-type': 'application/json' });
+      res.end(`{"success":false,"detail":${nestedText(10_000)}}`);
+    });
+    const err = await fetchTicketsPage(client, { limit: 10 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ResponseFormatError);
+    expect((err as Error).message).toMatch(/error response without the API's error envelope/);
   });
 });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TOO_DEEP_REASON } from '../../activities/depth-guard.js';
+import { TOO_DEEP_REASON } from '../../connectors/support-api/index.js';
 import { type Pipeline, startPipeline } from './harness.js';
 import { type RewritingProxy, startRewritingProxy } from './rewriting-proxy.js';
 

@@ -42,6 +42,51 @@ describe('the page guard of a workflow execution', () => {
   });
 });
 
+describe('the page guard over continue-as-new', () => {
+  /**
+   * A scope whose cursors cycle with period `cycle` after `tail` pages, read by executions that each
+   * continue as new after `perExecution` pages, carrying the guard's probes: the page the loop is caught at.
+   */
+  function caughtAt(cycle: number, tail: number, perExecution: number): number | null {
+    let probes = pageGuard('csat_surveys.sent').probes();
+    for (let n = 0; n < 100_000; ) {
+      const guard = pageGuard('csat_surveys.sent', probes);
+      for (let i = 0; i < perExecution; i++, n++) {
+        const tag = n < tail ? `t${n}` : `c${(n - tail) % cycle}`;
+        try {
+          guard.observe('w', page(tag));
+        } catch (err) {
+          expect(String(err)).toMatch(/already returned/);
+          return n;
+        }
+      }
+      probes = guard.probes();
+      expect(probes.length).toBe(1); // constant, whatever the scope's length
+    }
+    return null;
+  }
+
+  it('catches a cycle longer than one execution, within about twice its length and tail', () => {
+    for (const [cycle, tail] of [
+      [3_000, 0],
+      [2_500, 7_000],
+      [1_001, 1],
+    ] as const) {
+      const at = caughtAt(cycle, tail, 1_000);
+      expect(at, `cycle ${cycle} after ${tail}`).not.toBeNull();
+      expect(at!).toBeLessThanOrEqual(2 * Math.max(cycle, tail) + 2 * cycle);
+    }
+  });
+
+  it('a scope without a cycle is never stopped, and a finished scope leaves no probe', () => {
+    expect(caughtAt(Number.MAX_SAFE_INTEGER, 100_000, 1_000)).toBeNull();
+    const guard = pageGuard('tags');
+    guard.observe('snapshot', page('a'));
+    guard.observe('snapshot', page(null));
+    expect(guard.probes()).toEqual([]);
+  });
+});
+
 describe('BoundedMap (caches that are only a saving)', () => {
   it('keeps at most `max` entries however many keys pass through it', () => {
     const map = new BoundedMap<string, number>(100);

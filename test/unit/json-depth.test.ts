@@ -1,9 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { setAsideTooDeep, TOO_DEEP_REASON } from '../../activities/depth-guard.js';
 import { rejectedOf, rowsOf } from '../../activities/page-step.js';
 import { rejectedList } from '../../connectors/batch.js';
-import { parsePage } from '../../connectors/support-api/parse.js';
+import { parsePage, TOO_DEEP_REASON } from '../../connectors/support-api/parse.js';
 import { Ticket } from '../../schemas/api/tickets.js';
 import {
   canonicalJson,
@@ -55,8 +54,7 @@ describe('JSON depth cap', () => {
         pagination: { has_more: false, next_cursor: null },
       }),
     );
-    const parsed = parsePage('/tickets', 200, answer, Ticket, undefined);
-    const page = setAsideTooDeep({ ...parsed, cursor: 'c1', nextCursor: null });
+    const page = { ...parsePage('/tickets', 200, answer, Ticket, undefined), cursor: 'c1', nextCursor: null };
     expect(page.items.map((t) => t.ticket_number)).toEqual([1, 3]);
     expect(page.rejected.map((r) => [r.index, r.itemId])).toEqual([
       [1, deep.id],
@@ -70,12 +68,5 @@ describe('JSON depth cap', () => {
     const stored = rejectedList(rejectedOf('tickets', 'tickets', 'sweep', step));
     expect(stored.map((r) => r.itemId).sort()).toEqual([deep.id, broken.id].sort());
     for (const r of stored) expect(jsonDeeperThan(r.raw)).toBe(false);
-  });
-
-  it('a page with nothing too deep is returned as it is', () => {
-    const answer = { success: true, data: [ticket()], pagination: { has_more: false, next_cursor: null } };
-    const parsed = { ...parsePage('/tickets', 200, JSON.parse(JSON.stringify(answer)), Ticket, undefined) };
-    const page = { ...parsed, cursor: null, nextCursor: null };
-    expect(setAsideTooDeep(page)).toBe(page);
   });
 });
