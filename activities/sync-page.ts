@@ -142,7 +142,7 @@ export async function syncPage(
     lastSeenTag: target.lastSeenTag,
   });
   if ((target.settled ?? isComplete)(previous)) return { ...NOTHING_READ, ...store.nothing };
-  await refuseEndlessScope(deps, target, checkpointStream, previous);
+  await refuseEndlessScope(deps, target, checkpointStream, previous, store === STORE_ALL);
   let step: PageStep<AnyPage>;
   try {
     step = await fetchPageStep(deps, {
@@ -189,6 +189,14 @@ export async function syncPage(
 export const DEFAULT_MAX_PAGES_PER_SCOPE = 200_000;
 
 /**
+ * Pages a scope may take without a single item while the API says there are more. The spec allows an empty
+ * page with `has_more: true` (a filter that matched nothing on this page), so one is never refused; a hundred
+ * in a row with no item between them is a source that will not end, and waiting for SYNC_MAX_PAGES would
+ * cost hours of requests. Counted from the checkpoint's items, so across continue-as-new and runs.
+ */
+export const MAX_EMPTY_PAGES_PER_SCOPE = 100;
+
+/**
  * The page bound of a scope (SYNC_MAX_PAGES), counted by its checkpoint: so it holds across a workflow's
  * continue-as-new and across runs, where the workflow's loop guard (workflows/page-guard.ts) sees only what
  * it carries. A source that answers `has_more: true` for ever — with fresh cursors, no items, or a cycle
@@ -201,9 +209,13 @@ async function refuseEndlessScope(
   target: PageTarget<AnyPage>,
   checkpointStream: string,
   previous: Checkpoint | null,
+  /** The checkpoint's `rows` counts every item served (a store of its own may count only what changed). */
+  rowsCountItems: boolean,
 ): Promise<void> {
   const maxPages = deps.maxPagesPerScope ?? DEFAULT_MAX_PAGES_PER_SCOPE;
-  if (previous === null || previous.pages < maxPages) return;
+  if (previous === null) return;
+  const empty = rowsCountItems && previous.rows === 0 && previous.pages >= MAX_EMPTY_PAGES_PER_SCOPE;
+  if (previous.pages < maxPages && !empty) return;
   await deps.destination.writeCheckpoints([
     {
       stream: checkpointStream,
@@ -217,7 +229,9 @@ async function refuseEndlessScope(
   ]);
   throw Object.assign(
     new Error(
-      `${target.stream} ${target.scope}: ${previous.pages} pages read and the API still says there are more (SYNC_MAX_PAGES is ${maxPages}); the window fails instead of reading for ever, and its next read starts from its first page`,
+      empty
+        ? `${target.stream} ${target.scope}: ${previous.pages} pages read without a single item and the API still says there are more; the window fails instead of reading for ever, and its next read starts from its first page`
+        : `${target.stream} ${target.scope}: ${previous.pages} pages read and the API still says there are more (SYNC_MAX_PAGES is ${maxPages}); the window fails instead of reading for ever, and its next read starts from its first page`,
     ),
     { nonRetryable: true },
   );

@@ -474,7 +474,7 @@ export const ConfigFromEnv = z.object({
     .positive()
     .default(200_000)
     .describe(
-      "The most pages one scope may take — an export window, a reference list, the tickets sweep, one ticket's thread — counted in its checkpoint, so across continue-as-new and runs. Far above any real workspace (200,000 pages of 100 items); it ends a source that answers `has_more: true` for ever. Past it that window fails naming the scope and this setting (the run goes on), and the scope's next read starts from its first page",
+      "The most pages one scope may take — an export window, a reference list, the tickets sweep, one ticket's thread — counted in its checkpoint, so across continue-as-new and runs. Far above any real workspace (200,000 pages of 100 items); it ends a source that answers `has_more: true` for ever. Past it that window fails naming the scope and this setting (the run goes on), and the scope's next read starts from its first page. A list whose pages hold no item at all fails sooner, after 100 such pages",
     ),
   SYNC_SOURCE_PATIENCE: IsoDurationMs.prefault('PT6H')
     .refine((ms) => ms > 0, {

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { MAX_EMPTY_PAGES_PER_SCOPE } from '../../activities/sync-page.js';
 import { type CompanionHandle, startCompanion } from '../../companion/index.js';
 import { type CliResult, cli } from '../support/cli.js';
 import { freshDatabase } from '../support/postgres.js';
@@ -137,6 +138,46 @@ describe('sync --once: a source bounded by what it sends', () => {
       expect(cut.rows[0].cut).toBe(true);
     } finally {
       await db.end().catch(() => {});
+      proxy.misbehave = null;
+    }
+  });
+
+  it('a list that answers has_more with no items for ever ends long before SYNC_MAX_PAGES', async () => {
+    let tagPages = 0;
+    proxy.misbehave = ({ path, query }, res) => {
+      if (path !== '/tags' || query.get('limit') === '1') return false;
+      tagPages += 1;
+      send(
+        res,
+        JSON.stringify({
+          success: true,
+          data: [],
+          pagination: { has_more: true, next_cursor: `e${tagPages}` },
+        }),
+      );
+      return true;
+    };
+    const databaseUrl = await freshDatabase('e2e_hostile_empty_pages');
+    try {
+      const r = await cli(['sync', '--once', '--streams', 'tags,teams'], {
+        SUPPORT_API_URL: proxy.url,
+        SUPPORT_API_KEY: companion.keys.admin,
+        DESTINATION_URL: databaseUrl,
+        TEMPORAL_ADDRESS: inject('temporalAddress'),
+        TEMPORAL_TASK_QUEUE: `hostile-empty-${Date.now().toString(36)}`,
+        SUPPORT_API_RATE_LIMITS: 'off',
+        SYNC_AUDIT_SHARE: '0',
+        LOG_LEVEL: 'warn',
+      });
+      const summary = summaryOf(r);
+      expect(r.code, r.stderr.slice(-3000)).toBe(1);
+      expect(summary.streams['tags']?.status).toBe('failed');
+      expect(summary.streams['teams']?.status).toBe('succeeded');
+      expect(summary.error ?? '').toMatch(
+        new RegExp(`tags .*: ${MAX_EMPTY_PAGES_PER_SCOPE} pages read without a single item`),
+      );
+      expect(tagPages).toBeLessThanOrEqual(MAX_EMPTY_PAGES_PER_SCOPE + 1);
+    } finally {
       proxy.misbehave = null;
     }
   });
