@@ -31,9 +31,12 @@ export type Misbehaviour = (typeof MISBEHAVIOURS)[number];
 
 /** What the source did, for the checks: which items it poisoned and how often each misbehaviour fired. */
 export interface HostileRecord {
-  /** The ticket served with the deeply nested field (set aside, never stored as served), and its number. */
-  deepTicketId: string | null;
-  deepTicketNumber: number | null;
+  /**
+   * The tickets served nested `depth` deep (set aside, never stored as served): one in an unknown field
+   * (the depth guard's case), one in `tags`, which breaks the schema (a rejected item, serialised for
+   * `_rejected`). Id → number.
+   */
+  readonly deepTickets: Map<string, number>;
   /** The agent whose name echoes the API key. */
   keyEchoAgentId: string | null;
   /** The agent served with `__proto__` as one of its keys. */
@@ -59,7 +62,8 @@ const isProbe = (query: URLSearchParams) => query.get('limit') === '1';
  * - the first `/views` request (the preflight's) is a 302 whose rate-limit headers name a reset a year away;
  * - every full `/tags` page holds `oversizedItems` numbers (more items than any `limit`);
  * - every full `/teams` page says `has_more: true` with no items and a fresh cursor, for ever;
- * - one ticket carries a field nested `depth` arrays deep, on every page that holds it;
+ * - two tickets carry `depth` nested arrays, on every page that holds them: one in an unknown field, one
+ *   in `tags` (breaking the schema);
  * - every agent has the unknown field {@link EVIL_FIELD}; one agent's name echoes the key; one has
  *   `__proto__` as an item key;
  * - the first full CSAT window's first page has a next cursor holding NUL, every time it is read;
@@ -73,8 +77,7 @@ export function installAllAtOnce(
   without: ReadonlySet<Misbehaviour> = new Set(),
 ): HostileRecord {
   const record: HostileRecord = {
-    deepTicketId: null,
-    deepTicketNumber: null,
+    deepTickets: new Map(),
     keyEchoAgentId: null,
     protoAgentId: null,
     nulCursorQuery: null,
@@ -151,14 +154,19 @@ export function installAllAtOnce(
     if (isProbe(query)) return null;
     const page = body as { data?: Record<string, unknown>[] };
     if (!Array.isArray(page.data)) return null;
-    if (path === '/tickets' && page.data.length > 1) {
-      record.deepTicketId ??= String(page.data[1]!['id']);
-      record.deepTicketNumber ??= Number(page.data[1]!['ticket_number']);
-      const deep = page.data.find((t) => String(t['id']) === record.deepTicketId);
-      if (!deep || !fire('deepItem')) return null;
-      deep['x_unknown_nested'] = DEEP_MARK;
+    if (path === '/tickets' && page.data.length > 2) {
+      if (record.deepTickets.size === 0)
+        for (const t of page.data.slice(1, 3))
+          record.deepTickets.set(String(t['id']), Number(t['ticket_number']));
+      const [inUnknown, inTags] = [...record.deepTickets.keys()];
+      const poisoned = page.data.filter((t) => record.deepTickets.has(String(t['id'])));
+      if (poisoned.length === 0 || !fire('deepItem')) return null;
+      for (const t of poisoned) {
+        if (t['id'] === inUnknown) t['x_unknown_nested'] = DEEP_MARK;
+        if (t['id'] === inTags) t['tags'] = DEEP_MARK;
+      }
       // Spliced in as text: a recursive JSON.stringify of the proxy's own would be the first to overflow.
-      return JSON.stringify(page).replace(`"${DEEP_MARK}"`, deepText);
+      return JSON.stringify(page).replaceAll(`"${DEEP_MARK}"`, deepText);
     }
     if (path === '/csat-surveys' && !query.has('cursor')) {
       const window = query.toString();
