@@ -127,7 +127,7 @@ export function cliToFiles<N extends string>(
   const killer = setTimeout(() => {
     endedByItself = false;
     child.kill('SIGTERM');
-    setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
+    setTimeout(() => child.kill('SIGKILL'), 5_000).unref();
   }, options.deadlineMs);
   const closed = (s: NodeJS.WritableStream) => new Promise<void>((resolve) => s.end(resolve));
   return new Promise((resolve) =>
