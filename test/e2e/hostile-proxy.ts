@@ -8,18 +8,29 @@ export type Misbehaviour = (
 ) => boolean;
 
 /**
+ * What the proxy does to a forwarded JSON answer: the text to send instead (a field added, a cursor
+ * poisoned …), or null to send it unchanged. Text, not a value: a hostile answer may be JSON that no
+ * `JSON.stringify` would write (an item nested too deep to serialise recursively).
+ */
+export type Rewrite = (
+  request: { method: string; path: string; query: URLSearchParams; n: number },
+  body: unknown,
+) => string | null;
+
+/**
  * A proxy in front of the companion that answers chosen requests as a hostile server would (a drip, a
- * monstrous error, a redirect …) and forwards every other one unchanged, headers included. `n` counts the
- * requests of the same path so far (1 for the first).
+ * monstrous error, a redirect …), rewrites chosen forwarded answers, and forwards every other one unchanged,
+ * headers included. `n` counts the requests of the same path so far (1 for the first).
  */
 export interface HostileProxy {
   readonly url: string;
   misbehave: Misbehaviour | null;
+  rewrite: Rewrite | null;
   close(): Promise<void>;
 }
 
 export async function startHostileProxy(target: string): Promise<HostileProxy> {
-  const proxy: HostileProxy = { url: '', misbehave: null, close: async () => {} };
+  const proxy: HostileProxy = { url: '', misbehave: null, rewrite: null, close: async () => {} };
   const seen = new Map<string, number>();
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -30,7 +41,8 @@ export async function startHostileProxy(target: string): Promise<HostileProxy> {
         const path = url.pathname.replace(/^\/public\/v1/, '');
         const n = (seen.get(path) ?? 0) + 1;
         seen.set(path, n);
-        if (proxy.misbehave?.({ method: req.method ?? 'GET', path, query: url.searchParams, n }, res)) return;
+        const request = { method: req.method ?? 'GET', path, query: url.searchParams, n };
+        if (proxy.misbehave?.(request, res)) return;
         const headers = Object.fromEntries(
           Object.entries(req.headers).filter(([k, v]) => typeof v === 'string' && k !== 'host'),
         ) as Record<string, string>;
@@ -43,7 +55,12 @@ export async function startHostileProxy(target: string): Promise<HostileProxy> {
         upstream.headers.forEach((v, k) => {
           if (k !== 'content-length' && k !== 'content-encoding' && k !== 'transfer-encoding') out[k] = v;
         });
-        res.writeHead(upstream.status, out).end(Buffer.from(await upstream.arrayBuffer()));
+        const body = Buffer.from(await upstream.arrayBuffer());
+        const rewritten =
+          proxy.rewrite && out['content-type']?.includes('json')
+            ? proxy.rewrite(request, JSON.parse(body.toString('utf8')))
+            : null;
+        res.writeHead(upstream.status, out).end(rewritten ?? body);
       } catch (err) {
         if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' }).end(String(err));
       }

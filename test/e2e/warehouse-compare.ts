@@ -1,17 +1,9 @@
 import type pg from 'pg';
 import { expect } from 'vitest';
 import { COMPARED_TABLES, type SourceSnapshot } from './source-snapshot.js';
+import { warehouseRows } from './warehouse-rows.js';
 
-/** Live (not deleted) rows of a warehouse table: id → raw JSON as received. */
-export async function warehouseRows(db: pg.Client, table: string): Promise<Map<string, unknown>> {
-  const hasDeleted = await db.query(
-    `SELECT 1 FROM information_schema.columns WHERE table_schema = 'support' AND table_name = $1 AND column_name = '_deleted_at'`,
-    [table],
-  );
-  const where = hasDeleted.rowCount ? 'WHERE _deleted_at IS NULL' : '';
-  const { rows } = await db.query(`SELECT id, _raw FROM support.${table} ${where}`);
-  return new Map(rows.map((r) => [String(r.id), r._raw]));
-}
+export { warehouseRows };
 
 /** Every compared table holds exactly the source's items: same ids, same counts, same field values. */
 export async function expectWarehouseEqualsSource(db: pg.Client, source: SourceSnapshot): Promise<void> {

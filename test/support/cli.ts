@@ -1,4 +1,5 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcessByStdio, spawn } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -12,6 +13,27 @@ export interface CliResult {
 }
 
 /**
+ * The CLI's child process, its stdout and stderr piped, with exactly `env` as its configuration (the
+ * caller's own SUPPORT_*, DESTINATION_*, TEMPORAL_*, SYNC_* … settings are left out).
+ */
+export function spawnCli(
+  args: string[],
+  env: Record<string, string>,
+  options: { readonly cwd?: string } = {},
+): ChildProcessByStdio<null, Readable, Readable> {
+  const base = Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([k]) => !/^(SUPPORT_|DESTINATION_|TEMPORAL_|SYNC_|POSTGRES_|BIGQUERY_|ANALYTICS_|REPORT_)/.test(k),
+    ),
+  );
+  return spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', ...args], {
+    cwd: options.cwd ?? ROOT,
+    env: { ...base, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+}
+
+/**
  * `support-sync <args>` as a user runs it, in a child process, with exactly `env` as its configuration (the
  * test process's own SUPPORT_*, DESTINATION_*, TEMPORAL_*, SYNC_* … settings are left out); `cwd`: another
  * checkout of the project (default: this one).
@@ -22,16 +44,7 @@ export function cli(
   options: { readonly cwd?: string } = {},
 ): Promise<CliResult> {
   const started = Date.now();
-  const base = Object.fromEntries(
-    Object.entries(process.env).filter(
-      ([k]) => !/^(SUPPORT_|DESTINATION_|TEMPORAL_|SYNC_|POSTGRES_|BIGQUERY_|ANALYTICS_|REPORT_)/.test(k),
-    ),
-  );
-  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', ...args], {
-    cwd: options.cwd ?? ROOT,
-    env: { ...base, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawnCli(args, env, options);
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));

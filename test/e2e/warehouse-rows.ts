@@ -1,0 +1,39 @@
+import { isDeepStrictEqual } from 'node:util';
+import type pg from 'pg';
+
+/** Live (not deleted) rows of a warehouse table: id → raw JSON as received. */
+export async function warehouseRows(db: pg.Client, table: string): Promise<Map<string, unknown>> {
+  const hasDeleted = await db.query(
+    `SELECT 1 FROM information_schema.columns WHERE table_schema = 'support' AND table_name = $1 AND column_name = '_deleted_at'`,
+    [table],
+  );
+  const where = hasDeleted.rowCount ? 'WHERE _deleted_at IS NULL' : '';
+  const { rows } = await db.query(`SELECT id, _raw FROM support.${table} ${where}`);
+  return new Map(rows.map((r) => [String(r.id), r._raw]));
+}
+
+/**
+ * How a table differs from what the source serves, in words (empty: equal), for a caller outside vitest's
+ * `expect`: ids missing, ids extra, ids whose raw JSON differs. `except`: ids not expected (set aside).
+ */
+export async function tableDifferences(
+  db: pg.Client,
+  table: string,
+  expected: ReadonlyMap<string, unknown>,
+  except: ReadonlySet<string> = new Set(),
+): Promise<string[]> {
+  const exists = await db.query(`SELECT to_regclass($1) IS NOT NULL AS ok`, [`support.${table}`]);
+  if (!exists.rows[0].ok) return [`${table}: no table`];
+  const stored = await warehouseRows(db, table);
+  const missing = [...expected.keys()].filter((id) => !except.has(id) && !stored.has(id));
+  const extra = [...stored.keys()].filter((id) => except.has(id) || !expected.has(id));
+  const altered = [...stored.keys()].filter(
+    (id) => expected.has(id) && !except.has(id) && !isDeepStrictEqual(stored.get(id), expected.get(id)),
+  );
+  const some = (ids: string[]) => `${ids.slice(0, 3).join(', ')}${ids.length > 3 ? ' …' : ''}`;
+  return [
+    ...(missing.length ? [`${table}: ${missing.length} of ${expected.size} missing (${some(missing)})`] : []),
+    ...(extra.length ? [`${table}: ${extra.length} not expected (${some(extra)})`] : []),
+    ...(altered.length ? [`${table}: ${altered.length} differ (${some(altered)})`] : []),
+  ];
+}
