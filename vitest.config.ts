@@ -37,6 +37,9 @@ export default defineConfig({
         test: {
           ...shared,
           name: 'integration',
+          // A bound for a hung test, not a measure: a file here shares two cores with the files beside it
+          // (and CI machines with other work), and a first sync into the BigQuery emulator can take minutes.
+          testTimeout: 300_000,
           include: [
             'test/foundation/**/*.test.ts',
             'test/destinations/**/*.test.ts',
