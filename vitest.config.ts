@@ -1,10 +1,12 @@
 import { defineConfig } from 'vitest/config';
+import { testForks } from './test/support/forks.js';
 
 /**
  * Two projects: `unit` needs nothing but Node (schemas, companion over HTTP, connector against the
- * companion, recorded workflow histories replayed in-process); `integration` gets one shared Temporal dev
- * server and one PostgreSQL cluster per run from its globalSetup (each test file then creates its own
- * database).
+ * companion, recorded workflow histories replayed in-process); `integration` gets one PostgreSQL cluster per
+ * run and one Temporal dev server per fork from its globalSetup (each test file then creates its own
+ * database and task queues). Files of both projects run in `testForks()` forks at once
+ * (test/support/forks.ts).
  */
 const shared = {
   // The Temporal native bridge has crashed under worker threads; forks isolate it per file.
@@ -16,6 +18,7 @@ const shared = {
 
 export default defineConfig({
   test: {
+    poolOptions: { forks: { maxForks: testForks(), minForks: 1 } },
     projects: [
       {
         test: {
@@ -34,13 +37,16 @@ export default defineConfig({
         test: {
           ...shared,
           name: 'integration',
+          // A bound for a hung test, not a measure: a file here shares two cores with the files beside it
+          // (and CI machines with other work), and a first sync into the BigQuery emulator can take minutes.
+          testTimeout: 300_000,
           include: [
             'test/foundation/**/*.test.ts',
             'test/destinations/**/*.test.ts',
             'test/e2e/**/*.test.ts',
           ],
           globalSetup: ['test/support/global-setup.ts'],
-          setupFiles: ['test/support/quiet-temporal.ts'],
+          setupFiles: ['test/support/quiet-temporal.ts', 'test/support/fork-temporal.ts'],
         },
       },
     ],

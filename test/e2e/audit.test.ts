@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { upperBound95 } from '../../schemas/audit.js';
 import { settingsFromConfig } from '../../worker/config.js';
 import type { RunSummary } from '../../worker/run-sync.js';
+import { testTemporalAddress } from '../support/temporal.js';
 import { cli } from './cli.js';
 import { type Pipeline, startPipeline } from './harness.js';
 import { sourceSnapshot } from './source-snapshot.js';
@@ -219,7 +220,7 @@ describe('on an untouched warehouse, at the default share', () => {
       SUPPORT_API_URL: p.companion.baseUrl,
       SUPPORT_API_KEY: p.companion.keys.admin,
       DESTINATION_URL: p.databaseUrl,
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_ADDRESS: testTemporalAddress(),
       TEMPORAL_TASK_QUEUE: p.taskQueue,
       SUPPORT_API_RATE_LIMITS: 'off',
     };

@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BigQuery } from '@google-cloud/bigquery';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CompanionHandle, startCompanion } from '../../companion/index.js';
 import { BigQueryDestination, emulatorClientOptions } from '../../connectors/bigquery/destination.js';
 import { FLUSH_SCRIPT_MARK } from '../../connectors/bigquery/flush.js';
@@ -13,7 +13,7 @@ import { type BigQueryQuotaProxy, startBigQueryQuotaProxy } from '../../scripts/
 import { buildDependencies, type Dependencies } from '../../worker/compose.js';
 import { loadConfig } from '../../worker/config.js';
 import { inCampaign, sized } from '../support/campaign.js';
-import { connectToTestServer } from '../support/temporal.js';
+import { connectToTestServer, testTemporalAddress } from '../support/temporal.js';
 import { duplicateIds, expectBigQueryEqualsSource } from './bigquery-compare.js';
 import { DAY_MS, type Pipeline, silentLogger, startPipeline } from './harness.js';
 import { COMPARED_TABLES, sourceSnapshot } from './source-snapshot.js';
@@ -382,7 +382,7 @@ describe('the BigQuery worker killed mid-flush', () => {
       DESTINATION_URL: `bigquery://${emulator.projectId}/${dataset}`,
       BIGQUERY_API_ENDPOINT: proxy.endpoint,
       BIGQUERY_STORAGE_ENDPOINT: emulator.grpcEndpoint,
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_ADDRESS: testTemporalAddress(),
       TEMPORAL_TASK_QUEUE: taskQueue,
       SUPPORT_API_RATE_LIMITS: 'off',
       LOG_LEVEL: 'info',

@@ -1,8 +1,9 @@
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CompanionHandle, startCompanion } from '../../companion/index.js';
 import { cli } from '../support/cli.js';
 import { freshDatabase } from '../support/postgres.js';
+import { testTemporalAddress } from '../support/temporal.js';
 
 describe('the CLI fails fast and writes nothing', () => {
   let companion: CompanionHandle;
@@ -27,7 +28,7 @@ describe('the CLI fails fast and writes nothing', () => {
       SUPPORT_API_URL: companion.baseUrl,
       SUPPORT_API_KEY: wrongKey,
       DESTINATION_URL: databaseUrl,
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_ADDRESS: testTemporalAddress(),
       TEMPORAL_TASK_QUEUE: `cli-wrong-key-${Date.now().toString(36)}`,
     });
     expect(r.code, r.stderr).not.toBe(0);
@@ -60,7 +61,7 @@ describe('the CLI fails fast and writes nothing', () => {
       SUPPORT_API_URL: companion.baseUrl,
       DESTINATION_URL: 'mysql://x',
       SYNC_WINDOW: 'P91D',
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_ADDRESS: testTemporalAddress(),
     });
     expect(r.code, r.stderr).toBe(2);
     const lines = r.stderr.trim().split('\n');

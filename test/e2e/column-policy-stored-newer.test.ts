@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { BigQuery } from '@google-cloud/bigquery';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CompanionHandle, startCompanion } from '../../companion/index.js';
 import { emulatorClientOptions } from '../../connectors/bigquery/destination.js';
 import { type BigQueryEmulator, startBigQueryEmulator } from '../../scripts/bigquery-emulator.js';
@@ -9,6 +9,7 @@ import type { RunSummary } from '../../worker/run-sync.js';
 import { inCampaign } from '../support/campaign.js';
 import { cli } from '../support/cli.js';
 import { freshDatabase } from '../support/postgres.js';
+import { testTemporalAddress } from '../support/temporal.js';
 import { DAY_MS } from './harness.js';
 
 /*
@@ -139,7 +140,7 @@ describe.each(WAREHOUSES)(
         SUPPORT_API_URL: companion.baseUrl,
         SUPPORT_API_KEY: companion.keys.admin,
         ...warehouse.env,
-        TEMPORAL_ADDRESS: inject('temporalAddress'),
+        TEMPORAL_ADDRESS: testTemporalAddress(),
         TEMPORAL_TASK_QUEUE: taskQueue,
         SUPPORT_API_RATE_LIMITS: 'off',
         SYNC_START_DATE: new Date(began - 200 * DAY_MS).toISOString(),

@@ -2,7 +2,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import pg from 'pg';
 import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CompanionHandle, startCompanion } from '../../companion/index.js';
 import { messageText } from '../../companion/world/index.js';
 import { RateGovernor } from '../../connectors/support-api/rate-governor.js';
@@ -11,7 +11,7 @@ import type { RunSummary } from '../../worker/run-sync.js';
 import { WritingApiClient } from '../support/api-writes.js';
 import { type CliResult, cli } from '../support/cli.js';
 import { freshDatabase } from '../support/postgres.js';
-import { connectToTestServer } from '../support/temporal.js';
+import { connectToTestServer, testTemporalAddress } from '../support/temporal.js';
 import { DAY_MS } from './harness.js';
 import { type RewritingProxy, startRewritingProxy } from './rewriting-proxy.js';
 
@@ -88,7 +88,7 @@ describe('column policy: hashed and dropped values appear nowhere, hashed ones s
       SUPPORT_API_URL: proxy.url,
       SUPPORT_API_KEY: companion.keys.admin,
       DESTINATION_URL: databaseUrl,
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_ADDRESS: testTemporalAddress(),
       TEMPORAL_TASK_QUEUE: taskQueue,
       SUPPORT_API_RATE_LIMITS: 'off',
       SYNC_START_DATE: new Date(Date.now() - 200 * DAY_MS).toISOString(),

@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CompanionHandle, startCompanion } from '../../companion/index.js';
 import { freePort } from '../../embedded/free-port.js';
 import { type BigQueryEmulator, startBigQueryEmulator } from '../../scripts/bigquery-emulator.js';
 import { cli } from '../support/cli.js';
+import { testTemporalAddress } from '../support/temporal.js';
 
 /**
  * A destination that answers but cannot be written the way a run writes: BigQuery's REST side (the
@@ -32,7 +33,7 @@ describe('sync --once against a destination that cannot be written', () => {
       DESTINATION_URL: `bigquery://${emulator.projectId}/${dataset}`,
       BIGQUERY_API_ENDPOINT: emulator.endpoint,
       BIGQUERY_STORAGE_ENDPOINT: closed,
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_ADDRESS: testTemporalAddress(),
       TEMPORAL_TASK_QUEUE: `unwritable-${Date.now().toString(36)}`,
     });
     console.info(`sync --once, Storage Write API closed: exit ${r.code} after ${r.ms} ms`);

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorkerProcess, type WorkerProcess } from '../../bench/support/worker-process.js';
 import { type CompanionHandle, type RouteClass, startCompanion } from '../../companion/index.js';
 import { keyFingerprint } from '../../connectors/support-api/index.js';
@@ -10,7 +10,7 @@ import { loadConfig, settingsFromConfig } from '../../worker/config.js';
 import { newRunId, runSync } from '../../worker/run-sync.js';
 import { fleetBudgetWorkflowId } from '../../workflows/fleet-budget-api.js';
 import { freshDatabase } from '../support/postgres.js';
-import { connectToTestServer } from '../support/temporal.js';
+import { connectToTestServer, testTemporalAddress } from '../support/temporal.js';
 import { DAY_MS, silentLogger } from './harness.js';
 import { requestsPerWindow } from './rate-windows.js';
 import { sourceSnapshot } from './source-snapshot.js';
@@ -52,7 +52,7 @@ describe(`${WORKERS} worker processes on one key share one budget per route clas
       SUPPORT_API_URL: companion.baseUrl,
       SUPPORT_API_KEY: companion.keys.admin,
       DESTINATION_URL: databaseUrl,
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_ADDRESS: testTemporalAddress(),
       TEMPORAL_TASK_QUEUE: taskQueue,
       SUPPORT_API_RATE_LIMITS: Object.entries(LIMITS)
         .map(([c, n]) => `${c}=${n}`)

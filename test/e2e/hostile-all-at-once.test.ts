@@ -1,8 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { freshDatabase } from '../support/postgres.js';
+import { testTemporalAddress } from '../support/temporal.js';
 import { runAllAtOnce } from './all-at-once.js';
 
 /**
@@ -23,7 +24,7 @@ describe('sync --once against a source doing everything at once', () => {
       seed: 46,
       // 300,000 numbers (600 kB) on one page; past the ~5,000 levels where recursion overflows.
       scale: { oversizedItems: 300_000, depth: 6_000 },
-      temporalAddress: inject('temporalAddress'),
+      temporalAddress: testTemporalAddress(),
       createDatabase: freshDatabase,
       workDir,
       deadlineMs: 60_000,

@@ -1,9 +1,10 @@
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_EMPTY_PAGES_PER_SCOPE } from '../../activities/sync-page.js';
 import { type CompanionHandle, startCompanion } from '../../companion/index.js';
 import { type CliResult, cli } from '../support/cli.js';
 import { freshDatabase } from '../support/postgres.js';
+import { testTemporalAddress } from '../support/temporal.js';
 import { type HostileProxy, startHostileProxy } from './hostile-proxy.js';
 
 interface Summary {
@@ -85,7 +86,7 @@ describe('sync --once: a source bounded by what it sends', () => {
         SUPPORT_API_URL: proxy.url,
         SUPPORT_API_KEY: key,
         DESTINATION_URL: databaseUrl,
-        TEMPORAL_ADDRESS: inject('temporalAddress'),
+        TEMPORAL_ADDRESS: testTemporalAddress(),
         TEMPORAL_TASK_QUEUE: `hostile-bounds-${Date.now().toString(36)}`,
         SUPPORT_API_RATE_LIMITS: 'off',
         SYNC_THREAD_LOOKBACK: 'PT0S',
@@ -163,7 +164,7 @@ describe('sync --once: a source bounded by what it sends', () => {
         SUPPORT_API_URL: proxy.url,
         SUPPORT_API_KEY: companion.keys.admin,
         DESTINATION_URL: databaseUrl,
-        TEMPORAL_ADDRESS: inject('temporalAddress'),
+        TEMPORAL_ADDRESS: testTemporalAddress(),
         TEMPORAL_TASK_QUEUE: `hostile-empty-${Date.now().toString(36)}`,
         SUPPORT_API_RATE_LIMITS: 'off',
         SYNC_AUDIT_SHARE: '0',

@@ -1,9 +1,10 @@
 import type { ServerResponse } from 'node:http';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CompanionHandle, startCompanion } from '../../companion/index.js';
 import { type CliResult, cli } from '../support/cli.js';
 import { freshDatabase } from '../support/postgres.js';
+import { testTemporalAddress } from '../support/temporal.js';
 import { drip, type HostileProxy, startHostileProxy } from './hostile-proxy.js';
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: what must never reach an error
@@ -58,7 +59,7 @@ describe('sync --once against a hostile source', () => {
       SUPPORT_API_URL: proxy.url,
       SUPPORT_API_KEY: key,
       DESTINATION_URL: databaseUrl,
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_ADDRESS: testTemporalAddress(),
       TEMPORAL_TASK_QUEUE: `hostile-${label}-${Date.now().toString(36)}`,
       SUPPORT_API_RATE_LIMITS: 'off',
       SYNC_THREAD_LOOKBACK: 'PT0S',

@@ -3,11 +3,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CompanionHandle, startCompanion } from '../../companion/index.js';
 import { KUBERNETES_DIR, kustomizeBuild } from '../support/kustomize.js';
 import { containerView, overlaySecrets, podSpecOf } from '../support/pod-view.js';
 import { freshDatabase } from '../support/postgres.js';
+import { testTemporalAddress } from '../support/temporal.js';
 import { makeTestPki, startMtlsProxy, startRecordingGrpcProxy, type TestPki } from '../support/tls.js';
 
 /**
@@ -35,8 +36,8 @@ describe('the Kubernetes overlays start a worker', () => {
   beforeAll(async () => {
     pki = makeTestPki();
     companion = await startCompanion({ seed: 5, tickets: 5, rateLimits: false });
-    mtls = await startMtlsProxy(pki, inject('temporalAddress'));
-    recording = await startRecordingGrpcProxy(pki, inject('temporalAddress'));
+    mtls = await startMtlsProxy(pki, testTemporalAddress());
+    recording = await startRecordingGrpcProxy(pki, testTemporalAddress());
     databaseUrl = await freshDatabase('e2e_kubernetes_overlays');
   });
   afterAll(async () => {

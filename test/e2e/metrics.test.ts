@@ -1,12 +1,13 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CompanionHandle, startCompanion } from '../../companion/index.js';
 import { FRESH_STREAMS, FRESHNESS_STAMPS, freshTableOf } from '../../schemas/freshness.js';
 import { STREAM_TABLE_NAMES } from '../../schemas/warehouse.js';
 import type { StreamFreshness } from '../../worker/freshness.js';
 import { freshDatabase } from '../support/postgres.js';
+import { testTemporalAddress } from '../support/temporal.js';
 import { type RewritingProxy, startRewritingProxy } from './rewriting-proxy.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -72,7 +73,7 @@ describe('the metrics endpoint during a sync', () => {
       SUPPORT_API_URL: proxy.url,
       SUPPORT_API_KEY: companion.keys.admin,
       DESTINATION_URL: databaseUrl,
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_ADDRESS: testTemporalAddress(),
       TEMPORAL_TASK_QUEUE: `metrics-${Date.now().toString(36)}`,
       SUPPORT_API_RATE_LIMITS: 'off',
       LOG_LEVEL: 'warn',

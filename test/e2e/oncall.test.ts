@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { settingsFromConfig } from '../../worker/config.js';
 import { newRunId, runSync } from '../../worker/run-sync.js';
+import { testTemporalAddress } from '../support/temporal.js';
 import { cli } from './cli.js';
 import { DAY_MS, type Pipeline, startPipeline } from './harness.js';
 import { sourceSnapshot } from './source-snapshot.js';
@@ -21,7 +22,7 @@ describe('on-call: a failed window found, understood and replayed', () => {
       SUPPORT_API_URL: p.companion.baseUrl,
       SUPPORT_API_KEY: p.companion.keys.admin,
       DESTINATION_URL: p.databaseUrl,
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_ADDRESS: testTemporalAddress(),
       TEMPORAL_TASK_QUEUE: p.taskQueue,
       TEMPORAL_UI_URL: 'http://ui.example:8233',
       SUPPORT_API_RATE_LIMITS: 'off',

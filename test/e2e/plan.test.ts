@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestsByClass } from '../../bench/support/harness.js';
 import { type CompanionHandle, startCompanion } from '../../companion/index.js';
 import { QUEUED_ROUTE_CLASSES } from '../../schemas/config.js';
@@ -10,6 +10,7 @@ import { Forecast } from '../../schemas/forecast.js';
 import type { RunSummary } from '../../worker/run-sync.js';
 import { cli } from '../support/cli.js';
 import { freshDatabase } from '../support/postgres.js';
+import { testTemporalAddress } from '../support/temporal.js';
 
 /** Every table of the database, and what `_sync_state` and `_thread_queue` hold (when they exist). */
 async function warehouseState(db: pg.Client) {
@@ -49,7 +50,7 @@ describe('plan: a forecast that writes nothing and predicts the run that follows
       SUPPORT_API_URL: companion.baseUrl,
       SUPPORT_API_KEY: companion.keys.admin,
       DESTINATION_URL: databaseUrl,
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_ADDRESS: testTemporalAddress(),
       TEMPORAL_TASK_QUEUE: `e2e-plan-${Date.now().toString(36)}`,
       SUPPORT_SYNC_DATA_DIR: dataDir,
       // The companion's limits are off: no pacing in the run either (the forecast's times then use the

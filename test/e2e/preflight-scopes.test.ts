@@ -1,9 +1,10 @@
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StreamVerdict } from '../../cli/preflight/verdicts.js';
 import { type CompanionHandle, startCompanion } from '../../companion/index.js';
 import { cli } from '../support/cli.js';
 import { freshDatabase } from '../support/postgres.js';
+import { testTemporalAddress } from '../support/temporal.js';
 
 /** The streams the companion's `agent_limited` key may read (companion/README.md, "Keys"). */
 const READABLE = 'views,metric_catalog,tickets,ticket_messages';
@@ -31,7 +32,7 @@ describe('a key that lacks permissions', () => {
       SUPPORT_API_URL: companion.baseUrl,
       SUPPORT_API_KEY: companion.keys.agent_limited,
       DESTINATION_URL: databaseUrl,
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_ADDRESS: testTemporalAddress(),
       TEMPORAL_TASK_QUEUE: `preflight-scopes-${Date.now().toString(36)}`,
       SUPPORT_API_RATE_LIMITS: 'off',
       SYNC_THREAD_LOOKBACK: 'PT0S',

@@ -1,10 +1,11 @@
 import type { ServerResponse } from 'node:http';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StreamVerdict } from '../../cli/preflight/verdicts.js';
 import { type CompanionHandle, startCompanion } from '../../companion/index.js';
 import { type CliResult, cli } from '../support/cli.js';
 import { freshDatabase } from '../support/postgres.js';
+import { testTemporalAddress } from '../support/temporal.js';
 import { drip, type HostileProxy, type Misbehaviour, startHostileProxy } from './hostile-proxy.js';
 
 const DEADLINE_S = 5;
@@ -99,7 +100,7 @@ describe('the preflight gates only on what is permanent', () => {
       r = await cli(['sync', '--once'], {
         ...baseEnv(),
         DESTINATION_URL: syncDatabase,
-        TEMPORAL_ADDRESS: inject('temporalAddress'),
+        TEMPORAL_ADDRESS: testTemporalAddress(),
         TEMPORAL_TASK_QUEUE: `preflight-transient-${Date.now().toString(36)}`,
         SYNC_THREAD_LOOKBACK: 'PT0S',
         SYNC_AUDIT_SHARE: '0',

@@ -3,11 +3,11 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { scheduleIdsOf } from '../../cli/commands/schedule.js';
 import { EXAMPLE_REPORT_QUERIES } from '../../cli/display/bi-summary.js';
 import type { SyncRunInput } from '../../schemas/sync.js';
-import { connectToTestServer } from '../support/temporal.js';
+import { connectToTestServer, testTemporalAddress } from '../support/temporal.js';
 
 /**
  * `schedule create` with REPORT_QUERIES: a query with its own `schedule` gets a Temporal schedule of its own
@@ -34,7 +34,7 @@ describe('schedule create: report queries with their own schedule', () => {
         'SUPPORT_API_URL: https://source.invalid',
         'SUPPORT_API_KEY: not-used-here',
         'DESTINATION_URL: postgres://u:p@127.0.0.1:1/db',
-        `TEMPORAL_ADDRESS: ${inject('temporalAddress')}`,
+        `TEMPORAL_ADDRESS: ${testTemporalAddress()}`,
         'TEMPORAL_TASK_QUEUE: schedule-test',
         `REPORT_QUERIES: ${EXAMPLE_REPORT_QUERIES}`,
         'LOG_LEVEL: silent',

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scheduleIdsOf } from '../../cli/commands/schedule.js';
 import { cli } from '../support/cli.js';
-import { connectToTestServer } from '../support/temporal.js';
+import { connectToTestServer, testTemporalAddress } from '../support/temporal.js';
 
 /**
  * `schedule create|update|list|delete` against the dev server, as an operator runs it (its own process):
@@ -20,7 +20,7 @@ describe('schedules: updated in place, one set per deployment', () => {
     SUPPORT_API_URL: 'https://source.invalid',
     SUPPORT_API_KEY: 'not-used-here',
     DESTINATION_URL: 'postgres://u:p@127.0.0.1:1/db',
-    TEMPORAL_ADDRESS: inject('temporalAddress'),
+    TEMPORAL_ADDRESS: testTemporalAddress(),
     TEMPORAL_TASK_QUEUE: taskQueue,
     LOG_LEVEL: 'silent',
     ...extra,

@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TicketFieldDefinition, TicketRecord } from '../../companion/world/types.js';
 import { fieldColumnName, type ValueClass } from '../../schemas/custom-fields-view.js';
+import { testTemporalAddress } from '../support/temporal.js';
 import { cli } from './cli.js';
 import { DAY_MS, type Pipeline, startPipeline } from './harness.js';
 
@@ -151,7 +152,7 @@ describe('schema drift: _schema_changes and the typed custom-field view', () => 
       SUPPORT_API_URL: p.companion.baseUrl,
       SUPPORT_API_KEY: p.companion.keys.admin,
       DESTINATION_URL: p.databaseUrl,
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_ADDRESS: testTemporalAddress(),
     };
     const status = await cli(['status'], env);
     console.info(`schema drift: status printed\n${status.stdout}`);

@@ -1,8 +1,9 @@
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CompanionHandle, startCompanion } from '../../companion/index.js';
 import { cli } from '../support/cli.js';
 import { freshDatabase } from '../support/postgres.js';
+import { testTemporalAddress } from '../support/temporal.js';
 import { makeTestPki, startMtlsProxy, startRecordingGrpcProxy, type TestPki } from '../support/tls.js';
 
 /**
@@ -24,8 +25,8 @@ describe('Temporal over TLS', () => {
   beforeAll(async () => {
     pki = makeTestPki();
     companion = await startCompanion({ seed: 11, tickets: 12, rateLimits: false });
-    mtls = await startMtlsProxy(pki, inject('temporalAddress'));
-    recording = await startRecordingGrpcProxy(pki, inject('temporalAddress'));
+    mtls = await startMtlsProxy(pki, testTemporalAddress());
+    recording = await startRecordingGrpcProxy(pki, testTemporalAddress());
     databaseUrl = await freshDatabase('e2e_temporal_tls');
     db = new pg.Client({ connectionString: databaseUrl });
     await db.connect();

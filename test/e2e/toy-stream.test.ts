@@ -5,10 +5,11 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CompanionHandle, startCompanion } from '../../companion/index.js';
 import { cli } from '../support/cli.js';
 import { freshDatabase } from '../support/postgres.js';
+import { testTemporalAddress } from '../support/temporal.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -80,7 +81,7 @@ describe('a stream added as one module and one registry line', () => {
       SUPPORT_API_URL: companion.baseUrl,
       SUPPORT_API_KEY: companion.keys.admin,
       DESTINATION_URL: databaseUrl,
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_ADDRESS: testTemporalAddress(),
       TEMPORAL_TASK_QUEUE: `toy-stream-${Date.now().toString(36)}`,
       SUPPORT_API_RATE_LIMITS: 'off',
       SYNC_STREAMS: 'tags,toy_tags',

@@ -1,12 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CompanionHandle, startCompanion } from '../../companion/index.js';
 import { buildDependencies, type Dependencies } from '../../worker/compose.js';
 import { loadConfig } from '../../worker/config.js';
 import { freshDatabase } from '../support/postgres.js';
-import { connectToTestServer } from '../support/temporal.js';
+import { connectToTestServer, testTemporalAddress } from '../support/temporal.js';
 import { silentLogger } from './harness.js';
 import { type RewritingProxy, startRewritingProxy } from './rewriting-proxy.js';
 import { incrementalRunInput, killed, spawnWorker, startRun } from './worker-process.js';
@@ -78,7 +78,7 @@ describe('the worker: probes and a graceful SIGTERM', () => {
       SUPPORT_API_URL: proxy.url,
       SUPPORT_API_KEY: companion.keys.admin,
       DESTINATION_URL: databaseUrl,
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_ADDRESS: testTemporalAddress(),
       TEMPORAL_TASK_QUEUE: taskQueue,
       SUPPORT_API_RATE_LIMITS: 'off',
       LOG_LEVEL: 'info',

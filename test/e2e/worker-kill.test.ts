@@ -1,12 +1,12 @@
 import { randomInt } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CompanionHandle, Prng, type RequestLogEntry, startCompanion } from '../../companion/index.js';
 import { buildDependencies, type Dependencies } from '../../worker/compose.js';
 import { loadConfig } from '../../worker/config.js';
 import { sized } from '../support/campaign.js';
 import { freshDatabase } from '../support/postgres.js';
-import { connectToTestServer } from '../support/temporal.js';
+import { connectToTestServer, testTemporalAddress } from '../support/temporal.js';
 import { DAY_MS, silentLogger } from './harness.js';
 import { sourceSnapshot } from './source-snapshot.js';
 import { expectWarehouseEqualsSource, rowCounts } from './warehouse-compare.js';
@@ -75,7 +75,7 @@ describe('the worker killed with SIGKILL at random points during a sync', () => 
       SUPPORT_API_URL: companion.baseUrl,
       SUPPORT_API_KEY: companion.keys.admin,
       DESTINATION_URL: databaseUrl,
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_ADDRESS: testTemporalAddress(),
       TEMPORAL_TASK_QUEUE: taskQueue,
       SUPPORT_API_RATE_LIMITS: 'off',
       LOG_LEVEL: 'info',
