@@ -1,13 +1,13 @@
-# The support-sync worker image: compiled JavaScript (built in the first stage) on Node 22 LTS, with the
+# The support-sync worker image: compiled JavaScript (built in the first stage) on Node 24 LTS, with the
 # production dependencies only. The embedded demo pieces (dev server, PostgreSQL) are development
 # dependencies and absent here: the image connects to the Temporal cluster and warehouse it is configured
 # for (docs/operations/deploy-worker.md).
 #
 # The base image, by tag. Pin it by digest for a reproducible, tamper-evident build: no registry is reachable
 # where this file is maintained, so no digest is written here (an invented one would fail the build). Learn
-# the real one with `docker buildx imagetools inspect node:22-bookworm-slim` (or `crane digest`) and build with
-#   docker build --build-arg NODE_IMAGE=node:22-bookworm-slim@sha256:<digest> .
-ARG NODE_IMAGE=node:22-bookworm-slim
+# the real one with `docker buildx imagetools inspect node:24-bookworm-slim` (or `crane digest`) and build with
+#   docker build --build-arg NODE_IMAGE=node:24-bookworm-slim@sha256:<digest> .
+ARG NODE_IMAGE=node:24-bookworm-slim
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
