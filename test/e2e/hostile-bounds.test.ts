@@ -17,6 +17,9 @@ const summaryOf = (r: CliResult) => JSON.parse(r.stdout.trim().split('\n').at(-1
 const MAX_PAGES = 40;
 const send = (res: import('node:http').ServerResponse, body: string) =>
   res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+/** A page of no items that says there are more, after a cursor never seen before: a list without an end. */
+const sendEmptyPageWithMore = (res: import('node:http').ServerResponse, cursor: string) =>
+  send(res, JSON.stringify({ success: true, data: [], pagination: { has_more: true, next_cursor: cursor } }));
 
 /**
  * `sync --once` against the companion behind a proxy whose lists cost more than they send: a list that says
@@ -51,14 +54,7 @@ describe('sync --once: a source bounded by what it sends', () => {
       if (query.get('limit') === '1') return false; // the preflight's probes are answered
       if (path === '/tags') {
         tagPages += 1;
-        send(
-          res,
-          JSON.stringify({
-            success: true,
-            data: [],
-            pagination: { has_more: true, next_cursor: `c${tagPages}` },
-          }),
-        );
+        sendEmptyPageWithMore(res, `c${tagPages}`);
         return true;
       }
       if (path === '/teams') {
@@ -148,14 +144,7 @@ describe('sync --once: a source bounded by what it sends', () => {
     proxy.misbehave = ({ path, query }, res) => {
       if (path !== '/tags' || query.get('limit') === '1') return false;
       tagPages += 1;
-      send(
-        res,
-        JSON.stringify({
-          success: true,
-          data: [],
-          pagination: { has_more: true, next_cursor: `e${tagPages}` },
-        }),
-      );
+      sendEmptyPageWithMore(res, `e${tagPages}`);
       return true;
     };
     const databaseUrl = await freshDatabase('e2e_hostile_empty_pages');
