@@ -32,11 +32,6 @@ export const Pagination = z
   });
 export type Pagination = z.infer<typeof Pagination>;
 
-/** Success with a single object or an array (spec 2.1). */
-export function successEnvelope<T extends z.ZodType>(data: T) {
-  return z.object({ success: z.literal(true), data });
-}
-
 /** Success with a cursor list (spec 2.1). */
 export function pageEnvelope<T extends z.ZodType>(item: T) {
   return z.object({ success: z.literal(true), data: z.array(item), pagination: Pagination });

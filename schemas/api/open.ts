@@ -67,10 +67,6 @@ export const requiredId = () =>
 export const openBool = () =>
   z.preprocess((v) => (typeof v === 'boolean' ? v : null), z.boolean().nullable());
 
-/** An open integer: an integer number as it comes, anything else null. */
-export const openInt = () =>
-  z.preprocess((v) => (typeof v === 'number' && Number.isInteger(v) ? v : null), z.number().int().nullable());
-
 /** An open timestamp (a field the spec does not define, e.g. `resolved_at`): an ISO instant, else null. */
 export const openTimestamp = () =>
   z.preprocess((v) => (Timestamp.safeParse(v).success ? v : null), Timestamp.nullable());

@@ -14,9 +14,6 @@ export const ViewFilter = z.object({
 });
 export type ViewFilter = z.infer<typeof ViewFilter>;
 
-/** Conditions the companion implements: `status`, `channel`, `priority`, `tag`, `team`, `assignee`. */
-export const KNOWN_VIEW_CONDITIONS = ['status', 'channel', 'priority', 'tag', 'team', 'assignee'] as const;
-
 /**
  * A saved inbox view (spec 2.4). STRICT: `id` (UUID), `count` (a count). OPEN: `name`, `shared`, and
  * `filters` (structure of the entries: not shown — kept whole as JSON; `ViewFilter` above is the
