@@ -6,18 +6,11 @@ import type { SqlDialect } from '../schemas/warehouse-views.js';
 import { readState } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
 import { PAGE_FETCHERS } from './fetchers.js';
-import {
-  dayOf,
-  days,
-  readApi,
-  readWarehouse,
-  syncedStreams,
-  TIE_OUT_METRICS,
-  type TieOutWindow,
-  wholePeriod,
-} from './tie-out.js';
-
-const DAY_MS = 24 * 60 * 60 * 1000;
+import { TIE_OUT_METRICS } from './tie-out/metrics.js';
+import { DAY_MS, dayOf, days, type TieOutWindow, wholePeriod } from './tie-out/periods.js';
+import { readApi } from './tie-out/read-api.js';
+import { readWarehouse } from './tie-out/read-warehouse.js';
+import { syncedStreams } from './tie-out/synced-streams.js';
 
 /** Ticket columns a saved-view condition compares (spec 2.4 leaves the filter structure open; see views.ts). */
 const VIEW_CONDITION_COLUMNS: Readonly<Record<string, string>> = {
@@ -44,7 +37,7 @@ const VIEW_NOTE =
 /**
  * After a run that synced tickets: compares what the warehouse holds with the source's own numbers and
  * records each comparison in `_reconciliation`.
- *  - the tie-out (tie-out.ts): every metric the BI views compute that the report API serves, per UTC day
+ *  - the tie-out (tie-out/): every metric the BI views compute that the report API serves, per UTC day
  *    for the `days` complete days before the run's upper bound and that day so far, medians and averages
  *    also per whole period, `backlog_now` now — a few report queries (analytics class: this activity runs
  *    on the analytics task queue) against two warehouse queries. Each row's note says the rule that makes

@@ -1,7 +1,7 @@
 import { planRun } from '../activities/bookkeeping.js';
 import { readState } from '../activities/checkpoints.js';
 import { UNPAGINATED_STREAMS } from '../activities/fetchers.js';
-import { TIE_OUT_QUERIES } from '../activities/tie-out.js';
+import { TIE_OUT_QUERIES } from '../activities/tie-out/queries.js';
 import type { SupportApiClient } from '../connectors/support-api/index.js';
 import { AUDIT_TABLE_NAMES, AUDIT_TABLES } from '../schemas/audit.js';
 import { type Config, QUEUED_ROUTE_CLASSES, type QueuedRouteClass } from '../schemas/config.js';
