@@ -6,7 +6,7 @@
  *
  * Set-up: a companion world (rate limits off: the warehouse is the bottleneck), an embedded PostgreSQL, a
  * Temporal dev server, in-process workers, and the BigQuery emulator behind the quota proxy
- * (scripts/bigquery-quota-proxy.ts) in recording mode: nothing is refused, every job and table operation is
+ * (test/support/bigquery-quota-proxy.ts) in recording mode: nothing is refused, every job and table operation is
  * counted. The proxy answers a job's insert no sooner than `--min-job-ms` after it arrived (the emulator
  * answers at once; BigQuery takes a second or more for the smallest query, longer for a script), so jobs
  * the client runs at once overlap as they would on the service: the concurrency peaks are lower bounds.
@@ -23,7 +23,7 @@
  * the one table of the row that got most (a day at the hourly schedule: the limit is 1,500 per table),
  * table metadata operations and their peak per 10 s (5), and bytes billed as BigQuery would bill them: each statement of a script is a child job
  * billing at least 10 MB, and at least 10 MB per table it names, else the logical size of the tables it
- * reads plus, for UPDATE / DELETE / MERGE that updates, its whole target (scripts/bigquery-billing.ts; the
+ * reads plus, for UPDATE / DELETE / MERGE that updates, its whole target (test/support/bigquery-billing.ts; the
  * sizes are sampled from the emulator by bench/support/bigquery-sizes.ts, since its `numBytes` is 0).
  * Then totals, violations per rule, the requests per route, and each run's wall time and rows on both
  * warehouses. The last stdout line is one JSON object with every figure.
@@ -35,10 +35,10 @@ import { startCompanion } from '../companion/index.js';
 import { emulatorClientOptions } from '../connectors/bigquery/destination.js';
 import { DestinationSettings } from '../connectors/settings.js';
 import { tableLayouts } from '../connectors/table-layouts.js';
-import { MINIMUM_BILLED_BYTES } from '../scripts/bigquery-billing.js';
 import { startBigQueryEmulator } from '../scripts/bigquery-emulator.js';
-import { BIGQUERY_LIMITS, type QuotaReport } from '../scripts/bigquery-quota-ledger.js';
-import { startBigQueryQuotaProxy } from '../scripts/bigquery-quota-proxy.js';
+import { MINIMUM_BILLED_BYTES } from '../test/support/bigquery-billing.js';
+import { BIGQUERY_LIMITS, type QuotaReport } from '../test/support/bigquery-quota-ledger.js';
+import { startBigQueryQuotaProxy } from '../test/support/bigquery-quota-proxy.js';
 import { startTableSizeSampler } from './support/bigquery-sizes.js';
 import {
   benchFlags,

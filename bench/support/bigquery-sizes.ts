@@ -1,6 +1,6 @@
 /**
  * The logical size of every warehouse table in a BigQuery dataset, sampled while a bench runs, for the
- * quota proxy's bill (scripts/bigquery-billing.ts). The emulator's table metadata says `numBytes: 0` and
+ * quota proxy's bill (test/support/bigquery-billing.ts). The emulator's table metadata says `numBytes: 0` and
  * its jobs `totalBytesProcessed: 0`, so the size is computed the way BigQuery defines it, by a query of its
  * own per sample: per table, the sum over rows and columns of each value's logical size (STRING 2 + UTF-8
  * bytes, JSON its text, INT64/FLOAT64/TIMESTAMP 8, BOOL 1, NULL 0), with the column types of the table
@@ -13,8 +13,8 @@ import { BQ_TYPES, bigQueryDialect } from '../../connectors/bigquery/dialect.js'
 import { DestinationSettings } from '../../connectors/settings.js';
 import { type TableLayout, tableLayouts } from '../../connectors/table-layouts.js';
 import { WAREHOUSE_VIEWS } from '../../schemas/warehouse-views.js';
-import { logicalBytesSql } from '../../scripts/bigquery-billing.js';
-import { shapeOfQuery } from '../../scripts/bigquery-job-shapes.js';
+import { logicalBytesSql } from '../../test/support/bigquery-billing.js';
+import { shapeOfQuery } from '../../test/support/bigquery-job-shapes.js';
 
 export interface TableSizes {
   /**

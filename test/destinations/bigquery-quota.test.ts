@@ -4,7 +4,7 @@ import { BigQuery, type Job, type Table } from '@google-cloud/bigquery';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emulatorClientOptions } from '../../connectors/bigquery/destination.js';
 import { type BigQueryEmulator, startBigQueryEmulator } from '../../scripts/bigquery-emulator.js';
-import { type BigQueryQuotaProxy, startBigQueryQuotaProxy } from '../../scripts/bigquery-quota-proxy.js';
+import { type BigQueryQuotaProxy, startBigQueryQuotaProxy } from '../support/bigquery-quota-proxy.js';
 
 /** Loads newline-delimited JSON into `table` with a load job (the client's multipart upload). */
 function load(table: Table, fields: { name: string; type: string }[], ndjson: string): Promise<void> {

@@ -10,7 +10,7 @@ import { checkpointTagOf, cursorTagOf } from '../../connectors/cursor-tag.js';
 import { DestinationSettings } from '../../connectors/settings.js';
 import { canonicalTimestamp } from '../../schemas/warehouse.js';
 import { type BigQueryEmulator, startBigQueryEmulator } from '../../scripts/bigquery-emulator.js';
-import { type BigQueryQuotaProxy, startBigQueryQuotaProxy } from '../../scripts/bigquery-quota-proxy.js';
+import { type BigQueryQuotaProxy, startBigQueryQuotaProxy } from '../support/bigquery-quota-proxy.js';
 import { at, input, message, sighting, ticket, writeBatch } from './fixtures.js';
 
 /**

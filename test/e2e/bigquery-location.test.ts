@@ -3,13 +3,13 @@ import { BigQuery } from '@google-cloud/bigquery';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BigQueryDestination, emulatorClientOptions } from '../../connectors/bigquery/destination.js';
 import { type BigQueryEmulator, startBigQueryEmulator } from '../../scripts/bigquery-emulator.js';
-import { type BigQueryQuotaProxy, startBigQueryQuotaProxy } from '../../scripts/bigquery-quota-proxy.js';
+import { type BigQueryQuotaProxy, startBigQueryQuotaProxy } from '../support/bigquery-quota-proxy.js';
 import { type Pipeline, startPipeline } from './harness.js';
 
 /**
  * A dataset outside the US multi-region (`EU`) syncs, on the emulator behind the quota proxy, which keeps
  * BigQuery's rule that a job runs where the datasets it references are (bqemulator itself runs a job
- * anywhere: scripts/bigquery-locations.ts). With BIGQUERY_LOCATION unset the sync finds the dataset's
+ * anywhere: test/support/bigquery-locations.ts). With BIGQUERY_LOCATION unset the sync finds the dataset's
  * location; a BIGQUERY_LOCATION the dataset is not in stops it with an error naming both.
  */
 describe('BigQuery outside the US: BIGQUERY_LOCATION and the dataset’s own location', () => {

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emulatorClientOptions } from '../../connectors/bigquery/destination.js';
 import { FLUSH_SCRIPT_MARK } from '../../connectors/bigquery/flush.js';
 import { type BigQueryEmulator, startBigQueryEmulator } from '../../scripts/bigquery-emulator.js';
-import { type BigQueryQuotaProxy, startBigQueryQuotaProxy } from '../../scripts/bigquery-quota-proxy.js';
+import { type BigQueryQuotaProxy, startBigQueryQuotaProxy } from '../support/bigquery-quota-proxy.js';
 import { startTcpOutageProxy, type TcpOutageProxy } from '../support/tcp-outage-proxy.js';
 import { duplicateIds, expectBigQueryEqualsSource } from './bigquery-compare.js';
 import { DAY_MS, type Pipeline, startPipeline } from './harness.js';

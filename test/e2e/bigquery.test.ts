@@ -9,9 +9,9 @@ import { BigQueryDestination, emulatorClientOptions } from '../../connectors/big
 import { FLUSH_SCRIPT_MARK } from '../../connectors/bigquery/flush.js';
 import { fieldColumnName } from '../../schemas/custom-fields-view.js';
 import { type BigQueryEmulator, startBigQueryEmulator } from '../../scripts/bigquery-emulator.js';
-import { type BigQueryQuotaProxy, startBigQueryQuotaProxy } from '../../scripts/bigquery-quota-proxy.js';
 import { buildDependencies, type Dependencies } from '../../worker/compose.js';
 import { loadConfig } from '../../worker/config.js';
+import { type BigQueryQuotaProxy, startBigQueryQuotaProxy } from '../support/bigquery-quota-proxy.js';
 import { inCampaign, sized } from '../support/campaign.js';
 import { connectToTestServer, testTemporalAddress } from '../support/temporal.js';
 import { duplicateIds, expectBigQueryEqualsSource } from './bigquery-compare.js';

@@ -5,9 +5,9 @@ import {
   logicalBytesOfNdjson,
   logicalBytesSql,
   MINIMUM_BILLED_BYTES,
-} from '../../scripts/bigquery-billing.js';
-import { shapeOfQuery } from '../../scripts/bigquery-job-shapes.js';
-import { QuotaLedger, tableGroupOf } from '../../scripts/bigquery-quota-ledger.js';
+} from '../support/bigquery-billing.js';
+import { shapeOfQuery } from '../support/bigquery-job-shapes.js';
+import { QuotaLedger, tableGroupOf } from '../support/bigquery-quota-ledger.js';
 
 const MB = 1024 * 1024;
 

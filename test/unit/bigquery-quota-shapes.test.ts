@@ -6,7 +6,7 @@ import {
   routeOf,
   shapeOfJob,
   shapeOfQuery,
-} from '../../scripts/bigquery-job-shapes.js';
+} from '../support/bigquery-job-shapes.js';
 
 /** The quota proxy counts DML per table from the SQL a job carries: these are the shapes it must read. */
 describe('what a BigQuery job writes (quota proxy)', () => {
