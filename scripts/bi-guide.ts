@@ -1,7 +1,8 @@
 /**
  * Regenerates the "Every view and column" section of docs/guides/bi.md from the view specs
  * (schemas/warehouse-views.ts), between its two markers, so the guide's column list cannot drift from what
- * the destinations create. `npx tsx scripts/bi-guide.ts`; test/destinations/docs.test.ts fails when stale.
+ * the destinations create. `npx tsx scripts/bi-guide.ts`; test/destinations/bi-guide.test.ts fails when
+ * stale.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

@@ -2,7 +2,7 @@
  * Writes docs/configuration.md from the configuration schema (`ConfigFromEnv`, schemas/config.ts): every
  * setting's environment variable name, the type it accepts, its default and its `.describe()` text, so the
  * reference cannot drift from what the sync validates. `npm run docs:config`;
- * test/unit/config-docs.test.ts fails when the file is stale.
+ * test/unit/docs.test.ts fails when the file is stale.
  */
 import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';

@@ -6,7 +6,7 @@
  * of a new window, a 429) is reported back.
  *
  * The ledger lives in Temporal; this module only knows it through `FleetSlotSource`, so it is tested with a
- * ledger in memory (test/unit/fleet-slots.test.ts).
+ * ledger in memory (test/connector/fleet-budget.test.ts).
  */
 import type { FleetSlotAnswer, FleetSlotRequest, FleetWindowReport } from '../../schemas/fleet-budget.js';
 import type { Clock } from './clock.js';

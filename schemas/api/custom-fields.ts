@@ -6,7 +6,7 @@ import { openJson } from './open.js';
  * shape: not shown"). The companion serves a list of `{field_id, name, type, value}`; another workspace may
  * name the id `id` or `key` and the label `label` or `title`, and may leave the type out. One reading,
  * shared by the drift reader (a new custom field in `_schema_changes`) and the typed view
- * (`ticket_custom_fields`, schemas/warehouse/custom-field-view.ts), which repeats it in SQL.
+ * (`ticket_custom_fields`, schemas/custom-fields-view.ts), which repeats it in SQL.
  */
 
 /** Type of a custom ticket field as the companion serves it (not shown, spec 2.2; the companion's choice). */
