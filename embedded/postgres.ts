@@ -148,12 +148,12 @@ async function binariesForRoot(native: string, step?: StepStarter): Promise<stri
   const target = join(shared, version);
   const problem = (await untrustedFolderProblem(shared)) ?? (await untrustedFolderProblem(target));
   if (problem !== null) {
-    const own = await privateFolder('support-sync-postgres-');
+    const privateParent = await privateFolder('support-sync-postgres-');
     const copying = step?.(`copying the PostgreSQL binaries to a private folder (${problem}: not trusted)`);
-    const privateTarget = join(own, version);
+    const privateTarget = join(privateParent, version);
     await mkdir(privateTarget);
     await copyBinaries(native, privateTarget);
-    await chmod(own, 0o755);
+    await chmod(privateParent, 0o755);
     copying?.end(privateTarget);
     return privateTarget;
   }

@@ -120,11 +120,11 @@ export const HeaderKeyString = SecretString.superRefine((key, ctx) => {
 
 /** The content of a REPORT_QUERIES file: a YAML (or JSON) list of `{ name, query, timezone }`, names unique. */
 export const ReportQueriesFile = z.array(ReportQuery).superRefine((queries, ctx) => {
-  const seen = new Set<string>();
+  const names = new Set<string>();
   queries.forEach((q, i) => {
-    if (seen.has(q.name))
+    if (names.has(q.name))
       ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `"${q.name}" is used by an earlier entry` });
-    seen.add(q.name);
+    names.add(q.name);
   });
 });
 

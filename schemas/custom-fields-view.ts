@@ -226,16 +226,16 @@ const LABEL_COLUMNS: readonly ViewColumn[] = [
 export function customFieldLabelsView(sources: readonly CustomFieldSource[]): ViewSpec {
   const columns = customFieldColumns(sources);
   const rows = orderedFields(sources).flatMap((source): Record<string, unknown>[] => {
-    const own = columns.filter((c) => c.key === source.key);
+    const fieldColumns = columns.filter((c) => c.key === source.key);
     const base = {
       field_id: source.key,
       label: source.label,
       first_seen_at: source.firstSeenAt,
       last_seen_at: source.lastSeenAt,
     };
-    return own.length === 0
+    return fieldColumns.length === 0
       ? [{ ...base, column_name: null, value_type: null, column_type: null, tickets: 0 }]
-      : own.map((c) => ({
+      : fieldColumns.map((c) => ({
           ...base,
           column_name: c.column,
           value_type: c.valueClass,

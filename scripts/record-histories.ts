@@ -232,11 +232,11 @@ async function writeHistories(scenario: RecordedScenario, client: Client): Promi
     const stream = e.workflowId.split('/')[0]!;
     perStream.set(stream, (perStream.get(stream) ?? 0) + 1);
   }
-  const seen = new Map<string, number>();
+  const recordedOfStream = new Map<string, number>();
   for (const e of executions) {
     const stream = e.workflowId.split('/')[0]!;
-    const ordinal = (seen.get(stream) ?? 0) + 1;
-    seen.set(stream, ordinal);
+    const ordinal = (recordedOfStream.get(stream) ?? 0) + 1;
+    recordedOfStream.set(stream, ordinal);
     const history = await client.workflow.getHandle(e.workflowId, e.runId).fetchHistory();
     const name = historyFileName(e.workflowId, perStream.get(stream)! > 1 ? ordinal : null);
     writeFileSync(join(dir, name), `${historyToJson(history)}\n`);

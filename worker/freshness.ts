@@ -182,10 +182,12 @@ export async function streamFreshness(
   ]);
   return FRESH_STREAMS.map((stream) => {
     const warehouseNewestMs = stored[stream];
-    const seen = [warehouseNewestMs, setAside[stream] ?? null].filter((ms): ms is number => ms !== null);
+    const newestKnown = [warehouseNewestMs, setAside[stream] ?? null].filter(
+      (ms): ms is number => ms !== null,
+    );
     return assessFreshness({
       stream,
-      sourceNewestMs: seen.length > 0 ? Math.max(...seen) : null,
+      sourceNewestMs: newestKnown.length > 0 ? Math.max(...newestKnown) : null,
       warehouseNewestMs,
       lastReadMs: reads[stream] ?? null,
       nowMs,

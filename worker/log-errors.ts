@@ -43,15 +43,15 @@ export function withSerializedErrors(
   object: Record<string, unknown>,
   secrets: Scrubber,
 ): Record<string, unknown> {
-  const seen = new WeakSet<object>();
+  const visited = new WeakSet<object>();
   const text = safeText(secrets);
   const visit = (value: unknown, depth: number): unknown => {
     if (typeof value === 'string') return text(value);
     if (typeof value !== 'object' || value === null) return value;
-    if (seen.has(value)) return '[circular]';
+    if (visited.has(value)) return '[circular]';
     if (depth > MAX_DEPTH)
       return value instanceof Error ? { type: value.name, message: text(String(value.message)) } : '[…]';
-    seen.add(value);
+    visited.add(value);
     if (value instanceof Error) return errorJson(value, depth);
     if (Array.isArray(value)) return value.map((v) => visit(v, depth + 1));
     const prototype = Object.getPrototypeOf(value);
@@ -68,11 +68,11 @@ export function withSerializedErrors(
     return out;
   };
   const errorJson = (err: Error, depth: number): Record<string, unknown> => {
-    const own = ownJson(err);
+    const asJson = ownJson(err);
     const code = (err as { code?: unknown }).code;
     const json: Record<string, unknown> = {
-      ...(typeof own === 'object' && own !== null && own !== err && !Array.isArray(own)
-        ? (visit(own, depth + 1) as Record<string, unknown>)
+      ...(typeof asJson === 'object' && asJson !== null && asJson !== err && !Array.isArray(asJson)
+        ? (visit(asJson, depth + 1) as Record<string, unknown>)
         : {}),
       type: text(err.name || err.constructor.name),
       message: text(String(err.message)),

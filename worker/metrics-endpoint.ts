@@ -146,8 +146,8 @@ function requestPath(target: string | undefined): string | null {
 async function scrape(metrics: SyncMetrics, runtimeMetricsUrl: string | null): Promise<string> {
   const runtime = runtimeMetricsUrl ? await runtimeMetrics(runtimeMetricsUrl) : null;
   if (runtimeMetricsUrl) metrics.runtimeMetricsRead(runtime !== null);
-  const own = await metrics.registry.metrics();
-  return runtime ? `${own.trimEnd()}\n${runtime.trimEnd()}\n` : own;
+  const syncMetrics = await metrics.registry.metrics();
+  return runtime ? `${syncMetrics.trimEnd()}\n${runtime.trimEnd()}\n` : syncMetrics;
 }
 
 async function runtimeMetrics(url: string): Promise<string | null> {

@@ -87,12 +87,12 @@ async function existingSchedules(
   for await (const s of client.schedule.list())
     if (s.scheduleId.startsWith(ids.reportPrefix)) candidates.push(s.scheduleId);
   for (const scheduleId of candidates) {
-    const own = await ownSchedule(client, scheduleId, taskQueue).catch((err: unknown) => {
+    const deploymentSchedule = await ownSchedule(client, scheduleId, taskQueue).catch((err: unknown) => {
       // A report-prefixed schedule of another deployment (whose name extends this one's) is not ours.
       if (scheduleId.startsWith(ids.reportPrefix)) return null;
       throw err;
     });
-    if (own) found.set(scheduleId, own);
+    if (deploymentSchedule) found.set(scheduleId, deploymentSchedule);
   }
   return found;
 }

@@ -208,11 +208,11 @@ function clauseName(c: Cursor): ClauseName {
 
 function metricIds(c: Cursor): string[] {
   const ids = c.list('metric id');
-  const seen = new Set<string>();
+  const listed = new Set<string>();
   for (const id of ids) {
     if (!METRIC_ID.test(id)) c.fail(`'${id}' is not a metric id`);
-    if (seen.has(id)) c.fail(`metric '${id}' is listed twice`);
-    seen.add(id);
+    if (listed.has(id)) c.fail(`metric '${id}' is listed twice`);
+    listed.add(id);
   }
   return ids;
 }
@@ -260,7 +260,7 @@ export function parseQuery(text: string): ParsedQuery {
   const q: Partial<ParsedQuery> & { where: ParsedQuery['where'] } = { where: [] };
   let lastRank = -1;
   let lastLine = 0;
-  const seen = new Map<ClauseName, number>();
+  const lineOfClause = new Map<ClauseName, number>();
   let sawFrom = false;
   for (let n = 0; n < lines.length; n++) {
     const raw = lines[n] as string;
@@ -275,10 +275,17 @@ export function parseQuery(text: string): ParsedQuery {
     if (!sawFrom && name !== 'FROM')
       throw new QueryError(line, `the first clause must be FROM tickets, found ${name}`);
     const prior =
-      seen.get(name) ??
-      (name === 'SINCE' ? seen.get('DURING') : name === 'DURING' ? seen.get('SINCE') : undefined);
+      lineOfClause.get(name) ??
+      (name === 'SINCE'
+        ? lineOfClause.get('DURING')
+        : name === 'DURING'
+          ? lineOfClause.get('SINCE')
+          : undefined);
     if (prior !== undefined && name !== 'WHERE') {
-      if ((name === 'SINCE' && seen.has('DURING')) || (name === 'DURING' && seen.has('SINCE'))) {
+      if (
+        (name === 'SINCE' && lineOfClause.has('DURING')) ||
+        (name === 'DURING' && lineOfClause.has('SINCE'))
+      ) {
         throw new QueryError(
           line,
           `DURING and SINCE … UNTIL cannot be combined (the other is on line ${prior})`,
@@ -287,11 +294,11 @@ export function parseQuery(text: string): ParsedQuery {
       throw new QueryError(line, `${name} may appear only once (already on line ${prior})`);
     }
     if (RANK[name] < lastRank) {
-      const after = [...seen.entries()].find(([k]) => RANK[k] > RANK[name]);
+      const after = [...lineOfClause.entries()].find(([k]) => RANK[k] > RANK[name]);
       throw new QueryError(line, `${name} must come before ${after ? after[0] : 'the preceding clause'}`);
     }
     lastRank = RANK[name];
-    seen.set(name, line);
+    lineOfClause.set(name, line);
     switch (name) {
       case 'FROM': {
         const ds = c.value('dataset');

@@ -54,8 +54,8 @@ export async function deletionMayMark(
   const since = candidates.since.getTime();
   return live.some((r) => {
     if (r['_synced_at'] == null) return false;
-    const seen = Math.max(Date.parse(String(r['_synced_at'])), sightings.get(String(r[key])) ?? 0);
-    return seen < since;
+    const lastSeenMs = Math.max(Date.parse(String(r['_synced_at'])), sightings.get(String(r[key])) ?? 0);
+    return lastSeenMs < since;
   });
 }
 

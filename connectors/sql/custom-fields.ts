@@ -32,7 +32,7 @@ export async function customFieldSourcesOf(session: SqlSession): Promise<CustomF
         row['updated_at'] === null || row['updated_at'] === undefined ? '' : String(row['updated_at']),
     }),
   );
-  const seen = await parsedRows(
+  const newFieldChanges = await parsedRows(
     session,
     'customFieldSources',
     statement(
@@ -46,7 +46,7 @@ export async function customFieldSourcesOf(session: SqlSession): Promise<CustomF
       lastSeenAt: String(row['last_seen_at']),
     }),
   );
-  const recorded = new Map(seen.map((r) => [r.key, r]));
+  const recorded = new Map(newFieldChanges.map((r) => [r.key, r]));
   const fields = new Map<
     string,
     { classes: Partial<Record<ValueClass, number>>; label: string | null; labelAt: string }

@@ -149,11 +149,11 @@ export class FleetSlots {
   }
 
   /** A response of a covered class: reports a window the ledger does not know yet, and every 429. */
-  observe(routeClass: RouteClass, seen: FleetObservation): void {
+  observe(routeClass: RouteClass, observation: FleetObservation): void {
     const s = this.#classes.get(routeClass);
     if (!s) return;
     const window =
-      seen.window ??
+      observation.window ??
       // A probe answered without rate-limit headers: assume a window of the configured size from now.
       (s.probeOut
         ? {
@@ -163,7 +163,7 @@ export class FleetSlots {
           }
         : undefined);
     if (!window) return;
-    if (seen.uncounted) {
+    if (observation.uncounted) {
       // Tell the ledger only to end a probe; the limit such a server names is not one it enforces.
       if (s.probeOut) this.#report(routeClass, window, undefined);
       s.probeOut = false;
@@ -171,7 +171,7 @@ export class FleetSlots {
       return;
     }
     s.unmetered = false;
-    const limited = seen.rateLimitedUntil;
+    const limited = observation.rateLimitedUntil;
     if (window.windowEnd <= s.ledgerWindowEnd && limited === undefined) return;
     s.ledgerWindowEnd = Math.max(s.ledgerWindowEnd, window.windowEnd);
     s.probeOut = false;

@@ -144,23 +144,23 @@ export function driftOf(schema: z.ZodType, items: readonly unknown[]): DriftObse
     model = modelOf(schema);
     models.set(schema, model);
   }
-  const seen = new Map<string, DriftObservation>();
+  const kept = new Map<string, DriftObservation>();
   const report: Report = (fieldPath, kind, observed, expected, value, label = null) => {
     const key = `${fieldPath}\u0000${kind}\u0000${observed}`;
-    const kept = seen.get(key);
+    const earlier = kept.get(key);
     // A new (custom) field with values of two JSON types on one page: the later type is a type change.
-    if (kept && (kind === 'new_field' || kind === 'new_custom_field') && kept.jsonType !== 'null') {
+    if (earlier && (kind === 'new_field' || kind === 'new_custom_field') && earlier.jsonType !== 'null') {
       const type = jsonTypeOf(value);
-      if (type !== 'null' && type !== kept.jsonType)
-        report(fieldPath, 'type_change', type, `${kept.jsonType} (as seen before)`, value);
+      if (type !== 'null' && type !== earlier.jsonType)
+        report(fieldPath, 'type_change', type, `${earlier.jsonType} (as seen before)`, value);
     }
     // The first sighting is kept, unless it was a null and a later one shows what the field holds. The
     // example is made only then: most sightings repeat one already kept.
-    const keep = kept
-      ? kept.jsonType === 'null' && value !== null && value !== undefined
-      : seen.size < MAX_DRIFT_PER_PAGE;
+    const keep = earlier
+      ? earlier.jsonType === 'null' && value !== null && value !== undefined
+      : kept.size < MAX_DRIFT_PER_PAGE;
     if (keep)
-      seen.set(key, {
+      kept.set(key, {
         fieldPath,
         kind,
         observed,
@@ -171,7 +171,7 @@ export function driftOf(schema: z.ZodType, items: readonly unknown[]): DriftObse
       });
   };
   for (const item of items) walk(model, item, '', report);
-  return [...seen.values()];
+  return [...kept.values()];
 }
 
 type Report = (

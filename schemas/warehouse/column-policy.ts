@@ -85,7 +85,7 @@ const RAW_PREFIX = '_raw.';
  */
 export const ColumnPolicyText = z.string().transform((text, ctx): ColumnPolicy => {
   const rules: ColumnPolicy = [];
-  const seen = new Map<string, PolicyRule>();
+  const ruleByTarget = new Map<string, PolicyRule>();
   const problem = (entry: string, message: string) =>
     ctx.addIssue({ code: 'custom', message: `"${entry}": ${message}` });
   for (const entry of text.split(/[\s,]+/).filter(Boolean)) {
@@ -123,13 +123,13 @@ export const ColumnPolicyText = z.string().transform((text, ctx): ColumnPolicy =
       continue;
     }
     const key = `${table}\u0000${path.join('\u0000')}`;
-    const earlier = seen.get(key);
+    const earlier = ruleByTarget.get(key);
     if (earlier !== undefined) {
       if (earlier.action !== action.data) problem(entry, `contradicts the earlier entry "${earlier.entry}"`);
       continue;
     }
     const rule: PolicyRule = { table, path, action: action.data, entry };
-    seen.set(key, rule);
+    ruleByTarget.set(key, rule);
     rules.push(rule);
   }
   return rules;

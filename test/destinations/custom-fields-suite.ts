@@ -207,10 +207,10 @@ export function customFieldsSuite(name: string, makeHarness: () => Promise<Views
         ['fld_text', 'fld_text_text', 'Order number', 'text', 'string', 1],
         [EVIL_KEY, EVIL, "Evil\\'); DROP TABLE tickets; --", 'text', 'string', 1],
       ]);
-      const [seen] = await dest.select(
+      const [labelRow] = await dest.select(
         (d) => `SELECT first_seen_at FROM ${d.table(CUSTOM_FIELD_LABELS_VIEW)} WHERE field_id = 'fld_text'`,
       );
-      expect(seen?.['first_seen_at']).toMatch(/^\d{4}-\d\d-\d\dT/);
+      expect(labelRow?.['first_seen_at']).toMatch(/^\d{4}-\d\d-\d\dT/);
     });
 
     it('a label renamed at the source: the same column with its values, the new label in the label view', async () => {

@@ -31,7 +31,7 @@ export interface HostileProxy {
 
 export async function startHostileProxy(target: string): Promise<HostileProxy> {
   const proxy: HostileProxy = { url: '', misbehave: null, rewrite: null, close: async () => {} };
-  const seen = new Map<string, number>();
+  const requestsOfPath = new Map<string, number>();
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -39,8 +39,8 @@ export async function startHostileProxy(target: string): Promise<HostileProxy> {
       try {
         const url = new URL(req.url ?? '/', target);
         const path = url.pathname.replace(/^\/public\/v1/, '');
-        const n = (seen.get(path) ?? 0) + 1;
-        seen.set(path, n);
+        const n = (requestsOfPath.get(path) ?? 0) + 1;
+        requestsOfPath.set(path, n);
         const request = { method: req.method ?? 'GET', path, query: url.searchParams, n };
         if (proxy.misbehave?.(request, res)) return;
         const headers = Object.fromEntries(

@@ -104,9 +104,9 @@ describe('the Kubernetes overlays start a worker', () => {
     const { outcome, stderr, exitCode } = await runWorker('api-key', recording.address);
     expect(outcome, stderr).toBe('running');
     expect(stderr).not.toContain('config error');
-    const seen = recording.headers.slice(before).map((h) => h['authorization']);
-    expect(seen.length).toBeGreaterThan(0);
-    expect(new Set(seen)).toEqual(new Set(['Bearer temporal_overlay_key']));
+    const authorizations = recording.headers.slice(before).map((h) => h['authorization']);
+    expect(authorizations.length).toBeGreaterThan(0);
+    expect(new Set(authorizations)).toEqual(new Set(['Bearer temporal_overlay_key']));
     expect(exitCode).toBe(0);
   }, 180_000);
 

@@ -134,18 +134,18 @@ describe('the worker killed with SIGKILL at random points during a sync', () => 
     const log = companion.requestLog.slice();
 
     // Repeated GETs of the same (path, query incl. cursor), attributed to the kill they follow.
-    const seen = new Set<string>();
+    const requested = new Set<string>();
     const repeatsPerKill = new Array<number>(KILLS).fill(0);
     const repeated: string[] = [];
     log.forEach((r, index) => {
       if (r.method !== 'GET') return;
       const key = requestKey(r);
-      if (seen.has(key)) {
+      if (requested.has(key)) {
         repeated.push(key);
         const kill = killAt.filter((at) => at <= index).length - 1;
         repeatsPerKill[Math.max(0, kill)]! += 1;
       }
-      seen.add(key);
+      requested.add(key);
     });
     console.info(
       `worker-kill: seed ${seed}, kills after requests ${killAt.join(', ')}, sync ${elapsed} ms, ` +

@@ -49,23 +49,23 @@ describe('child environment', () => {
   it('a child started with it does not see the keys this process has', async () => {
     const before = { ...process.env };
     Object.assign(process.env, SECRETS);
-    let seen: string;
+    let childEnvText: string;
     try {
       const child = spawn(process.execPath, ['-e', 'process.stdout.write(JSON.stringify(process.env))'], {
         env: childEnvironment(),
         stdio: ['ignore', 'pipe', 'inherit'],
       });
-      seen = '';
-      child.stdout.setEncoding('utf8').on('data', (c: string) => (seen += c));
+      childEnvText = '';
+      child.stdout.setEncoding('utf8').on('data', (c: string) => (childEnvText += c));
       await new Promise((resolve) => child.once('close', resolve));
     } finally {
       for (const name of Object.keys(SECRETS)) if (!(name in before)) delete process.env[name];
     }
-    const childEnv = JSON.parse(seen) as Record<string, string>;
+    const childEnv = JSON.parse(childEnvText) as Record<string, string>;
     expect(childEnv['PATH']).toBe(process.env['PATH']);
     for (const [name, value] of Object.entries(SECRETS)) {
       expect(childEnv[name]).toBeUndefined();
-      expect(seen).not.toContain(value);
+      expect(childEnvText).not.toContain(value);
     }
   });
 });

@@ -52,8 +52,8 @@ async function recorded(dumps: string): Promise<{ tool: string; env: string }[]>
   );
 }
 
-function expectNoSecret(seen: { tool: string; env: string }[]): void {
-  for (const { tool, env } of seen) {
+function expectNoSecret(launches: { tool: string; env: string }[]): void {
+  for (const { tool, env } of launches) {
     expect(env, tool).toMatch(/^PATH=/m);
     for (const [name, value] of Object.entries(SECRETS)) {
       expect(env, `${tool} saw ${name}`).not.toContain(value);
@@ -92,9 +92,9 @@ describe('the tools the demo runs see none of the keys', () => {
     await fakeTool(base, dumps, 'temporal-cli');
     process.env['TEMPORAL_CLI'] = cli;
     expect(await locateTemporalCli({ log: () => undefined })).toMatchObject({ path: cli });
-    const seen = await recorded(dumps);
-    expect(seen.map((s) => s.tool)).toEqual(['temporal']);
-    expectNoSecret(seen);
+    const launches = await recorded(dumps);
+    expect(launches.map((s) => s.tool)).toEqual(['temporal']);
+    expectNoSecret(launches);
   });
 
   it('pip, fetching the prebuilt CLI', async () => {
@@ -103,28 +103,28 @@ describe('the tools the demo runs see none of the keys', () => {
     expect(await locateTemporalCli({ log: (l) => lines.push(l), build: false })).toEqual({
       kind: 'sdk-download',
     });
-    const seen = await recorded(dumps);
+    const launches = await recorded(dumps);
     // `python3 -m pip --version`, then `python3 -m pip download` (which the stand-in fails).
-    expect(seen.map((s) => s.tool)).toEqual(['python3', 'python3']);
-    expectNoSecret(seen);
+    expect(launches.map((s) => s.tool)).toEqual(['python3', 'python3']);
+    expectNoSecret(launches);
   });
 
   it('`go install`, building the CLI', async () => {
     const dumps = await world(['go']);
     const cli = await locateTemporalCli({ log: () => undefined, prebuilt: false });
     expect(cli).toMatchObject({ kind: 'existing-path', source: 'built' });
-    const seen = await recorded(dumps);
-    expect(seen.map((s) => s.tool)).toEqual(['go']);
-    expect(seen[0]!.env).toMatch(/^GOBIN=/m);
-    expectNoSecret(seen);
+    const launches = await recorded(dumps);
+    expect(launches.map((s) => s.tool)).toEqual(['go']);
+    expect(launches[0]!.env).toMatch(/^GOBIN=/m);
+    expectNoSecret(launches);
   });
 
   it("Python's venv and pip, provisioning the BigQuery emulator", async () => {
     const dumps = await world(['python3']);
     await provisionBigQueryEmulator();
-    const seen = await recorded(dumps);
+    const launches = await recorded(dumps);
     // The version check, the venv, then the venv's python (a copy of the stand-in) running pip install.
-    expect(seen.map((s) => s.tool)).toEqual(['python3', 'python3', 'python3']);
-    expectNoSecret(seen);
+    expect(launches.map((s) => s.tool)).toEqual(['python3', 'python3', 'python3']);
+    expectNoSecret(launches);
   });
 });
