@@ -11,13 +11,13 @@ afterAll(() => h.stop());
 
 describe('2.1 envelope and cursors', () => {
   it('2.1 a cursor crawl of GET /tickets visits every ticket exactly once, created_at desc then id desc', async () => {
-    const seen: Array<{ id: string; created_at: string }> = [];
+    const crawled: Array<{ id: string; created_at: string }> = [];
     let cursor: string | undefined;
     for (;;) {
       const r = await api(h, 'GET', '/tickets', { query: { limit: 37, ...(cursor ? { cursor } : {}) } });
       expect(r.status).toBe(200);
       const page = pageEnvelope(Ticket).parse(r.body);
-      seen.push(...page.data);
+      crawled.push(...page.data);
       if (!page.pagination.has_more) break;
       cursor = page.pagination.next_cursor ?? undefined;
     }
@@ -26,10 +26,10 @@ describe('2.1 envelope and cursors', () => {
       .filter((t) => t.deletedAt === null)
       .map((t) => t.id)
       .reverse();
-    expect(seen.map((t) => t.id)).toEqual(expected);
-    for (let i = 1; i < seen.length; i++) {
-      const a = seen[i - 1] as { id: string; created_at: string };
-      const b = seen[i] as { id: string; created_at: string };
+    expect(crawled.map((t) => t.id)).toEqual(expected);
+    for (let i = 1; i < crawled.length; i++) {
+      const a = crawled[i - 1] as { id: string; created_at: string };
+      const b = crawled[i] as { id: string; created_at: string };
       expect(a.created_at > b.created_at || (a.created_at === b.created_at && a.id > b.id)).toBe(true);
     }
   });

@@ -21,7 +21,7 @@ describe('an outage of the source during a run', () => {
 
   it('backs off, says the source is failing, and finishes once it is back', async () => {
     p.companion.setOptions({ faults: { rate: 1, kinds: ['5xx'] } });
-    const seen: string[] = [];
+    const failingNotes: string[] = [];
     let restored = false;
     const now = new Date();
     const summary = await runSync(
@@ -37,14 +37,14 @@ describe('an outage of the source during a run', () => {
         const failing = Object.values(progress.streams)
           .map((s) => s.current ?? '')
           .filter((c) => c.includes('source failing since'));
-        seen.push(...failing);
+        failingNotes.push(...failing);
         if (failing.length > 0 && !restored) {
           restored = true;
           p.companion.setOptions({ faults: undefined });
         }
       },
     );
-    expect(seen[0]).toMatch(/source failing since \S+ \(attempt \d+: .*SERVICE_UNAVAILABLE/);
+    expect(failingNotes[0]).toMatch(/source failing since \S+ \(attempt \d+: .*SERVICE_UNAVAILABLE/);
     expect(summary.error).toBeUndefined();
     expect(summary.status).toBe('succeeded');
     const source = await sourceSnapshot(p.deps.client, new Date(Date.now() - 500 * DAY_MS).toISOString());

@@ -60,11 +60,11 @@ describe('a poison item', () => {
     expect(Date.parse(before!)).toBeGreaterThan(victim.sentAt / 1000);
 
     // Every other survey of the victim's window is stored; the victim is not.
-    const others = sent.filter((s) => s.id !== victim.id).map((s) => s.id);
+    const survivors = sent.filter((s) => s.id !== victim.id).map((s) => s.id);
     const stored = await p.db.query('SELECT id FROM support.csat_surveys WHERE id = ANY($1::text[])', [
-      [...others, victim.id],
+      [...survivors, victim.id],
     ]);
-    expect(stored.rows.map((r) => r.id).sort()).toEqual([...others].sort());
+    expect(stored.rows.map((r) => r.id).sort()).toEqual([...survivors].sort());
     const run = await p.db.query('SELECT status, error FROM support._sync_runs WHERE run_id = $1', [
       summary.run_id,
     ]);
