@@ -1,4 +1,5 @@
 import type { Channel, Priority, TicketStatus } from '../../schemas/api/index.js';
+import { IdSource } from './ids.js';
 import { Prng } from './prng.js';
 import { subjectFor } from './text.js';
 import {
@@ -87,15 +88,18 @@ interface OrgSpec {
 interface Ctx {
   agentById: Map<string, AgentRecord>;
   rng: Prng;
+  ids: IdSource;
   now: Millis;
   data: WorldData;
 }
 
 /**
  * Generates the seeded world relative to `now`: org A (the main workspace, `ticketCount` tickets) and org B
- * (a small separate workspace for isolation tests). Deterministic for (seed, ticketCount, now).
+ * (a small separate workspace for isolation tests). Deterministic for (seed, ticketCount, now, idSpace).
+ * `idSpace`: record ids come from that space instead of the seed (world/ids.ts), so worlds of one space share
+ * them; without it the world is the one the seed always gave.
  */
-export function generateWorld(seed: number, ticketCount: number, now: Millis): WorldData {
+export function generateWorld(seed: number, ticketCount: number, now: Millis, idSpace?: number): WorldData {
   const rng = new Prng(seed);
   const data: WorldData = {
     seed,
@@ -116,7 +120,7 @@ export function generateWorld(seed: number, ticketCount: number, now: Millis): W
     views: [],
     keys: [],
   };
-  const ctx: Ctx = { rng, now, data, agentById: new Map() };
+  const ctx: Ctx = { rng, ids: IdSource.of(rng, idSpace), now, data, agentById: new Map() };
   const a = buildOrg(ctx, {
     name: 'Acme Shop',
     domain: 'acme.example',
@@ -148,7 +152,7 @@ export function generateWorld(seed: number, ticketCount: number, now: Millis): W
     firstTicketNumber: 900_001,
   });
   buildViewsAndKeys(ctx, a, b);
-  guaranteeCreditRules(data, a, seed, now);
+  guaranteeCreditRules(ctx, a, seed);
   // The world keeps surveys in (sentAt, id) order; exports binary-search it.
   data.surveys.sort((x, y) => x.sentAt - y.sentAt || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
   return data;
@@ -166,7 +170,7 @@ interface BuiltOrg {
 }
 
 function buildOrg(ctx: Ctx, spec: OrgSpec): BuiltOrg {
-  const { rng, now, data } = ctx;
+  const { rng, ids, now, data } = ctx;
   const org: Org = {
     id: `org_${rng.hex(8)}`,
     name: spec.name,
@@ -179,7 +183,7 @@ function buildOrg(ctx: Ctx, spec: OrgSpec): BuiltOrg {
   data.orgs.push(org);
   const since = now - HISTORY_DAYS * DAY;
   const teams: TeamRecord[] = spec.teamNames.map((name) => ({
-    id: `team_${rng.hex(6)}`,
+    id: ids.prefixed('team', 'team', 6),
     orgId: org.id,
     name,
     createdAt: since - 30 * DAY,
@@ -212,7 +216,7 @@ function buildOrg(ctx: Ctx, spec: OrgSpec): BuiltOrg {
     const isLimited = i === 1 && spec.humanCount > 3;
     const team = teams[i % teams.length] as TeamRecord;
     humans.push(
-      agent(`agt_${rng.hex(8)}`, {
+      agent(ids.prefixed('agent', 'agt', 8), {
         name: `${first} ${last}`,
         email: `${first.toLowerCase()}.${last.toLowerCase()}@${spec.domain}`,
         kind: 'human',
@@ -233,7 +237,7 @@ function buildOrg(ctx: Ctx, spec: OrgSpec): BuiltOrg {
   }
   const deleted: AgentRecord | null =
     spec.humanCount > 3
-      ? agent(`agt_${rng.hex(8)}`, {
+      ? agent(ids.prefixed('agent', 'agt', 8), {
           name: 'Former Agent',
           email: `former.agent@${spec.domain}`,
           kind: 'human',
@@ -244,14 +248,14 @@ function buildOrg(ctx: Ctx, spec: OrgSpec): BuiltOrg {
         })
       : null;
   const ai: AgentRecord[] = [
-    agent(`agt_${rng.hex(8)}`, {
+    agent(ids.prefixed('agent', 'agt', 8), {
       name: 'AI Assistant',
       email: null,
       kind: 'ai',
       createdAt: since - 60 * DAY,
     }),
     // An AI agent excluded from analytics: it never gets a default CSAT credit (spec 2.7 rule 4).
-    agent(`agt_${rng.hex(8)}`, {
+    agent(ids.prefixed('agent', 'agt', 8), {
       name: 'Legacy Bot',
       email: null,
       kind: 'ai',
@@ -262,23 +266,23 @@ function buildOrg(ctx: Ctx, spec: OrgSpec): BuiltOrg {
   data.agents.push(...humans, ...(deleted ? [deleted] : []), ...ai);
   for (const ag of data.agents) ctx.agentById.set(ag.id, ag);
   const tags: TagRecord[] = TAG_NAMES.map((name) => ({
-    id: `tag_${rng.hex(6)}`,
+    id: ids.prefixed('tag', 'tag', 6),
     orgId: org.id,
     name,
     createdAt: since - 10 * DAY,
   }));
   data.tags.push(...tags);
   const fields: TicketFieldDefinition[] = [
-    { id: `fld_${rng.hex(5)}`, orgId: org.id, name: 'Order number', type: 'text', options: [] },
+    { id: ids.prefixed('field', 'fld', 5), orgId: org.id, name: 'Order number', type: 'text', options: [] },
     {
-      id: `fld_${rng.hex(5)}`,
+      id: ids.prefixed('field', 'fld', 5),
       orgId: org.id,
       name: 'Product',
       type: 'dropdown',
       options: ['Shoes', 'Bags', 'Hats'],
     },
-    { id: `fld_${rng.hex(5)}`, orgId: org.id, name: 'Refund amount', type: 'number', options: [] },
-    { id: `fld_${rng.hex(5)}`, orgId: org.id, name: 'Warranty', type: 'boolean', options: [] },
+    { id: ids.prefixed('field', 'fld', 5), orgId: org.id, name: 'Refund amount', type: 'number', options: [] },
+    { id: ids.prefixed('field', 'fld', 5), orgId: org.id, name: 'Warranty', type: 'boolean', options: [] },
   ];
   data.ticketFields.push(...fields);
   const contacts: ContactRecord[] = [];
@@ -286,7 +290,7 @@ function buildOrg(ctx: Ctx, spec: OrgSpec): BuiltOrg {
   for (let i = 0; i < contactCount; i++) {
     const first = FIRST_NAMES[(i * 7) % FIRST_NAMES.length] ?? 'C';
     contacts.push({
-      id: rng.uuid(),
+      id: ids.uuid('contact'),
       orgId: org.id,
       email: i % 9 === 0 ? null : `customer${i}@mail.example`,
       firstName: first,
@@ -309,7 +313,7 @@ function generateTickets(
   tags: TagRecord[],
   fields: TicketFieldDefinition[],
 ) {
-  const { rng, now, data } = ctx;
+  const { rng, ids, now, data } = ctx;
   const { org, humans, ai, deleted, teams } = built;
   const horizon = HISTORY_DAYS * DAY;
   // Creation times first (denser towards now), sorted, so ticket numbers rise with creation time.
@@ -347,7 +351,7 @@ function generateTickets(
     });
     const ticket: TicketRecord = {
       idx: data.tickets.length,
-      id: rng.uuid(),
+      id: ids.uuid('ticket'),
       orgId: org.id,
       number: spec.firstTicketNumber + i,
       subject: rng.chance(0.95) ? subjectFor(rng.u32()) : null,
@@ -391,7 +395,7 @@ function simulateTicket(
   legacyBot: AgentRecord,
   deleted: AgentRecord | null,
 ) {
-  const { rng, now, data } = ctx;
+  const { rng, ids, now, data } = ctx;
   const admin = humans[0] as AgentRecord;
   ev(ctx, t, 'created', t.createdAt, null, 'open', null);
   if (assignee) {
@@ -402,7 +406,7 @@ function simulateTicket(
   msg(ctx, t, 'customer', 'public', clock, null);
   if (rng.chance(0.2)) {
     data.automationRuns.push({
-      id: rng.uuid(),
+      id: ids.uuid('automation_run'),
       orgId: t.orgId,
       ticketIdx: t.idx,
       agentId: null,
@@ -424,7 +428,7 @@ function simulateTicket(
       lastResponder = bot;
       clock = at;
       data.automationRuns.push({
-        id: rng.uuid(),
+        id: ids.uuid('automation_run'),
         orgId: t.orgId,
         ticketIdx: t.idx,
         agentId: bot.id,
@@ -439,7 +443,7 @@ function simulateTicket(
   if (rng.chance(0.05)) {
     // An AI run that spent credits without a tracked action (ai_spend counts it).
     data.automationRuns.push({
-      id: rng.uuid(),
+      id: ids.uuid('automation_run'),
       orgId: t.orgId,
       ticketIdx: t.idx,
       agentId: bot.id,
@@ -531,7 +535,7 @@ function simulateTicket(
         const paidAt = resolvedAt + rng.int(HOUR, 3 * DAY);
         if (paidAt < now) {
           data.orders.push({
-            id: rng.uuid(),
+            id: ids.uuid('order'),
             orgId: t.orgId,
             ticketIdx: t.idx,
             paidAt,
@@ -567,10 +571,10 @@ function msg(
   at: Millis,
   author: AgentRecord | null,
 ): MessageRecord {
-  const { rng, data } = ctx;
+  const { rng, ids, data } = ctx;
   const m: MessageRecord = {
     idx: data.messages.length,
-    id: rng.uuid(),
+    id: ids.uuid('message'),
     ticketIdx: t.idx,
     role,
     visibility,
@@ -601,7 +605,7 @@ function setStatus(ctx: Ctx, t: TicketRecord, to: TicketStatus, at: Millis, acto
 }
 
 function maybeSurvey(ctx: Ctx, t: TicketRecord, resolvedAt: Millis, deleted: AgentRecord | null) {
-  const { rng, now, data } = ctx;
+  const { rng, ids, now, data } = ctx;
   if (t.isSpam || !rng.chance(0.5)) return;
   const sentAt = resolvedAt + HOUR + rng.int(0, 10 * MINUTE);
   if (sentAt >= now) return;
@@ -632,7 +636,7 @@ function maybeSurvey(ctx: Ctx, t: TicketRecord, resolvedAt: Millis, deleted: Age
     }
   }
   const survey: SurveyRecord = {
-    id: rng.uuid(),
+    id: ids.uuid('survey'),
     orgId: t.orgId,
     ticketIdx: t.idx,
     creditedAgentId: credit,
@@ -654,8 +658,10 @@ function maybeSurvey(ctx: Ctx, t: TicketRecord, resolvedAt: Millis, deleted: Age
  * the AI agent excluded from analytics (rule 4: no credit). Their own random stream, so the rest of the
  * world is what the seed always gave.
  */
-function guaranteeCreditRules(data: WorldData, built: BuiltOrg, seed: number, now: Millis) {
+function guaranteeCreditRules(ctx: Ctx, built: BuiltOrg, seed: number) {
+  const { data, now } = ctx;
   const rng = new Prng(seed, 0x27);
+  const ids = ctx.ids.over(rng);
   const eligibleAi = built.ai.find((x) => !x.excludedFromAnalytics);
   const excludedAi = built.ai.find((x) => x.excludedFromAnalytics);
   if (!eligibleAi || !excludedAi) return;
@@ -690,7 +696,7 @@ function guaranteeCreditRules(data: WorldData, built: BuiltOrg, seed: number, no
     const sentAt = (t.resolvedAt as Millis) + HOUR + rng.int(0, 10 * MINUTE);
     const submittedAt = c.answered ? sentAt + rng.int(HOUR, 2 * DAY) : null;
     data.surveys.push({
-      id: rng.uuid(),
+      id: ids.uuid('survey'),
       orgId: t.orgId,
       ticketIdx: t.idx,
       creditedAgentId: c.credit,
@@ -739,13 +745,13 @@ function generateSessions(ctx: Ctx, built: BuiltOrg) {
 }
 
 function session(ctx: Ctx, agent: AgentRecord, start: Millis, end: Millis | null): SessionRecord {
-  const { rng, now } = ctx;
+  const { rng, ids, now } = ctx;
   const open = end === null || end > now;
   const last = open
     ? Math.min(now, start + rng.int(MINUTE, 6 * HOUR))
     : (end as number) - rng.int(0, 20 * MINUTE);
   return {
-    id: rng.uuid(),
+    id: ids.uuid('session'),
     orgId: agent.orgId,
     agentId: agent.id,
     start,
@@ -760,7 +766,7 @@ function session(ctx: Ctx, agent: AgentRecord, start: Millis, end: Millis | null
 }
 
 function buildViewsAndKeys(ctx: Ctx, a: BuiltOrg, b: BuiltOrg) {
-  const { rng, now, data } = ctx;
+  const { rng, ids, now, data } = ctx;
   const created = now - 100 * DAY;
   const admin = a.humans[0] as AgentRecord;
   const limited = a.humans[1] as AgentRecord;
@@ -768,7 +774,7 @@ function buildViewsAndKeys(ctx: Ctx, a: BuiltOrg, b: BuiltOrg) {
   const billingAgents = a.humans.filter((h) => h.teamIds.includes(billing.id) && h.id !== limited.id);
   const views: ViewRecord[] = [
     {
-      id: rng.uuid(),
+      id: ids.uuid('view'),
       orgId: a.org.id,
       name: 'Open tickets',
       filters: [{ condition: 'status', operator: 'is_one_of', options: ['open', 'need_more_info'] }],
@@ -777,7 +783,7 @@ function buildViewsAndKeys(ctx: Ctx, a: BuiltOrg, b: BuiltOrg) {
       createdAt: created,
     },
     {
-      id: rng.uuid(),
+      id: ids.uuid('view'),
       orgId: a.org.id,
       name: 'Urgent',
       filters: [{ condition: 'priority', operator: 'is', options: ['urgent'] }],
@@ -786,7 +792,7 @@ function buildViewsAndKeys(ctx: Ctx, a: BuiltOrg, b: BuiltOrg) {
       createdAt: created + 1,
     },
     {
-      id: rng.uuid(),
+      id: ids.uuid('view'),
       orgId: a.org.id,
       name: 'WhatsApp',
       filters: [{ condition: 'channel', operator: 'is', options: ['whatsapp'] }],
@@ -795,7 +801,7 @@ function buildViewsAndKeys(ctx: Ctx, a: BuiltOrg, b: BuiltOrg) {
       createdAt: created + 2,
     },
     {
-      id: rng.uuid(),
+      id: ids.uuid('view'),
       orgId: a.org.id,
       name: 'Billing escalations',
       filters: [
@@ -807,7 +813,7 @@ function buildViewsAndKeys(ctx: Ctx, a: BuiltOrg, b: BuiltOrg) {
       createdAt: created + 3,
     },
     {
-      id: rng.uuid(),
+      id: ids.uuid('view'),
       orgId: a.org.id,
       name: 'Refunds',
       filters: [{ condition: 'tag', operator: 'is', options: ['refund'] }],
@@ -816,7 +822,7 @@ function buildViewsAndKeys(ctx: Ctx, a: BuiltOrg, b: BuiltOrg) {
       createdAt: created + 4,
     },
     {
-      id: rng.uuid(),
+      id: ids.uuid('view'),
       orgId: b.org.id,
       name: 'All open',
       filters: [{ condition: 'status', operator: 'is', options: ['open'] }],
