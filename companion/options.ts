@@ -27,6 +27,12 @@ export interface CompanionOptions {
    * worlds"). 0 or undefined = the default world, byte for byte. Fixed for the companion's life.
    */
   variant?: number;
+  /**
+   * Record ids from this id space instead of the seed (world/ids.ts): worlds of one space share their ids, as
+   * the workspaces of a companion serving many do (there every workspace is in space 0 unless it says
+   * otherwise). Undefined in a companion of one workspace: the world the seed always gave.
+   */
+  idSpace?: number;
   /** Time a message send spends "processing" before it is recorded (default 25 ms; idempotency rule 4). */
   sendDelayMs?: number;
   /**
@@ -44,6 +50,24 @@ export interface CompanionOptions {
      */
     since?: Date;
   };
+}
+
+/** Settings of the service as a whole, whatever the number of workspaces it serves. */
+export type ServiceOptions = Pick<CompanionOptions, 'port' | 'host' | 'now' | 'logLevel'>;
+
+/** One workspace (organization) of a companion serving many: its world, keys, limits, faults and life. */
+export interface WorkspaceOptions extends Omit<CompanionOptions, keyof ServiceOptions> {
+  /** A slug (`a-z`, `0-9`, `-`, at most 63): the workspace's name in the JSON line, logs and storage paths. */
+  id: string;
+}
+
+export interface WorkspacesOptions extends ServiceOptions {
+  workspaces: WorkspaceOptions[];
+  /**
+   * Rate limits of requests no workspace's key identifies (a missing or unknown key, `GET /health` without
+   * one), keyed by client IP as spec 8 says (default on).
+   */
+  rateLimits?: boolean;
 }
 
 /** Options that can be switched while running (`handle.setOptions`). */

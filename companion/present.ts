@@ -108,7 +108,7 @@ export function presentMessage(
 }
 
 export function publicUrl(s: CompanionState, id: string, fileName: string): string {
-  return `${s.baseUrl}/files/${id}/${encodeURIComponent(fileName)}`;
+  return `${s.baseUrl}/files${s.storagePath}/${id}/${encodeURIComponent(fileName)}`;
 }
 
 /** The replica's view of a survey (answers can lag). */

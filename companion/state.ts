@@ -30,6 +30,8 @@ export interface CompanionState {
   /** HMAC secret for upload URLs. */
   uploadSecret: string;
   baseUrl: string;
+  /** Where the workspace's object store is under `/uploads` and `/files`: `` alone on the port, `/<id>` among many. */
+  storagePath: string;
   options: RuntimeOptions;
   attachments: Map<string, AttachmentRecord>;
   idempotency: Map<string, IdempotencyEntry>;

@@ -54,7 +54,7 @@ export function attachmentRoutes(s: CompanionState): Route[] {
         success: true,
         data: {
           id,
-          upload_url: `${s.baseUrl}/uploads/${id}?expires=${expires}&signature=${sign(s, id, expires)}`,
+          upload_url: `${s.baseUrl}/uploads${s.storagePath}/${id}?expires=${expires}&signature=${sign(s, id, expires)}`,
           public_url: publicUrl(s, id, body.file_name),
           expires_at: iso(expires),
         },

@@ -281,7 +281,13 @@ function buildOrg(ctx: Ctx, spec: OrgSpec): BuiltOrg {
       type: 'dropdown',
       options: ['Shoes', 'Bags', 'Hats'],
     },
-    { id: ids.prefixed('field', 'fld', 5), orgId: org.id, name: 'Refund amount', type: 'number', options: [] },
+    {
+      id: ids.prefixed('field', 'fld', 5),
+      orgId: org.id,
+      name: 'Refund amount',
+      type: 'number',
+      options: [],
+    },
     { id: ids.prefixed('field', 'fld', 5), orgId: org.id, name: 'Warranty', type: 'boolean', options: [] },
   ];
   data.ticketFields.push(...fields);
