@@ -1,6 +1,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { FaultKind } from './http/faults.js';
-import { startCompanion } from './server.js';
+import { startCompanion, startWorkspaces } from './server.js';
+import { readWorkspacesFile } from './workspaces-file.js';
 
 const int = (name: string) => (v: string) => {
   const n = Number(v);
@@ -47,6 +48,10 @@ const program = new Command()
     int('variant'),
     0,
   )
+  .option(
+    '--workspaces <file>',
+    'serve many workspaces on this port (YAML or JSON, see companion/README.md); the flags above are their defaults',
+  )
   .option('--log-level <level>', 'stderr log level', 'info');
 
 program.parse();
@@ -67,6 +72,7 @@ const o = program.opts<{
   liveIntervalMs: number;
   liveChanges: number;
   variant: number;
+  workspaces?: string;
   logLevel: string;
 }>();
 
@@ -81,27 +87,65 @@ if (o.now !== undefined) {
   now = () => new Date(start + (Date.now() - t0));
 }
 
-const handle = await startCompanion({
-  seed: o.seed,
-  tickets: o.tickets,
-  port: o.port,
-  host: o.host,
-  rateLimits: o.rateLimits === 'on',
-  rateLimitWindowMs: o.rateLimitWindowMs,
-  replicaLagMs: o.replicaLagMs,
-  ...(o.faultRate > 0 ? { faults: { rate: o.faultRate, kinds, slowMs: o.slowMs } } : {}),
-  messageBumpsTicketUpdatedAt: o.messageBumpsUpdatedAt,
-  logLevel: o.logLevel,
-  variant: o.variant,
-  ...(now ? { now } : {}),
-  ...(o.live ? { live: { intervalMs: Math.max(1, o.liveIntervalMs), changesPerTick: o.liveChanges } } : {}),
-});
-process.stdout.write(`${JSON.stringify({ base_url: handle.baseUrl, keys: handle.keys })}\n`);
-const stop = () => {
-  handle.stop().then(
-    () => process.exit(0),
-    () => process.exit(1),
+const service = { port: o.port, host: o.host, logLevel: o.logLevel, ...(now ? { now } : {}) };
+if (o.workspaces !== undefined) {
+  const workspaces = (() => {
+    try {
+      return readWorkspacesFile(o.workspaces, {
+        seed: o.seed,
+        tickets: o.tickets,
+        rateLimits: o.rateLimits === 'on',
+        rateLimitWindowMs: o.rateLimitWindowMs,
+        replicaLagMs: o.replicaLagMs,
+        faultRate: o.faultRate,
+        faultKinds: kinds,
+        slowMs: o.slowMs,
+        messageBumpsTicketUpdatedAt: o.messageBumpsUpdatedAt,
+        live: o.live,
+        liveIntervalMs: o.liveIntervalMs,
+        liveChanges: o.liveChanges,
+        variant: o.variant,
+      });
+    } catch (e) {
+      return program.error(`--workspaces ${(e as Error).message}`);
+    }
+  })();
+  const handle = await startWorkspaces({ ...service, rateLimits: o.rateLimits === 'on', workspaces }).catch(
+    (e: unknown) => program.error(`--workspaces ${o.workspaces}: ${(e as Error).message}`),
   );
-};
-process.once('SIGINT', stop);
-process.once('SIGTERM', stop);
+  const served = [...handle.workspaces.values()];
+  // Today's line, extended: `keys` stays (the first workspace's), `workspaces` names every workspace's keys.
+  const line = {
+    base_url: handle.baseUrl,
+    keys: served[0]?.keys,
+    workspaces: Object.fromEntries(served.map((w) => [w.id, { keys: w.keys }])),
+  };
+  process.stdout.write(`${JSON.stringify(line)}\n`);
+  stopOnSignal(handle);
+} else {
+  const handle = await startCompanion({
+    ...service,
+    seed: o.seed,
+    tickets: o.tickets,
+    rateLimits: o.rateLimits === 'on',
+    rateLimitWindowMs: o.rateLimitWindowMs,
+    replicaLagMs: o.replicaLagMs,
+    ...(o.faultRate > 0 ? { faults: { rate: o.faultRate, kinds, slowMs: o.slowMs } } : {}),
+    messageBumpsTicketUpdatedAt: o.messageBumpsUpdatedAt,
+    variant: o.variant,
+    ...(o.live ? { live: { intervalMs: Math.max(1, o.liveIntervalMs), changesPerTick: o.liveChanges } } : {}),
+  });
+  process.stdout.write(`${JSON.stringify({ base_url: handle.baseUrl, keys: handle.keys })}\n`);
+  stopOnSignal(handle);
+}
+
+function stopOnSignal(handle: { stop(): Promise<void> }) {
+  const stop = () => {
+    handle.stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}

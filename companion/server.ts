@@ -157,7 +157,8 @@ export async function startWorkspaces(options: WorkspacesOptions): Promise<Works
   };
   const server = await listen(options, route);
   for (const state of [front.state, ...all.map((ws) => ws.state)]) state.baseUrl = server.baseUrl;
-  log.info({ baseUrl: server.baseUrl, workspaces: all.length }, 'listening');
+  const tickets = all.reduce((sum, ws) => sum + ws.handle.world.tickets.length, 0);
+  log.info({ baseUrl: server.baseUrl, workspaces: all.length, tickets }, 'listening');
   for (const ws of all) ws.begin();
   const workspaces = new Map(all.map((ws) => [ws.handle.id, ws.handle]));
   return {

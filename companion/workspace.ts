@@ -155,7 +155,10 @@ export function openWorkspace(options: WorkspaceOptions, place: Placement): Work
       return runtime.messageBumpsTicketUpdatedAt;
     },
   });
-  log.info({ tickets: world.tickets.length, ms: Math.round(performance.now() - t0) }, 'world generated');
+  // Among many workspaces one line each would be a line per item: the service logs their sum.
+  const generated = { tickets: world.tickets.length, ms: Math.round(performance.now() - t0) };
+  if (place.shared) log.debug(generated, 'world generated');
+  else log.info(generated, 'world generated');
   const salt = place.shared ? `:${id}` : '';
   const secret = createHash('sha256').update(`companion-secret-${seed}${salt}`).digest('hex');
   const storagePath = place.shared ? `/${id}` : '';

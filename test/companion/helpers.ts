@@ -13,7 +13,7 @@ export async function start(options: CompanionOptions = {}): Promise<CompanionHa
 }
 
 export async function api(
-  h: CompanionHandle,
+  h: Pick<CompanionHandle, 'baseUrl' | 'keys'>,
   method: string,
   path: string,
   opts: {
