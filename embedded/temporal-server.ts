@@ -13,6 +13,8 @@ export interface DevServerOptions {
   port?: number;
   /** Task queues whose activity rate must be exact: one partition each. */
   singlePartitionTaskQueues?: string[];
+  /** More dynamic config, `key=value` each (a bench turning on `matching.enableFairness=true`). */
+  dynamicConfig?: string[];
   log?: (line: string) => void;
   /** Progress of the slow steps (a first build of the CLI, the server start). */
   step?: StepStarter;
@@ -51,6 +53,7 @@ export async function startTemporalDevServer(
     '--dynamic-config-value',
     'matching.wv.VersionDrainageStatusVisibilityGracePeriod="5s"',
   ];
+  for (const setting of options.dynamicConfig ?? []) extraArgs.push('--dynamic-config-value', setting);
   for (const queue of options.singlePartitionTaskQueues ?? []) {
     // Server-enforced maxTaskQueueActivitiesPerSecond is split across partitions; one partition keeps it exact.
     extraArgs.push(
