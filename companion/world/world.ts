@@ -196,6 +196,13 @@ export class World {
   keyByValue(key: string): ApiKeyRecord | undefined {
     return this.#keyByValue.get(key);
   }
+  /**
+   * Revokes a key (spec 5.3: deleted in the organization's API settings): from now on it is `401
+   * INVALID_API_KEY`, like any unknown key. `key(label)` still finds its record.
+   */
+  revokeKey(label: KeyLabel): void {
+    this.#keyByValue.delete(this.key(label).key);
+  }
   key(label: KeyLabel): ApiKeyRecord {
     const k = this.keys.find((x) => x.label === label);
     if (!k) throw new Error(`no key ${label}`);

@@ -101,6 +101,16 @@ describe('many workspaces on one port: routed by key, with colliding ids and tic
     expect((await api(at(fleet, 'north'), 'GET', '/nowhere', { key: null })).status).toBe(404);
   });
 
+  it('revokes a key in one workspace and leaves the other workspaces, and its other keys, served', async () => {
+    const north = at(fleet, 'north');
+    fleet.workspace('north').world.revokeKey('readonly');
+    const revoked = await api(north, 'GET', '/tickets', { key: north.keys.readonly });
+    expect([revoked.status, revoked.body.code]).toEqual([401, 'INVALID_API_KEY']);
+    expect((await api(north, 'GET', '/tickets')).status).toBe(200);
+    const twin = at(fleet, 'twin');
+    expect((await api(twin, 'GET', '/tickets', { key: twin.keys.readonly })).status).toBe(200);
+  });
+
   it('keeps an attachment in its workspace: the upload URL, the confirm and the file are its own', async () => {
     const north = at(fleet, 'north');
     const u = await api(north, 'POST', '/attachments/upload-url', {
