@@ -2,9 +2,9 @@ import { Duration } from 'luxon';
 import { z } from 'zod';
 import { MAX_EXPORT_WINDOW_MS } from './api/exports.js';
 import { BusinessHoursFile } from './business-hours.js';
+import { ReportQuery } from './report-query.js';
 import { Secret, SecretString } from './secret.js';
 import { ALL_STREAMS, STREAM_ROUTE_CLASSES, type StreamRouteClass, streamList } from './streams.js';
-import { ReportQuery } from './sync.js';
 import { ColumnPolicyText } from './warehouse.js';
 
 /**

@@ -1,6 +1,6 @@
 import { z } from 'zod';
+import { SyncMode } from './run-input.js';
 import { ExportPass, STREAM_ROUTE_CLASSES, StreamName } from './streams.js';
-import { SyncMode } from './sync.js';
 
 /**
  * The forecast of a run (`plan`, forecast/): what it will request per route class with the current

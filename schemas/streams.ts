@@ -199,6 +199,34 @@ export const FIRST_READ_COVERED_BY = Object.fromEntries(
   ),
 ) as Readonly<Partial<Record<ExportPass, ExportPass>>>;
 
+/**
+ * The passes a full refresh re-reads whole since the start date (their definition's
+ * `fullRefreshMarksUnseen`), with their stream's table and the column their range is of: afterwards the
+ * rows of that range the pass did not receive are marked deleted.
+ */
+export const FULL_REFRESH_MARKS_UNSEEN = Object.fromEntries(
+  Object.values(STREAMS).flatMap((s) =>
+    s.kind === 'export'
+      ? Object.entries(s.passDefinitions as Record<string, PassDefinition>).flatMap(([pass, definition]) =>
+          definition.fullRefreshMarksUnseen === true
+            ? [[pass, { table: s.table, column: definition.forecast.dateColumn }]]
+            : [],
+        )
+      : [],
+  ),
+) as Readonly<
+  Partial<Record<ExportPass, { readonly table: Streams[ExportStream]['table']; readonly column: string }>>
+>;
+
+/** Streams whose rows follow their ticket's deletion (their definition's `followsTicketDeletion`). */
+export type TicketFollower = {
+  [S in StreamName]: Streams[S] extends { readonly followsTicketDeletion: object } ? S : never;
+}[StreamName];
+export const TICKET_FOLLOWERS = namesOf(STREAMS).filter(
+  (s) => 'followsTicketDeletion' in STREAMS[s],
+) as TicketFollower[];
+export const TicketFollower = z.enum(TICKET_FOLLOWERS as [TicketFollower, ...TicketFollower[]]);
+
 export function streamOfPass(pass: ExportPass): ExportStream {
   return streamOfPassIn(STREAMS, pass) as ExportStream;
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Timestamp } from './api/index.js';
 import { HIGH_WATER_MARK_SCOPE } from './state-key.js';
-import { ExportPass } from './sync.js';
+import { ExportPass } from './streams.js';
 import { TICKET_HISTORY_VIEWS, ticketHistorySql } from './ticket-history-views.js';
 import { type ColumnSpec, type ColumnType, deriveColumns, TABLES } from './warehouse.js';
 

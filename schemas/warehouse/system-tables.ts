@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { Timestamp } from '../api/index.js';
 import { AUDIT_TABLE_NAMES } from '../audit.js';
+import { SyncMode } from '../run-input.js';
 import { STATE_KEY_FORMATS } from '../state-key.js';
-import { SyncMode } from '../sync.js';
 import { type ColumnSpec, deriveColumns } from './derive.js';
 import {
   SCHEMA_CHANGE_COLUMN_DESCRIPTIONS,

@@ -1,0 +1,16 @@
+import type { StreamRouteClass } from './streams.js';
+
+/** The names Temporal sees that the pipeline makes up: a route class's task queue, a window's workflow id. */
+
+/**
+ * The task queue of a route class: `<queue>-list`, `-detail`, `-analytics`, `-directory`. Activities that
+ * make requests of that class run there, and the Temporal server paces each for every worker together.
+ */
+export function classTaskQueue(taskQueue: string, routeClass: StreamRouteClass) {
+  return `${taskQueue}-${routeClass}`;
+}
+
+/** `<stream>/<from>/<before>`: the window workflow id on-call searches for. */
+export function windowWorkflowId(pass: string, from: string, before: string): string {
+  return `${pass}/${from}/${before}`;
+}
