@@ -1,17 +1,15 @@
 import type { StateReads } from '../connectors/destination.js';
 import { planWindows } from '../connectors/support-api/index.js';
+import type { TicketsInput } from '../schemas/child-inputs.js';
+import { HISTORY_MARGIN_MS, type SyncMode, type SyncSettings } from '../schemas/run-input.js';
 import { decodeStateKey, decodeStateKeyOf, encodeStateKey, type StateKey } from '../schemas/state-key.js';
 import {
   EXPORT_PASSES,
   EXPORT_STREAMS,
   type ExportPass,
   FIRST_READ_COVERED_BY,
-  HISTORY_MARGIN_MS,
   type StreamName,
-  type SyncMode,
-  type SyncSettings,
-  type TicketsInput,
-} from '../schemas/sync.js';
+} from '../schemas/streams.js';
 import type { SyncRunRecord, TableName } from '../schemas/warehouse.js';
 import { writeBusinessCalendar } from './business-hours/write.js';
 import { laterInstant, readState, restartedCheckpoint } from './checkpoints.js';

@@ -1,5 +1,5 @@
+import type { MissingData } from '../schemas/run-summary.js';
 import { ALL_STREAMS, STREAMS, type StreamName } from '../schemas/streams.js';
-import type { MissingData } from '../schemas/sync.js';
 import type { ActivityDeps } from './deps.js';
 
 /**

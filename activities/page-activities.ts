@@ -78,7 +78,7 @@ export function syncExportPage(deps: ActivityDeps) {
             limit: input.pageSize,
             from: input.windowStart,
             before: input.windowEnd,
-            includeComments: input.includeComments,
+            extras: input.includeComments,
           },
           cursor,
         ),

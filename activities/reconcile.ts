@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ViewFilter } from '../schemas/api/index.js';
-import type { ReconcileInput, ReconcileSummary } from '../schemas/sync.js';
+import type { ReconcileInput, ReconcileSummary } from '../schemas/reconcile.js';
 import { byText, type ReconciliationRecord } from '../schemas/warehouse.js';
 import type { SqlDialect } from '../schemas/warehouse-views.js';
 import { readState } from './checkpoints.js';

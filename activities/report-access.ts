@@ -1,6 +1,6 @@
 import { SupportApiError } from '../connectors/support-api/index.js';
 import type { KeyIdentity } from '../schemas/api/identity.js';
-import type { ReportAccess } from '../schemas/sync.js';
+import type { ReportAccess } from '../schemas/reconcile.js';
 import type { ActivityDeps } from './deps.js';
 
 /**

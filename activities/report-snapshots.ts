@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { SupportApiError } from '../connectors/support-api/index.js';
+import type { ReportQuery } from '../schemas/report-query.js';
 import { encodeStateKey, REPORT_SNAPSHOTS_STREAM, type StateKey } from '../schemas/state-key.js';
-import type { ReportQuery } from '../schemas/sync.js';
 import { type ReportSnapshotInput, reportSnapshotId, reportSnapshotValues } from '../schemas/warehouse.js';
 import { readState } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';

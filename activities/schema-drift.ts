@@ -1,4 +1,4 @@
-import type { SchemaDriftSummary } from '../schemas/sync.js';
+import type { SchemaDriftSummary } from '../schemas/run-summary.js';
 import { CUSTOM_FIELD_PATH_PREFIX, type SchemaChangeRecord } from '../schemas/warehouse.js';
 import type { ActivityDeps } from './deps.js';
 

@@ -1,8 +1,7 @@
 import type { Page } from '../connectors/support-api/index.js';
 import type { Ticket } from '../schemas/api/tickets.js';
 import { decodeStateKey, encodeStateKey, type StateKey } from '../schemas/state-key.js';
-import { STREAMS } from '../schemas/streams.js';
-import { TICKET_FOLLOWERS, type TicketFollower } from '../schemas/sync.js';
+import { STREAMS, TICKET_FOLLOWERS, type TicketFollower } from '../schemas/streams.js';
 import {
   type Checkpoint,
   type CheckpointUpdate,
@@ -268,8 +267,8 @@ export function finishSweep(deps: ActivityDeps) {
 
 /**
  * After the run's listing: moves the tickets high-water mark (when the run listed contiguously from the top
- * down to the previous mark's look-back), and lets messages and surveys follow their ticket's deletion —
- * surveys also its return (spec 2.7 rule 7: the export serves a survey exactly while its ticket exists).
+ * down to the previous mark's look-back), and lets the streams that follow their ticket's deletion follow it
+ * (their definition's `followsTicketDeletion`; some also its return).
  * Only the `followers` the run selected: a stream left out keeps its table as it is; its rows follow in the
  * first run that selects it again (a cascade is not bounded in time).
  */
@@ -292,19 +291,19 @@ export function finishTickets(deps: ActivityDeps) {
       ]);
     }
     const now = deps.now?.() ?? new Date();
-    const none = { marked: 0, revived: 0 };
-    const messages = followers.includes('ticket_messages')
-      ? await destination.cascadeDeletion(
-          { child: 'ticket_messages', foreignKey: 'ticket_id', parent: 'tickets', revive: false },
-          now,
-        )
-      : none;
-    const surveys = followers.includes('csat_surveys')
-      ? await destination.cascadeDeletion(
-          { child: 'csat_surveys', foreignKey: 'ticket_id', parent: 'tickets', revive: true },
-          now,
-        )
-      : none;
-    return { highWaterMark: hwm, messages, surveys };
+    const followed: Partial<Record<TicketFollower, { marked: number; revived: number }>> = {};
+    for (const stream of followers) {
+      const { table, followsTicketDeletion } = STREAMS[stream];
+      followed[stream] = await destination.cascadeDeletion(
+        {
+          child: table,
+          foreignKey: 'ticket_id',
+          parent: STREAMS.tickets.table,
+          revive: followsTicketDeletion.revive,
+        },
+        now,
+      );
+    }
+    return { highWaterMark: hwm, followed };
   };
 }

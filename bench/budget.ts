@@ -22,7 +22,7 @@
 
 import { DEFAULT_LIMITS, type RequestLogEntry, startCompanion } from '../companion/index.js';
 import { QUEUED_ROUTE_CLASSES, type QueuedRouteClass } from '../schemas/config.js';
-import type { SyncMode, SyncRunInput } from '../schemas/sync.js';
+import type { SyncMode, SyncRunInput } from '../schemas/run-input.js';
 import { benchFlags, log, requestsByClass, startServices, syncTarget, timedSync } from './support/harness.js';
 import { startWorkerProcess, type WorkerProcess } from './support/worker-process.js';
 

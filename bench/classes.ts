@@ -31,13 +31,8 @@
 import os from 'node:os';
 import { DEFAULT_LIMITS, type RequestLogEntry, startCompanion } from '../companion/index.js';
 import { QUEUED_ROUTE_CLASSES, type QueuedRouteClass } from '../schemas/config.js';
-import {
-  ALL_STREAMS,
-  EXPORT_STREAMS,
-  REFERENCE_STREAMS,
-  type StreamName,
-  type SyncSettings,
-} from '../schemas/sync.js';
+import type { SyncSettings } from '../schemas/run-input.js';
+import { ALL_STREAMS, EXPORT_STREAMS, REFERENCE_STREAMS, type StreamName } from '../schemas/streams.js';
 import { analyticsTrace } from './support/analytics-trace.js';
 import {
   benchFlags,

@@ -55,7 +55,7 @@ import {
   planWindows,
 } from '../connectors/support-api/index.js';
 import { MAX_EXPORT_WINDOW_MS } from '../schemas/api/exports.js';
-import type { SyncSettings } from '../schemas/sync.js';
+import type { SyncSettings } from '../schemas/run-input.js';
 import { STREAM_TABLE_NAMES } from '../schemas/warehouse.js';
 import { analyticsQueueOf, settingsFromConfig } from '../worker/config.js';
 import type { RunSummary } from '../worker/run-sync.js';

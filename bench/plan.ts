@@ -21,7 +21,7 @@ import { SupportApiClient } from '../connectors/support-api/index.js';
 import { makeForecast } from '../forecast/forecast.js';
 import { forecastReadsOf } from '../forecast/warehouse-reads.js';
 import { QUEUED_ROUTE_CLASSES } from '../schemas/config.js';
-import { ALL_STREAMS } from '../schemas/sync.js';
+import { ALL_STREAMS } from '../schemas/streams.js';
 import { destinationFromConfig } from '../worker/compose.js';
 import {
   benchFlags,

@@ -35,7 +35,8 @@ import pg from 'pg';
 import { readState } from '../activities/checkpoints.js';
 import { startCompanion } from '../companion/index.js';
 import { fetchAgentSessionsPage, fetchCsatPage, planWindows } from '../connectors/support-api/index.js';
-import { ALL_STREAMS, EXPORT_PASSES, type StreamName, type SyncSettings } from '../schemas/sync.js';
+import type { SyncSettings } from '../schemas/run-input.js';
+import { ALL_STREAMS, EXPORT_PASSES, type StreamName } from '../schemas/streams.js';
 import { analyticsQueueOf, auditRequestsOf } from '../worker/config.js';
 import {
   benchFlags,

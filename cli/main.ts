@@ -7,8 +7,7 @@
  */
 import { Command, Option } from 'commander';
 import { AUDIT_TABLE_NAMES } from '../schemas/audit.js';
-import { ExportPass } from '../schemas/streams.js';
-import { ALL_STREAMS } from '../schemas/sync.js';
+import { ALL_STREAMS, ExportPass } from '../schemas/streams.js';
 import {
   parseAuditSample,
   parseAuditTable,

@@ -1,8 +1,8 @@
 import { AUDIT_TABLE_NAMES, AUDIT_TABLES, type AuditTable, splitBudget } from '../schemas/audit.js';
 import type { Config } from '../schemas/config.js';
 import type { ForecastItem } from '../schemas/forecast.js';
+import type { SyncMode } from '../schemas/run-input.js';
 import type { StreamName } from '../schemas/streams.js';
-import type { SyncMode } from '../schemas/sync.js';
 import { TABLES } from '../schemas/warehouse.js';
 import { auditRequestsOf } from '../worker/config.js';
 import type { ForecastReads } from './warehouse-reads.js';

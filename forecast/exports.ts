@@ -4,9 +4,9 @@ import { PAGE_FETCHERS } from '../activities/fetchers.js';
 import type { SupportApiClient } from '../connectors/support-api/index.js';
 import { EXPORT_PAGE_LIMIT } from '../schemas/api/exports.js';
 import type { ForecastPass, ForecastWindow } from '../schemas/forecast.js';
-import { STREAMS } from '../schemas/streams.js';
-import { type ExportPass, windowWorkflowId } from '../schemas/sync.js';
+import { type ExportPass, STREAMS } from '../schemas/streams.js';
 import type { TableName } from '../schemas/warehouse.js';
+import { windowWorkflowId } from '../schemas/workflow-names.js';
 import type { PassForecast } from '../streams/define.js';
 import type { SweptTicket } from './sweep.js';
 import type { ForecastReads } from './warehouse-reads.js';
@@ -229,7 +229,12 @@ async function probeWindow(
 ): Promise<{ probe: NonNullable<ForecastPass['probe']>; items: number }> {
   const page = await PAGE_FETCHERS[pass](
     client,
-    { limit: EXPORT_PAGE_LIMIT.max, from: window.windowStart, before: window.windowEnd, includeComments },
+    {
+      limit: EXPORT_PAGE_LIMIT.max,
+      from: window.windowStart,
+      before: window.windowEnd,
+      extras: includeComments,
+    },
     null,
   );
   const read = page.items.length + page.rejected.length;

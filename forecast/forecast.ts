@@ -6,15 +6,14 @@ import type { SupportApiClient } from '../connectors/support-api/index.js';
 import { AUDIT_TABLE_NAMES, AUDIT_TABLES } from '../schemas/audit.js';
 import { type Config, QUEUED_ROUTE_CLASSES, type QueuedRouteClass } from '../schemas/config.js';
 import type { Forecast, ForecastItem } from '../schemas/forecast.js';
-import { STREAMS } from '../schemas/streams.js';
+import { HISTORY_MARGIN_MS, type SyncMode } from '../schemas/run-input.js';
 import {
   EXPORT_STREAMS,
-  HISTORY_MARGIN_MS,
   REFERENCE_STREAMS,
+  STREAMS,
   type StreamName,
-  type SyncMode,
   streamOfPass,
-} from '../schemas/sync.js';
+} from '../schemas/streams.js';
 import { TABLES } from '../schemas/warehouse.js';
 import type { AuditUnit } from '../streams/define.js';
 import { settingsFromConfig } from '../worker/config.js';

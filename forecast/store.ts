@@ -2,7 +2,8 @@ import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import { QUEUED_ROUTE_CLASSES } from '../schemas/config.js';
 import { Forecast, type ForecastComparison } from '../schemas/forecast.js';
-import type { StreamName, SyncMode } from '../schemas/sync.js';
+import type { SyncMode } from '../schemas/run-input.js';
+import type { StreamName } from '../schemas/streams.js';
 
 /**
  * The last forecast `plan` made, kept for the next run of the same kind to compare with (a local file: the

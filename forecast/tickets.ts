@@ -3,7 +3,8 @@ import { readState } from '../activities/checkpoints.js';
 import { THREAD_PAGE_LIMIT } from '../activities/fetchers.js';
 import { unsettledThreads } from '../activities/threads.js';
 import { listingDone, sweepUnderWay, threadsToQueue, versionMovedIds } from '../activities/tickets.js';
-import { REVERIFY_ROUND, type SyncMode, type SyncSettings, threadCutoffOf } from '../schemas/sync.js';
+import { REVERIFY_ROUND, threadCutoffOf } from '../schemas/child-inputs.js';
+import type { SyncMode, SyncSettings } from '../schemas/run-input.js';
 import type { SweptPage } from './sweep.js';
 import type { ForecastReads } from './warehouse-reads.js';
 

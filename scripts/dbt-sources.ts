@@ -10,22 +10,25 @@
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
+import { STREAMS } from '../schemas/streams.js';
 import { TABLES } from '../schemas/warehouse.js';
 import { WAREHOUSE_VIEWS } from '../schemas/warehouse-views.js';
 
 export const DBT_SOURCES_PATH = fileURLToPath(new URL('../dbt/sources.yml', import.meta.url));
 
-/** Tables every run refreshes (the sweep, the exports' windows): a stale `_synced_at` means a stalled sync. */
-const FRESH_TABLES: Readonly<Record<string, { warnHours: number; errorHours: number }>> = {
-  tickets: { warnHours: 2, errorHours: 12 },
-  ticket_messages: { warnHours: 6, errorHours: 24 },
-  csat_surveys: { warnHours: 6, errorHours: 24 },
-  agent_sessions: { warnHours: 6, errorHours: 24 },
-};
+/**
+ * Tables every run refreshes (the sweep, the threads, the exports' windows), by their stream's
+ * `freshnessTarget`: a stale `_synced_at` means a stalled sync.
+ */
+const FRESH_TABLES: ReadonlyMap<string, { warnHours: number; errorHours: number }> = new Map(
+  Object.values(STREAMS).flatMap((s) =>
+    'freshnessTarget' in s && s.freshnessTarget !== undefined ? [[s.table, s.freshnessTarget]] : [],
+  ),
+);
 
 export function renderDbtSources(): string {
   const tables = Object.values(TABLES).map((t) => {
-    const fresh = FRESH_TABLES[t.name];
+    const fresh = FRESH_TABLES.get(t.name);
     const single = t.primaryKey.length === 1 ? t.primaryKey[0] : null;
     return {
       name: t.name,

@@ -31,7 +31,8 @@ import { type CompanionHandle, startCompanion } from '../companion/index.js';
 import { startEmbeddedPostgres } from '../embedded/postgres.js';
 import { startTemporalDevServer } from '../embedded/temporal-server.js';
 import type { Config } from '../schemas/config.js';
-import { ALL_STREAMS, type SyncMode } from '../schemas/sync.js';
+import type { SyncMode } from '../schemas/run-input.js';
+import { ALL_STREAMS } from '../schemas/streams.js';
 import {
   HISTORIES_DIR,
   historyFileName,

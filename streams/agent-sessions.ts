@@ -43,5 +43,6 @@ export const agentSessions = defineStream({
   },
   // The export windows are cut by it.
   freshness: 'session_start',
+  freshnessTarget: { warnHours: 6, errorHours: 24 },
   audit: { unit: 'window', seedColumn: 'session_start', pass: 'agent_sessions', streams: ['agent_sessions'] },
 });

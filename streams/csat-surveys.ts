@@ -8,7 +8,7 @@ const window = (read: WindowRead, cursor: string | null) => ({
   before: read.before,
   limit: read.limit,
   cursor,
-  includeComments: read.includeComments,
+  includeComments: read.extras,
 });
 
 /** A survey's version only grows: it is sent before it is answered. */
@@ -33,6 +33,9 @@ export const csatSurveys = defineStream({
     'csat_surveys.sent': {
       fetch: (client, read, cursor) => fetchCsatPage(client, { ...window(read, cursor), by: 'sent' }),
       forecast: { dateColumn: 'sent_at', basis: 'tickets' },
+      // It reads every survey sent since the start date: those it did not receive are gone (their ticket
+      // was deleted, spec 2.7 rule 7).
+      fullRefreshMarksUnseen: true,
     },
     'csat_surveys.submitted': {
       fetch: (client, read, cursor) => fetchCsatPage(client, { ...window(read, cursor), by: 'submitted' }),
@@ -46,6 +49,13 @@ export const csatSurveys = defineStream({
       firstReadCoveredBy: 'csat_surveys.sent',
     },
   },
+  extras: {
+    what: 'CSAT comments',
+    scope: 'tickets:read',
+    without: 'SYNC_CSAT_COMMENTS=false reads the surveys without them',
+  },
+  // Spec 2.7 rule 7: the export serves a survey exactly while its ticket exists, so its rows also come back.
+  followsTicketDeletion: { revive: true },
   warehouse: {
     description:
       'One row per CSAT survey (GET /csat-surveys). Surveys are answered late; version: _version = coalesce(submitted_at, sent_at), which only grows (a survey is sent before it is answered). A full refresh re-reads every survey sent since the start date and marks those the export no longer serves (e.g. of deleted tickets, spec 2.7 rule 7) with _deleted_at.',
@@ -84,6 +94,7 @@ export const csatSurveys = defineStream({
   },
   // The by-sent pass reads every survey once by it.
   freshness: 'sent_at',
+  freshnessTarget: { warnHours: 6, errorHours: 24 },
   // Surveys by sent date: every survey, answered or not (the submitted pass serves only answers).
   audit: {
     unit: 'window',

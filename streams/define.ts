@@ -22,8 +22,8 @@ export interface WindowRead {
   readonly limit: number;
   readonly from: string;
   readonly before: string;
-  /** CSAT only: ask for comments (needs `tickets:read` besides `analytics:read`). */
-  readonly includeComments: boolean;
+  /** Ask for the stream's extras (its definition's `extras`), when it has any. */
+  readonly extras: boolean;
 }
 /** What a page of a ticket's thread needs besides its cursor. */
 export interface ThreadRead {
@@ -60,6 +60,12 @@ export interface PassDefinition {
    * the same range: on a first read this pass reads nothing and its high-water mark follows that pass's.
    */
   readonly firstReadCoveredBy?: string;
+  /**
+   * A full refresh re-reads every item of this pass since the start date: afterwards, rows of the table
+   * within that range (by the pass's `forecast.dateColumn`) it did not receive are marked deleted. Older
+   * rows were not re-read and stay as they are.
+   */
+  readonly fullRefreshMarksUnseen?: boolean;
 }
 
 /** How the field-level audit re-reads a row of the stream's table (schemas/audit.ts). */
@@ -88,8 +94,33 @@ interface Common<T extends z.ZodObject> {
    * column: how far the warehouse lags the source (schemas/freshness.ts). None for streams read whole.
    */
   readonly freshness?: keyof z.infer<T> & string;
+  /**
+   * How stale `_synced_at` may grow before the table's dbt source freshness warns and errs: tables every
+   * run refreshes (the sweep, the threads, the export windows). None: no freshness check (a stalled sync
+   * does not show in the table's `_synced_at`).
+   */
+  readonly freshnessTarget?: { readonly warnHours: number; readonly errorHours: number };
   /** How the field-level audit re-reads a row of the table; none: not audited. */
   readonly audit?: AuditUnit;
+  /**
+   * Its rows belong to a ticket (by `ticket_id`) and are marked deleted when their ticket is (in the runs
+   * that select the stream); `revive`: also unmarked when the ticket is back (the source serves the rows
+   * exactly while their ticket exists, so nothing re-reads them otherwise).
+   */
+  readonly followsTicketDeletion?: { readonly revive: boolean };
+}
+
+/**
+ * What a stream reads only when the run asks (`SyncSettings.csatIncludeComments`, `SYNC_CSAT_COMMENTS`):
+ * its fetchers see `extras` in their read, and preflight names the scope asking needs.
+ */
+export interface StreamExtras {
+  /** What the extras are, for preflight's answer (`CSAT comments`). */
+  readonly what: string;
+  /** The key scope asking for them needs besides the stream's own. */
+  readonly scope: `${string}:read`;
+  /** How to read the stream without them when the key lacks that scope. */
+  readonly without: string;
 }
 
 type Entry<K extends StreamKind> = StreamFacts &
@@ -99,7 +130,11 @@ type Entry<K extends StreamKind> = StreamFacts &
 
 /** A stream's definition, by kind: an export has passes, each with its fetcher; the others one fetcher. */
 export type StreamDefinition<T extends z.ZodObject = z.ZodObject> =
-  | (Common<T> & Entry<'export'> & { readonly passDefinitions: { readonly [pass: string]: PassDefinition } })
+  | (Common<T> &
+      Entry<'export'> & {
+        readonly passDefinitions: { readonly [pass: string]: PassDefinition };
+        readonly extras?: StreamExtras;
+      })
   | (Common<T> &
       Entry<'reference'> & {
         readonly fetch: Fetcher<ListRead>;

@@ -20,6 +20,8 @@ export const ticketMessages = defineStream({
       limit: THREAD_PAGE_LIMIT,
       order: 'asc',
     }),
+  // A deleted ticket's thread is not served; a restored ticket's messages come back with its next thread read.
+  followsTicketDeletion: { revive: false },
   warehouse: {
     description:
       'One row per thread item of a ticket (GET /tickets/:ticketNumber/messages). No source version: the latest sync wins when the content differs (delivery status changes over time). A full refresh re-reads every thread and sets _deleted_at on messages no longer served (e.g. of deleted tickets).',
@@ -48,5 +50,6 @@ export const ticketMessages = defineStream({
   },
   // Messages have no other time.
   freshness: 'created_at',
+  freshnessTarget: { warnHours: 6, errorHours: 24 },
   audit: { unit: 'thread', seedColumn: 'ticket_number', streams: ['ticket_messages'] },
 });

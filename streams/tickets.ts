@@ -53,6 +53,7 @@ export const tickets = defineStream({
   },
   // Every change moves it.
   freshness: 'updated_at',
+  freshnessTarget: { warnHours: 2, errorHours: 12 },
   // GET /tickets/:ticketNumber is a detail route (spec 8), not the list route the tickets stream reads.
   audit: { unit: 'ticket', routeClass: 'detail', seedColumn: 'ticket_number', streams: ['tickets'] },
 });

@@ -10,7 +10,8 @@ import {
   type ReportQueriesSource,
   SPEC_CLASS_LIMITS,
 } from '../schemas/config.js';
-import { classTaskQueue, type SyncSettings } from '../schemas/sync.js';
+import type { SyncSettings } from '../schemas/run-input.js';
+import { classTaskQueue } from '../schemas/workflow-names.js';
 
 /** A configuration that failed validation: one message per problem, printed by the CLI before exit 2. */
 export class ConfigError extends Error {

@@ -2,15 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { type Client, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import type { AuditSummary } from '../schemas/audit.js';
 import type { ForecastComparison } from '../schemas/forecast.js';
-import {
-  type MissingData,
-  type ReconcileSummary,
-  RUN_PRIORITY,
-  type RunProgress,
-  type SchemaDriftSummary,
-  type StreamCounts,
-  SyncRunInput,
-} from '../schemas/sync.js';
+import type { ReconcileSummary } from '../schemas/reconcile.js';
+import { RUN_PRIORITY, SyncRunInput } from '../schemas/run-input.js';
+import type { MissingData, RunProgress, SchemaDriftSummary, StreamCounts } from '../schemas/run-summary.js';
 import { SyncRunIdKey } from '../workflows/search-attributes.js';
 import { annotateFailingSource } from './source-health.js';
 

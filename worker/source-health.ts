@@ -1,5 +1,5 @@
 import type { WorkflowClient } from '@temporalio/client';
-import type { RunProgress } from '../schemas/sync.js';
+import type { RunProgress } from '../schemas/run-summary.js';
 
 /** A page activity retrying this often is not a blip: the source is failing (an outage or a bad window). */
 const FAILING_AFTER_ATTEMPTS = 3;

@@ -4,7 +4,7 @@ import { type Activities, activitiesByRouteClass } from '../activities/index.js'
 import type { RateGovernor } from '../connectors/support-api/index.js';
 import { type Config, QUEUED_ROUTE_CLASSES } from '../schemas/config.js';
 import type { FleetBudgetSettings } from '../schemas/fleet-budget.js';
-import { classTaskQueue } from '../schemas/sync.js';
+import { classTaskQueue } from '../schemas/workflow-names.js';
 import { governorOf } from './compose.js';
 import {
   defaultBuildId,

@@ -1,7 +1,7 @@
 import { type ActivityOptions, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { StreamRouteClass } from '../schemas/streams.js';
-import { classTaskQueue } from '../schemas/sync.js';
+import { classTaskQueue } from '../schemas/workflow-names.js';
 
 /**
  * Activity options in one place. API errors that retrying cannot fix (401, 403, 404, validation, schema

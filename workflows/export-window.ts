@@ -1,5 +1,7 @@
+import type { WindowInput } from '../schemas/child-inputs.js';
+import type { StreamCounts } from '../schemas/run-summary.js';
 import { encodeStateKey } from '../schemas/state-key.js';
-import { type StreamCounts, streamOfPass, type WindowInput } from '../schemas/sync.js';
+import { streamOfPass } from '../schemas/streams.js';
 import { analyticsActivities, bookkeeping } from './activity-proxies.js';
 import { pageGuard } from './page-guard.js';
 import { readPages } from './page-loop.js';

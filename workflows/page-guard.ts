@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/workflow';
-import type { CursorProbe } from '../schemas/sync.js';
+import type { CursorProbe } from '../schemas/child-inputs.js';
 
 /** What a page activity reports about its cursor (see activities/page-step.ts). */
 export interface PageCursorReport {

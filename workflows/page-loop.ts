@@ -1,4 +1,5 @@
-import type { ChildProgress, SyncMode } from '../schemas/sync.js';
+import type { SyncMode } from '../schemas/run-input.js';
+import type { ChildProgress } from '../schemas/run-summary.js';
 import { continueAsNewIfSuggested } from './continue-as-new.js';
 import type { PageCursorReport, PageGuard } from './page-guard.js';
 

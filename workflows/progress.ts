@@ -1,5 +1,5 @@
 import { defineQuery, setHandler } from '@temporalio/workflow';
-import type { ChildProgress, RunProgress } from '../schemas/sync.js';
+import type { ChildProgress, RunProgress } from '../schemas/run-summary.js';
 
 /** Live counts of a stream/window workflow: pages and rows written so far, and what it is on. */
 export const childProgressQuery = defineQuery<ChildProgress>('progress');

@@ -1,6 +1,7 @@
+import type { ReferenceInput } from '../schemas/child-inputs.js';
+import type { StreamCounts } from '../schemas/run-summary.js';
 import { encodeStateKey } from '../schemas/state-key.js';
 import { STREAMS } from '../schemas/streams.js';
-import type { ReferenceInput, StreamCounts } from '../schemas/sync.js';
 import { bookkeeping, classActivities } from './activity-proxies.js';
 import { pageGuard } from './page-guard.js';
 import { readPages } from './page-loop.js';

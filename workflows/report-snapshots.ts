@@ -1,4 +1,5 @@
-import type { ReportSnapshotsInput, StreamCounts } from '../schemas/sync.js';
+import type { ReportSnapshotsInput } from '../schemas/child-inputs.js';
+import type { StreamCounts } from '../schemas/run-summary.js';
 import { analyticsActivities } from './activity-proxies.js';
 import { trackChildProgress } from './progress.js';
 import { recordedWindow } from './window-ledger.js';

@@ -1,4 +1,5 @@
-import type { StreamCounts, SyncRunInput } from '../schemas/sync.js';
+import type { SyncRunInput } from '../schemas/run-input.js';
+import type { StreamCounts } from '../schemas/run-summary.js';
 import { bookkeeping } from './activity-proxies.js';
 import { allSettledWithLimit } from './concurrency.js';
 import { openRun, type RunContext } from './run/context.js';

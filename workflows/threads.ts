@@ -7,8 +7,9 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
+import { REVERIFY_ROUND, type ThreadsInput } from '../schemas/child-inputs.js';
+import type { StreamCounts } from '../schemas/run-summary.js';
 import { STREAMS } from '../schemas/streams.js';
-import { REVERIFY_ROUND, type StreamCounts, type ThreadsInput } from '../schemas/sync.js';
 import { bookkeeping, classActivities, impatientClassActivities } from './activity-proxies.js';
 import { innermostMessage, isWarehouseFailure } from './failures.js';
 import { pageGuard } from './page-guard.js';

@@ -1,5 +1,8 @@
 import { ContinueAsNew, workflowInfo } from '@temporalio/workflow';
-import type { StreamCounts, StreamName, SyncMode, WindowAttempt } from '../schemas/sync.js';
+import type { WindowAttempt } from '../schemas/child-inputs.js';
+import type { SyncMode } from '../schemas/run-input.js';
+import type { StreamCounts } from '../schemas/run-summary.js';
+import type { StreamName } from '../schemas/streams.js';
 import { bookkeeping, flushing } from './activity-proxies.js';
 
 import { innermostMessage } from './failures.js';

@@ -123,7 +123,7 @@ export function auditWindow(deps: ActivityDeps) {
     const fetch: (typeof PAGE_FETCHERS)[typeof pass] = PAGE_FETCHERS[pass];
     const page: Page<unknown, unknown> = await fetch(
       deps.client,
-      { limit: AUDIT_PAGE_SIZE, from, before, includeComments: input.includeComments },
+      { limit: AUDIT_PAGE_SIZE, from, before, extras: input.includeComments },
       null,
     );
     const served = rowsOf(page) as Served[];

@@ -13,15 +13,10 @@ import { type EmbeddedPostgres, startEmbeddedPostgres } from '../../embedded/pos
 import { startTemporalDevServer } from '../../embedded/temporal-server.js';
 import type { Config, QueuedRouteClass } from '../../schemas/config.js';
 import { QUEUED_ROUTE_CLASSES } from '../../schemas/config.js';
+import type { SyncMode, SyncRunInput, SyncSettings } from '../../schemas/run-input.js';
+import type { RunProgress } from '../../schemas/run-summary.js';
 import { Secret } from '../../schemas/secret.js';
-import {
-  ALL_STREAMS,
-  type RunProgress,
-  type StreamName,
-  type SyncMode,
-  type SyncRunInput,
-  type SyncSettings,
-} from '../../schemas/sync.js';
+import { ALL_STREAMS, type StreamName } from '../../schemas/streams.js';
 import { buildDependencies, type Dependencies } from '../../worker/compose.js';
 import { loadConfig, settingsFromConfig } from '../../worker/config.js';
 import { newRunId, type RunSummary, runSync } from '../../worker/run-sync.js';

@@ -17,7 +17,7 @@ import {
   SupportApiClient,
 } from '../../connectors/support-api/index.js';
 import { Secret } from '../../schemas/secret.js';
-import { EXPORT_PASSES, EXPORT_STREAMS, REFERENCE_STREAMS, type StreamName } from '../../schemas/sync.js';
+import { EXPORT_PASSES, EXPORT_STREAMS, REFERENCE_STREAMS, type StreamName } from '../../schemas/streams.js';
 
 export interface PeerRead {
   streams: readonly StreamName[];
@@ -71,7 +71,7 @@ export async function pageLoopPeer(companion: CompanionHandle, read: PeerRead): 
           await all((c) =>
             PAGE_FETCHERS[pass](
               client,
-              { limit: 100, from: w.windowStart, before: w.windowEnd, includeComments: true },
+              { limit: 100, from: w.windowStart, before: w.windowEnd, extras: true },
               c,
             ),
           );

@@ -4,7 +4,7 @@ import {
   type AuditSummary,
   type AuditTable,
 } from '../../schemas/audit.js';
-import { RUN_PRIORITY } from '../../schemas/sync.js';
+import { RUN_PRIORITY } from '../../schemas/run-input.js';
 import { buildDependencies } from '../../worker/compose.js';
 import { failureMessage, newRunId } from '../../worker/run-sync.js';
 import { startLocalWorkers } from '../../worker/workers.js';

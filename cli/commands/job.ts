@@ -6,8 +6,10 @@ import type { TemporalTarget } from '../../embedded/temporal.js';
 import { compareWithRun, takeForecast } from '../../forecast/store.js';
 import { targetOf } from '../../forecast/target.js';
 import type { Config } from '../../schemas/config.js';
+import type { SyncMode, SyncRunInput } from '../../schemas/run-input.js';
+import type { RunProgress } from '../../schemas/run-summary.js';
 import { Secrets, secretsOf } from '../../schemas/secret.js';
-import type { RunProgress, StreamName, SyncMode, SyncRunInput } from '../../schemas/sync.js';
+import type { StreamName } from '../../schemas/streams.js';
 import { buildDependencies } from '../../worker/compose.js';
 import { settingsFromConfig } from '../../worker/config.js';
 import {

@@ -9,7 +9,7 @@ import { embeddedWarehouse } from '../../embedded/warehouse.js';
 import { type ForecastMode, makeForecast } from '../../forecast/forecast.js';
 import { saveForecast } from '../../forecast/store.js';
 import { forecastReadsOf } from '../../forecast/warehouse-reads.js';
-import { ALL_STREAMS, type StreamName } from '../../schemas/sync.js';
+import { ALL_STREAMS, type StreamName } from '../../schemas/streams.js';
 import { clientBoundsOf, destinationFromConfig } from '../../worker/compose.js';
 import { createLogger } from '../../worker/logger.js';
 import { forecastLines } from '../display/forecast.js';

@@ -1,5 +1,7 @@
 import { type Client, WorkflowIdReusePolicy } from '@temporalio/client';
-import { ExportPass, RUN_PRIORITY, streamOfPass, type WindowInput } from '../../schemas/sync.js';
+import type { WindowInput } from '../../schemas/child-inputs.js';
+import { RUN_PRIORITY } from '../../schemas/run-input.js';
+import { ExportPass, streamOfPass } from '../../schemas/streams.js';
 import { buildDependencies } from '../../worker/compose.js';
 import { analyticsQueueOf } from '../../worker/config.js';
 import { failureMessage } from '../../worker/run-sync.js';

@@ -8,7 +8,8 @@ import {
 } from '@temporalio/client';
 import { Duration } from 'luxon';
 import type { Config } from '../../schemas/config.js';
-import { ALL_STREAMS, type StreamName, type SyncRunInput } from '../../schemas/sync.js';
+import type { SyncRunInput } from '../../schemas/run-input.js';
+import { ALL_STREAMS, type StreamName } from '../../schemas/streams.js';
 import { settingsFromConfig } from '../../worker/config.js';
 import { deploymentNameOf } from '../../worker/deployment-version.js';
 import { reportFailure, withTemporal } from './context.js';

@@ -4,7 +4,7 @@ import { embeddedSource } from '../../embedded/demo-source.js';
 import { asStep, createStepReporter } from '../../embedded/step-progress.js';
 import { temporalFor } from '../../embedded/temporal.js';
 import { type EmbeddedWarehouse, embeddedWarehouse } from '../../embedded/warehouse.js';
-import type { StreamName } from '../../schemas/sync.js';
+import type { StreamName } from '../../schemas/streams.js';
 import { createLogger } from '../../worker/logger.js';
 import type { MetricsAddress } from '../../worker/metrics-endpoint.js';
 import { exitCodeOf } from '../../worker/run-sync.js';

@@ -1,5 +1,6 @@
 import { terminalJson } from '../../connectors/support-api/index.js';
-import type { StreamName, SyncMode } from '../../schemas/sync.js';
+import type { SyncMode } from '../../schemas/run-input.js';
+import type { StreamName } from '../../schemas/streams.js';
 import type { MetricsAddress } from '../../worker/metrics-endpoint.js';
 import { exitCodeOf } from '../../worker/run-sync.js';
 import { reportFailure, withTemporal } from './context.js';

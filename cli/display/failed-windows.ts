@@ -1,5 +1,5 @@
 import type { Config } from '../../schemas/config.js';
-import { ExportPass } from '../../schemas/sync.js';
+import { ExportPass } from '../../schemas/streams.js';
 import type { SyncRunRecord } from '../../schemas/warehouse.js';
 
 export interface FailedWindow {

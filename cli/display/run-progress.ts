@@ -1,5 +1,5 @@
 import type { RateClassStats } from '../../connectors/support-api/index.js';
-import type { RunProgress } from '../../schemas/sync.js';
+import type { RunProgress } from '../../schemas/run-summary.js';
 import type { RunSummary } from '../../worker/run-sync.js';
 import { auditSummaryLine } from './audit.js';
 

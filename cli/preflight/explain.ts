@@ -11,11 +11,12 @@ import { STREAMS, type StreamName } from '../../schemas/streams.js';
 export function missingFor(
   stream: StreamName,
   identity: KeyIdentity | undefined,
-  includeComments: boolean,
+  /** The run asks for the streams' extras (SYNC_CSAT_COMMENTS): their scopes are needed too. */
+  includeExtras: boolean,
 ): string[] {
   const entry = STREAMS[stream];
-  const scopes: string[] = [entry.scope];
-  if (stream === 'csat_surveys' && includeComments) scopes.push('tickets:read');
+  const extras = includeExtras && 'extras' in entry ? entry.extras : undefined;
+  const scopes: string[] = [entry.scope, ...(extras ? [extras.scope] : [])];
   const permissions = 'agent' in entry ? entry.agent.dashboardPermissions : null;
 
   const missing: string[] = [];
@@ -24,7 +25,7 @@ export function missingFor(
       missing.push(
         scope === entry.scope
           ? `the key lacks ${scope}`
-          : `the key lacks ${scope} (for CSAT comments: SYNC_CSAT_COMMENTS=false reads the surveys without them)`,
+          : `the key lacks ${scope} (for ${extras?.what}: ${extras?.without})`,
       );
   }
   if (permissions !== null && identity?.agent === null) {

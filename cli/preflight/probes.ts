@@ -42,7 +42,7 @@ const exportProbe =
   async ({ client, now, includeComments }) => {
     const before = now.toISOString();
     const from = new Date(now.getTime() - HOUR_MS).toISOString();
-    await PAGE_FETCHERS[pass](client, { limit: 1, from, before, includeComments }, null);
+    await PAGE_FETCHERS[pass](client, { limit: 1, from, before, extras: includeComments }, null);
     return null;
   };
 

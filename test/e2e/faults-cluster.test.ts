@@ -7,7 +7,7 @@ import { startWorkerProcess, type WorkerProcess } from '../../bench/support/work
 import { type CompanionHandle, startCompanion } from '../../companion/index.js';
 import { freePort, waitForPort } from '../../embedded/free-port.js';
 import { locateTemporalCli } from '../../embedded/temporal-cli.js';
-import { ALL_STREAMS } from '../../schemas/sync.js';
+import { ALL_STREAMS } from '../../schemas/streams.js';
 import { buildDependencies, type Dependencies } from '../../worker/compose.js';
 import { loadConfig, settingsFromConfig } from '../../worker/config.js';
 import { newRunId, runSync } from '../../worker/run-sync.js';

@@ -4,7 +4,7 @@ import { startWorkerProcess, type WorkerProcess } from '../../bench/support/work
 import { type CompanionHandle, type RouteClass, startCompanion } from '../../companion/index.js';
 import { keyFingerprint } from '../../connectors/support-api/index.js';
 import { Secret } from '../../schemas/secret.js';
-import { ALL_STREAMS } from '../../schemas/sync.js';
+import { ALL_STREAMS } from '../../schemas/streams.js';
 import { buildDependencies, type Dependencies } from '../../worker/compose.js';
 import { loadConfig, settingsFromConfig } from '../../worker/config.js';
 import { newRunId, runSync } from '../../worker/run-sync.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunProgress } from '../../schemas/sync.js';
+import type { RunProgress } from '../../schemas/run-summary.js';
 import { settingsFromConfig } from '../../worker/config.js';
 import { newRunId, runSync } from '../../worker/run-sync.js';
 import { DAY_MS, type Pipeline, startPipeline } from './harness.js';

@@ -6,7 +6,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { scheduleIdsOf } from '../../cli/commands/schedule.js';
 import { EXAMPLE_REPORT_QUERIES } from '../../cli/display/bi-summary.js';
-import type { SyncRunInput } from '../../schemas/sync.js';
+import type { SyncRunInput } from '../../schemas/run-input.js';
 import { connectToTestServer, testTemporalAddress } from '../support/temporal.js';
 
 /**

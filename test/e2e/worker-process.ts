@@ -2,7 +2,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { WorkflowClient } from '@temporalio/client';
 import type { Config } from '../../schemas/config.js';
-import { ALL_STREAMS, type SyncSettings } from '../../schemas/sync.js';
+import type { SyncSettings } from '../../schemas/run-input.js';
+import { ALL_STREAMS } from '../../schemas/streams.js';
 import { settingsFromConfig } from '../../worker/config.js';
 import { newRunId, runWorkflowId } from '../../worker/run-sync.js';
 

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { planRun } from '../../activities/bookkeeping.js';
-import type { SyncMode, SyncSettings } from '../../schemas/sync.js';
+import type { SyncMode, SyncSettings } from '../../schemas/run-input.js';
 
 const DAY = 24 * 3600 * 1000;
 const NOW = '2026-06-01T00:00:00.000Z';

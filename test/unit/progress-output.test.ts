@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createProgressRenderer } from '../../cli/display/run-progress.js';
 import type { RateClassStats } from '../../connectors/support-api/index.js';
 import { createStepReporter } from '../../embedded/step-progress.js';
-import type { RunProgress, StreamProgress } from '../../schemas/sync.js';
+import type { RunProgress, StreamProgress } from '../../schemas/run-summary.js';
 
 const ESC = '\x1b[';
 

@@ -6,7 +6,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { AUDIT_TABLE_NAMES, AUDIT_TABLES, type AuditSummary } from '../../schemas/audit.js';
-import { RUN_PRIORITY } from '../../schemas/sync.js';
+import { RUN_PRIORITY } from '../../schemas/run-input.js';
 import { auditWorkflow } from '../audit.js';
 import { messageOf } from '../failures.js';
 import { SyncRunIdKey } from '../search-attributes.js';

@@ -6,15 +6,10 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { RunPlan } from '../../activities/index.js';
-import {
-  RUN_PRIORITY,
-  type RunProgress,
-  type StreamCounts,
-  type StreamName,
-  type StreamProgress,
-  type SyncRunInput,
-  windowWorkflowId,
-} from '../../schemas/sync.js';
+import { RUN_PRIORITY, type SyncRunInput } from '../../schemas/run-input.js';
+import type { RunProgress, StreamCounts, StreamProgress } from '../../schemas/run-summary.js';
+import type { StreamName } from '../../schemas/streams.js';
+import { windowWorkflowId } from '../../schemas/workflow-names.js';
 import { innermostMessage, messageOf } from '../failures.js';
 import { runProgressQuery } from '../progress.js';
 import {

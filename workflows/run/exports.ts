@@ -1,6 +1,12 @@
 import { ApplicationFailure, executeChild } from '@temporalio/workflow';
 import type { RunPlan } from '../../activities/index.js';
-import { EXPORT_PASSES, EXPORT_STREAMS, streamOfPass, windowWorkflowId } from '../../schemas/sync.js';
+import {
+  EXPORT_PASSES,
+  EXPORT_STREAMS,
+  FULL_REFRESH_MARKS_UNSEEN,
+  streamOfPass,
+} from '../../schemas/streams.js';
+import { windowWorkflowId } from '../../schemas/workflow-names.js';
 import { bookkeeping } from '../activity-proxies.js';
 import { allSettledWithLimit } from '../concurrency.js';
 import { exportWindowWorkflow } from '../export-window.js';
@@ -171,13 +177,14 @@ export function exportLanes(ctx: RunContext, ticketsListed: PromiseLike<boolean>
         if (failures.length === 1) throw failures[0];
         if (failures.length > 1)
           throw ApplicationFailure.nonRetryable(failures.map(messageOf).join('; '), 'StreamFailed');
-        // A full refresh re-read every survey sent since the start date: those it did not receive (their
-        // ticket was deleted, spec 2.7 rule 7) are gone. Only that range: older rows were not re-read.
-        if (mode === 'full_refresh' && passPlan.pass === 'csat_surveys.sent' && passPlan.windows.length > 0) {
+        // A full refresh re-read the pass since the start date: the rows of that range it did not receive
+        // are gone (the pass's `fullRefreshMarksUnseen`). Only that range: older rows were not re-read.
+        const marksUnseen = FULL_REFRESH_MARKS_UNSEEN[passPlan.pass];
+        if (mode === 'full_refresh' && marksUnseen && passPlan.windows.length > 0) {
           await bookkeeping.markUnseenDeleted({
-            table: 'csat_surveys',
+            table: marksUnseen.table,
             since: deletionSince,
-            within: { column: 'sent_at', from: passPlan.windows[0]!.windowStart },
+            within: { column: marksUnseen.column, from: passPlan.windows[0]!.windowStart },
           });
         }
       });

@@ -1,5 +1,6 @@
 import { ApplicationFailure, log, workflowInfo } from '@temporalio/workflow';
-import { classTaskQueue, type StreamCounts } from '../../schemas/sync.js';
+import type { StreamCounts } from '../../schemas/run-summary.js';
+import { classTaskQueue } from '../../schemas/workflow-names.js';
 import { bookkeeping, flushing, reconcileActivities } from '../activity-proxies.js';
 import { messageOf } from '../failures.js';
 import { auditAfterRun } from './audit.js';

@@ -1,5 +1,5 @@
 import { executeChild } from '@temporalio/workflow';
-import { REFERENCE_STREAMS } from '../../schemas/sync.js';
+import { REFERENCE_STREAMS } from '../../schemas/streams.js';
 import { referenceStreamWorkflow } from '../reference-stream.js';
 import { child, type Lane, type RunContext, runStream, track } from './context.js';
 

@@ -1,5 +1,6 @@
 import { executeChild, startChild } from '@temporalio/workflow';
-import { type StreamProgress, TICKET_FOLLOWERS } from '../../schemas/sync.js';
+import type { StreamProgress } from '../../schemas/run-summary.js';
+import { TICKET_FOLLOWERS } from '../../schemas/streams.js';
 import { threadsWorkflow } from '../threads.js';
 import { ticketsWorkflow } from '../tickets.js';
 import { child, type Lane, type RunContext, runStream, track } from './context.js';

@@ -2,7 +2,7 @@
 // other commands than build A's (a timer before its first activity) and no patch. A run of build A replayed
 // on this code fails with a nondeterminism error, so a run of A can only finish if it stays on A.
 import { sleep } from '@temporalio/workflow';
-import type { SyncRunInput } from '../../../schemas/sync.js';
+import type { SyncRunInput } from '../../../schemas/run-input.js';
 import { syncRunWorkflow as buildASyncRun } from '../../../workflows/index.js';
 
 export * from '../../../workflows/index.js';
