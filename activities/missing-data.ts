@@ -1,5 +1,5 @@
 import type { MissingData } from '../schemas/run-summary.js';
-import { ALL_STREAMS, STREAMS, type StreamName } from '../schemas/streams.js';
+import { ALL_STREAMS, STREAMS, type StreamName, THREADS_STREAM } from '../schemas/streams.js';
 import type { ActivityDeps } from './deps.js';
 
 /**
@@ -20,7 +20,7 @@ export function missingData(deps: ActivityDeps) {
     for (const r of await destination.openRejections())
       if ((tables as readonly string[]).includes(r.table_name))
         rejected[r.table_name] = (rejected[r.table_name] ?? 0) + r.items;
-    const withThreads = input.streams?.includes('ticket_messages') ?? true;
+    const withThreads = input.streams?.includes(THREADS_STREAM) ?? true;
     const failed = withThreads ? await destination.listThreadQueue({ status: 'failed' }) : [];
     const parts = [
       ...Object.entries(rejected).map(

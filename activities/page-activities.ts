@@ -1,6 +1,12 @@
 import { SupportApiError } from '../connectors/support-api/index.js';
 import { encodeStateKey, threadKeyOf } from '../schemas/state-key.js';
-import { type ExportPass, type ReferenceStream, STREAMS, streamOfPass } from '../schemas/streams.js';
+import {
+  type ExportPass,
+  type ReferenceStream,
+  STREAMS,
+  streamOfPass,
+  THREADS_STREAM,
+} from '../schemas/streams.js';
 import type { ActivityDeps } from './deps.js';
 import { PAGE_FETCHERS } from './fetchers.js';
 import { syncPage } from './sync-page.js';
@@ -107,8 +113,8 @@ export function syncThreadPage(deps: ActivityDeps) {
     const key = threadKeyOf(input.scope);
     const { ticketNumber } = key;
     return syncPage(deps, {
-      stream: 'ticket_messages',
-      table: STREAMS.ticket_messages.table,
+      stream: THREADS_STREAM,
+      table: STREAMS[THREADS_STREAM].table,
       scope: input.scope,
       checkpointStream: encodeStateKey(key).stream,
       allowRestart: input.allowRestart ?? true,
@@ -116,7 +122,7 @@ export function syncThreadPage(deps: ActivityDeps) {
       runId: input.runId ?? null,
       // The workflow hands a thread's first page the listed tag, its later pages their cursor's.
       lastSeenTag: input.listedTag ?? input.afterCursorTag,
-      fetch: (cursor) => PAGE_FETCHERS.ticket_messages(deps.client, { ticketNumber }, cursor),
+      fetch: (cursor) => PAGE_FETCHERS[THREADS_STREAM](deps.client, { ticketNumber }, cursor),
       // Read while queued; completed already (a retry of an attempt whose commit went through): nothing.
       settled: (entry) => entry?.status !== 'running',
       gone: (err) => {

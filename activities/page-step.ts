@@ -19,7 +19,7 @@ import type { ActivityDeps } from './deps.js';
  * mostly items that cannot be stored, with what is stored and what is set aside told apart.
  */
 export interface PageStepInput<P> {
-  /** Stream or pass (`tickets`, `csat_surveys.sent`, …) and scope (window, run, ticket number). */
+  /** Stream or export pass (as `_sync_state` names it) and scope (window, run, ticket number). */
   readonly stream: string;
   readonly scope: string;
   readonly cursor: string | null;

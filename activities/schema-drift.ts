@@ -29,7 +29,7 @@ export function schemaDriftAfterRun(deps: ActivityDeps) {
   };
 }
 
-/** `new_field tickets.sla_breached_at`, `new_enum_value ticket_messages.role = end_user`. */
+/** `new_field tickets.sla_breached_at`, `new_enum_value tickets.status = merged`. */
 export function describeChange(c: SchemaChangeRecord): string {
   const observed = c.observed === '' ? '' : ` = ${c.observed}`;
   const label = c.label === null ? '' : ` ("${c.label}")`;

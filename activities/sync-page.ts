@@ -18,7 +18,7 @@ type AnyPage = Page<unknown, unknown>;
 
 /** One scope of one stream, as the page path reads it. */
 export interface PageTarget<P extends AnyPage> {
-  /** Stream or pass (`csat_surveys.sent`), as `_sync_state`, `_rejected` and error messages name it. */
+  /** Stream or export pass, as `_sync_state`, `_rejected` and error messages name it. */
   readonly stream: string;
   readonly table: TableName;
   /** Window, run or ticket number. */

@@ -1,6 +1,7 @@
 import { checkpointTagOf } from '../connectors/cursor-tag.js';
 import type { StateReads } from '../connectors/destination.js';
 import { threadKeyOf } from '../schemas/state-key.js';
+import { STREAMS, THREADS_STREAM } from '../schemas/streams.js';
 import { readState, restartedCheckpoint } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
 
@@ -34,7 +35,7 @@ export function listQueuedThreadCheckpoints(deps: ActivityDeps) {
 /**
  * A thread that could not be read (a permanent API error, or transient ones that outlasted its retries):
  * its queue entry is marked failed — the next run queues it again — and the failure, with the API's code
- * and request id, is recorded in `_sync_runs` (stream ticket_messages) where `status` shows it.
+ * and request id, is recorded in `_sync_runs` (stream: the threads stream) where `status` shows it.
  */
 export function markThreadFailed(deps: ActivityDeps) {
   return async (input: { scope: string; error: string; runId: string }) => {
@@ -46,8 +47,8 @@ export function markThreadFailed(deps: ActivityDeps) {
     await destination.recordRun({
       run_id: `thread:${input.scope}`,
       parent_run_id: input.runId,
-      workflow_id: `ticket_messages/${input.scope}`,
-      stream: 'ticket_messages',
+      workflow_id: `${THREADS_STREAM}/${input.scope}`,
+      stream: THREADS_STREAM,
       window_start: null,
       window_end: null,
       mode: 'incremental',
@@ -107,7 +108,7 @@ export async function unsettledThreads(
   const inTransit = [
     ...new Set(
       (
-        await reads.liveRows('ticket_messages', ['ticket_number'], {
+        await reads.liveRows(STREAMS[THREADS_STREAM].table, ['ticket_number'], {
           kind: 'in',
           column: 'status',
           values: TRANSIT_STATUSES,
@@ -120,7 +121,9 @@ export async function unsettledThreads(
   // Threads with a message set aside (`_rejected`): read again until it can be stored.
   const withRejected = [
     ...new Set(
-      (await reads.openRejections()).filter((r) => r.table_name === 'ticket_messages').map((r) => r.scope),
+      (await reads.openRejections())
+        .filter((r) => r.table_name === STREAMS[THREADS_STREAM].table)
+        .map((r) => r.scope),
     ),
   ];
   const failedScopes = new Set(failed.map((cp) => cp.scope));
@@ -150,7 +153,7 @@ export function finishThreads(deps: ActivityDeps) {
     // Only messages of threads read to their end are candidates: a thread that failed this run keeps its
     // messages (its queue entry is not complete), it was not read, so nothing can be said about them.
     const deleted = await deps.destination.markDeletedNotSeenSince(
-      'ticket_messages',
+      STREAMS[THREADS_STREAM].table,
       new Date(input.fullRefreshSince),
       now,
       undefined,

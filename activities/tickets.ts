@@ -1,7 +1,7 @@
 import type { Page } from '../connectors/support-api/index.js';
 import type { Ticket } from '../schemas/api/tickets.js';
 import { decodeStateKey, encodeStateKey, type StateKey } from '../schemas/state-key.js';
-import { STREAMS, TICKET_FOLLOWERS, type TicketFollower } from '../schemas/streams.js';
+import { STREAMS, TICKET_FOLLOWERS, TICKET_FOREIGN_KEY, type TicketFollower } from '../schemas/streams.js';
 import {
   type Checkpoint,
   type CheckpointUpdate,
@@ -297,7 +297,7 @@ export function finishTickets(deps: ActivityDeps) {
       followed[stream] = await destination.cascadeDeletion(
         {
           child: table,
-          foreignKey: 'ticket_id',
+          foreignKey: TICKET_FOREIGN_KEY,
           parent: STREAMS.tickets.table,
           revive: followsTicketDeletion.revive,
         },

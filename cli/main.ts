@@ -115,7 +115,7 @@ program
 program
   .command('replay')
   .description(
-    'Re-run one window workflow (e.g. csat_surveys.sent/2026-01-01T00:00:00.000Z/2026-01-31T00:00:00.000Z) with its original input',
+    'Re-run one window workflow (its id, <pass>/<from>/<before>, as the failure names it) with its original input',
   )
   .argument('[workflow-id]', 'the window workflow id, as shown in the Temporal UI or `status --failed`')
   .option('--stream <pass>', `the export pass (${ExportPass.options.join(', ')})`)

@@ -30,7 +30,7 @@ export async function forecastAudit(options: {
   const items: ForecastItem[] = [];
   for (const table of tables) {
     const { unit } = AUDIT_TABLES[table];
-    // A thread is read per ticket: the units of ticket_messages are the tickets.
+    // A thread is read per ticket: the units of the threads stream's table are the tickets.
     const stored = await liveRows(options.reads, unit === 'thread' ? 'tickets' : table);
     const units = Math.max(stored, options.expectedRows[unit === 'thread' ? 'tickets' : table] ?? 0);
     const requests = Math.min(split[table], units);

@@ -13,6 +13,7 @@ import {
   STREAMS,
   type StreamName,
   streamOfPass,
+  THREADS_STREAM,
 } from '../schemas/streams.js';
 import { TABLES } from '../schemas/warehouse.js';
 import type { AuditUnit } from '../streams/define.js';
@@ -87,7 +88,7 @@ export async function makeForecast(request: ForecastRequest): Promise<Forecast> 
     mode,
     settings,
     before,
-    withThreads: streams.includes('ticket_messages'),
+    withThreads: streams.includes(THREADS_STREAM),
   });
   const swept = pages.flatMap((p) => p.tickets);
   const exports = await forecastExports({
@@ -133,10 +134,10 @@ export async function makeForecast(request: ForecastRequest): Promise<Forecast> 
   const threads = tickets.threads;
   if (threads) {
     items.push({
-      source: 'ticket_messages',
-      route_class: STREAMS.ticket_messages.routeClass,
+      source: THREADS_STREAM,
+      route_class: STREAMS[THREADS_STREAM].routeClass,
       what:
-        `ticket_messages: ${threads.queuedByListing} thread(s) queued by the listing, ${threads.queuedBefore} queued ` +
+        `${THREADS_STREAM}: ${threads.queuedByListing} thread(s) queued by the listing, ${threads.queuedBefore} queued ` +
         `before or unsettled, ${threads.reverifyMin} of the rolling re-read`,
       requests: threads.requests,
       at_least: threads.requests,
@@ -230,9 +231,9 @@ export async function makeForecast(request: ForecastRequest): Promise<Forecast> 
     const more = Math.min(threads.reverifyMore, Math.max(0, capacity - perClass.detail.requests));
     if (more > 0) {
       items.push({
-        source: 'ticket_messages',
-        route_class: STREAMS.ticket_messages.routeClass,
-        what: `ticket_messages: ${more} more thread(s) of the rolling re-read while other streams run`,
+        source: THREADS_STREAM,
+        route_class: STREAMS[THREADS_STREAM].routeClass,
+        what: `${THREADS_STREAM}: ${more} more thread(s) of the rolling re-read while other streams run`,
         requests: more,
         at_least: 0,
         basis: "the detail queue's dispatch over the other streams' expected time",
@@ -293,7 +294,7 @@ const KIND: Record<ForecastMode, string> = {
  * lane).
  */
 const isOtherLane = (item: ForecastItem) =>
-  !['tickets', 'ticket_messages', 'preflight', 'reconciliation', 'audit'].includes(item.source);
+  !['tickets', THREADS_STREAM, 'preflight', 'reconciliation', 'audit'].includes(item.source);
 
 function sumByClass(
   items: readonly ForecastItem[],
@@ -347,13 +348,13 @@ function preflightItems(
   });
   const items: ForecastItem[] = [];
   for (const stream of streams) {
-    if (stream === 'ticket_messages') {
+    if (stream === THREADS_STREAM) {
       if (hasTicket) items.push(probe(stream, 'one thread page of the newest ticket'));
     } else if (stream === 'report_snapshots') {
       if (reportQueries > 0) items.push(probe(stream, 'the smallest report query'));
     } else if (stream !== 'tickets') items.push(probe(stream, `one page of ${stream} (limit 1)`));
   }
-  if (streams.includes('tickets') || streams.includes('ticket_messages'))
+  if (streams.includes('tickets') || streams.includes(THREADS_STREAM))
     items.push(probe('tickets', 'the newest ticket (GET /tickets, limit 1)'));
   return items;
 }

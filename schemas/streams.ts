@@ -53,8 +53,15 @@ export type StreamEntry =
 
 export type StreamRegistry = Readonly<Record<string, StreamEntry>>;
 
+/** The field by which the rows of a stream that follows ticket deletion name their ticket. */
+export const TICKET_FOREIGN_KEY = 'ticket_id';
+
 /** The registry, by name, in STREAM_DEFINITIONS' order: every stream's definition (streams/<name>.ts). */
 export const STREAMS = registryOf(STREAM_DEFINITIONS);
+
+function isItemField(definition: StreamDefinition, field: string): boolean {
+  return definition.warehouse !== null && field in definition.warehouse.schema.shape;
+}
 
 /** What the type checker cannot see wrong in a definition, or null. */
 function definitionProblem(
@@ -67,15 +74,27 @@ function definitionProblem(
     if (defined !== [...definition.passes].sort().join(', ')) {
       return `passes ${definition.passes.join(', ')} but pass definitions for ${defined}`;
     }
-    for (const [pass, { firstReadCoveredBy }] of Object.entries(definition.passDefinitions)) {
+    for (const [pass, { firstReadCoveredBy, fullRefreshMarksUnseen, forecast }] of Object.entries(
+      definition.passDefinitions,
+    )) {
       if (firstReadCoveredBy !== undefined && !definition.passes.includes(firstReadCoveredBy)) {
         return `pass ${pass} is covered by ${firstReadCoveredBy}, no pass of the stream`;
+      }
+      if (fullRefreshMarksUnseen === true && !isItemField(definition, forecast.dateColumn)) {
+        return `pass ${pass} marks unseen rows by ${forecast.dateColumn}, no field of its items`;
       }
     }
   }
   const stamp = 'freshness' in definition ? definition.freshness : undefined;
-  if (stamp !== undefined && !(definition.warehouse && stamp in definition.warehouse.schema.shape)) {
+  if (stamp !== undefined && !isItemField(definition, stamp)) {
     return `its freshness stamp ${stamp} is no field of its items`;
+  }
+  const target = definition.freshnessTarget;
+  if (target !== undefined && !(target.warnHours > 0 && target.warnHours <= target.errorHours)) {
+    return `its freshness target warns after ${target.warnHours} h and errs after ${target.errorHours} h`;
+  }
+  if (definition.followsTicketDeletion !== undefined && !isItemField(definition, TICKET_FOREIGN_KEY)) {
+    return `it follows ticket deletion but its items have no ${TICKET_FOREIGN_KEY}`;
   }
   return null;
 }
@@ -198,6 +217,21 @@ export const FIRST_READ_COVERED_BY = Object.fromEntries(
       : [],
   ),
 ) as Readonly<Partial<Record<ExportPass, ExportPass>>>;
+
+/** The stream of ticket threads: the one stream of kind `threads`, read from the queue the ticket pages fill. */
+export type ThreadsStream = StreamOfKind<'threads'>;
+export const THREADS_STREAM: ThreadsStream = onlyOfKind('threads');
+
+/** The one stream of a kind the run has one lane for (its workflow reads that stream's queue). */
+function onlyOfKind<K extends StreamKind>(kind: K): StreamOfKind<K> {
+  const [only, ...more] = streamsOfKind(STREAMS, kind);
+  if (only === undefined || more.length > 0) {
+    throw new TypeError(
+      `the ${kind} lane reads one stream; the registry has ${[only, ...more].filter(Boolean).join(', ') || 'none'}`,
+    );
+  }
+  return only;
+}
 
 /**
  * The passes a full refresh re-reads whole since the start date (their definition's

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { BQ_TYPES } from '../connectors/bigquery/dialect.js';
 import { PG_TYPES } from '../connectors/postgres/dialect.js';
 import { customFieldLabelsView, customFieldsView } from '../schemas/custom-fields-view.js';
+import { STREAMS, THREADS_STREAM } from '../schemas/streams.js';
 import { type ColumnSpec, SYSTEM_TABLES, TABLES } from '../schemas/warehouse.js';
 import { WAREHOUSE_VIEWS } from '../schemas/warehouse-views.js';
 
@@ -44,7 +45,7 @@ received, so a field the API adds later is in \`_raw\` before it gets a column.
   refresh, for the other tables) marks rows with \`_synced_at\` before its start as deleted — never rows it did
   not manage to read: with a guard (\`unlessUnread\`), rows whose ticket number has a \`_thread_queue\` entry
   that is not \`complete\` are kept (the messages of a thread whose read failed or is still queued:
-  \`ticket_messages.ticket_number\` against \`_thread_queue.ticket_number\`).
+  \`${STREAMS[THREADS_STREAM].table}.ticket_number\` against \`_thread_queue.ticket_number\`).
   On BigQuery a row received again unchanged gets its newer \`_synced_at\` lazily — before a deletion
   that may mark rows of its table, or within a day — so a query of the column may read a value up to a day
   old for such a row; the deletion checks, the audit and \`status\` count the sightings not folded yet

@@ -2,7 +2,7 @@ import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/commo
 
 /**
  * Typed search attributes on every window workflow, so on-call can find a window in the Temporal UI
- * (`SyncStream = "csat_surveys" AND WindowStart >= "2026-01-01T00:00:00Z"`). They must be registered on
+ * (`SyncStream = "tickets" AND WindowStart >= "2026-01-01T00:00:00Z"`). They must be registered on
  * the namespace before use: the embedded dev server registers them at start (worker/embedded).
  */
 export const SyncStreamKey = defineSearchAttributeKey('SyncStream', SearchAttributeType.KEYWORD);

@@ -1,5 +1,6 @@
 import type { SyncRunInput } from '../schemas/run-input.js';
 import type { StreamCounts } from '../schemas/run-summary.js';
+import { THREADS_STREAM } from '../schemas/streams.js';
 import { bookkeeping } from './activity-proxies.js';
 import { allSettledWithLimit } from './concurrency.js';
 import { openRun, type RunContext } from './run/context.js';
@@ -36,7 +37,7 @@ export async function syncRunWorkflow(input: SyncRunInput): Promise<Record<strin
   // Rows a complete re-read did not receive after this instant are gone from the source (see the activity).
   const deletionSince = await bookkeeping.deletionCutoff();
   const plan = await bookkeeping.planRun(run.planInput);
-  if (input.streams.includes('ticket_messages')) await bookkeeping.requeueUnsettledThreads();
+  if (input.streams.includes(THREADS_STREAM)) await bookkeeping.requeueUnsettledThreads();
   const ctx: RunContext = { ...run, deletionSince, plan };
 
   // The lanes in the order they start and are listed (the progress keeps this order); how they wait for

@@ -9,7 +9,7 @@ import {
 } from '@temporalio/workflow';
 import { REVERIFY_ROUND, type ThreadsInput } from '../schemas/child-inputs.js';
 import type { StreamCounts } from '../schemas/run-summary.js';
-import { STREAMS } from '../schemas/streams.js';
+import { STREAMS, THREADS_STREAM } from '../schemas/streams.js';
 import { bookkeeping, classActivities, impatientClassActivities } from './activity-proxies.js';
 import { innermostMessage, isWarehouseFailure } from './failures.js';
 import { pageGuard } from './page-guard.js';
@@ -49,7 +49,7 @@ const OUTAGE_AFTER_CONSECUTIVE_FAILURES = 5;
  */
 async function threadsWorkflowBody(input: ThreadsInput): Promise<StreamCounts> {
   const progress = trackChildProgress('queued threads', input.carried);
-  const { routeClass } = STREAMS.ticket_messages;
+  const { routeClass } = STREAMS[THREADS_STREAM];
   const patient = classActivities(routeClass, { patienceMs: input.patienceMs });
   const impatient = impatientClassActivities(routeClass);
   let ticketsListed = !input.awaitTickets;
@@ -79,7 +79,7 @@ async function threadsWorkflowBody(input: ThreadsInput): Promise<StreamCounts> {
     if (queued === 0) staleLeft = false; // every thread was read by this run
     return queued > 0;
   }
-  const guard = pageGuard('ticket_messages');
+  const guard = pageGuard(THREADS_STREAM);
 
   // The listing hands each thread's queue entry tag to its lane, so the thread's first page reads its entry
   // from the listing's memory, not the warehouse (one checkpoint read per thread would be most of a
@@ -237,7 +237,7 @@ async function threadsWorkflowBody(input: ThreadsInput): Promise<StreamCounts> {
 /** The window, with its own attempts in the ledger (workflows/window-ledger.ts). */
 export async function threadsWorkflow(input: ThreadsInput) {
   return recordedWindow(
-    { stream: 'ticket_messages', windowStart: null, windowEnd: null, mode: input.mode },
+    { stream: THREADS_STREAM, windowStart: null, windowEnd: null, mode: input.mode },
     input,
     threadsWorkflowBody,
   );

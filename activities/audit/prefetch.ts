@@ -1,5 +1,5 @@
 import { BoundedMap } from '../../connectors/bounded-map.js';
-import type { AuditSeed, AuditTable } from '../../schemas/audit.js';
+import { AUDIT_TABLES, type AuditSeed, type AuditTable } from '../../schemas/audit.js';
 import type { WarehouseRow } from '../../schemas/warehouse.js';
 import type { ActivityDeps } from '../deps.js';
 import { idIn, storedRows } from './settle.js';
@@ -21,8 +21,6 @@ const PREFETCH_TTL_MS = 5 * 60 * 1000;
 /** Runs whose prefetched rows are kept (an audit plans once per run). */
 const RUNS_KEPT = 8;
 
-type Unit = 'tickets' | 'ticket_messages';
-
 interface Prefetched {
   readonly at: number;
   /** Per unit key (ticket id, or thread's ticket number): the stored live rows, by id. */
@@ -30,7 +28,7 @@ interface Prefetched {
 }
 
 const prefetched = new BoundedMap<string, Prefetched>(RUNS_KEPT);
-const keyOf = (runId: string, table: Unit) => `${runId}\u0000${table}`;
+const keyOf = (runId: string, table: AuditTable) => `${runId}\u0000${table}`;
 
 /** Reads the stored rows of every seed's unit of `table` in one query, for the units of this process. */
 export async function prefetchStored(
@@ -39,10 +37,11 @@ export async function prefetchStored(
   table: AuditTable,
   seeds: readonly AuditSeed[],
 ): Promise<void> {
-  if (seeds.length === 0 || (table !== 'tickets' && table !== 'ticket_messages')) return;
+  const { unit } = AUDIT_TABLES[table];
+  if (seeds.length === 0 || unit === 'window') return;
   const at = Date.now();
   const rows = new Map<string, Map<string, WarehouseRow>>();
-  if (table === 'tickets') {
+  if (unit === 'ticket') {
     for (const seed of seeds) rows.set(seed.id, new Map());
     const stored = await storedRows(deps, table, idIn(seeds.map((s) => s.id)));
     for (const [id, row] of stored) rows.get(id)?.set(id, row);
@@ -59,7 +58,7 @@ export async function prefetchStored(
 /** The stored rows the plan read for this unit (taken: a second ask reads the warehouse), or undefined. */
 export function takePrefetched(
   runId: string,
-  table: Unit,
+  table: AuditTable,
   unitKey: string,
 ): Map<string, WarehouseRow> | undefined {
   const entry = prefetched.get(keyOf(runId, table));

@@ -6,6 +6,7 @@ import {
   type AuditUnitResult,
   type WindowTable,
 } from '../../schemas/audit.js';
+import { STREAMS, THREADS_STREAM } from '../../schemas/streams.js';
 import type { WarehouseRow } from '../../schemas/warehouse.js';
 import { readState, restartedCheckpoint } from '../checkpoints.js';
 import type { ActivityDeps } from '../deps.js';
@@ -63,10 +64,10 @@ export function auditTicket(deps: ActivityDeps) {
 /** The first page of a sampled message's thread: every message on it, and every stored one it covers. */
 export function auditThread(deps: ActivityDeps) {
   return async (input: { runId: string; seed: AuditSeed }): Promise<AuditUnitResult> => {
-    const table = 'ticket_messages';
+    const table = STREAMS[THREADS_STREAM].table;
     const ticketNumber = requireTicketNumber(input.seed);
     const fetched: Page<unknown, unknown> | null = await unlessGone(
-      PAGE_FETCHERS.ticket_messages(deps.client, { ticketNumber }, null),
+      PAGE_FETCHERS[THREADS_STREAM](deps.client, { ticketNumber }, null),
     );
     // Items nested past the warehouse's depth cap are set aside by the reader (parse.ts), as the sync
     // stores them: they are compared not at all.

@@ -7,6 +7,7 @@ import type { EmbeddedPostgres } from '../../embedded/postgres.js';
 import { embeddedWarehouse } from '../../embedded/warehouse.js';
 import { type AuditTableResult, tableResult } from '../../schemas/audit.js';
 import { decodeStateKey, encodeStateKey } from '../../schemas/state-key.js';
+import { THREADS_STREAM } from '../../schemas/streams.js';
 import {
   type Checkpoint,
   type Freshness,
@@ -179,7 +180,7 @@ function statusOf(
         const sloMs = config.SYNC_FRESHNESS_SLO;
         const streams = await streamFreshness(destination, sloMs, now);
         const failedThreads = runs.filter(
-          (r) => r.stream === 'ticket_messages' && r.run_id.startsWith('thread:') && r.status === 'failed',
+          (r) => r.stream === THREADS_STREAM && r.run_id.startsWith('thread:') && r.status === 'failed',
         );
         const failedEntries = new Set(
           checkpoints.filter((c) => kindOf(c) === 'thread' && c.status === 'failed').map((c) => c.scope),

@@ -251,7 +251,7 @@ export const SYSTEM_TABLES: { readonly [T in SystemTableName]: SystemTableSpec<T
       'Checkpoints: one row per (stream, scope), written in the same transaction as the rows of the page it describes.',
     primaryKey: ['stream', 'scope'],
     descriptions: {
-      stream: 'Stream or export pass (tickets, csat_surveys.sent, report_snapshots, …).',
+      stream: 'Stream or export pass (tickets, agent_sessions, report_snapshots, …).',
       scope: `What the checkpoint covers, by stream: ${Object.values(STATE_KEY_FORMATS)
         .filter((f) => f.table === '_sync_state')
         .map((f) => `${f.stream}: "${f.scope}" (${f.what})`)
@@ -286,7 +286,7 @@ export const SYSTEM_TABLES: { readonly [T in SystemTableName]: SystemTableSpec<T
       'Export windows the audit queued for a re-read: one row per window, written with the audit corrections that found a row of it differing.',
     primaryKey: ['pass', 'window_start', 'window_end'],
     descriptions: {
-      pass: 'The export pass of the window (csat_surveys.sent, agent_sessions, …).',
+      pass: 'The export pass of the window (`<stream>.<pass>`, or the stream of an export read in one pass: agent_sessions, …).',
       window_start: "The window's start (inclusive), as its checkpoint in _sync_state names it.",
       window_end: "The window's end (exclusive), as its checkpoint in _sync_state names it.",
       cursor: 'Always null: the re-read itself runs as the window, under its own checkpoint.',

@@ -3,10 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { PAGE_FETCHERS } from '../../activities/fetchers.js';
 import { type Activities, activitiesByRouteClass } from '../../activities/index.js';
 import { classifierOf, routeClassFor, streamRoutes } from '../../connectors/support-api/route-classes.js';
+import { THREAD_QUEUE_STREAM } from '../../schemas/state-key.js';
 import {
   ALL_STREAMS,
   EXPORT_PASSES,
   ExportPass,
+  FULL_REFRESH_MARKS_UNSEEN,
   namesOf,
   passesOf,
   REFERENCE_STREAMS,
@@ -18,6 +20,8 @@ import {
   streamOfPass,
   streamOfPassIn,
   streamsOfKind,
+  THREADS_STREAM,
+  TICKET_FOLLOWERS,
 } from '../../schemas/streams.js';
 import { STREAM_TABLE_NAMES, TABLE_NAMES } from '../../schemas/warehouse.js';
 import { COMPARED_TABLES } from '../e2e/source-snapshot.js';
@@ -150,6 +154,39 @@ describe('the stream registry', () => {
     expect(() => registryOf([STREAMS.tags, STREAMS.tags])).toThrow(
       'stream "tags": another stream has that name',
     );
+  });
+
+  it('refuses stream facts its items cannot carry: a follower without ticket_id, a deletion range or target that cannot be', () => {
+    expect(() =>
+      registryOf([{ ...STREAMS.agent_sessions, followsTicketDeletion: { revive: true } }]),
+    ).toThrow('stream "agent_sessions": it follows ticket deletion but its items have no ticket_id');
+    const { passDefinitions } = STREAMS.agent_sessions;
+    const byLogin = {
+      ...passDefinitions.agent_sessions,
+      forecast: { dateColumn: 'logged_in_at', basis: 'days' as const },
+      fullRefreshMarksUnseen: true,
+    };
+    expect(() =>
+      registryOf([{ ...STREAMS.agent_sessions, passDefinitions: { agent_sessions: byLogin } }]),
+    ).toThrow(
+      'stream "agent_sessions": pass agent_sessions marks unseen rows by logged_in_at, no field of its items',
+    );
+    expect(() =>
+      registryOf([{ ...STREAMS.tickets, freshnessTarget: { warnHours: 12, errorHours: 2 } }]),
+    ).toThrow('stream "tickets": its freshness target warns after 12 h and errs after 2 h');
+  });
+
+  it('reads the facts of a stream from its definition, never from its name', () => {
+    // The generic code reads these: the cascade after the listing, the export lane's full-refresh deletion,
+    // preflight's scopes, dbt's freshness. Each follows from the definitions, so a toy stream gets them too.
+    expect(TICKET_FOLLOWERS).toEqual(
+      ALL_STREAMS.filter((s) => (STREAMS[s] as { followsTicketDeletion?: object }).followsTicketDeletion),
+    );
+    expect(TICKET_FOLLOWERS).toEqual(['ticket_messages', 'csat_surveys']);
+    expect(FULL_REFRESH_MARKS_UNSEEN).toEqual({
+      'csat_surveys.sent': { table: 'csat_surveys', column: 'sent_at' },
+    });
+    expect(THREADS_STREAM).toBe(THREAD_QUEUE_STREAM);
   });
 
   it('compares every stream table with the source in the exactness tests', () => {

@@ -1,6 +1,6 @@
 import { executeChild, startChild } from '@temporalio/workflow';
 import type { StreamProgress } from '../../schemas/run-summary.js';
-import { TICKET_FOLLOWERS } from '../../schemas/streams.js';
+import { THREADS_STREAM, TICKET_FOLLOWERS } from '../../schemas/streams.js';
 import { threadsWorkflow } from '../threads.js';
 import { ticketsWorkflow } from '../tickets.js';
 import { child, type Lane, type RunContext, runStream, track } from './context.js';
@@ -15,13 +15,13 @@ import type { LaneCoordinator } from './coordinator.js';
 export function ticketsLanes(ctx: RunContext, coordinator: LaneCoordinator): Lane[] {
   const { runId, mode, settings, patienceMs, plan, deletionSince, startedAt, before } = ctx;
   const fullRefresh = mode === 'full_refresh';
-  const withThreads = ctx.input.streams.includes('ticket_messages');
+  const withThreads = ctx.input.streams.includes(THREADS_STREAM);
   if (!plan.tickets) {
     if (!withThreads) {
       coordinator.listing.resolve(false);
       return [];
     }
-    const entry = track(ctx, 'ticket_messages');
+    const entry = track(ctx, THREADS_STREAM);
     entry.windowsTotal = 1;
     const lane = () =>
       runStream(entry, () =>
@@ -33,7 +33,7 @@ export function ticketsLanes(ctx: RunContext, coordinator: LaneCoordinator): Lan
 
   const tickets = plan.tickets;
   const ticketsEntry = track(ctx, 'tickets');
-  const threadsEntry = withThreads ? track(ctx, 'ticket_messages') : null;
+  const threadsEntry = withThreads ? track(ctx, THREADS_STREAM) : null;
   ticketsEntry.windowsTotal = 1;
   if (threadsEntry) threadsEntry.windowsTotal = 1;
   const from = tickets.head?.since ?? tickets.headFloor ?? plan.historyStart ?? '1970-01-01T00:00:00.000Z';
@@ -102,7 +102,7 @@ async function syncThreads(
   await child(
     ctx,
     entry,
-    { stream: 'ticket_messages', windowStart: from, windowEnd: before },
+    { stream: THREADS_STREAM, windowStart: from, windowEnd: before },
     async (childOpts) => {
       const handle = await startChild(threadsWorkflow, {
         ...childOpts,
