@@ -3,6 +3,7 @@ import { readState } from '../activities/checkpoints.js';
 import { UNPAGINATED_STREAMS } from '../activities/fetchers.js';
 import { TIE_OUT_QUERIES } from '../activities/tie-out/queries.js';
 import type { SupportApiClient } from '../connectors/support-api/index.js';
+import type { AuditUnit } from '../schemas/audit.js';
 import { AUDIT_TABLE_NAMES, AUDIT_TABLES } from '../schemas/audit.js';
 import { type Config, QUEUED_ROUTE_CLASSES, type QueuedRouteClass } from '../schemas/config.js';
 import type { Forecast, ForecastItem } from '../schemas/forecast.js';
@@ -16,7 +17,6 @@ import {
   THREADS_STREAM,
 } from '../schemas/streams.js';
 import { TABLES } from '../schemas/warehouse.js';
-import type { AuditUnit } from '../streams/define.js';
 import { settingsFromConfig } from '../worker/config.js';
 import { forecastAudit } from './audit.js';
 import { forecastExports, pagesOf, passBasis } from './exports.js';

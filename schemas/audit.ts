@@ -1,7 +1,23 @@
 import { z } from 'zod';
-import type { AuditUnit } from '../streams/define.js';
 import { Timestamp } from './api/index.js';
 import { STREAM_ROUTE_CLASSES, STREAMS, type StreamName, type StreamRouteClass } from './streams.js';
+
+/** How the field-level audit re-reads a row of the stream's table (schemas/audit.ts). */
+export interface AuditUnit {
+  /**
+   * `ticket`: `GET /tickets/:ticketNumber` of a sampled ticket; `thread`: the first page of a sampled
+   * message's thread; `window`: the first page of a narrow export window around a sampled row's date.
+   */
+  readonly unit: 'ticket' | 'thread' | 'window';
+  /** The route class of that one request, when it is not the stream's (a ticket by number is a detail read). */
+  readonly routeClass?: StreamRouteClass;
+  /** The column a sampled row's unit starts from: its ticket's number, or its date. */
+  readonly seedColumn: string;
+  /** `window`: the pass whose export the window reads. */
+  readonly pass?: string;
+  /** Progress entries of a run that must have succeeded for the run to audit the table. */
+  readonly streams: readonly string[];
+}
 
 /**
  * The field-level audit: which tables it re-reads from the live API and how, what a workflow hands its

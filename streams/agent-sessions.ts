@@ -1,6 +1,7 @@
-import { fetchAgentSessionsPage } from '../connectors/support-api/paginate.js';
-import { AgentSession } from '../schemas/api/exports.js';
-import { defineStream } from './define.js';
+import { AgentSession, AgentSessionMeta } from '../schemas/api/exports.js';
+import { defineStream, windowFetch } from './define.js';
+
+const endpoint = 'GET /agent-sessions';
 
 /** Agent login sessions: an export read in windows of `session_start` (spec 4.14). */
 export const agentSessions = defineStream({
@@ -8,14 +9,13 @@ export const agentSessions = defineStream({
   kind: 'export',
   table: 'agent_sessions',
   routeClass: 'analytics',
-  endpoint: 'GET /agent-sessions',
+  endpoint,
   scope: 'analytics:read',
   agent: { dashboardPermissions: ['dashboard.org_metrics', 'dashboard.other_agents_metrics'] },
   passes: ['agent_sessions'],
   passDefinitions: {
     agent_sessions: {
-      fetch: (client, read, cursor) =>
-        fetchAgentSessionsPage(client, { from: read.from, before: read.before, limit: read.limit, cursor }),
+      fetch: windowFetch(endpoint, AgentSession, { meta: AgentSessionMeta }),
       // Agents log in every working day, tickets or not.
       forecast: { dateColumn: 'session_start', basis: 'days' },
     },

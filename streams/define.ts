@@ -1,8 +1,9 @@
 import type { z } from 'zod';
 import type { SupportApiClient } from '../connectors/support-api/client.js';
-import type { Page } from '../connectors/support-api/paginate.js';
-import type { StreamFacts, StreamKind, StreamRouteClass } from '../schemas/streams.js';
-import type { ApiTableDef } from '../schemas/warehouse/table-spec.js';
+import { fetchPage, type Page, windowQuery } from '../connectors/support-api/paginate.js';
+import type { AuditUnit } from '../schemas/audit.js';
+import type { StreamFacts, StreamKind } from '../schemas/streams.js';
+import type { StreamTable } from '../schemas/warehouse/table-spec.js';
 
 /**
  * A stream's definition: everything the sync knows of one stream, declared in one module (streams/<name>.ts)
@@ -37,12 +38,6 @@ export type Fetcher<R> = (
   cursor: string | null,
 ) => Promise<Page<unknown, unknown>>;
 
-/**
- * The warehouse table a stream fills, as the table catalog (schemas/warehouse/tables.ts) builds it: the
- * spec's declaration without its name, which is the stream's `table`.
- */
-export type StreamTable<T extends z.ZodObject = z.ZodObject> = Omit<ApiTableDef<T>, 'name'>;
-
 /** How an export pass's items are placed in time and what their number follows between windows (forecast). */
 export interface PassForecast {
   /** The column the export filters on (by its UTC day the warehouse's items are placed). */
@@ -66,23 +61,6 @@ export interface PassDefinition {
    * rows were not re-read and stay as they are.
    */
   readonly fullRefreshMarksUnseen?: boolean;
-}
-
-/** How the field-level audit re-reads a row of the stream's table (schemas/audit.ts). */
-export interface AuditUnit {
-  /**
-   * `ticket`: `GET /tickets/:ticketNumber` of a sampled ticket; `thread`: the first page of a sampled
-   * message's thread; `window`: the first page of a narrow export window around a sampled row's date.
-   */
-  readonly unit: 'ticket' | 'thread' | 'window';
-  /** The route class of that one request, when it is not the stream's (a ticket by number is a detail read). */
-  readonly routeClass?: StreamRouteClass;
-  /** The column a sampled row's unit starts from: its ticket's number, or its date. */
-  readonly seedColumn: string;
-  /** `window`: the pass whose export the window reads. */
-  readonly pass?: string;
-  /** Progress entries of a run that must have succeeded for the run to audit the table. */
-  readonly streams: readonly string[];
 }
 
 interface Common<T extends z.ZodObject> {
@@ -152,4 +130,42 @@ export type StreamDefinition<T extends z.ZodObject = z.ZodObject> =
  */
 export function defineStream<const D extends StreamDefinition>(definition: D): D {
   return definition;
+}
+
+/**
+ * The path an endpoint without parameters reads (`GET /agent-sessions` → `/agent-sessions`); an endpoint
+ * with a `:name` segment needs a fetcher of its own that fills it.
+ */
+function pathOf(endpoint: StreamFacts['endpoint']): string {
+  const [method, path] = endpoint.split(' ') as [string, string];
+  if (method !== 'GET' || path.includes('/:')) {
+    throw new TypeError(`${endpoint}: a fetcher derives only from a GET endpoint without parameters`);
+  }
+  return path;
+}
+
+/**
+ * An export pass's fetcher derived from its stream's endpoint: `GET <path>` with the window (under the
+ * names `window` gives, `from`/`before` unless said otherwise), the page's limit and cursor, and `query`'s
+ * own parameters; its items parsed by `item`, its `meta` by `meta`.
+ */
+export function windowFetch(
+  endpoint: StreamFacts['endpoint'],
+  item: z.ZodType,
+  options: {
+    readonly meta?: z.ZodType;
+    readonly window?: { readonly from: string; readonly before: string };
+    readonly query?: (read: WindowRead) => Readonly<Record<string, string | undefined>>;
+  } = {},
+): Fetcher<WindowRead> {
+  const path = pathOf(endpoint);
+  return (client, read, cursor) =>
+    fetchPage(
+      client,
+      path,
+      { cursor, limit: read.limit },
+      { ...windowQuery(read, options.window), ...options.query?.(read) },
+      item,
+      options.meta,
+    );
 }

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { StreamTable } from './define.js';
+import type { StreamTable } from '../schemas/warehouse/table-spec.js';
 
 /**
  * The table of a reference stream: a small list the sync reads whole on every run. The source gives no

@@ -55,9 +55,10 @@ function iso(i: Instant): string {
   return i;
 }
 
-type Query = Record<string, string | number | boolean | undefined>;
+export type Query = Record<string, string | number | boolean | undefined>;
 
-async function fetchPage<S extends z.ZodType, M extends z.ZodType | undefined = undefined>(
+/** One page of `GET <path>` with `query`, its items parsed by `item` and its `meta` by `meta`. */
+export async function fetchPage<S extends z.ZodType, M extends z.ZodType | undefined = undefined>(
   client: SupportApiClient,
   path: string,
   req: PageRequest,
@@ -218,10 +219,21 @@ export function fetchAgentSessionsPage(
     client,
     '/agent-sessions',
     req,
-    { from: iso(req.from), before: iso(req.before), agent_id: req.agentId },
+    { ...windowQuery(req), agent_id: req.agentId },
     AgentSession,
     AgentSessionMeta,
   );
+}
+
+/**
+ * The query of an export window `[from, before)` (spec 4.13, 4.14) under the names the endpoint gives it
+ * (`from`/`before` unless said otherwise); instants need `Z` or an explicit offset (spec 4.13 rule 1).
+ */
+export function windowQuery(
+  window: { readonly from: Instant; readonly before: Instant },
+  names: { readonly from: string; readonly before: string } = { from: 'from', before: 'before' },
+): Query {
+  return { [names.from]: iso(window.from), [names.before]: iso(window.before) };
 }
 
 // ---------------------------------------------------------------------------------------------------------

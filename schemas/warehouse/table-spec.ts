@@ -211,3 +211,9 @@ export function apiTable<T extends z.ZodObject>(def: ApiTableDef<T>): TableSpec<
     },
   );
 }
+
+/**
+ * The warehouse table a stream fills, as the table catalog (schemas/warehouse/tables.ts) builds it: the
+ * spec's declaration without its name, which is the stream's `table`.
+ */
+export type StreamTable<T extends z.ZodObject = z.ZodObject> = Omit<ApiTableDef<T>, 'name'>;

@@ -1,9 +1,9 @@
 import type { z } from 'zod';
-import type { StreamTable } from '../../streams/define.js';
 import { STREAMS, type StreamName } from '../streams.js';
 import { businessCalendarTable, slaTargetsTable } from './business-calendar.js';
 import { reportSnapshots, reportSnapshotValuesTable } from './report-snapshots.js';
 import { STREAM_TABLE_NAMES, type TableName } from './table-names.js';
+import type { StreamTable } from './table-spec.js';
 import { type ApiRowInput, apiTable, type TableSpec } from './table-spec.js';
 import { ticketObservationsTable } from './ticket-observations.js';
 
