@@ -99,12 +99,12 @@ export const DAILY_DURATIONS: readonly TieOutMetric[] = [
   },
 ];
 
-export const CSAT_AVERAGE: TieOutMetric = {
+export const CSAT_AVERAGE = {
   id: 'csat_average',
   needs: 'csat_surveys',
   tolerance: 1e-6,
   rule: 'mean score of scored CSAT surveys by submitted_at in the period; 0 when none, as the API answers.',
-};
+} as const satisfies TieOutMetric;
 
 export const BACKLOG_NOW: TieOutMetric = {
   id: 'backlog_now',

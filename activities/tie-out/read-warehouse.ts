@@ -1,5 +1,7 @@
+import { STREAMS } from '../../schemas/streams.js';
 import type { SqlDialect } from '../../schemas/warehouse-views.js';
 import type { ActivityDeps } from '../deps.js';
+import { CSAT_AVERAGE } from './metrics.js';
 import {
   DAY_MS,
   dayOf,
@@ -88,7 +90,8 @@ function dailySql(d: SqlDialect, fromIso: string): string {
   const from = d.timestamp(fromIso);
   const day = (ts: string) => d.utcDay(ts);
   const live = `(SELECT id FROM ${d.table('current_tickets')})`;
-  const csat = `${d.table('csat_surveys')} s WHERE s.${d.ident('_deleted_at')} IS NULL AND s.score IS NOT NULL AND s.submitted_at >= ${from}`;
+  // The surveys are the table of the stream the CSAT metrics need.
+  const csat = `${d.table(STREAMS[CSAT_AVERAGE.needs].table)} s WHERE s.${d.ident('_deleted_at')} IS NULL AND s.score IS NOT NULL AND s.submitted_at >= ${from}`;
   const period = (metric: string, dayExpr: string, value: string, fromWhere: string) =>
     `SELECT '${metric}' AS metric, ${dayExpr} AS period, CAST(${value} AS ${d.type('float')}) AS value, CAST(NULL AS ${d.type('timestamp')}) AS value_at ${fromWhere} GROUP BY ${dayExpr}`;
   return [
