@@ -48,6 +48,24 @@ function addLine(file: string, after: string, line: string): void {
   writeFileSync(file, text.replace(after, `${after}\n${line}`));
 }
 
+/** A database of its own, and the environment of a sync of `streams` from `companion` into it. */
+async function syncSetup(companion: CompanionHandle, database: string, queue: string, streams: string) {
+  const databaseUrl = await freshDatabase(database);
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  const env: Record<string, string> = {
+    SUPPORT_API_URL: companion.baseUrl,
+    SUPPORT_API_KEY: companion.keys.admin,
+    DESTINATION_URL: databaseUrl,
+    TEMPORAL_ADDRESS: testTemporalAddress(),
+    TEMPORAL_TASK_QUEUE: `${queue}-${Date.now().toString(36)}`,
+    SUPPORT_API_RATE_LIMITS: 'off',
+    SYNC_STREAMS: streams,
+    LOG_LEVEL: 'warn',
+  };
+  return { db, env };
+}
+
 /** Type-checks the copy. */
 async function typecheck(copy: string): Promise<void> {
   await run(
@@ -98,19 +116,7 @@ describe('a stream added as one module and one registry line', () => {
     writeFileSync(join(copy, 'streams/toy-tags.ts'), TOY_STREAM);
 
     companion = await startCompanion({ seed: 7, tickets: 10, rateLimits: false });
-    const databaseUrl = await freshDatabase('e2e_toy_stream');
-    db = new pg.Client({ connectionString: databaseUrl });
-    await db.connect();
-    env = {
-      SUPPORT_API_URL: companion.baseUrl,
-      SUPPORT_API_KEY: companion.keys.admin,
-      DESTINATION_URL: databaseUrl,
-      TEMPORAL_ADDRESS: testTemporalAddress(),
-      TEMPORAL_TASK_QUEUE: `toy-stream-${Date.now().toString(36)}`,
-      SUPPORT_API_RATE_LIMITS: 'off',
-      SYNC_STREAMS: 'tags,toy_tags',
-      LOG_LEVEL: 'warn',
-    };
+    ({ db, env } = await syncSetup(companion, 'e2e_toy_stream', 'toy-stream', 'tags,toy_tags'));
   }, 120_000);
   afterAll(async () => {
     await db?.end();
@@ -282,19 +288,12 @@ describe('an export stream with a new endpoint added as its schema, module, rout
       startCompanion: typeof startCompanion;
     };
     companion = await copied.startCompanion({ seed: 7, tickets: 10, rateLimits: false });
-    const databaseUrl = await freshDatabase('e2e_toy_export');
-    db = new pg.Client({ connectionString: databaseUrl });
-    await db.connect();
-    env = {
-      SUPPORT_API_URL: companion.baseUrl,
-      SUPPORT_API_KEY: companion.keys.admin,
-      DESTINATION_URL: databaseUrl,
-      TEMPORAL_ADDRESS: testTemporalAddress(),
-      TEMPORAL_TASK_QUEUE: `toy-export-${Date.now().toString(36)}`,
-      SUPPORT_API_RATE_LIMITS: 'off',
-      SYNC_STREAMS: 'tickets,agent_sessions,toy_logins',
-      LOG_LEVEL: 'warn',
-    };
+    ({ db, env } = await syncSetup(
+      companion,
+      'e2e_toy_export',
+      'toy-export',
+      'tickets,agent_sessions,toy_logins',
+    ));
   }, 120_000);
   afterAll(async () => {
     await db?.end();
