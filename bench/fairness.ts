@@ -3,7 +3,7 @@
  * small workspaces' scheduled runs (a few pages each) on the same workers, on the project's Temporal dev
  * server. How long each small run is delayed while the backfill runs, under
  *   (a) one task queue, nothing set;
- *   (b) task-queue priorities: the run modes' keys of schemas/sync.ts (incremental 1, backfill 4);
+ *   (b) task-queue priorities: the run modes' keys of schemas/run-input.ts (incremental 1, backfill 4);
  *   (c) fairness keys: the workspace id (server dynamic config matching.enableFairness=true);
  *   (d) a task queue per workspace (activities; one worker per queue, as the SDK polls one queue per worker);
  *   (e) priorities and fairness keys together (the run mode's priority, the workspace within it).
@@ -15,7 +15,7 @@ import { createRequire } from 'node:module';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { startTemporalDevServer } from '../embedded/temporal-server.js';
-import { RUN_PRIORITY } from '../schemas/sync.js';
+import { RUN_PRIORITY } from '../schemas/run-input.js';
 import { bundleWorkflows } from '../worker/workflow-bundle.js';
 import type { PagesRunInput } from './support/fairness-workflow.js';
 
