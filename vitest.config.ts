@@ -6,11 +6,11 @@ import { testForks } from './test/support/forks.js';
  * companion, recorded workflow histories replayed in-process); `integration` gets one PostgreSQL cluster per
  * run and one Temporal dev server per fork from its globalSetup (each test file then creates its own
  * database and task queues). Files of both projects run in `testForks()` forks at once
- * (test/support/forks.ts).
+ * (test/support/forks.ts), the BigQuery emulator's files one at a time among them (test/support/lanes.ts).
  */
 const shared = {
-  // The Temporal native bridge has crashed under worker threads; forks isolate it per file.
-  pool: 'forks' as const,
+  // Vitest's forks pool, fed file by file (test/support/lane-pool.ts).
+  pool: './test/support/lane-pool.ts',
   testTimeout: 120_000,
   hookTimeout: 600_000,
   teardownTimeout: 60_000,

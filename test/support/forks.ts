@@ -1,13 +1,15 @@
 /**
  * How many test files run at once (vitest's forks). Most integration files spend their time waiting on
- * timers, backoffs and child processes rather than on CPU, so on a 2-core machine more forks can finish the
- * suite sooner; but BigQuery emulator files beside each other slow down several times over, so the default
- * stays one file at a time until they are kept apart. SUPPORT_SYNC_TEST_FORKS sets it.
+ * timers, backoffs and child processes rather than on CPU, so on a 2-core machine three forks finish the
+ * suite sooner than one or two: the BigQuery lane's file (test/support/lanes.ts: one at a time, its
+ * emulator computing) and two other files beside it. SUPPORT_SYNC_TEST_FORKS sets it (1 runs one file at a
+ * time, the lane's first).
  */
 export const TEST_FORKS_ENV = 'SUPPORT_SYNC_TEST_FORKS';
+const DEFAULT_FORKS = 3;
 
 export function testForks(): number {
-  const raw = process.env[TEST_FORKS_ENV] ?? '1';
+  const raw = process.env[TEST_FORKS_ENV] ?? String(DEFAULT_FORKS);
   const forks = Number(raw);
   if (!Number.isInteger(forks) || forks < 1 || forks > 16)
     throw new Error(`${TEST_FORKS_ENV}=${raw}: expected a whole number of forks from 1 to 16`);
