@@ -42,7 +42,9 @@ export default function lanePool(vitest: Vitest): ProcessPool {
           ...free.filter((s) => s.project.name === 'unit'),
         ],
         slots: testForks(),
-        run: (spec) => inner().runTests([asForks(spec)], invalidates),
+        run: async (spec) => {
+          await inner().runTests([asForks(spec)], invalidates);
+        },
         cancelled: () => cancelled,
       });
     },
