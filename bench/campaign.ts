@@ -1,7 +1,7 @@
 /**
  * The campaign: the test suite's long scenarios at their full size.
  *
- *   npm run campaign -- [--files test/e2e/ticket-history.test.ts,test/e2e/worker-kill.test.ts]
+ *   npm run campaign -- [--files test/e2e/ticket-history-bigquery.test.ts,test/e2e/worker-kill.test.ts]
  *
  * `npm test` runs the scenarios that size themselves with test/support/campaign.ts (rounds of changes, worker
  * kills, warehouses) at the smallest size that still fails when their behaviour breaks; this runs the same
