@@ -5,19 +5,28 @@ import { emulatorClientOptions } from '../../connectors/bigquery/destination.js'
 import { FLUSH_SCRIPT_MARK } from '../../connectors/bigquery/flush.js';
 import { type BigQueryEmulator, startBigQueryEmulator } from '../../scripts/bigquery-emulator.js';
 import { type BigQueryQuotaProxy, startBigQueryQuotaProxy } from '../support/bigquery-quota-proxy.js';
+import { sized } from '../support/campaign.js';
 import { startTcpOutageProxy, type TcpOutageProxy } from '../support/tcp-outage-proxy.js';
 import { duplicateIds, expectBigQueryEqualsSource } from './bigquery-compare.js';
 import { DAY_MS, type Pipeline, startPipeline } from './harness.js';
 import { COMPARED_TABLES, sourceSnapshot } from './source-snapshot.js';
 
 /**
- * BigQuery goes away for a minute in the middle of a first sync — half a minute answering 503 (its Storage
- * Write API refusing connections), half a minute not answering at all (both black holes): jobs (checkpoint
- * reads, flushes, the ledger) and staging appends fail or time out and are retried, the run waits, resumes,
- * and ends equal to the source with no window failed. The quota proxy stands in front of the REST endpoint,
- * a TCP proxy in front of the Storage Write API's gRPC port.
+ * How long each half of the outage lasts: 10 s in the test suite, half a minute in `npm run campaign`
+ * (test/support/campaign.ts). Either way a request the silence leaves unanswered is held for the quota
+ * proxy's 30 s before its socket drops, and failing jobs back off past the outage's end, so the short one
+ * takes every path the long one does (503s retried, timeouts retried, the run waiting and resuming).
  */
-describe('BigQuery unreachable for a minute during a sync', () => {
+const PHASE_MS = sized(10_000, 30_000);
+
+/**
+ * BigQuery goes away in the middle of a first sync — first answering 503 (its Storage Write API refusing
+ * connections), then not answering at all (both black holes): jobs (checkpoint reads, flushes, the ledger)
+ * and staging appends fail or time out and are retried, the run waits, resumes, and ends equal to the
+ * source with no window failed. The quota proxy stands in front of the REST endpoint, a TCP proxy in front
+ * of the Storage Write API's gRPC port.
+ */
+describe(`BigQuery unreachable for ${(2 * PHASE_MS) / 1000} s during a sync`, () => {
   let emulator: BigQueryEmulator;
   let proxy: BigQueryQuotaProxy;
   let storageProxy: TcpOutageProxy;
@@ -62,9 +71,9 @@ describe('BigQuery unreachable for a minute during a sync', () => {
     // The outage starts once the sync has merged something (it is under way, its tables exist).
     while (flushes < 2) await new Promise((r) => setTimeout(r, 20));
     down = 503;
-    await new Promise((r) => setTimeout(r, 30_000));
+    await new Promise((r) => setTimeout(r, PHASE_MS));
     down = 'timeout';
-    await new Promise((r) => setTimeout(r, 30_000));
+    await new Promise((r) => setTimeout(r, PHASE_MS));
     down = null;
     const summary = await run;
     expect(summary.error).toBeUndefined();
