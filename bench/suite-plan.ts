@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/suite-plan.ts [--results <file>] [--forks 3] [--assume test/x.test.ts=60,…]`: how long
+ * `npx tsx bench/suite-plan.ts [--results <file>] [--forks 3] [--assume <test file>=<seconds>,…]`: how long
  * `npm test` takes with the test suite's lanes (test/support/lanes.ts) and forks, from each file's duration
  * in an earlier run: vitest's own record of the last run (node_modules/.vite/vitest/…/results.json, written
  * by every `vitest run`) or a `--reporter=json` report. The files are scheduled as test/support/lane-pool.ts

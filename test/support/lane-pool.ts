@@ -18,7 +18,8 @@ export default function lanePool(vitest: Vitest): ProcessPool {
   // forks pool, which then serves both this pool's files and any run without it.
   const inner = (): ProcessPool => {
     const pool = (vitest as unknown as { pool?: ProcessPool }).pool;
-    if (!pool) throw new Error(`vitest ${vitest.version} has no pool to hand files to (test/support/lane-pool.ts)`);
+    if (!pool)
+      throw new Error(`vitest ${vitest.version} has no pool to hand files to (test/support/lane-pool.ts)`);
     return pool;
   };
   // The file as vitest's built-in forks pool runs it (the Temporal native bridge has crashed under worker
