@@ -39,37 +39,14 @@
  *    SYNC_THREAD_LOOKBACK=PT0S.
  */
 
-import pLimit from 'p-limit';
 import pg from 'pg';
 import { type RequestLogEntry, startCompanion } from '../companion/index.js';
-import {
-  fetchAgentSessionsPage,
-  fetchAgentsPage,
-  fetchCsatPage,
-  fetchMessagesPage,
-  fetchMetricCatalog,
-  fetchTagsPage,
-  fetchTeamsPage,
-  fetchTicketsPage,
-  fetchViewsPage,
-  planWindows,
-} from '../connectors/support-api/index.js';
-import { MAX_EXPORT_WINDOW_MS } from '../schemas/api/exports.js';
 import type { SyncSettings } from '../schemas/run-input.js';
 import { STREAM_TABLE_NAMES } from '../schemas/warehouse.js';
 import { analyticsQueueOf, settingsFromConfig } from '../worker/config.js';
 import type { RunSummary } from '../worker/run-sync.js';
-import {
-  benchFlags,
-  crawl,
-  log,
-  pagesAt100,
-  sourceClient,
-  startServices,
-  sum,
-  syncTarget,
-  timedSync,
-} from './support/harness.js';
+import { plainCrawl } from './support/crawl.js';
+import { benchFlags, log, startServices, sum, syncTarget, timedSync } from './support/harness.js';
 import {
   metricSum,
   scrape,
@@ -136,82 +113,15 @@ function requestCounts(): Record<Category | 'total' | 'errors', number> {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Baseline: the plain client crawl of the same world, same concurrency, writing nothing
+// Baseline: the plain client crawl of the same world, same concurrency, writing nothing (support/crawl.ts)
 
-const client = sourceClient(companion);
-const windows = (from: string, to: string) => planWindows({ from, to, maxWindowMs: MAX_EXPORT_WINDOW_MS });
-
-interface Baseline {
-  ms: number;
-  rows: number;
-  requests: number;
-  bound: Record<'tickets' | 'threads' | 'exports' | 'reference', number>;
-  counts: Record<string, number>;
-}
-
-async function baselineCrawl(until: string): Promise<Baseline> {
-  companion.clearRequestLog();
-  const started = performance.now();
-  const numbers: number[] = [];
-  const ticketSizes = await crawl(async (cursor) => {
-    const page = await fetchTicketsPage(client, { cursor, limit: 100, includeTicketFields: true });
-    for (const t of page.items)
-      if (Date.parse(t.created_at) >= Date.parse(startDate)) numbers.push(t.ticket_number);
-    return page;
+const baselineCrawl = (until: string) =>
+  plainCrawl(companion, {
+    startDate,
+    until,
+    threadConcurrency: baseSettings.threadConcurrency,
+    csatIncludeComments: baseSettings.csatIncludeComments,
   });
-  const limit = pLimit(baseSettings.threadConcurrency);
-  const threadSizes = await Promise.all(
-    numbers.map((ticketNumber) =>
-      limit(async () =>
-        sum(await crawl((cursor) => fetchMessagesPage(client, { ticketNumber, cursor, limit: 100 }))),
-      ),
-    ),
-  );
-  const exportWindows = windows(startDate, until);
-  let surveys = 0;
-  let sessions = 0;
-  let exportBound = 0;
-  for (const w of exportWindows) {
-    const range = { from: w.windowStart, before: w.windowEnd, limit: 100 };
-    const s = sum(
-      await crawl((cursor) =>
-        fetchCsatPage(client, {
-          ...range,
-          cursor,
-          by: 'sent',
-          includeComments: baseSettings.csatIncludeComments,
-        }),
-      ),
-    );
-    const a = sum(await crawl((cursor) => fetchAgentSessionsPage(client, { ...range, cursor })));
-    surveys += s;
-    sessions += a;
-    exportBound += pagesAt100(s) + pagesAt100(a);
-  }
-  const reference = await Promise.all([
-    crawl((cursor) => fetchViewsPage(client, { cursor, limit: 100 })),
-    crawl((cursor) => fetchTagsPage(client, { cursor, limit: 100 })),
-    crawl((cursor) => fetchTeamsPage(client, { cursor, limit: 100 })),
-    crawl((cursor) => fetchAgentsPage(client, { cursor, limit: 100 })),
-    crawl(() => fetchMetricCatalog(client)),
-  ]);
-  const ms = performance.now() - started;
-  const ticketCount = numbers.length;
-  const messages = sum(threadSizes);
-  const referenceRows = sum(reference.map(sum));
-  return {
-    ms,
-    rows: ticketCount + messages + surveys + sessions + referenceRows,
-    requests: companion.requestLog.length,
-    bound: {
-      tickets: Math.ceil(sum(ticketSizes) / 100),
-      threads: sum(threadSizes.map(pagesAt100)),
-      exports: exportBound,
-      reference: sum(reference.map((pages) => pagesAt100(sum(pages)))),
-    },
-    counts: { tickets: ticketCount, messages, surveys, sessions, reference: referenceRows },
-  };
-}
 
 // ---------------------------------------------------------------------------------------------------------
 // Runs
@@ -497,7 +407,6 @@ try {
 } finally {
   await worker.stop();
   await db.end();
-  await client.close();
   await services.stop();
   await companion.stop();
 }
