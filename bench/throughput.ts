@@ -219,9 +219,11 @@ async function world(services: Services, tickets: number, withDlt: boolean): Pro
         });
       } else {
         log(`${tickets}: dlt rest_api`);
-        const windows = planWindows({ from: startDate, to: new Date().toISOString(), maxWindowMs: MAX_EXPORT_WINDOW_MS }).map(
-          (w) => ({ from: w.windowStart, before: w.windowEnd }),
-        );
+        const windows = planWindows({
+          from: startDate,
+          to: new Date().toISOString(),
+          maxWindowMs: MAX_EXPORT_WINDOW_MS,
+        }).map((w) => ({ from: w.windowStart, before: w.windowEnd }));
         readings.push(await dltReading(companion, dlt.python, windows, settings.csatIncludeComments));
       }
     }
@@ -244,7 +246,9 @@ async function world(services: Services, tickets: number, withDlt: boolean): Pro
     let stored = 0;
     try {
       for (const t of STREAM_TABLE_NAMES)
-        stored += Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM support.${t}`)).rows[0]!.n);
+        stored += Number(
+          (await db.query<{ n: string }>(`SELECT count(*) AS n FROM support.${t}`)).rows[0]!.n,
+        );
     } finally {
       await db.end();
     }

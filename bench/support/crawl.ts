@@ -63,7 +63,11 @@ export async function plainCrawl(companion: CompanionHandle, scope: CrawlScope):
     let surveys = 0;
     let sessions = 0;
     let exportBound = 0;
-    for (const w of planWindows({ from: scope.startDate, to: scope.until, maxWindowMs: MAX_EXPORT_WINDOW_MS })) {
+    for (const w of planWindows({
+      from: scope.startDate,
+      to: scope.until,
+      maxWindowMs: MAX_EXPORT_WINDOW_MS,
+    })) {
       const range = { from: w.windowStart, before: w.windowEnd, limit: 100 };
       const s = sum(
         await crawl((cursor) =>

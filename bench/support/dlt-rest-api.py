@@ -22,21 +22,23 @@ started = time.perf_counter()
 
 cursor = {"type": "cursor", "cursor_path": "pagination.next_cursor", "cursor_param": "cursor"}
 resources = [
-    {"name": "tickets", "endpoint": {"path": "tickets", "params": {"include": "ticket_fields"}}},
+    {"name": "tickets", "endpoint": {"path": "tickets", "params": {"include": "ticket_fields", "limit": 100}}},
     {
         "name": "ticket_messages",
         "endpoint": {
             "path": "tickets/{ticket_number}/messages",
-            "params": {"ticket_number": {"type": "resolve", "resource": "tickets", "field": "ticket_number"}},
+            "params": {
+                "ticket_number": {"type": "resolve", "resource": "tickets", "field": "ticket_number"},
+                "limit": 100,
+            },
         },
     },
-    {"name": "views", "endpoint": {"path": "views"}},
-    {"name": "tags", "endpoint": {"path": "tags"}},
-    {"name": "teams", "endpoint": {"path": "teams"}},
-    {"name": "agents", "endpoint": {"path": "agents"}},
+    {"name": "views", "endpoint": {"path": "views", "params": {"limit": 100}}},
+    {"name": "tags", "endpoint": {"path": "tags", "params": {"limit": 100}}},
+    {"name": "teams", "endpoint": {"path": "teams", "params": {"limit": 100}}},
+    {"name": "agents", "endpoint": {"path": "agents", "params": {"limit": 100}}},
     {
         "name": "metric_catalog",
-        "primary_key": "key",
         "endpoint": {"path": "reports/metrics", "paginator": "single_page", "params": {}},
     },
 ]
@@ -51,6 +53,7 @@ for i, w in enumerate(args["windows"]):
                     "sent_from": w["from"],
                     "sent_before": w["before"],
                     "include_comments": "true" if args["include_comments"] else "false",
+                    "limit": 100,
                 },
             },
         }
@@ -59,7 +62,7 @@ for i, w in enumerate(args["windows"]):
         {
             "name": f"agent_sessions_{i}",
             "table_name": "agent_sessions",
-            "endpoint": {"path": "agent-sessions", "params": {"from": w["from"], "before": w["before"]}},
+            "endpoint": {"path": "agent-sessions", "params": {"from": w["from"], "before": w["before"], "limit": 100}},
         }
     )
 
@@ -73,7 +76,7 @@ source = rest_api_source(
         "resource_defaults": {
             "primary_key": "id",
             "write_disposition": "merge",
-            "endpoint": {"data_selector": "data", "params": {"limit": 100}},
+            "endpoint": {"data_selector": "data"},
         },
         "resources": resources,
     }
