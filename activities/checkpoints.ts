@@ -2,9 +2,12 @@ import type { StateReads } from '../connectors/destination.js';
 import { encodeStateKey, type StateKey } from '../schemas/state-key.js';
 import type { Checkpoint, CheckpointUpdate } from '../schemas/warehouse.js';
 
+/** What the next checkpoint takes from the one before it (stored, or the last of pages not committed yet). */
+export type CheckpointCounts = Pick<Checkpoint, 'pages' | 'rows' | 'high_water_mark'>;
+
 /** The next checkpoint after one more page of `rows` rows. */
 export function nextCheckpoint(
-  previous: Checkpoint | null,
+  previous: CheckpointCounts | null,
   update: {
     stream: string;
     scope: string;

@@ -19,7 +19,12 @@ export async function withHeartbeat<R>(
   } catch {
     return work();
   }
-  const beat = () => context?.heartbeat(details?.());
+  const beat = () => {
+    const progress = progressOf.get(context!);
+    const d = details?.();
+    context?.heartbeat(progress === undefined ? d : { ...(d as object | undefined), progress });
+  };
+  beats.set(context, beat);
   beat();
   const timer = setInterval(beat, everyMs);
   try {
@@ -29,5 +34,34 @@ export async function withHeartbeat<R>(
     throw err;
   } finally {
     clearInterval(timer);
+  }
+}
+
+/** The progress an activity reported (recordProgress), carried by every beat of its heartbeat. */
+const progressOf = new WeakMap<Context, unknown>();
+const beats = new WeakMap<Context, () => void>();
+
+/**
+ * Records how far a looping activity got (activities/thread-batch.ts) and heartbeats it at once: a retried
+ * attempt starts from it (earlierProgress). Outside an activity context, nothing.
+ */
+export function recordProgress(progress: unknown): void {
+  let context: Context;
+  try {
+    context = Context.current();
+  } catch {
+    return;
+  }
+  progressOf.set(context, progress);
+  (beats.get(context) ?? (() => context.heartbeat({ progress })))();
+}
+
+/** The progress the last heartbeat of an earlier attempt carried, if any. */
+export function earlierProgress<T>(): T | undefined {
+  try {
+    const details = Context.current().info.heartbeatDetails as { progress?: T } | undefined;
+    return details?.progress;
+  } catch {
+    return undefined;
   }
 }

@@ -24,6 +24,7 @@ import { reconcile } from './reconcile.js';
 import { readReportAccess } from './report-access.js';
 import { syncReportSnapshot } from './report-snapshots.js';
 import { schemaDriftAfterRun } from './schema-drift.js';
+import { syncThreadBatch } from './thread-batch.js';
 import {
   finishThreads,
   listQueuedThreadCheckpoints,
@@ -60,6 +61,7 @@ export function createActivities(deps: ActivityDeps) {
     finishSweep: finishSweep(deps),
     finishTickets: finishTickets(deps),
     syncThreadPage: syncThreadPage(deps),
+    syncThreadBatch: syncThreadBatch(deps),
     listQueuedThreadCheckpoints: listQueuedThreadCheckpoints(deps),
     markThreadFailed: markThreadFailed(deps),
     queueThreadsToReverify: queueThreadsToReverify(deps),
@@ -114,16 +116,16 @@ const AUDIT_UNIT_ACTIVITY = {
 /**
  * The activities each route class's task queue serves: the page activity of every stream of that class
  * (from the registry, schemas/streams.ts), the reconciliation's one report query (analytics) and the
- * key's report access before it (`GET /me`, detail), and the audit's units (by the class of the request
- * each makes). One activity makes one request of its class, so the server's dispatch rate on the queue is
- * the fleet's request rate for the class.
+ * key's report access before it (`GET /me`, detail), the thread batch (detail: a run of thread pages in
+ * one activity), and the audit's units (by the class of the request each makes). Every request takes its
+ * slot of the key's budget in the client (connectors/support-api/fleet-slots.ts), whichever activity makes it.
  */
 export function activitiesByRouteClass(
   activities: Activities,
 ): Record<StreamRouteClass, Partial<Activities>> {
   const byClass: Record<StreamRouteClass, Partial<Activities>> = {
     list: {},
-    detail: { readReportAccess: activities.readReportAccess },
+    detail: { readReportAccess: activities.readReportAccess, syncThreadBatch: activities.syncThreadBatch },
     analytics: { reconcile: activities.reconcile },
     directory: {},
   };

@@ -2,7 +2,7 @@ import type { Page } from '../connectors/support-api/index.js';
 import { newestStampMs } from '../schemas/freshness.js';
 import { streamOf } from '../schemas/streams.js';
 import type { Checkpoint, TableName } from '../schemas/warehouse.js';
-import { nextCheckpoint } from './checkpoints.js';
+import { type CheckpointCounts, nextCheckpoint } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
 import {
   fetchPageStep,
@@ -79,32 +79,45 @@ export interface PageStore<P extends AnyPage, X extends object> {
   readonly nothing: X;
 }
 
+/**
+ * What STORE_ALL writes of one page: every item (merged by id) with the scope's next checkpoint, the items
+ * that break the spec set aside, its drift not yet recorded by this process. Several pages' writes make one
+ * batch of a group commit (activities/thread-batch.ts).
+ */
+export function pageWrite(
+  deps: ActivityDeps,
+  target: PageTarget<AnyPage>,
+  step: PageStep<AnyPage>,
+  previous: CheckpointCounts | null,
+) {
+  const { page } = step;
+  return {
+    rows: rowsOf(page),
+    checkpoint: nextCheckpoint(previous, {
+      stream: target.checkpointStream ?? target.stream,
+      scope: target.scope,
+      cursor: page.nextCursor,
+      done: !page.hasMore,
+      rows: page.items.length,
+    }),
+    rejected: rejectedOf(target.table, target.stream, target.scope, step),
+    schemaChanges: recordedDrift(deps).unrecorded(
+      schemaChangesOf(target.table, target.stream, target.runId, step),
+    ),
+  };
+}
+
 /** Every item of the page is written (merged by id), the items that break the spec set aside. */
 export const STORE_ALL: PageStore<AnyPage, object> = {
   nothing: {},
   async write(deps, target, step, previous) {
     const { page } = step;
-    const rejected = rejectedOf(target.table, target.stream, target.scope, step);
-    const drift = recordedDrift(deps);
-    const schemaChanges = drift.unrecorded(schemaChangesOf(target.table, target.stream, target.runId, step));
+    const write = pageWrite(deps, target, step, previous);
     const staged = await deps.destination.stageBatch(
-      {
-        table: target.table,
-        rows: rowsOf(page) as never,
-        checkpoint: nextCheckpoint(previous, {
-          stream: target.checkpointStream ?? target.stream,
-          scope: target.scope,
-          cursor: page.nextCursor,
-          done: !page.hasMore,
-          rows: page.items.length,
-        }),
-        rejected,
-        schemaChanges,
-        repair: target.repair,
-      },
+      { table: target.table, ...write, rows: write.rows as never, repair: target.repair },
       { runId: target.runId },
     );
-    drift.remember(schemaChanges);
+    recordedDrift(deps).remember(write.schemaChanges);
     // Rows staged: those the warehouse stored as they are may be left out (a re-read that changed nothing
     // writes nothing, and its window skips its flush).
     return { done: !page.hasMore, rows: staged.rows, rejected: setAsideCount(page) };
@@ -212,10 +225,9 @@ async function refuseEndlessScope(
   /** The checkpoint's `rows` counts every item served (a store of its own may count only what changed). */
   rowsCountItems: boolean,
 ): Promise<void> {
+  const bound = endlessScopeBound(deps, previous, rowsCountItems);
+  if (bound === null || previous === null) return;
   const maxPages = deps.maxPagesPerScope ?? DEFAULT_MAX_PAGES_PER_SCOPE;
-  if (previous === null) return;
-  const empty = rowsCountItems && previous.rows === 0 && previous.pages >= MAX_EMPTY_PAGES_PER_SCOPE;
-  if (previous.pages < maxPages && !empty) return;
   await deps.destination.writeCheckpoints([
     {
       stream: checkpointStream,
@@ -229,12 +241,24 @@ async function refuseEndlessScope(
   ]);
   throw Object.assign(
     new Error(
-      empty
+      bound === 'empty'
         ? `${target.stream} ${target.scope}: ${previous.pages} pages read without a single item and the API still says there are more; the window fails instead of reading for ever, and its next read starts from its first page`
         : `${target.stream} ${target.scope}: ${previous.pages} pages read and the API still says there are more (SYNC_MAX_PAGES is ${maxPages}); the window fails instead of reading for ever, and its next read starts from its first page`,
     ),
     { nonRetryable: true },
   );
+}
+
+/** Which bound a scope's checkpoint has reached (refuseEndlessScope), if any. */
+export function endlessScopeBound(
+  deps: Pick<ActivityDeps, 'maxPagesPerScope'>,
+  previous: CheckpointCounts | null,
+  rowsCountItems: boolean,
+): 'empty' | 'max' | null {
+  if (previous === null) return null;
+  const maxPages = deps.maxPagesPerScope ?? DEFAULT_MAX_PAGES_PER_SCOPE;
+  if (rowsCountItems && previous.rows === 0 && previous.pages >= MAX_EMPTY_PAGES_PER_SCOPE) return 'empty';
+  return previous.pages >= maxPages ? 'max' : null;
 }
 
 function isComplete(checkpoint: Checkpoint | null): boolean {

@@ -7,7 +7,9 @@
  *    bench provisions under ~/.cache/support-sync, as scripts/bigquery-emulator.ts does for the emulator),
  *    skipped with the reason printed when Python or PyPI cannot be had, or with `--skip-dlt`;
  *  - `sync --once` into PostgreSQL (the CLI as a user runs it, its own local worker, against this bench's
- *    Temporal dev server and embedded PostgreSQL).
+ *    Temporal dev server and embedded PostgreSQL); from source (`tsx cli/main.ts`, which bundles the
+ *    workflows at start) unless `--built`: the package's `dist/cli/main.js` (`npm run build` first), which
+ *    loads the built bundle, as `npx support-sync` does.
  *
  *   npm run bench:throughput -- [--tickets 3000] [--large] [--large-tickets 100000] [--seed 21] [--skip-dlt]
  *
@@ -16,9 +18,10 @@
  * companion served it), pages/s, rows/s (rows stored), peak RSS and CPU seconds per 1,000 pages (the
  * process's own user + system time from `/usr/bin/time`; the crawl runs in this process: its CPU is this
  * process's during the crawl). The servers' CPU (Temporal, PostgreSQL, the companion) is not in any figure.
+ * `BENCH_THROUGHPUT_LOG=<file>` appends the stderr of dlt and the sync (progress, logs) to a file.
  */
 import { execFile, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { appendFileSync, existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -40,13 +43,14 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 const DLT_VERSION = '1.31.0';
 
 const values = benchFlags(
-  'npm run bench:throughput -- [--tickets 3000] [--large] [--large-tickets 100000] [--dlt-large] [--seed 21] [--skip-dlt]',
+  'npm run bench:throughput -- [--tickets 3000] [--large] [--large-tickets 100000] [--dlt-large] [--seed 21] [--skip-dlt] [--built]',
   {
     tickets: { type: 'string', default: '3000' },
     large: { type: 'boolean', default: false },
     'large-tickets': { type: 'string', default: '100000' },
     'dlt-large': { type: 'boolean', default: false },
     'skip-dlt': { type: 'boolean', default: false },
+    built: { type: 'boolean', default: false },
   },
 );
 // The issue's world: seed 21 unless the flag says otherwise (the harness defaults every bench to 7).
@@ -88,11 +92,14 @@ async function measured(
   const child = spawn(cmd, argv as string[], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
+  // BENCH_THROUGHPUT_LOG=<file>: each reader's whole stderr (the sync's progress and logs) appended there.
+  const logFile = process.env['BENCH_THROUGHPUT_LOG'];
   child.stdout.on('data', (d: Buffer) => {
     stdout += d.toString();
   });
   child.stderr.on('data', (d: Buffer) => {
     stderr = (stderr + d.toString()).slice(-20_000);
+    if (logFile) appendFileSync(logFile, d);
   });
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   const wallMs = performance.now() - started;
@@ -232,7 +239,9 @@ async function world(services: Services, tickets: number, withDlt: boolean): Pro
     companion.clearRequestLog();
     const run = await measured(
       process.execPath,
-      ['--import', 'tsx', 'cli/main.ts', 'sync', '--once'],
+      values.built
+        ? ['dist/cli/main.js', 'sync', '--once']
+        : ['--import', 'tsx', 'cli/main.ts', 'sync', '--once'],
       { ...process.env, ...target.env },
       'sync --once',
     );
@@ -269,6 +278,10 @@ async function world(services: Services, tickets: number, withDlt: boolean): Pro
 
 // ---------------------------------------------------------------------------------------------------------
 
+if (values.built && !existsSync(join(ROOT, 'dist/cli/main.js'))) {
+  process.stderr.write('--built: no dist/cli/main.js; run `npm run build` first\n');
+  process.exit(2);
+}
 const sizes = [Number(values.tickets), ...(values.large ? [Number(values['large-tickets'])] : [])];
 const services = await startServices();
 const results: Record<string, Reading[]> = {};

@@ -74,6 +74,22 @@ export function impatientClassActivities(routeClass: StreamRouteClass) {
   });
 }
 
+/**
+ * Activities that loop over a run of pages (activities/thread-batch.ts) on a class's queue: as patient as
+ * classActivities, with room for many requests in one attempt (the budget may pace them); a killed worker
+ * is still noticed within the heartbeat timeout, and a retry resumes from the last heartbeat.
+ */
+export function batchClassActivities(
+  routeClass: StreamRouteClass,
+  options: { patienceMs?: number | undefined } = {},
+) {
+  return proxyActivities<Activities>({
+    ...base(options.patienceMs),
+    startToCloseTimeout: '30 minutes',
+    taskQueue: classTaskQueue(workflowInfo().taskQueue, routeClass),
+  });
+}
+
 /** Analytics-class activities on an explicitly named queue (a window's input names it: WindowInput.analyticsTaskQueue). */
 export function analyticsActivities(taskQueue: string, options: { patienceMs?: number | undefined } = {}) {
   return proxyActivities<Activities>({ ...base(options.patienceMs), taskQueue });

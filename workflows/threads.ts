@@ -10,7 +10,12 @@ import {
 import { REVERIFY_ROUND, type ThreadsInput } from '../schemas/child-inputs.js';
 import type { StreamCounts } from '../schemas/run-summary.js';
 import { STREAMS, THREADS_STREAM } from '../schemas/streams.js';
-import { bookkeeping, classActivities, impatientClassActivities } from './activity-proxies.js';
+import {
+  batchClassActivities,
+  bookkeeping,
+  classActivities,
+  impatientClassActivities,
+} from './activity-proxies.js';
 import { innermostMessage, isWarehouseFailure } from './failures.js';
 import { pageGuard } from './page-guard.js';
 import { pageOptions } from './page-loop.js';
@@ -28,6 +33,13 @@ export const runIdleSignal = defineSignal('runIdle');
  * of history, held until a lane takes it.
  */
 export const THREAD_LISTING = 1000;
+
+/**
+ * Threads a lane hands one activity (activities/thread-batch.ts): Temporal's cost of a task is paid once for
+ * them, the warehouse's once per group commit. Fewer when the buffer holds less, so the lanes share the
+ * last threads of a listing.
+ */
+export const THREADS_PER_BATCH = 50;
 
 /** Threads failing one after the other, with no success between: the source is down, not one thread. */
 const OUTAGE_AFTER_CONSECUTIVE_FAILURES = 5;
@@ -52,6 +64,7 @@ async function threadsWorkflowBody(input: ThreadsInput): Promise<StreamCounts> {
   const { routeClass } = STREAMS[THREADS_STREAM];
   const patient = classActivities(routeClass, { patienceMs: input.patienceMs });
   const impatient = impatientClassActivities(routeClass);
+  const batches = batchClassActivities(routeClass, { patienceMs: input.patienceMs });
   let ticketsListed = !input.awaitTickets;
   let runIdle = input.runIdle;
   setHandler(ticketsListedSignal, () => {
@@ -133,6 +146,37 @@ async function threadsWorkflowBody(input: ThreadsInput): Promise<StreamCounts> {
     }
   }
 
+  /**
+   * Reads a run of threads in one activity; those it hands back (anything but the plain case), and every
+   * thread of a batch that failed as a whole, are read on one page per activity (readThread).
+   */
+  async function readThreads(scopes: readonly string[]): Promise<void> {
+    const threads = scopes.map((scope) => {
+      const listedTag = listed.get(scope);
+      listed.delete(scope);
+      return listedTag === undefined ? { scope } : { scope, listedTag };
+    });
+    let left: readonly string[] = scopes;
+    try {
+      const report = await batches.syncThreadBatch({
+        threads,
+        repair: input.fullRefreshSince !== null,
+        runId: input.runId,
+      });
+      progress.pages += report.pages;
+      progress.rows += report.rows;
+      progress.requests += report.requests;
+      if (report.completed > 0) consecutiveFailures = 0;
+      left = report.handedBack;
+    } catch (err) {
+      if (!(err instanceof ActivityFailure)) throw err;
+    }
+    for (const scope of left) {
+      if (unavailableSince !== null) return; // left queued: read after the outage
+      await readThread(scope, impatient);
+    }
+  }
+
   /** Waits out an outage: one queued thread retried patiently until the source answers (or patience ends). */
   async function awaitSource(): Promise<void> {
     const [probe] = await bookkeeping.listQueuedThreadCheckpoints({ limit: 1, skip: [...inFlight] });
@@ -191,12 +235,13 @@ async function threadsWorkflowBody(input: ThreadsInput): Promise<StreamCounts> {
         if (unavailableSince !== null) return;
         const scope = await next();
         if (scope === null) return;
-        const listedTag = listed.get(scope);
-        listed.delete(scope);
+        const more = Math.min(THREADS_PER_BATCH, Math.ceil((buffer.length + 1) / input.concurrency)) - 1;
+        const batch = [scope, ...buffer.splice(0, Math.max(0, more))];
+        for (const s of batch) inFlight.add(s);
         try {
-          await readThread(scope, impatient, listedTag);
+          await readThreads(batch);
         } finally {
-          inFlight.delete(scope);
+          for (const s of batch) inFlight.delete(s);
         }
         if (workflowInfo().continueAsNewSuggested) stopping = true;
       }

@@ -166,6 +166,17 @@ function stubActivities(world: World): { activities: Activities; recording: Reco
       log(`thread ${input.scope}`);
       return page;
     },
+    // A run of threads in one activity, each as long as a page: the lanes' timing is the same.
+    syncThreadBatch: async (input: { threads: { scope: string }[] }) => {
+      for (const { scope } of input.threads) {
+        await sleep(world.threadPageMs);
+        reads.set(scope, (reads.get(scope) ?? 0) + 1);
+        queue.set(scope, 'complete');
+        log(`thread ${scope}`);
+      }
+      const n = input.threads.length;
+      return { pages: n, rows: n * page.rows, rejected: 0, completed: n, handedBack: [], requests: n };
+    },
     markThreadFailed: async (input: { scope: string }) => {
       queue.set(input.scope, 'failed');
       return { marked: true };

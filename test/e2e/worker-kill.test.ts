@@ -1,6 +1,7 @@
 import { randomInt } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { COMMIT_PAGES } from '../../activities/thread-batch.js';
 import { type CompanionHandle, Prng, type RequestLogEntry, startCompanion } from '../../companion/index.js';
 import { buildDependencies, type Dependencies } from '../../worker/compose.js';
 import { loadConfig } from '../../worker/config.js';
@@ -20,12 +21,13 @@ const KILLS = sized(1, 3);
 const STREAM_PARALLELISM = 4;
 const THREAD_CONCURRENCY = 4;
 /**
- * Pages that can be in flight at once: the run has `STREAM_PARALLELISM` lanes, each running one child
- * workflow that runs one page activity at a time, except the tickets lane, whose threads child reads up to
- * `THREAD_CONCURRENCY` thread pages (one activity each) beside the tickets page. So lanes +
- * THREAD_CONCURRENCY. (The workers' activity slots never bind: the workflows schedule at most this many.)
+ * Pages a kill can cost: the run has `STREAM_PARALLELISM` lanes, each running one child workflow that runs
+ * one page activity at a time, except the tickets lane, whose threads child runs up to `THREAD_CONCURRENCY`
+ * thread batches beside the tickets page; a batch group-commits its pages, so a kill re-fetches what it had
+ * not committed: the commit being written and the one being filled (activities/thread-batch.ts). So lanes +
+ * THREAD_CONCURRENCY × 2 × COMMIT_PAGES. (The workers' activity slots never bind.)
  */
-const PAGES_IN_FLIGHT = STREAM_PARALLELISM + THREAD_CONCURRENCY;
+const PAGES_IN_FLIGHT = STREAM_PARALLELISM + THREAD_CONCURRENCY * 2 * COMMIT_PAGES;
 
 /**
  * The seed of the kill points: WORKER_KILL_SEED when set (to run a failure's kill points again), otherwise a

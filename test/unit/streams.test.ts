@@ -108,6 +108,7 @@ describe('the stream registry', () => {
         'syncReferencePage',
         'syncTicketsPage',
         'syncThreadPage',
+        'syncThreadBatch',
         'syncExportPage',
         'syncReportSnapshot',
         'reconcile',
@@ -127,7 +128,7 @@ describe('the stream registry', () => {
       list: ['syncReferencePage', 'syncTicketsPage'],
       directory: ['syncReferencePage'],
       // The audit's units: a ticket's detail and a thread's page are detail requests, a window analytics.
-      detail: ['auditThread', 'auditTicket', 'readReportAccess', 'syncThreadPage'],
+      detail: ['auditThread', 'auditTicket', 'readReportAccess', 'syncThreadBatch', 'syncThreadPage'],
       analytics: ['auditWindow', 'reconcile', 'syncExportPage', 'syncReportSnapshot'],
     });
   });
