@@ -1,5 +1,6 @@
 import { Context } from '@temporalio/activity';
-import { currentCancellation, type Page, RateLimitedError } from '../connectors/support-api/index.js';
+import pLimit, { type LimitFunction } from 'p-limit';
+import { currentCancellation, type Page, SupportClientError } from '../connectors/support-api/index.js';
 import { newestStampMs } from '../schemas/freshness.js';
 import { encodeStateKey, threadKeyOf } from '../schemas/state-key.js';
 import { STREAMS } from '../schemas/streams.js';
@@ -22,6 +23,15 @@ export const COMMIT_PAGES = 20;
 export const COMMIT_ROWS = 5_000;
 /** …or once the oldest page held waited this long (a slow source still commits every second). */
 export const COMMIT_MS = 1_000;
+/**
+ * Thread-batch commits of one process in flight at once. Their merges into `ticket_messages` take the
+ * table's lock one after the other anyway (connectors/postgres/write.ts), so more would only hold pool
+ * connections waiting for it — while the tickets page that queues the next threads waits for a connection.
+ * A lane whose commit waits reads on into its next commit (up to its size), so waiting groups pages more.
+ */
+export const COMMITS_AT_ONCE = 2;
+const commitSlots = new WeakMap<object, LimitFunction>();
+
 /** Pages of one thread a batch reads; a longer thread goes on with one page per activity. */
 export const MAX_THREAD_PAGES_PER_BATCH = 100;
 
@@ -48,7 +58,8 @@ export interface ThreadBatchReport {
   readonly completed: number;
   /**
    * Threads not read to their end here — a failed request, a cursor the API rejected or that came round, a
-   * bound reached, a long thread, a rate limit: everything but the plain case. Their pages read so far are
+   * bound reached, a long thread, a rate limit (a failure of the source hands back every thread not read
+   * yet: sourceWide): everything but the plain case. Their pages read so far are
    * committed; the workflow reads them on one page per activity (syncThreadPage), which owns every one of
    * those cases (restart, set-aside, outage, gone ticket, the cursor guard).
    */
@@ -129,16 +140,23 @@ export function syncThreadBatch(deps: ActivityDeps) {
       const write = (async () => {
         await previous;
         if (batch.checkpoints.length === 0) return;
-        const staged = await deps.destination.stageBatch(
-          {
-            table,
-            rows: batch.rows as never,
-            checkpoint: batch.checkpoints,
-            rejected: batch.rejected,
-            schemaChanges: batch.schemaChanges,
-            repair: input.repair === true,
-          },
-          { runId: input.runId ?? null },
+        let slots = commitSlots.get(deps.destination);
+        if (!slots) {
+          slots = pLimit(COMMITS_AT_ONCE);
+          commitSlots.set(deps.destination, slots);
+        }
+        const staged = await slots(() =>
+          deps.destination.stageBatch(
+            {
+              table,
+              rows: batch.rows as never,
+              checkpoint: batch.checkpoints,
+              rejected: batch.rejected,
+              schemaChanges: batch.schemaChanges,
+              repair: input.repair === true,
+            },
+            { runId: input.runId ?? null },
+          ),
         );
         drift.remember(batch.schemaChanges);
         deps.observer?.rowsWritten({
@@ -212,8 +230,7 @@ export function syncThreadBatch(deps: ActivityDeps) {
             throw err;
           }
           handedBack.add(thread.scope);
-          // A rate limit holds for every thread: they all wait on the page path, at its Retry-After.
-          if (err instanceof RateLimitedError) stop = true;
+          if (sourceWide(err)) stop = true;
           break;
         }
         const { page } = step;
@@ -262,6 +279,18 @@ export function syncThreadBatch(deps: ActivityDeps) {
       handedBack: [...handedBack],
     };
   };
+}
+
+/**
+ * A failure that says something of the source rather than of this thread — a rate limit, a 5xx, a
+ * connection that failed (what the client retries) — ends the batch: the threads left go to the page path,
+ * which waits at Retry-After or tells an outage (every thread failing) from one bad thread, instead of this
+ * batch spending a failing request on each. A permanent answer about the thread (404, a page that breaks
+ * the spec, a cursor refused or repeating) hands back that thread alone.
+ */
+function sourceWide(err: unknown): boolean {
+  if (err instanceof SupportClientError) return err.retryable;
+  return (err as { nonRetryable?: unknown } | null)?.nonRetryable !== true;
 }
 
 function isCancelled(): boolean {

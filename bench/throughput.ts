@@ -18,7 +18,8 @@
  * companion served it), pages/s, rows/s (rows stored), peak RSS and CPU seconds per 1,000 pages (the
  * process's own user + system time from `/usr/bin/time`; the crawl runs in this process: its CPU is this
  * process's during the crawl). The servers' CPU (Temporal, PostgreSQL, the companion) is not in any figure.
- * `BENCH_THROUGHPUT_LOG=<file>` appends the stderr of dlt and the sync (progress, logs) to a file.
+ * `BENCH_THROUGHPUT_LOG=<file>` appends the stderr of dlt and the sync (progress, logs) to a file;
+ * `BENCH_SYNC_NODE_OPTIONS` becomes the sync's NODE_OPTIONS (e.g. `--cpu-prof --cpu-prof-dir=<dir>`).
  */
 import { execFile, spawn } from 'node:child_process';
 import { appendFileSync, existsSync } from 'node:fs';
@@ -242,7 +243,13 @@ async function world(services: Services, tickets: number, withDlt: boolean): Pro
       values.built
         ? ['dist/cli/main.js', 'sync', '--once']
         : ['--import', 'tsx', 'cli/main.ts', 'sync', '--once'],
-      { ...process.env, ...target.env },
+      {
+        ...process.env,
+        ...target.env,
+        ...(process.env['BENCH_SYNC_NODE_OPTIONS']
+          ? { NODE_OPTIONS: process.env['BENCH_SYNC_NODE_OPTIONS'] }
+          : {}),
+      },
       'sync --once',
     );
     const summary = JSON.parse(run.stdout.trim().split('\n').at(-1)!) as {
