@@ -1,4 +1,4 @@
-import { Context } from '@temporalio/activity';
+import { CancelledFailure, Context } from '@temporalio/activity';
 import pLimit, { type LimitFunction } from 'p-limit';
 import { currentCancellation, type Page, SupportClientError } from '../connectors/support-api/index.js';
 import { newestStampMs } from '../schemas/freshness.js';
@@ -216,6 +216,12 @@ export function syncThreadBatch(deps: ActivityDeps) {
       let cursor = entry.cursor;
       const tags = new Set<string>();
       for (let pages = 0; ; pages++) {
+        if (isCancelled()) {
+          // What was read is committed first: the cancelled batch loses nothing it read.
+          await commit(i);
+          await writing;
+          throw new CancelledFailure('thread batch cancelled');
+        }
         if (pages >= MAX_THREAD_PAGES_PER_BATCH || endlessScopeBound(deps, previous, true) !== null) {
           handedBack.add(thread.scope);
           break;
@@ -262,11 +268,6 @@ export function syncThreadBatch(deps: ActivityDeps) {
           break;
         }
         if (due()) await commit(i);
-        if (isCancelled()) {
-          await commit(i);
-          await writing;
-          throw new Error('thread batch cancelled');
-        }
       }
     }
     await commit(input.threads.length);

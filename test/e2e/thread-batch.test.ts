@@ -1,3 +1,4 @@
+import { CancelledFailure } from '@temporalio/activity';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { restartedCheckpoint } from '../../activities/checkpoints.js';
@@ -30,7 +31,7 @@ describe('a batch of thread pages in one activity', () => {
     });
     await p.deps.destination.prepare();
     const page = await fetchTicketsPage(p.deps.client, { cursor: null, limit: 100 });
-    numbers = page.items.map((t) => t.ticket_number).slice(0, 90);
+    numbers = page.items.map((t) => t.ticket_number).slice(0, 100);
     pagesOf = new Map();
     messagesOf = new Map();
     for (const n of numbers) {
@@ -118,6 +119,36 @@ describe('a batch of thread pages in one activity', () => {
     expect(entries.filter((e) => ns.includes(Number(e.scope)))).toEqual([]);
   }, 120_000);
 
+  it('commits what it read when cancelled, and ends', async () => {
+    const ns = numbers.slice(90, 100);
+    await queue(ns);
+    const env = new MockActivityEnvironment();
+    let reads = 0;
+    const target = p.deps.destination;
+    // The cancellation arrives while the sixth thread's entry is read (between two pages).
+    const destination = new Proxy(target, {
+      get(t, prop) {
+        if (prop === 'readCheckpoint') {
+          return (...args: Parameters<Destination['readCheckpoint']>) => {
+            reads += 1;
+            if (reads === 6) env.cancel();
+            return t.readCheckpoint(...args);
+          };
+        }
+        const v = Reflect.get(t, prop, t);
+        return typeof v === 'function' ? v.bind(t) : v;
+      },
+    });
+    await expect(
+      env.run(syncThreadBatch(depsWith(destination)), { threads: ns.map((n) => ({ scope: String(n) })) }),
+    ).rejects.toBeInstanceOf(CancelledFailure);
+    const running = new Set(
+      (await p.deps.destination.listThreadQueue({ status: 'running' })).map((e) => Number(e.scope)),
+    );
+    // The five threads read before the cancellation are committed; the rest wait in the queue.
+    expect(ns.filter((n) => !running.has(n))).toEqual(ns.slice(0, 5));
+  }, 60_000);
+
   it('hands back a thread the plain case does not cover, and reads the others', async () => {
     const ns = numbers.slice(80, 90);
     const gone = 9_999_999;
@@ -129,7 +160,8 @@ describe('a batch of thread pages in one activity', () => {
     expect(report.handedBack).toEqual([String(gone)]);
     expect(report.completed).toBe(ns.length);
     // Left for the page path, which knows a ticket gone from the source: still queued here.
-    const [entry] = await p.deps.destination.listThreadQueue({ status: 'running' });
-    expect(entry?.scope).toBe(String(gone));
+    const running = await p.deps.destination.listThreadQueue({ status: 'running' });
+    expect(running.map((e) => e.scope)).toContain(String(gone));
+    expect(running.map((e) => e.scope)).not.toContain(String(ns[0]));
   }, 60_000);
 });
