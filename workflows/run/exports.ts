@@ -125,7 +125,7 @@ class ExportPassLane {
       passPlan = replanned(passPlan, wait, ask ? await bookkeeping.planRun(ask) : null);
       entry.windowsTotal = passPlan.windows.length;
     }
-    // Covered, a pass reads only the windows queued for a re-read and its mark follows the covering pass's.
+    // Covered, a pass reads only the windows queued for a re-read and its mark moves with the covering pass's.
     if (passPlan.coveredBy) {
       const cover = this.#marks.of(passPlan.coveredBy);
       cover.cover(passPlan.pass);
