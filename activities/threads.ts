@@ -1,6 +1,6 @@
 import { checkpointTagOf } from '../connectors/cursor-tag.js';
 import type { StateReads } from '../connectors/destination.js';
-import { threadKeyOf } from '../schemas/state-key.js';
+import { encodeThreadFailure, threadKeyOf } from '../schemas/state-key.js';
 import { STREAMS, THREADS_STREAM } from '../schemas/streams.js';
 import { readState, restartedCheckpoint } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
@@ -40,15 +40,14 @@ export function listQueuedThreadCheckpoints(deps: ActivityDeps) {
 export function markThreadFailed(deps: ActivityDeps) {
   return async (input: { scope: string; error: string; runId: string }) => {
     const { destination } = deps;
-    const entry = await readState(destination, threadKeyOf(input.scope));
+    const key = threadKeyOf(input.scope);
+    const entry = await readState(destination, key);
     if (entry?.status !== 'running') return { marked: false };
     const now = (await destination.currentTime()).toISOString();
     await destination.writeCheckpoints([{ ...entry, status: 'failed' }]);
     await destination.recordRun({
-      run_id: `thread:${input.scope}`,
+      ...encodeThreadFailure(key),
       parent_run_id: input.runId,
-      workflow_id: `${THREADS_STREAM}/${input.scope}`,
-      stream: THREADS_STREAM,
       window_start: null,
       window_end: null,
       mode: 'incremental',

@@ -223,3 +223,34 @@ export function requireStateKey<K extends StateKeyKind>(kind: K, at: StateAddres
 export function threadKeyOf(scope: string): StateKeyOf<'thread'> {
   return requireStateKey('thread', { stream: THREAD_QUEUE_STREAM, scope });
 }
+
+/**
+ * A thread whose read failed is also recorded in the run ledger (`_sync_runs`, where `status` shows it with
+ * the API's code and request id): the row of its `thread` key, one per thread (its next failure replaces it).
+ * These two functions are the one format of that row's ids.
+ */
+const THREAD_FAILURE_PREFIX = 'thread:';
+
+/** The ids of the `_sync_runs` row recording the failure of a thread key's read. */
+export function encodeThreadFailure(key: StateKeyOf<'thread'>): {
+  run_id: string;
+  workflow_id: string;
+  stream: typeof THREAD_QUEUE_STREAM;
+} {
+  const { scope } = encodeStateKey(key);
+  return {
+    run_id: `${THREAD_FAILURE_PREFIX}${scope}`,
+    workflow_id: `${THREAD_QUEUE_STREAM}/${scope}`,
+    stream: THREAD_QUEUE_STREAM,
+  };
+}
+
+/** The thread key whose failure a `_sync_runs` row records; null for every other row (runs and windows). */
+export function decodeThreadFailure(row: {
+  run_id: string;
+  stream: string | null;
+}): StateKeyOf<'thread'> | null {
+  if (row.stream !== THREAD_QUEUE_STREAM || !row.run_id.startsWith(THREAD_FAILURE_PREFIX)) return null;
+  const scope = row.run_id.slice(THREAD_FAILURE_PREFIX.length);
+  return decodeStateKeyOf('thread', { stream: THREAD_QUEUE_STREAM, scope });
+}

@@ -1,4 +1,4 @@
-import { ActivityFailure, ApplicationFailure, TimeoutFailure } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, log, TimeoutFailure } from '@temporalio/workflow';
 
 /** The message of what a workflow caught: an Error's message, anything else as text. */
 export function messageOf(err: unknown): string {
@@ -33,4 +33,22 @@ export const WAREHOUSE_FAILURE_TYPE = 'DestinationError';
 /** Whether an activity failed because the warehouse did (not the source, nor the data). */
 export function isWarehouseFailure(err: ActivityFailure): boolean {
   return err.cause instanceof ApplicationFailure && err.cause.type === WAREHOUSE_FAILURE_TYPE;
+}
+
+/**
+ * A step after the run's streams whose failure is a warning, never a failed run (the reconciliation, the
+ * schema drift summary, the audit): its result, or, when it fails, `fallback` of the error's message,
+ * logged as `<what> failed (the run is not affected)`.
+ */
+export async function warnIfFails<T>(
+  what: string,
+  step: () => Promise<T>,
+  fallback: (error: string) => T,
+): Promise<T> {
+  try {
+    return await step();
+  } catch (err) {
+    log.warn(`${what} failed (the run is not affected)`, { error: messageOf(err) });
+    return fallback(messageOf(err));
+  }
 }

@@ -20,7 +20,7 @@ import { ticketsLanes } from './run/tickets.js';
  *
  * Each kind of stream is a lane of its own (workflows/run/); this function is the order they start in.
  * Replay safety: the commands (activities, children, signals, `patched` ids) and their order are what
- * recorded histories hold, so a change here must keep them or follow the versioning rule (workflows/README.md).
+ * recorded histories hold, so a change here must keep them or obey the versioning rule (workflows/README.md).
  */
 export async function syncRunWorkflow(input: SyncRunInput): Promise<Record<string, StreamCounts>> {
   const run = openRun(input);

@@ -1,5 +1,5 @@
 import { type TicketsInput, threadCutoffOf } from '../schemas/child-inputs.js';
-import type { StreamCounts } from '../schemas/run-summary.js';
+import type { ChildProgress, StreamCounts } from '../schemas/run-summary.js';
 import { encodeStateKey } from '../schemas/state-key.js';
 import { STREAMS } from '../schemas/streams.js';
 import { bookkeeping, classActivities } from './activity-proxies.js';
@@ -23,48 +23,10 @@ import { recordedWindow } from './window-ledger.js';
  */
 async function ticketsWorkflowBody(input: TicketsInput): Promise<StreamCounts & { sweepComplete: boolean }> {
   const progress = trackChildProgress(null, input.carried);
-  const list = classActivities(STREAMS.tickets.routeClass, { patienceMs: input.patienceMs });
   const seen = input.seen ?? { newest: null, coveredDownTo: null, headDone: false, listPages: 0 };
-  const threadCutoff = threadCutoffOf(input.mode, input.before, input.threadLookbackMs);
   const budgetLeft = () =>
     input.sweep?.maxPages == null ? Number.POSITIVE_INFINITY : input.sweep.maxPages - seen.listPages;
-
-  const guard = pageGuard('tickets', input.cursorProbes);
-
-  /** Pages of `scope` from the list's top or a resumed sweep (`fromTop`), until done or out of budget. */
-  const readList = (
-    scope: string,
-    stopBelow: string | null,
-    fromTop: boolean,
-    carryOn: () => object,
-    more?: () => boolean,
-  ) =>
-    readPages({
-      input,
-      scope,
-      guard,
-      progress,
-      read: (options) =>
-        list.syncTicketsPage({
-          scope,
-          stopBelow,
-          pageSize: input.pageSize,
-          threadCutoff,
-          queueAll: input.queueAllThreads,
-          runId: input.runId,
-          ...options,
-        }),
-      // Unchanged tickets are listed, not written.
-      rows: (page) => page.changed,
-      onPage: (page) => {
-        seen.listPages += 1;
-        if (page.newest && (!seen.newest || Date.parse(page.newest) > Date.parse(seen.newest)))
-          seen.newest = page.newest;
-        if (fromTop && page.oldest) seen.coveredDownTo = page.oldest;
-      },
-      carryOn,
-      ...(more ? { more } : {}),
-    });
+  const readList = ticketListReader(input, progress, seen);
 
   if (input.head && !seen.headDone) {
     progress.detail = `newest tickets down to ${input.head.since}`;
@@ -128,4 +90,51 @@ export async function ticketsWorkflow(input: TicketsInput) {
     input,
     ticketsWorkflowBody,
   );
+}
+
+/** What the listing has seen so far, carried over a continue-as-new. */
+type ListingSeen = NonNullable<TicketsInput['seen']>;
+
+/**
+ * Reads pages of one listing scope — from the list's top or a resumed sweep (`fromTop`) — until done or out
+ * of budget (`more`), keeping in `seen` the newest ticket listed, how far down from the top the listing
+ * reached, and the pages it took.
+ */
+function ticketListReader(input: TicketsInput, progress: ChildProgress, seen: ListingSeen) {
+  const list = classActivities(STREAMS.tickets.routeClass, { patienceMs: input.patienceMs });
+  const threadCutoff = threadCutoffOf(input.mode, input.before, input.threadLookbackMs);
+  const guard = pageGuard('tickets', input.cursorProbes);
+  return (
+    scope: string,
+    stopBelow: string | null,
+    fromTop: boolean,
+    carryOn: () => object,
+    more?: () => boolean,
+  ) =>
+    readPages({
+      input,
+      scope,
+      guard,
+      progress,
+      read: (options) =>
+        list.syncTicketsPage({
+          scope,
+          stopBelow,
+          pageSize: input.pageSize,
+          threadCutoff,
+          queueAll: input.queueAllThreads,
+          runId: input.runId,
+          ...options,
+        }),
+      // Unchanged tickets are listed, not written.
+      rows: (page) => page.changed,
+      onPage: (page) => {
+        seen.listPages += 1;
+        if (page.newest && (!seen.newest || Date.parse(page.newest) > Date.parse(seen.newest)))
+          seen.newest = page.newest;
+        if (fromTop && page.oldest) seen.coveredDownTo = page.oldest;
+      },
+      carryOn,
+      ...(more ? { more } : {}),
+    });
 }

@@ -6,8 +6,7 @@ import { DATA_DIR } from '../../embedded/data-dir.js';
 import type { EmbeddedPostgres } from '../../embedded/postgres.js';
 import { embeddedWarehouse } from '../../embedded/warehouse.js';
 import { type AuditTableResult, tableResult } from '../../schemas/audit.js';
-import { decodeStateKey, encodeStateKey } from '../../schemas/state-key.js';
-import { THREADS_STREAM } from '../../schemas/streams.js';
+import { decodeStateKey, decodeThreadFailure, encodeStateKey } from '../../schemas/state-key.js';
 import {
   type Checkpoint,
   type Freshness,
@@ -179,12 +178,14 @@ function statusOf(
         const freshness = describeFreshness(await destination.freshness(), sweep, now);
         const sloMs = config.SYNC_FRESHNESS_SLO;
         const streams = await streamFreshness(destination, sloMs, now);
-        const failedThreads = runs.filter(
-          (r) => r.stream === THREADS_STREAM && r.run_id.startsWith('thread:') && r.status === 'failed',
-        );
+        // The failures recorded of the threads whose queue entry is still failed (the next run queues them).
         const failedEntries = new Set(
           checkpoints.filter((c) => kindOf(c) === 'thread' && c.status === 'failed').map((c) => c.scope),
         );
+        const stillFailed = runs.filter((r) => {
+          const thread = r.status === 'failed' ? decodeThreadFailure(r) : null;
+          return thread !== null && failedEntries.has(encodeStateKey(thread).scope);
+        });
         const reconciliation = await destination.listReconciliation();
         const rejected = await rejectedItems(destination);
         const columnPolicy = await columnPolicyChecks(destination, config.SYNC_COLUMN_POLICY ?? []);
@@ -194,7 +195,7 @@ function statusOf(
         const windows = runs.filter((r) => r.parent_run_id !== null).slice(0, opts.runs * 3);
         if (opts.json) {
           process.stdout.write(
-            `${terminalJson({ runs: parents, windows, high_water_marks: marks.map((m) => ({ stream: m.stream, high_water_mark: m.high_water_mark, lag: lag(m.high_water_mark, now) })), open_scopes: open, queued_threads: queuedThreads, export_rereads: rereads.length, reconciliation, audit, freshness: freshness.json, stream_freshness: { target: durationText(sloMs), target_seconds: sloMs / 1000, streams }, rejected, column_policy: columnPolicy, schema_changes: schemaChanges, failed_threads: failedThreads.filter((r) => failedEntries.has(r.run_id.slice('thread:'.length))) }, secrets)}\n`,
+            `${terminalJson({ runs: parents, windows, high_water_marks: marks.map((m) => ({ stream: m.stream, high_water_mark: m.high_water_mark, lag: lag(m.high_water_mark, now) })), open_scopes: open, queued_threads: queuedThreads, export_rereads: rereads.length, reconciliation, audit, freshness: freshness.json, stream_freshness: { target: durationText(sloMs), target_seconds: sloMs / 1000, streams }, rejected, column_policy: columnPolicy, schema_changes: schemaChanges, failed_threads: stillFailed }, secrets)}\n`,
           );
           return 0;
         }
@@ -219,7 +220,6 @@ function statusOf(
         out.push(`Export windows queued for a re-read (the audit found a row differing): ${rereads.length}`);
         out.push('', 'How current the warehouse is:', ...freshness.lines.map((l) => `  ${l}`));
         out.push('', ...freshnessLines(streams, sloMs));
-        const stillFailed = failedThreads.filter((r) => failedEntries.has(r.run_id.slice('thread:'.length)));
         if (stillFailed.length > 0) {
           out.push('', `Threads that failed (queued again by the next run): ${stillFailed.length}`);
           for (const r of stillFailed.slice(0, 20)) out.push(`  ${r.finished_at}  ${r.error}`);

@@ -1,4 +1,5 @@
 import type { Config } from '../../schemas/config.js';
+import { decodeThreadFailure } from '../../schemas/state-key.js';
 import { ExportPass } from '../../schemas/streams.js';
 import type { SyncRunRecord } from '../../schemas/warehouse.js';
 
@@ -34,7 +35,7 @@ export function uncoveredFailures(
   /** The `--config` file a replay needs to reach this deployment (the running demo's), if any. */
   configFile?: string,
 ): FailedWindow[] {
-  const windows = runs.filter((r) => r.parent_run_id !== null && !r.run_id.startsWith('thread:'));
+  const windows = runs.filter((r) => r.parent_run_id !== null && decodeThreadFailure(r) === null);
   const byId = new Map<string, SyncRunRecord[]>();
   for (const r of windows) byId.set(r.workflow_id, [...(byId.get(r.workflow_id) ?? []), r]);
   const out: FailedWindow[] = [];

@@ -53,9 +53,9 @@ describe('sync --once against a hostile source', () => {
     await companion?.stop();
   });
 
-  async function sync(label: string, env: Record<string, string> = {}) {
+  async function sync(label: string, extra: Record<string, string> = {}) {
     const databaseUrl = await freshDatabase(`e2e_hostile_${label}`);
-    const r = await cli(['sync', '--once'], {
+    const env = {
       SUPPORT_API_URL: proxy.url,
       SUPPORT_API_KEY: key,
       DESTINATION_URL: databaseUrl,
@@ -66,11 +66,12 @@ describe('sync --once against a hostile source', () => {
       SYNC_AUDIT_SHARE: '0',
       SUPPORT_API_REQUEST_DEADLINE: `PT${DEADLINE_S}S`,
       LOG_LEVEL: 'warn',
-      ...env,
-    });
+      ...extra,
+    };
+    const r = await cli(['sync', '--once'], env);
     const db = new pg.Client({ connectionString: databaseUrl });
     await db.connect();
-    return { r, db, databaseUrl };
+    return { r, db, databaseUrl, env };
   }
 
   function expectClean(r: CliResult) {
@@ -128,7 +129,7 @@ describe('sync --once against a hostile source', () => {
       }
       return false;
     };
-    const { r, db } = await sync('many', { SUPPORT_API_MAX_RESPONSE_BYTES: String(8 * 1024 * 1024) });
+    const { r, db, env } = await sync('many', { SUPPORT_API_MAX_RESPONSE_BYTES: String(8 * 1024 * 1024) });
     try {
       const summary = summaryOf(r);
       expect(r.code, r.stderr.slice(-3000)).toBe(1);
@@ -157,6 +158,15 @@ describe('sync --once against a hostile source', () => {
       );
       expect(failed.rows.map((row) => row.run_id)).toEqual([`thread:${victimNumber}`]);
       expect(failed.rows[0].error).toMatch(/DEADLINE_EXCEEDED/);
+      // `status` lists it among the threads that failed, and not among the failed windows to replay.
+      const status = await cli(['status', '--json'], env);
+      const shown = JSON.parse(status.stdout) as { failed_threads: { run_id: string }[] };
+      expect(shown.failed_threads.map((t) => t.run_id)).toEqual([`thread:${victimNumber}`]);
+      const windows = await cli(['status', '--failed', '--json'], env);
+      const failedWindows = (JSON.parse(windows.stdout) as { failed_windows: { workflow_id: string }[] })
+        .failed_windows;
+      expect(failedWindows.length).toBeGreaterThan(0);
+      expect(failedWindows.map((w) => w.workflow_id)).not.toContain(`ticket_messages/${victimNumber}`);
       const tickets = await db.query('SELECT count(*)::int AS n FROM support.tickets');
       expect(tickets.rows[0].n).toBe(60);
       const threads = await db.query(

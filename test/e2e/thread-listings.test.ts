@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { THREAD_LISTING } from '../../workflows/threads.js';
+import { THREAD_LISTING } from '../../workflows/threads/queue.js';
 import { DAY_MS, type Pipeline, startPipeline } from './harness.js';
 
 /**
- * The thread queue is listed in long listings (workflows/threads.ts THREAD_LISTING): a listing costs the
+ * The thread queue is listed in long listings (workflows/threads/queue.ts THREAD_LISTING): a listing costs the
  * warehouse the same whatever it returns (BigQuery reads the checkpoint tables whole), so a first sync must
  * not list its queue once per `concurrency × 4` threads — 310 whole reads at 20,000 tickets, most of the
  * BigQuery bench's time, and listings that outlasted their minute.

@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import {
   decodeStateKey,
   decodeStateKeyOf,
+  decodeThreadFailure,
   encodeStateKey,
+  encodeThreadFailure,
   requireStateKey,
   STATE_KEY_FORMATS,
   type StateKey,
@@ -88,5 +90,25 @@ describe('state key', () => {
     expect(threadKeyOf('77')).toEqual({ kind: 'thread', ticketNumber: 77 });
     expect(() => threadKeyOf('x7')).toThrow(/stream "ticket_messages", scope "x7"\) is no thread key/);
     expect(() => requireStateKey('sweep', { stream: 'tickets', scope: 'hwm' })).toThrow(/is no sweep key/);
+  });
+
+  it("records a thread's failure in the run ledger under its thread key, and reads no other row as one", () => {
+    const row = encodeThreadFailure({ kind: 'thread', ticketNumber: 42 });
+    expect(row).toEqual({
+      run_id: 'thread:42',
+      workflow_id: 'ticket_messages/42',
+      stream: 'ticket_messages',
+    });
+    expect(decodeThreadFailure(row)).toEqual({ kind: 'thread', ticketNumber: 42 });
+    // A run, a window, a thread id that is no ticket number, or another stream's row: not a thread failure.
+    for (const other of [
+      { run_id: 'run-2026-01-01', stream: null },
+      { run_id: 'wf-1', stream: 'ticket_messages' },
+      { run_id: 'thread:007', stream: 'ticket_messages' },
+      { run_id: 'thread:x7', stream: 'ticket_messages' },
+      { run_id: 'thread:42', stream: 'tickets' },
+    ]) {
+      expect(decodeThreadFailure(other), other.run_id).toBeNull();
+    }
   });
 });

@@ -1,14 +1,8 @@
-import {
-  executeChild,
-  log,
-  ParentClosePolicy,
-  WorkflowIdReusePolicy,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { executeChild, ParentClosePolicy, WorkflowIdReusePolicy, workflowInfo } from '@temporalio/workflow';
 import { AUDIT_TABLE_NAMES, AUDIT_TABLES, type AuditSummary } from '../../schemas/audit.js';
 import { RUN_PRIORITY } from '../../schemas/run-input.js';
 import { auditWorkflow } from '../audit.js';
-import { messageOf } from '../failures.js';
+import { warnIfFails } from '../failures.js';
 import { SyncRunIdKey } from '../search-attributes.js';
 import type { RunContext } from './context.js';
 
@@ -28,27 +22,27 @@ export async function auditAfterRun(ctx: RunContext): Promise<AuditSummary | und
     AUDIT_TABLES[t].streams.every((s) => progress.streams[s]?.status === 'succeeded'),
   );
   if (tables.length === 0) return undefined;
-  try {
-    return await executeChild(auditWorkflow, {
-      workflowId: `audit/${runId}`,
-      taskQueue: workflowInfo().taskQueue,
-      workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
-      parentClosePolicy: ParentClosePolicy.TERMINATE,
-      priority: { priorityKey: RUN_PRIORITY[mode] },
-      typedSearchAttributes: [{ key: SyncRunIdKey, value: runId }],
-      args: [
-        {
-          runId,
-          tables,
-          rowsPerTable: null,
-          requests: budget,
-          includeComments: settings.csatIncludeComments,
-        },
-      ],
-    });
-  } catch (err) {
-    log.warn('audit failed (the run is not affected)', { error: messageOf(err) });
-    return {
+  return warnIfFails(
+    'audit',
+    () =>
+      executeChild(auditWorkflow, {
+        workflowId: `audit/${runId}`,
+        taskQueue: workflowInfo().taskQueue,
+        workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+        parentClosePolicy: ParentClosePolicy.TERMINATE,
+        priority: { priorityKey: RUN_PRIORITY[mode] },
+        typedSearchAttributes: [{ key: SyncRunIdKey, value: runId }],
+        args: [
+          {
+            runId,
+            tables,
+            rowsPerTable: null,
+            requests: budget,
+            includeComments: settings.csatIncludeComments,
+          },
+        ],
+      }),
+    (error) => ({
       sampled: 0,
       differs: 0,
       changed_since: 0,
@@ -57,7 +51,7 @@ export async function auditAfterRun(ctx: RunContext): Promise<AuditSummary | und
       requests: {},
       budget,
       tables: {},
-      error: messageOf(err),
-    };
-  }
+      error,
+    }),
+  );
 }

@@ -1,8 +1,8 @@
-import { ApplicationFailure, log, workflowInfo } from '@temporalio/workflow';
-import type { StreamCounts } from '../../schemas/run-summary.js';
+import { ApplicationFailure, workflowInfo } from '@temporalio/workflow';
+import type { RunProgress, StreamCounts } from '../../schemas/run-summary.js';
 import { classTaskQueue } from '../../schemas/workflow-names.js';
 import { bookkeeping, flushing, reconcileActivities } from '../activity-proxies.js';
-import { messageOf } from '../failures.js';
+import { messageOf, warnIfFails } from '../failures.js';
 import { auditAfterRun } from './audit.js';
 import type { RunContext } from './context.js';
 
@@ -19,17 +19,9 @@ export async function finishRun(
   ctx: RunContext,
   results: readonly PromiseSettledResult<void>[],
 ): Promise<Record<string, StreamCounts>> {
-  const { runId, settings, before, progress } = ctx;
+  const { runId, progress } = ctx;
   const failures = results.flatMap((r) => (r.status === 'rejected' ? [messageOf(r.reason)] : []));
-  const counts: Record<string, StreamCounts> = {};
-  for (const [name, entry] of Object.entries(progress.streams)) {
-    counts[name] = {
-      pages: entry.pages,
-      rows: entry.rows,
-      windows: entry.windowsDone,
-      ...(entry.requests !== undefined ? { requests: entry.requests } : {}),
-    };
-  }
+  const counts = countsOf(progress);
   const totals = Object.values(counts).reduce(
     (a, c) => ({ pages: a.pages + c.pages, rows: a.rows + c.rows }),
     { pages: 0, rows: 0 },
@@ -37,47 +29,17 @@ export async function finishRun(
   // Windows that wrote no row left their flush to the run (workflows/window-ledger.ts): one flush, whoever
   // staged, before the reads below (reconciliation, audit, items set aside) look at the tables.
   await flushing.flushStaged();
-  let reconcileRequests = 0;
-  // Reconciliation (activities/reconcile.ts): the source's own numbers against the warehouse, after every
-  // stream, when this run synced tickets. Mismatches and a failing check are warnings, never a failed run.
-  if (progress.streams['tickets']?.status === 'succeeded') {
-    try {
-      // What the report API answers within (spec 4.12), so that an unlike comparison is skipped, not a
-      // mismatch.
-      const detailQueue = classTaskQueue(workflowInfo().taskQueue, 'detail');
-      const { requests: accessRequests, ...reportAccess } = await reconcileActivities(detailQueue)
-        .readReportAccess()
-        .catch((err: unknown) => ({
-          requests: 0,
-          restricted: null,
-          detail: `the key's access could not be read (${messageOf(err)})`,
-        }));
-      reconcileRequests += accessRequests;
-      const { requests, ...reconciliation } = await reconcileActivities(
-        settings.analyticsTaskQueue,
-      ).reconcile({
-        runId,
-        before,
-        days: RECONCILE_DAYS,
-        views: progress.streams['views']?.status === 'succeeded',
-        reportAccess,
-      });
-      progress.reconciliation = reconciliation;
-      reconcileRequests += requests;
-    } catch (err) {
-      log.warn('reconciliation failed (the run is not affected)', { error: messageOf(err) });
-      progress.reconciliation = { equal: 0, mismatch: 0, skipped: 0, mismatches: [], error: messageOf(err) };
-    }
-  }
-
+  const reconcileRequests = await reconcileAfterRun(ctx);
   // Schema drift (activities/schema-drift.ts): what the run saw first; a new custom field becomes a column of
   // ticket_custom_fields now. A warning when it fails, never a failed run.
-  try {
-    const { requests: _none, ...drift } = await bookkeeping.schemaDriftAfterRun({ runId });
-    progress.schemaChanges = drift;
-  } catch (err) {
-    log.warn('schema drift summary failed (the run is not affected)', { error: messageOf(err) });
-  }
+  await warnIfFails(
+    'schema drift summary',
+    async () => {
+      const { requests: _none, ...drift } = await bookkeeping.schemaDriftAfterRun({ runId });
+      progress.schemaChanges = drift;
+    },
+    () => undefined,
+  );
   // The audit: a sample re-read from the live API, healed where it differs (workflows/run/audit.ts).
   const audit = await auditAfterRun(ctx);
   if (audit) progress.audit = audit;
@@ -106,4 +68,60 @@ export async function finishRun(
     );
   }
   return counts;
+}
+
+/** The counts of every stream of the run, as its result reports them. */
+function countsOf(progress: RunProgress): Record<string, StreamCounts> {
+  const counts: Record<string, StreamCounts> = {};
+  for (const [name, entry] of Object.entries(progress.streams)) {
+    counts[name] = {
+      pages: entry.pages,
+      rows: entry.rows,
+      windows: entry.windowsDone,
+      ...(entry.requests !== undefined ? { requests: entry.requests } : {}),
+    };
+  }
+  return counts;
+}
+
+/**
+ * Reconciliation (activities/reconcile.ts): the source's own numbers against the warehouse, after every
+ * stream, when this run synced tickets. Mismatches and a failing check are warnings, never a failed run.
+ * The requests it sent.
+ */
+async function reconcileAfterRun(ctx: RunContext): Promise<number> {
+  const { runId, settings, before, progress } = ctx;
+  if (progress.streams['tickets']?.status !== 'succeeded') return 0;
+  let requestsSent = 0;
+  await warnIfFails(
+    'reconciliation',
+    async () => {
+      // What the report API answers within (spec 4.12), so that an unlike comparison is skipped, not a
+      // mismatch.
+      const detailQueue = classTaskQueue(workflowInfo().taskQueue, 'detail');
+      const { requests: accessRequests, ...reportAccess } = await reconcileActivities(detailQueue)
+        .readReportAccess()
+        .catch((err: unknown) => ({
+          requests: 0,
+          restricted: null,
+          detail: `the key's access could not be read (${messageOf(err)})`,
+        }));
+      requestsSent += accessRequests;
+      const { requests, ...reconciliation } = await reconcileActivities(
+        settings.analyticsTaskQueue,
+      ).reconcile({
+        runId,
+        before,
+        days: RECONCILE_DAYS,
+        views: progress.streams['views']?.status === 'succeeded',
+        reportAccess,
+      });
+      progress.reconciliation = reconciliation;
+      requestsSent += requests;
+    },
+    (error) => {
+      progress.reconciliation = { equal: 0, mismatch: 0, skipped: 0, mismatches: [], error };
+    },
+  );
+  return requestsSent;
 }
