@@ -2,11 +2,9 @@ import type { TableField, TableMetadata } from '@google-cloud/bigquery';
 import type { ColumnSpec } from '../../schemas/warehouse.js';
 import { type ViewSpec, WAREHOUSE_VIEWS } from '../../schemas/warehouse-views.js';
 import type { DestinationSettings } from '../settings.js';
-import type { QueueTableName } from '../state-tables.js';
 import { type TableLayout, tableLayouts } from '../table-layouts.js';
 import { BQ_TYPES, bqIdent, stringLiteral } from './dialect.js';
 import type { BigQuerySession } from './session.js';
-import { heldBy, stateTablesOf, upsertStateSql } from './state-sql.js';
 
 /*
  * BigQuery's DDL: the dataset, every table with its partitioning and clustering, additive migrations (new
@@ -33,31 +31,9 @@ export function prepareBigQuery(session: BigQuerySession, settings: DestinationS
       });
     }
     for (const t of tableLayouts(settings)) await prepareTable(session, t);
-    await moveStateRows(session);
     // The BI views (schemas/warehouse-views.ts), after the tables so they see every migrated column.
     for (const view of WAREHOUSE_VIEWS) await replaceViewSql(session, view);
   });
-}
-
-/**
- * Moves the checkpoints a dataset holds in `_sync_state` whose keys another state table holds (rows of
- * `thread` keys into `_thread_queue`, of `reread` keys into `_reread_queue`): a table read finds whether
- * there are any (no job), then one MERGE per table copies those it lacks or holds older, and only after
- * them one DELETE removes them from `_sync_state` — a crash between the two leaves them in both, and the
- * next prepare finishes the move. Staged, un-merged checkpoints need no move: the flush merges each into
- * its table (state-sql.ts).
- */
-async function moveStateRows(session: BigQuerySession): Promise<void> {
-  const stored = (await session.readTable('_sync_state', ['stream', 'scope'])).map((r) => ({
-    stream: String(r['stream']),
-    scope: String(r['scope']),
-  }));
-  const tables = [...stateTablesOf(stored)].filter((t): t is QueueTableName => t !== '_sync_state');
-  if (tables.length === 0) return;
-  const state = session.dialect.table('_sync_state');
-  await session.run(upsertStateSql(session.dataset, `SELECT * FROM ${state}`, new Set(tables), true));
-  const moved = tables.map((t) => heldBy(t, 'c'));
-  await session.run(`DELETE FROM ${state} c WHERE ${moved.join(' OR ')}`);
 }
 
 /** One view, created or replaced (BigQuery replaces a view whatever its columns were). */

@@ -45,9 +45,6 @@ const QUEUE_SQL: {
   },
 };
 
-/** Whether checkpoint `alias` is a row of queue table `table`. */
-export const heldBy = (table: QueueTableName, alias: string) => QUEUE_SQL[table].holds(alias);
-
 /** Whether checkpoint `alias` is held by a table other than `_sync_state`. */
 export const inQueueTable = (alias: string) =>
   `(${Object.values(QUEUE_SQL)

@@ -1,8 +1,7 @@
 import type pg from 'pg';
-import { type ColumnSpec, SYSTEM_TABLES } from '../../schemas/warehouse.js';
+import type { ColumnSpec } from '../../schemas/warehouse.js';
 import { type ViewSpec, WAREHOUSE_VIEWS } from '../../schemas/warehouse-views.js';
 import type { DestinationSettings } from '../settings.js';
-import { byStateTable, CHECKPOINT_BODY } from '../state-tables.js';
 import { tableLayouts } from '../table-layouts.js';
 import { ident, PG_TYPES, stringLiteral } from './dialect.js';
 import type { PostgresSession } from './session.js';
@@ -70,48 +69,8 @@ export function preparePostgres(session: PostgresSession, settings: DestinationS
       }
       for (const index of t.indexes) await client.query(indexSql(schema, t.name, index));
     }
-    await moveStateRows(client, schema);
     await createViews(client, session);
   });
-}
-
-/**
- * Moves the checkpoints a warehouse holds in `_sync_state` whose keys another state table holds (a
- * `thread` key's row into `_thread_queue`, a `reread` key's into `_reread_queue`: state-tables.ts decides,
- * with the one decoder of state keys), in prepare()'s transaction: deleted and inserted by one statement per
- * table, so a crash leaves them where they were, and a second prepare finds none. An entry the table
- * already holds keeps the later of the two.
- */
-async function moveStateRows(client: pg.PoolClient, schema: string): Promise<void> {
-  const state = `${ident(schema)}."_sync_state"`;
-  const { rows } = await client.query<{ stream: string; scope: string }>(
-    `SELECT stream, scope FROM ${state}`,
-  );
-  for (const { table, entries } of byStateTable(rows)) {
-    if (table.name === '_sync_state') continue;
-    const spec = SYSTEM_TABLES[table.name];
-    const keys = table.keyColumns.map(ident);
-    const keyTypes = table.keyColumns.map((c) => PG_TYPES[spec.columns.find((col) => col.name === c)!.type]);
-    const body = CHECKPOINT_BODY.map(ident);
-    const target = `${ident(schema)}.${ident(table.name)}`;
-    await client.query(
-      `WITH m AS (
-  SELECT * FROM unnest($1::text[], $2::text[], ${keyTypes.map((t, i) => `$${i + 3}::${t}[]`).join(', ')})
-    AS m(stream, scope, ${keys.join(', ')})),
-moved AS (
-  DELETE FROM ${state} s USING m WHERE s.stream = m.stream AND s.scope = m.scope RETURNING s.*)
-INSERT INTO ${target} (${[...keys, ...body].join(', ')})
-SELECT ${[...keys.map((k) => `m.${k}`), ...body.map((c) => `moved.${c}`)].join(', ')}
-FROM moved JOIN m ON m.stream = moved.stream AND m.scope = moved.scope
-ON CONFLICT (${keys.join(', ')}) DO UPDATE SET ${body.map((c) => `${c} = EXCLUDED.${c}`).join(', ')}
-  WHERE ${target}.updated_at < EXCLUDED.updated_at`,
-      [
-        entries.map((e) => e.checkpoint.stream),
-        entries.map((e) => e.checkpoint.scope),
-        ...table.keyColumns.map((_, i) => entries.map((e) => e.key[i])),
-      ],
-    );
-  }
 }
 
 /**
