@@ -273,13 +273,13 @@ describe('an export stream with a new endpoint added as its schema, module, rout
     writeFileSync(join(copy, 'schemas/api/toy-logins.ts'), TOY_SCHEMA);
     writeFileSync(join(copy, 'companion/routes/toy-logins.ts'), TOY_ROUTE);
     writeFileSync(join(copy, 'streams/toy-logins.ts'), TOY_EXPORT);
-    const server = join(copy, 'companion/server.ts');
+    const routeList = join(copy, 'companion/workspace.ts');
     addLine(
-      server,
+      routeList,
       "import { viewRoutes } from './routes/views.js';",
       "import { toyLoginRoutes } from './routes/toy-logins.js';",
     );
-    addLine(server, '      ...exportRoutes(state),', '      ...toyLoginRoutes(state),');
+    addLine(routeList, '      ...exportRoutes(state),', '      ...toyLoginRoutes(state),');
     const registry = join(copy, 'streams/registry.ts');
     addLine(registry, "import { views } from './views.js';", "import { toyLogins } from './toy-logins.js';");
     addLine(registry, '  agentSessions,', '  toyLogins,');

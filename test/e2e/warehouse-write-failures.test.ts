@@ -4,7 +4,7 @@ import { sourceSnapshot } from './source-snapshot.js';
 import { expectWarehouseEqualsSource } from './warehouse-compare.js';
 
 /** More failed writes in a row than a thread page's own attempts (workflows/activity-proxies.ts: 6). */
-const FAILED_WRITES = 8;
+const FAILED_WRITES = 7;
 
 /**
  * A thread whose writes the warehouse keeps refusing for a while, while the source answers: the thread is
