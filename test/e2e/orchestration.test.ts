@@ -337,7 +337,8 @@ async function chainHistory(child: { workflowId: string; runId: string }): Promi
   const events: HistoryEvent[] = [];
   let runId: string | undefined = child.runId;
   while (runId) {
-    const run = (await env.client.workflow.getHandle(child.workflowId, runId).fetchHistory()).events ?? [];
+    const run: HistoryEvent[] =
+      (await env.client.workflow.getHandle(child.workflowId, runId).fetchHistory()).events ?? [];
     events.push(...run);
     runId = run.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
   }
@@ -442,7 +443,9 @@ describe('the run orchestration, with stub activities', () => {
     // the signal reaches the child a loaded machine's workflow tasks later than the window's end.
     const [threads] = childrenOf(exportsBusy.history, 'threadsWorkflow');
     const events = await chainHistory(threads!);
-    const idleAt = events.findIndex((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'runIdle');
+    const idleAt = events.findIndex(
+      (e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'runIdle',
+    );
     expect(idleAt).toBeGreaterThan(0);
     const roundsAfterIdle = events
       .slice(idleAt)
