@@ -3,8 +3,10 @@ import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, type WorkflowBundleOption } from '@temporalio/worker';
+import { sourceBundleCache } from './source-bundle-cache.js';
 
 const RUNNING_FROM_SOURCE = extname(fileURLToPath(import.meta.url)) === '.ts';
+const PROJECT_ROOT = fileURLToPath(new URL('../', import.meta.url));
 
 /**
  * The workflows' entry module: the TypeScript source when this runs from source (tsx), the compiled
@@ -45,8 +47,11 @@ export interface LoadedWorkflows {
   bundle: WorkflowBundleOption;
   /** The first 12 hex digits of the bundle's SHA-256: part of the default build id. */
   contentHash: string;
-  /** `built`: the bundle `npm run build` wrote; `bundled at start`: this process bundled the source. */
-  origin: 'built' | 'bundled at start';
+  /**
+   * `built`: the bundle `npm run build` wrote; `bundled at start`: this process bundled the source;
+   * `source bundle reused`: an earlier start's bundle of the same source (worker/source-bundle-cache.ts).
+   */
+  origin: 'built' | 'bundled at start' | 'source bundle reused';
 }
 
 export function contentHashOf(code: string): string {
@@ -59,12 +64,22 @@ let loaded: Promise<LoadedWorkflows> | undefined;
  * The workflows a worker of this process runs, loaded once per process. From `dist/` (the image, `node
  * dist/cli/main.js`) the bundle the build wrote, never a fresh one: the build id names exactly what was
  * built, and start-up skips webpack (seconds). From source (tsx, development) the source is bundled here,
- * so an edit is picked up by the next start.
+ * so an edit is picked up by the next start (a start with the sources unchanged reuses the last bundle).
  */
 export function loadWorkflows(): Promise<LoadedWorkflows> {
   loaded ??= (async (): Promise<LoadedWorkflows> => {
     if (RUNNING_FROM_SOURCE) {
+      const cache = await sourceBundleCache(PROJECT_ROOT, WORKFLOWS_PATH);
+      const cached = await cache.read();
+      if (cached !== null) {
+        return {
+          bundle: { code: cached },
+          contentHash: contentHashOf(cached),
+          origin: 'source bundle reused',
+        };
+      }
       const code = await bundleWorkflows();
+      await cache.write(code);
       return { bundle: { code }, contentHash: contentHashOf(code), origin: 'bundled at start' };
     }
     const code = await readFile(BUILT_BUNDLE_PATH, 'utf8').catch((err: NodeJS.ErrnoException) => {
