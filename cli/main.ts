@@ -41,6 +41,10 @@ const streamsOption = new Option(
   '--streams <list>',
   `comma-separated streams (default: SYNC_STREAMS, else all: ${ALL_STREAMS.join(',')})`,
 ).argParser(parseStreams);
+const workspaceOption = new Option(
+  '--workspace <id>',
+  'the workspace of SYNC_WORKSPACES_FILE to act on (default: SYNC_WORKSPACE, else `default`, the settings themselves)',
+);
 const metricsPortOption = new Option(
   '--metrics-port <[host:]port>',
   "serve Prometheus metrics (the sync's and the Temporal SDK's) at /metrics, and probes at /healthz (up) and /readyz (polling Temporal), while this process runs a worker; on METRICS_HOST (default 127.0.0.1) unless a host is given; 0: a free port, printed",
@@ -80,6 +84,7 @@ program
   .addOption(configOption)
   .addOption(streamsOption)
   .addOption(metricsPortOption)
+  .addOption(workspaceOption)
   .action(async (opts) => exitWith(await syncCommand(opts)));
 
 program
@@ -94,6 +99,7 @@ program
   .addOption(configOption)
   .addOption(streamsOption)
   .addOption(metricsPortOption)
+  .addOption(workspaceOption)
   .action(async (opts) => exitWith(await backfillCommand(opts)));
 
 program
@@ -110,6 +116,7 @@ program
   .option('--no-save', 'do not keep the forecast for the next run to compare with')
   .addOption(configOption)
   .addOption(streamsOption)
+  .addOption(workspaceOption)
   .action(async (opts) => exitWith(await planCommand(opts)));
 
 program
@@ -123,6 +130,7 @@ program
   .option('--wait', 'print progress and wait for the result (always with a local worker)')
   .option('--no-local-worker', 'do not run a worker in this process')
   .addOption(configOption)
+  .addOption(workspaceOption)
   .action(async (workflowId, opts) => exitWith(await replayCommand(workflowId, opts)));
 
 program
@@ -150,6 +158,7 @@ program
   .option('--json', 'print JSON instead of lines')
   .addOption(configOption)
   .addOption(streamsOption)
+  .addOption(workspaceOption)
   .action(async (opts) => exitWith(await preflightCommand(opts)));
 
 program
@@ -162,6 +171,7 @@ program
   )
   .option('--runs <n>', 'how many runs to show', (v) => Number.parseInt(v, 10), 10)
   .addOption(configOption)
+  .addOption(workspaceOption)
   .action(async (opts) => exitWith(await statusCommand(opts)));
 
 program

@@ -28,7 +28,8 @@ export async function createDestination(
     return new PostgresDestination(url, options);
   }
   if (scheme === 'bigquery') {
-    const { BigQueryDestination, parseBigQueryUrl } = await import('./bigquery/destination.js');
+    const { BigQueryDestination } = await import('./bigquery/destination.js');
+    const { parseBigQueryUrl } = await import('./bigquery/url.js');
     return new BigQueryDestination({ ...parseBigQueryUrl(url), ...options });
   }
   throw new Error(

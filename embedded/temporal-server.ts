@@ -45,6 +45,10 @@ export async function startTemporalDevServer(
     // Task queue priorities (scheduled runs before backfills before replays) need the new matcher.
     '--dynamic-config-value',
     'matching.useNewMatcher=true',
+    // Within a priority, tasks are dispatched fairly across workspaces (each run's fairness key is its
+    // workspace): docs/design/workspace-fairness.md. A public preview, off unless turned on.
+    '--dynamic-config-value',
+    'matching.enableFairness=true',
     // Worker Deployment Versioning needs nothing turned on in this server (1.32); a version's drainage
     // (no open pinned run left) is checked every 5 s instead of minutes, after a 5 s visibility grace: the
     // dev server's visibility store is the same SQLite, never behind.

@@ -6,6 +6,7 @@ import { ReportQuery } from './report-query.js';
 import { Secret, SecretString } from './secret.js';
 import { ALL_STREAMS, STREAM_ROUTE_CLASSES, type StreamRouteClass, streamList } from './streams.js';
 import { ColumnPolicyText } from './warehouse.js';
+import { DEFAULT_WORKSPACE, WorkspaceId } from './workspaces.js';
 
 /**
  * Shortest SYNC_HASH_KEY: 32 characters (128 bits as hex). The key is what keeps a hashed e-mail from being
@@ -567,6 +568,16 @@ export const ConfigFromEnv = z.object({
     .describe(
       "Path to a YAML/JSON file of the support team's business hours: `timezone` (IANA), `hours` (per weekday, local `HH:MM-HH:MM` intervals), `holidays` (local dates) and `targets` (per priority, `first_reply` and `resolution` as ISO 8601 durations of business time). The sync writes business_calendar and sla_targets from it, and ticket_metrics gets business-time durations and breach flags; unset, those columns are null. examples/business-hours.yaml is an example",
     ),
+  SYNC_WORKSPACES_FILE: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'Path to a YAML file of further workspaces this deployment syncs (`workspaces:`, each with an `id`, its `url`, its `key` as `{ env: NAME }` or `{ file: PATH }`, an optional `schema` and `settings` by environment name); the settings above are the workspace `default`. Workers re-read it, so a workspace added or removed takes effect without a restart ([workspaces](guides/workspaces.md))',
+    ),
+  SYNC_WORKSPACE: WorkspaceId.default(DEFAULT_WORKSPACE).describe(
+    'The workspace a command acts on: `default` (the settings above) or an id of SYNC_WORKSPACES_FILE, whose entry then replaces the URL, the key, the schema and its own settings. `--workspace` sets it for one command',
+  ),
   LOG_LEVEL: z
     .enum(['silent', 'fatal', 'error', 'warn', 'info', 'debug', 'trace'])
     .default('info')

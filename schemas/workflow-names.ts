@@ -1,4 +1,5 @@
 import type { StreamRouteClass } from './streams.js';
+import { DEFAULT_WORKSPACE } from './workspaces.js';
 
 /** The names Temporal sees that the pipeline makes up: a route class's task queue, a window's workflow id. */
 
@@ -13,4 +14,12 @@ export function classTaskQueue(taskQueue: string, routeClass: StreamRouteClass) 
 /** `<stream>/<from>/<before>`: the window workflow id on-call searches for. */
 export function windowWorkflowId(pass: string, from: string, before: string): string {
   return `${pass}/${from}/${before}`;
+}
+
+/**
+ * A workflow id in its workspace: `<workspace>/<id>` (ids of windows repeat across workspaces), the id
+ * itself in the deployment's own workspace.
+ */
+export function workspaceWorkflowId(workspace: string, id: string): string {
+  return workspace === DEFAULT_WORKSPACE ? id : `${workspace}/${id}`;
 }

@@ -12,6 +12,8 @@ import {
 } from '../schemas/config.js';
 import type { SyncSettings } from '../schemas/run-input.js';
 import { classTaskQueue } from '../schemas/workflow-names.js';
+import { DEFAULT_WORKSPACE, WorkspaceId } from '../schemas/workspaces.js';
+import { workspaceSettings } from './workspace-config.js';
 
 /** A configuration that failed validation: one message per problem, printed by the CLI before exit 2. */
 export class ConfigError extends Error {
@@ -116,6 +118,34 @@ export function loadConfig(
   file?: string,
   overrides: Record<string, string> = {},
 ): Config {
+  const config = parseConfig(env, file, overrides);
+  sources.set(config, { env, file, overrides });
+  return config;
+}
+
+/** Where each loaded configuration came from, so that a worker can load its other workspaces the same way. */
+const sources = new WeakMap<
+  Config,
+  { env: NodeJS.ProcessEnv; file: string | undefined; overrides: Record<string, string> }
+>();
+
+/**
+ * How to load the configuration of another workspace from the same environment, `--config` file and
+ * overrides as `config` (read again at each call: the workspaces file may have changed). Throws a
+ * ConfigError naming the workspace's problem.
+ */
+export function workspaceConfigLoader(config: Config): (workspace: string) => Config {
+  const source = sources.get(config);
+  if (!source) throw new Error('workspaceConfigLoader: the configuration was not made by loadConfig');
+  return (workspace) =>
+    parseConfig(source.env, source.file, { ...source.overrides, SYNC_WORKSPACE: workspace });
+}
+
+function parseConfig(
+  env: NodeJS.ProcessEnv,
+  file: string | undefined,
+  overrides: Record<string, string>,
+): Config {
   const fromFile: Record<string, unknown> = {};
   if (file) {
     const read = readSettingsFile(file);
@@ -130,6 +160,16 @@ export function loadConfig(
     if (value !== undefined && value !== '') input[key] = value;
   }
   for (const key of Object.keys(input)) if (input[key] === '') delete input[key];
+  // Another workspace than the deployment's own: its entry replaces the URL, the key, the schema and the
+  // settings it sets, and every problem names it.
+  const workspace = typeof input['SYNC_WORKSPACE'] === 'string' ? input['SYNC_WORKSPACE'] : DEFAULT_WORKSPACE;
+  // An id that is not a slug is left to the schema, which says so.
+  const ofWorkspace = workspace !== DEFAULT_WORKSPACE && WorkspaceId.safeParse(workspace).success;
+  if (ofWorkspace) {
+    const resolved = workspaceSettings(workspace, input, env);
+    if ('problems' in resolved) throw new ConfigError(resolved.problems);
+    Object.assign(input, resolved.settings);
+  }
   const queriesPath = input['REPORT_QUERIES'];
   if (typeof queriesPath === 'string') input['REPORT_QUERIES'] = readReportQueries(queriesPath);
   const hoursPath = input['SYNC_BUSINESS_HOURS'];
@@ -141,7 +181,7 @@ export function loadConfig(
       const name = issue.path.join('.') || '(config)';
       const message =
         issue.code === 'invalid_type' && input[name] === undefined ? 'is required' : issue.message;
-      problems.push(`${name}: ${message}`);
+      problems.push(`${ofWorkspace ? `workspace "${workspace}": ` : ''}${name}: ${message}`);
     }
   }
   if (problems.length) throw new ConfigError(problems);

@@ -5,7 +5,8 @@ import type { ForecastComparison } from '../schemas/forecast.js';
 import type { ReconcileSummary } from '../schemas/reconcile.js';
 import { RUN_PRIORITY, SyncRunInput } from '../schemas/run-input.js';
 import type { MissingData, RunProgress, SchemaDriftSummary, StreamCounts } from '../schemas/run-summary.js';
-import { SyncRunIdKey } from '../workflows/search-attributes.js';
+import { DEFAULT_WORKSPACE } from '../schemas/workspaces.js';
+import { SyncRunIdKey, WorkspaceKey } from '../workflows/search-attributes.js';
 import { annotateFailingSource } from './source-health.js';
 
 /** The JSON summary a run ends with (the last stdout line of `sync --once`). */
@@ -53,8 +54,28 @@ export function newRunId(now: Date): string {
   return `${now.toISOString().replace(/[:.]/g, '-')}-${randomUUID().slice(0, 8)}`;
 }
 
-export function runWorkflowId(runId: string): string {
-  return `sync-run/${runId}`;
+/** `sync-run/<runId>`, or `sync-run/<workspace>/<runId>` for a workspace of SYNC_WORKSPACES_FILE. */
+export function runWorkflowId(runId: string, workspace: string = DEFAULT_WORKSPACE): string {
+  return workspace === DEFAULT_WORKSPACE ? `sync-run/${runId}` : `sync-run/${workspace}/${runId}`;
+}
+
+/**
+ * How a run of `workspace` is started: its `Workspace` search attribute (which everything it starts
+ * inherits, workflows/workspace-interceptors.ts; none for the deployment's own) and its workspace as the
+ * fairness key beside its mode's priority.
+ */
+export function workspaceStartOptions(workspace: string, mode: SyncRunInput['mode']) {
+  return {
+    typedSearchAttributes: workspace === DEFAULT_WORKSPACE ? [] : [{ key: WorkspaceKey, value: workspace }],
+    priority: { priorityKey: RUN_PRIORITY[mode], fairnessKey: workspace },
+  };
+}
+
+/** The visibility query that finds the runs of `workspace` (the deployment's own: those without one). */
+export function workspaceQuery(workspace: string): string {
+  return workspace === DEFAULT_WORKSPACE
+    ? `${WorkspaceKey.name} IS NULL`
+    : `${WorkspaceKey.name} = '${workspace}'`;
 }
 
 /**
@@ -67,13 +88,15 @@ export async function runSync(
   input: SyncRunInput,
   onProgress?: (progress: RunProgress) => void,
   signal?: AbortSignal,
+  workspace: string = DEFAULT_WORKSPACE,
 ): Promise<RunSummary> {
+  const start = workspaceStartOptions(workspace, input.mode);
   const handle = await client.workflow.start('syncRunWorkflow', {
     taskQueue,
-    workflowId: runWorkflowId(input.runId),
+    workflowId: runWorkflowId(input.runId, workspace),
     args: [input],
-    typedSearchAttributes: [{ key: SyncRunIdKey, value: input.runId }],
-    priority: { priorityKey: RUN_PRIORITY[input.mode] },
+    typedSearchAttributes: [{ key: SyncRunIdKey, value: input.runId }, ...start.typedSearchAttributes],
+    priority: start.priority,
   });
   return followRun(handle, input, onProgress, signal);
 }
@@ -84,9 +107,12 @@ export async function runSync(
  */
 export async function findRunningRun(
   client: Client,
+  /** Only runs of this workspace; none: any run (a deployment of one workspace, which may not have registered `Workspace`). */
+  workspace?: string,
 ): Promise<{ handle: WorkflowHandle; input: SyncRunInput } | null> {
+  const ofWorkspace = workspace === undefined ? '' : ` AND ${workspaceQuery(workspace)}`;
   for await (const execution of client.workflow.list({
-    query: `WorkflowType = 'syncRunWorkflow' AND ExecutionStatus = 'Running'`,
+    query: `WorkflowType = 'syncRunWorkflow' AND ExecutionStatus = 'Running'${ofWorkspace}`,
   })) {
     const handle = client.workflow.getHandle(execution.workflowId);
     const history = await handle.fetchHistory();

@@ -4,8 +4,10 @@ import { type Activities, activitiesByRouteClass } from '../activities/index.js'
 import type { RateGovernor } from '../connectors/support-api/index.js';
 import { type Config, QUEUED_ROUTE_CLASSES } from '../schemas/config.js';
 import type { FleetBudgetSettings } from '../schemas/fleet-budget.js';
+import type { Secrets } from '../schemas/secret.js';
 import { classTaskQueue } from '../schemas/workflow-names.js';
-import { governorOf } from './compose.js';
+import { buildDependencies, governorOf } from './compose.js';
+import { workspaceConfigLoader } from './config.js';
 import {
   defaultBuildId,
   deploymentNameOf,
@@ -17,6 +19,8 @@ import {
 import { attachFleetBudget, fleetBudgetOf } from './fleet-budget.js';
 import type { Readiness } from './metrics-endpoint.js';
 import { loadWorkflows } from './workflow-bundle.js';
+import { workspaceActivityInterceptors } from './workspace-context.js';
+import { type WorkspaceDependencies, WorkspaceRouter } from './workspace-router.js';
 
 export interface WorkersOptions {
   connection: NativeConnection;
@@ -83,6 +87,7 @@ export async function startWorkers(options: WorkersOptions): Promise<RunningWork
     taskQueue: options.taskQueue,
     workflowBundle: options.workflowBundle,
     activities: options.activities,
+    interceptors: { activity: [workspaceActivityInterceptors] },
     shutdownGraceTime: grace,
     ...deployment,
   });
@@ -95,6 +100,7 @@ export async function startWorkers(options: WorkersOptions): Promise<RunningWork
         namespace: options.namespace,
         taskQueue: classTaskQueue(options.taskQueue, routeClass),
         activities: perClass[routeClass],
+        interceptors: { activity: [workspaceActivityInterceptors] },
         // Thread pages are many and small: enough slots that the budget, not this process, paces them.
         maxConcurrentActivityTaskExecutions: routeClass === 'detail' ? 64 : 16,
         shutdownGraceTime: grace,
@@ -166,15 +172,26 @@ export function promotionOf(config: Config): Promotion {
 }
 
 /**
- * The workers of this process for the configured task queue, with the activities of `deps`, the workflows
- * of loadWorkflows() and the configured version.
+ * The workers of this process for the configured task queue, with the workflows of loadWorkflows() and the
+ * configured version, serving every workspace: the configured one on `deps`, the others of
+ * SYNC_WORKSPACES_FILE on dependencies of their own, built at their first activity
+ * (worker/workspace-router.ts), each key under its own fleet budget.
  */
 export async function startLocalWorkers(
   connection: { connection: NativeConnection; namespace: string },
   config: Config,
-  activities: Activities,
+  deps: WorkspaceDependencies,
   logger?: Logger,
+  secrets?: Secrets,
 ): Promise<RunningWorkers> {
+  const router = routeWorkspaces({
+    ...connection,
+    config,
+    deps,
+    ...(logger ? { logger } : {}),
+    ...(secrets ? { secrets } : {}),
+  });
+  const activities = router.activities();
   const workflows = await loadWorkflows();
   const versioning = versioningOf(config, workflows.contentHash, promotionOf(config));
   logger?.info(
@@ -185,7 +202,7 @@ export async function startLocalWorkers(
     },
     versioning ? 'worker version' : 'unversioned workers (TEMPORAL_WORKER_VERSIONING=false)',
   );
-  return startWorkers({
+  const workers = await startWorkers({
     connection: connection.connection,
     namespace: connection.namespace,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
@@ -194,5 +211,58 @@ export async function startLocalWorkers(
     ...(versioning ? { versioning } : {}),
     ...pacingOf(config),
     ...(logger ? { logger } : {}),
+  }).catch(async (err: unknown) => {
+    await router.close();
+    throw err;
+  });
+  const done = workers.done.finally(() => router.close());
+  return {
+    done,
+    readiness: workers.readiness,
+    async shutdown() {
+      await workers.shutdown();
+      await done;
+    },
+  };
+}
+
+/**
+ * The router of this process's workspaces (worker/workspace-router.ts): the configured one on `deps`, the
+ * others of SYNC_WORKSPACES_FILE built at their first activity, each new key put under its own fleet budget.
+ */
+export function routeWorkspaces(options: {
+  connection: NativeConnection;
+  namespace: string;
+  config: Config;
+  deps: WorkspaceDependencies;
+  logger?: Logger;
+  secrets?: Secrets;
+}): WorkspaceRouter {
+  const { connection, namespace, config, deps, secrets } = options;
+  const log = options.logger ?? pino({ level: 'silent' });
+  const budgeted = new Set<string>();
+  const ownBudget = fleetBudgetOf(config);
+  if (ownBudget) budgeted.add(ownBudget.keyFingerprint);
+  return new WorkspaceRouter({
+    own: { workspace: config.SYNC_WORKSPACE, dependencies: deps },
+    configOf: workspaceConfigLoader(config),
+    build: async (workspaceConfig) => {
+      const built = await buildDependencies(workspaceConfig, log);
+      const settings = fleetBudgetOf(workspaceConfig);
+      if (settings && !budgeted.has(settings.keyFingerprint)) {
+        budgeted.add(settings.keyFingerprint);
+        attachFleetBudget({
+          connection,
+          namespace,
+          taskQueue: config.TEMPORAL_TASK_QUEUE,
+          governor: governorOf(workspaceConfig),
+          settings,
+          logger: log,
+        });
+      }
+      return built;
+    },
+    ...(secrets ? { secrets } : {}),
+    logger: log,
   });
 }

@@ -16,6 +16,11 @@ export const WORKFLOWS_PATH = fileURLToPath(
   new URL(`../workflows/index${RUNNING_FROM_SOURCE ? '.ts' : '.js'}`, import.meta.url),
 );
 
+/** The workflow interceptors every bundle registers: a run's workspace reaching all it starts. */
+const INTERCEPTORS_PATH = fileURLToPath(
+  new URL(`../workflows/workspace-interceptors${RUNNING_FROM_SOURCE ? '.ts' : '.js'}`, import.meta.url),
+);
+
 /** The bundle's file name under `dist/`, where `npm run build` (and so the image's build stage) writes it. */
 export const BUILT_BUNDLE_FILE = 'workflow-bundle.js';
 
@@ -31,6 +36,7 @@ export async function bundleWorkflows(workflowsPath = WORKFLOWS_PATH): Promise<s
   const none = () => undefined;
   const { code } = await bundleWorkflowCode({
     workflowsPath,
+    workflowInterceptorModules: [INTERCEPTORS_PATH],
     logger: {
       trace: none,
       debug: none,

@@ -10,7 +10,13 @@ export const WindowStartKey = defineSearchAttributeKey('WindowStart', SearchAttr
 export const WindowEndKey = defineSearchAttributeKey('WindowEnd', SearchAttributeType.DATETIME);
 export const SyncRunIdKey = defineSearchAttributeKey('SyncRunId', SearchAttributeType.KEYWORD);
 
-export const SEARCH_ATTRIBUTES = [SyncStreamKey, WindowStartKey, WindowEndKey, SyncRunIdKey];
+/**
+ * The workspace of a run and of everything it starts (children, activities' headers), on a run of a
+ * workspace of SYNC_WORKSPACES_FILE; absent on the deployment's own workspace (`default`).
+ */
+export const WorkspaceKey = defineSearchAttributeKey('Workspace', SearchAttributeType.KEYWORD);
+
+export const SEARCH_ATTRIBUTES = [SyncStreamKey, WindowStartKey, WindowEndKey, SyncRunIdKey, WorkspaceKey];
 
 /** Set by Temporal on runs started by a schedule (not registered by us: a built-in attribute). */
 export const TemporalScheduledStartTimeKey = defineSearchAttributeKey(

@@ -29,14 +29,14 @@ export interface AuditOptions {
  * 3: rows differed (healed now, their threads or windows queued for a re-read); 1: the audit failed.
  */
 export function auditCommand(opts: AuditOptions): Promise<number> {
-  return withTemporal(opts, { embedIfUnset: true }, async ({ config, logger, temporal }) => {
+  return withTemporal(opts, { embedIfUnset: true }, async ({ config, logger, temporal, secrets }) => {
     const deps = await buildDependencies(config, logger);
     try {
       const tables = opts.table ? [opts.table] : [...AUDIT_TABLE_NAMES];
       // Each audited table is a stream of the same name: the preflight probes those streams' routes.
       await preflight(deps, logger, config, tables);
       const workers = opts.localWorker
-        ? await startLocalWorkers(temporal, config, deps.activities, logger)
+        ? await startLocalWorkers(temporal, config, deps, logger, secrets)
         : undefined;
       try {
         const runId = `audit-${newRunId(new Date())}`;

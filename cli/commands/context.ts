@@ -14,13 +14,16 @@ import { installTemporalRuntime } from '../../worker/temporal-runtime.js';
  * `--metrics-port`), then runs the command.
  */
 export async function withConfig(
-  opts: { config?: string; metricsPort?: MetricsAddress },
+  opts: { config?: string; metricsPort?: MetricsAddress; workspace?: string },
   run: (config: Config, logger: Logger, secrets: Secrets) => Promise<number>,
   overrides: Record<string, string> = {},
 ): Promise<number> {
   let config: Config;
   try {
-    config = loadConfig(process.env, opts.config, overrides);
+    config = loadConfig(process.env, opts.config, {
+      ...overrides,
+      ...(opts.workspace !== undefined ? { SYNC_WORKSPACE: opts.workspace } : {}),
+    });
   } catch (err) {
     if (err instanceof ConfigError) {
       for (const problem of err.problems) process.stderr.write(`config error: ${problem}\n`);
@@ -44,7 +47,7 @@ export async function withConfig(
  * embedded dev server), closed — connection or server — whatever the command's outcome.
  */
 export function withTemporal(
-  opts: { config?: string; metricsPort?: MetricsAddress },
+  opts: { config?: string; metricsPort?: MetricsAddress; workspace?: string },
   temporalOptions: Parameters<typeof temporalFor>[2],
   run: (context: {
     config: Config;

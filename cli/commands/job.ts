@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { type Scrubber, terminalLines } from '../../connectors/support-api/index.js';
+import { terminalLines } from '../../connectors/support-api/index.js';
 import { DATA_DIR } from '../../embedded/data-dir.js';
 import { asStep, type StepStarter } from '../../embedded/step-progress.js';
 import type { TemporalTarget } from '../../embedded/temporal.js';
@@ -50,7 +50,7 @@ export interface JobOptions {
   /** Serve the Prometheus metrics of this process (its worker's activities) here while the run goes. */
   metricsPort?: MetricsAddress;
   /** Scrubbed from what the run's summary table shows (default: the configuration's secrets). */
-  secrets?: Scrubber;
+  secrets?: Secrets;
 }
 
 /**
@@ -80,7 +80,7 @@ export async function runJob(options: JobOptions): Promise<RunSummary> {
     const taskQueue = config.TEMPORAL_TASK_QUEUE;
     const workers = options.localWorker
       ? await asStep(options.step, 'starting the local worker', () =>
-          startLocalWorkers(temporal, config, deps.activities, logger),
+          startLocalWorkers(temporal, config, deps, logger, options.secrets),
         )
       : undefined;
     if (workers) readiness = workers.readiness;
@@ -99,12 +99,17 @@ export async function runJob(options: JobOptions): Promise<RunSummary> {
         if (options.display) render(progress, deps.client.rateStats());
       };
       // A run an earlier, interrupted process left going is continued rather than doubled.
-      const interrupted = options.resumeInterrupted ? await findRunningRun(temporal.client) : null;
+      const interrupted = options.resumeInterrupted
+        ? await findRunningRun(
+            temporal.client,
+            config.SYNC_WORKSPACES_FILE ? config.SYNC_WORKSPACE : undefined,
+          )
+        : null;
       if (interrupted)
         process.stderr.write(`continuing run ${interrupted.input.runId}, interrupted earlier\n`);
       const summary = interrupted
         ? await followRun(interrupted.handle, interrupted.input, onProgress, options.signal)
-        : await runSync(temporal.client, taskQueue, input, onProgress, options.signal);
+        : await runSync(temporal.client, taskQueue, input, onProgress, options.signal, config.SYNC_WORKSPACE);
       summary.requests = Object.fromEntries(
         deps.client
           .rateStats()

@@ -1,10 +1,10 @@
 import { type Client, WorkflowIdReusePolicy } from '@temporalio/client';
 import type { WindowInput } from '../../schemas/child-inputs.js';
-import { RUN_PRIORITY } from '../../schemas/run-input.js';
 import { ExportPass, streamOfPass } from '../../schemas/streams.js';
+import { windowWorkflowId, workspaceWorkflowId } from '../../schemas/workflow-names.js';
 import { buildDependencies } from '../../worker/compose.js';
 import { analyticsQueueOf } from '../../worker/config.js';
-import { failureMessage } from '../../worker/run-sync.js';
+import { failureMessage, workspaceStartOptions } from '../../worker/run-sync.js';
 import { startLocalWorkers } from '../../worker/workers.js';
 import {
   SyncRunIdKey,
@@ -16,13 +16,20 @@ import { windowLink } from '../display/failed-windows.js';
 import { reportFailure, withTemporal } from './context.js';
 
 /** `<pass>/<from>/<before>` → its parts, or null when the id is not an export window's. */
-export function parseWindowId(id: string): { pass: ExportPass; from: string; before: string } | null {
-  const match = /^([a-z_.]+)\/([^/]+)\/([^/]+)$/.exec(id);
+export function parseWindowId(
+  id: string,
+): { pass: ExportPass; from: string; before: string; workspace?: string } | null {
+  const match = /^(?:([a-z][a-z0-9-]{0,39})\/)?([a-z_.]+)\/([^/]+)\/([^/]+)$/.exec(id);
   if (!match) return null;
-  const pass = ExportPass.safeParse(match[1]);
-  if (!pass.success || !Number.isFinite(Date.parse(match[2]!)) || !Number.isFinite(Date.parse(match[3]!)))
+  const pass = ExportPass.safeParse(match[2]);
+  if (!pass.success || !Number.isFinite(Date.parse(match[3]!)) || !Number.isFinite(Date.parse(match[4]!)))
     return null;
-  return { pass: pass.data, from: match[2]!, before: match[3]! };
+  return {
+    pass: pass.data,
+    from: match[3]!,
+    before: match[4]!,
+    ...(match[1] !== undefined ? { workspace: match[1] } : {}),
+  };
 }
 
 /**
@@ -34,86 +41,111 @@ export function parseWindowId(id: string): { pass: ExportPass; from: string; bef
  */
 export function replayCommand(
   workflowIdArg: string | undefined,
-  opts: { config?: string; localWorker: boolean; stream?: string; window?: string; wait?: boolean },
+  opts: {
+    config?: string;
+    localWorker: boolean;
+    stream?: string;
+    window?: string;
+    wait?: boolean;
+    workspace?: string;
+  },
 ): Promise<number> {
-  const workflowId =
-    workflowIdArg ?? (opts.stream && opts.window ? `${opts.stream}/${opts.window}` : undefined);
-  const window = workflowId ? parseWindowId(workflowId) : null;
-  if (!workflowId || !window) {
+  const named = workflowIdArg ?? (opts.stream && opts.window ? `${opts.stream}/${opts.window}` : undefined);
+  const window = named ? parseWindowId(named) : null;
+  if (!named || !window) {
     process.stderr.write(
-      `usage error: ${workflowId ? `"${workflowId}" is not an export window id` : 'name a window'}: replay <pass>/<from>/<before>, or --stream <pass> --window <from>/<before> (pass one of ${ExportPass.options.join(', ')})\n`,
+      `usage error: ${named ? `"${named}" is not an export window id` : 'name a window'}: replay [<workspace>/]<pass>/<from>/<before>, or --stream <pass> --window <from>/<before> (pass one of ${ExportPass.options.join(', ')})\n`,
     );
     return Promise.resolve(2);
   }
-  return withTemporal(opts, { embedIfUnset: true }, async ({ config, logger, temporal }) => {
-    const deps = await buildDependencies(config, logger);
-    const workers = opts.localWorker
-      ? await startLocalWorkers(temporal, config, deps.activities, logger)
-      : undefined;
-    const runId = `replay-${new Date().toISOString()}`;
-    try {
-      const running = await runningExecution(temporal.client, workflowId);
-      if (running) {
-        process.stderr.write(
-          `${workflowId} is running (run ${running}): wait for it to finish, or cancel it in the Temporal UI (${windowLink(config, workflowId)}), then replay it\n`,
-        );
-        return 1;
-      }
-      await deps.destination.prepare();
-      const input: WindowInput = {
-        runId,
-        mode: 'replay',
-        pass: window.pass,
-        windowStart: window.from,
-        windowEnd: window.before,
-        pageSize: config.SYNC_PAGE_SIZE,
-        analyticsTaskQueue: analyticsQueueOf(config.TEMPORAL_TASK_QUEUE),
-        includeComments: config.SYNC_CSAT_COMMENTS,
-      };
-      const handle = await temporal.client.workflow.start('exportWindowWorkflow', {
-        taskQueue: config.TEMPORAL_TASK_QUEUE,
-        workflowId,
-        args: [input],
-        workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
-        priority: { priorityKey: RUN_PRIORITY.replay },
-        typedSearchAttributes: [
-          { key: SyncStreamKey, value: streamOfPass(window.pass) },
-          { key: WindowStartKey, value: new Date(window.from) },
-          { key: WindowEndKey, value: new Date(window.before) },
-          { key: SyncRunIdKey, value: runId },
-        ],
-      });
-      process.stderr.write(
-        `replaying ${workflowId} (run ${handle.firstExecutionRunId}): ${windowLink(config, workflowId)}\n`,
+  if (window.workspace !== undefined && opts.workspace !== undefined && window.workspace !== opts.workspace) {
+    process.stderr.write(
+      `usage error: "${named}" is a window of workspace "${window.workspace}", not of --workspace ${opts.workspace}\n`,
+    );
+    return Promise.resolve(2);
+  }
+  // A window id of a workspace names it: the replay reads that workspace's source into its tables.
+  const workspaceOpts = window.workspace !== undefined ? { ...opts, workspace: window.workspace } : opts;
+  return withTemporal(
+    workspaceOpts,
+    { embedIfUnset: true },
+    async ({ config, logger, temporal, secrets }) => {
+      const workspace = config.SYNC_WORKSPACE;
+      const workflowId = workspaceWorkflowId(
+        workspace,
+        windowWorkflowId(window.pass, window.from, window.before),
       );
-      if (!opts.wait && !workers) {
-        process.stdout.write(
-          `${JSON.stringify({ status: 'started', workflow_id: workflowId, run_id: handle.firstExecutionRunId })}\n`,
-        );
-        return 0;
-      }
-      const timer = setInterval(async () => {
-        try {
-          const p = await handle.query<{ pages: number; rows: number }>('progress');
-          process.stderr.write(`  ${workflowId}: ${p.pages} pages, ${p.rows} rows\n`);
-        } catch {
-          // not started yet
-        }
-      }, 2000);
+      const start = workspaceStartOptions(workspace, 'replay');
+      const deps = await buildDependencies(config, logger);
+      const workers = opts.localWorker
+        ? await startLocalWorkers(temporal, config, deps, logger, secrets)
+        : undefined;
+      const runId = `replay-${new Date().toISOString()}`;
       try {
-        const c = (await handle.result()) as { pages: number; rows: number; requests?: number };
-        process.stdout.write(`${JSON.stringify({ status: 'succeeded', workflow_id: workflowId, ...c })}\n`);
-        return 0;
-      } catch (err) {
-        return reportFailure(new Error(`${workflowId}: ${failureMessage(err)}`));
+        const running = await runningExecution(temporal.client, workflowId);
+        if (running) {
+          process.stderr.write(
+            `${workflowId} is running (run ${running}): wait for it to finish, or cancel it in the Temporal UI (${windowLink(config, workflowId)}), then replay it\n`,
+          );
+          return 1;
+        }
+        await deps.destination.prepare();
+        const input: WindowInput = {
+          runId,
+          mode: 'replay',
+          pass: window.pass,
+          windowStart: window.from,
+          windowEnd: window.before,
+          pageSize: config.SYNC_PAGE_SIZE,
+          analyticsTaskQueue: analyticsQueueOf(config.TEMPORAL_TASK_QUEUE),
+          includeComments: config.SYNC_CSAT_COMMENTS,
+        };
+        const handle = await temporal.client.workflow.start('exportWindowWorkflow', {
+          taskQueue: config.TEMPORAL_TASK_QUEUE,
+          workflowId,
+          args: [input],
+          workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+          priority: start.priority,
+          typedSearchAttributes: [
+            { key: SyncStreamKey, value: streamOfPass(window.pass) },
+            { key: WindowStartKey, value: new Date(window.from) },
+            { key: WindowEndKey, value: new Date(window.before) },
+            { key: SyncRunIdKey, value: runId },
+            ...start.typedSearchAttributes,
+          ],
+        });
+        process.stderr.write(
+          `replaying ${workflowId} (run ${handle.firstExecutionRunId}): ${windowLink(config, workflowId)}\n`,
+        );
+        if (!opts.wait && !workers) {
+          process.stdout.write(
+            `${JSON.stringify({ status: 'started', workflow_id: workflowId, run_id: handle.firstExecutionRunId })}\n`,
+          );
+          return 0;
+        }
+        const timer = setInterval(async () => {
+          try {
+            const p = await handle.query<{ pages: number; rows: number }>('progress');
+            process.stderr.write(`  ${workflowId}: ${p.pages} pages, ${p.rows} rows\n`);
+          } catch {
+            // not started yet
+          }
+        }, 2000);
+        try {
+          const c = (await handle.result()) as { pages: number; rows: number; requests?: number };
+          process.stdout.write(`${JSON.stringify({ status: 'succeeded', workflow_id: workflowId, ...c })}\n`);
+          return 0;
+        } catch (err) {
+          return reportFailure(new Error(`${workflowId}: ${failureMessage(err)}`));
+        } finally {
+          clearInterval(timer);
+        }
       } finally {
-        clearInterval(timer);
+        await workers?.shutdown();
+        await deps.close();
       }
-    } finally {
-      await workers?.shutdown();
-      await deps.close();
-    }
-  });
+    },
+  );
 }
 
 /** The run id of the window's execution if one is running. */

@@ -17,7 +17,7 @@ import { scheduleIdsFor, schedulesReadingOtherStreams } from './schedule.js';
  * it serves its Prometheus metrics meanwhile.
  */
 export function workerCommand(opts: { config?: string; metricsPort?: MetricsAddress }): Promise<number> {
-  return withTemporal(opts, { embedIfUnset: false }, async ({ config, logger, temporal }) => {
+  return withTemporal(opts, { embedIfUnset: false }, async ({ config, logger, temporal, secrets }) => {
     const deps = await buildDependencies(config, logger, { metrics: opts.metricsPort !== undefined });
     let endpoint: MetricsEndpoint | undefined;
     let readiness: Readiness = STARTING;
@@ -31,7 +31,7 @@ export function workerCommand(opts: { config?: string; metricsPort?: MetricsAddr
       );
       if (endpoint) logger.info({ url: endpoint.url }, 'metrics endpoint listening');
       await registerSearchAttributesAtWorkerStart(temporal.client, temporal.namespace, logger);
-      const workers = await startLocalWorkers(temporal, config, deps.activities, logger);
+      const workers = await startLocalWorkers(temporal, config, deps, logger, secrets);
       readiness = workers.readiness;
       logger.info({ address: temporal.address, taskQueue: config.TEMPORAL_TASK_QUEUE }, 'worker running');
       for (const drift of await schedulesReadingOtherStreams(

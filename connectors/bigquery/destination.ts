@@ -80,13 +80,6 @@ export interface BigQueryDestinationOptions extends DestinationOptions {
   readonly maxConflictRetries?: number;
 }
 
-/** `bigquery://<project>/<dataset>` → ids. */
-export function parseBigQueryUrl(url: string): { projectId: string; datasetId: string } {
-  const m = /^bigquery:\/\/([^/?#]+)\/([A-Za-z0-9_]+)\/?$/.exec(url);
-  if (!m) throw new Error('a BigQuery destination URL has the form bigquery://<project>/<dataset>');
-  return { projectId: m[1]!, datasetId: m[2]! };
-}
-
 /**
  * Client options for an emulator: no credentials. Going through the auth client anyway (a pass-through
  * client) gives every request a header object, which the client's multipart upload of load jobs requires

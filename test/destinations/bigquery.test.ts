@@ -1,11 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { BigQuery } from '@google-cloud/bigquery';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  BigQueryDestination,
-  emulatorClientOptions,
-  parseBigQueryUrl,
-} from '../../connectors/bigquery/destination.js';
+import { BigQueryDestination, emulatorClientOptions } from '../../connectors/bigquery/destination.js';
+import { parseBigQueryUrl } from '../../connectors/bigquery/url.js';
 import { createDestination } from '../../connectors/index.js';
 import { freePort } from '../../embedded/free-port.js';
 import { canonicalTimestamp, TABLES, type TableName, tableSpecOf } from '../../schemas/warehouse.js';

@@ -6,9 +6,13 @@ import { warehouseRows } from './warehouse-rows.js';
 export { warehouseRows };
 
 /** Every compared table holds exactly the source's items: same ids, same counts, same field values. */
-export async function expectWarehouseEqualsSource(db: pg.Client, source: SourceSnapshot): Promise<void> {
+export async function expectWarehouseEqualsSource(
+  db: pg.Client,
+  source: SourceSnapshot,
+  schema = 'support',
+): Promise<void> {
   for (const table of COMPARED_TABLES) {
-    const stored = await warehouseRows(db, table);
+    const stored = await warehouseRows(db, table, schema);
     const expected = source[table];
     expect({ table, ids: [...stored.keys()].sort() }).toEqual({ table, ids: [...expected.keys()].sort() });
     for (const [id, raw] of expected) {

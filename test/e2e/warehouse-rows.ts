@@ -2,13 +2,17 @@ import { isDeepStrictEqual } from 'node:util';
 import type pg from 'pg';
 
 /** Live (not deleted) rows of a warehouse table: id → raw JSON as received. */
-export async function warehouseRows(db: pg.Client, table: string): Promise<Map<string, unknown>> {
+export async function warehouseRows(
+  db: pg.Client,
+  table: string,
+  schema = 'support',
+): Promise<Map<string, unknown>> {
   const hasDeleted = await db.query(
-    `SELECT 1 FROM information_schema.columns WHERE table_schema = 'support' AND table_name = $1 AND column_name = '_deleted_at'`,
-    [table],
+    `SELECT 1 FROM information_schema.columns WHERE table_schema = $2 AND table_name = $1 AND column_name = '_deleted_at'`,
+    [table, schema],
   );
   const where = hasDeleted.rowCount ? 'WHERE _deleted_at IS NULL' : '';
-  const { rows } = await db.query(`SELECT id, _raw FROM support.${table} ${where}`);
+  const { rows } = await db.query(`SELECT id, _raw FROM ${schema}.${table} ${where}`);
   return new Map(rows.map((r) => [String(r.id), r._raw]));
 }
 

@@ -1,0 +1,127 @@
+import { readFileSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { parseBigQueryUrl } from '../connectors/bigquery/url.js';
+import { defaultWorkspaceSchema, type WorkspaceEntry, WorkspacesFile } from '../schemas/workspaces.js';
+
+/** Settings of a workspace entry that name a file: read relative to the workspaces file, as a user writes them. */
+const PATH_SETTINGS = new Set(['SYNC_BUSINESS_HOURS', 'REPORT_QUERIES']);
+
+/** The PostgreSQL schema a deployment's settings give when they name none (ConfigFromEnv's default). */
+const DEFAULT_POSTGRES_SCHEMA = 'support';
+
+/**
+ * The SYNC_WORKSPACES_FILE at `path`, validated: its entries, or one message per problem, each naming the
+ * file, the entry and the field.
+ */
+export function readWorkspacesFile(path: string): { file: WorkspacesFile } | { problems: string[] } {
+  let content: unknown;
+  try {
+    content = parseYaml(readFileSync(path, 'utf8'));
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return {
+      problems: [
+        code
+          ? `SYNC_WORKSPACES_FILE ${path}: cannot read the file (${code})`
+          : `SYNC_WORKSPACES_FILE ${path}: not valid YAML (${(err as Error).message.split('\n')[0]})`,
+      ],
+    };
+  }
+  const result = WorkspacesFile.safeParse(content ?? {});
+  if (result.success) return { file: result.data };
+  return {
+    problems: result.error.issues.map((issue) => {
+      const [, index, ...field] = issue.path;
+      const entries = (content as { workspaces?: { id?: unknown }[] } | null)?.workspaces;
+      const id = typeof index === 'number' ? entries?.[index]?.id : undefined;
+      const where =
+        typeof index === 'number'
+          ? `entry ${index + 1}${typeof id === 'string' ? ` ("${id}")` : ''}: ${field.length > 0 ? `${field.join('.')}: ` : ''}`
+          : issue.path.length > 0
+            ? `${issue.path.join('.')}: `
+            : '';
+      return `SYNC_WORKSPACES_FILE ${path}: ${where}${issue.message}`;
+    }),
+  };
+}
+
+/**
+ * The settings that make the deployment's configuration (`input`: its settings by environment name) that of
+ * workspace `id` of the workspaces file: its URL, its key (read from where the entry says), its schema or
+ * dataset, and the settings it sets for itself. Problems name the file, the workspace and the field, never
+ * a key.
+ */
+export function workspaceSettings(
+  id: string,
+  input: Record<string, unknown>,
+  env: NodeJS.ProcessEnv,
+): { settings: Record<string, string> } | { problems: string[] } {
+  const path = input['SYNC_WORKSPACES_FILE'];
+  if (typeof path !== 'string')
+    return {
+      problems: [`SYNC_WORKSPACE: "${id}" needs SYNC_WORKSPACES_FILE, the file that lists its workspace`],
+    };
+  const read = readWorkspacesFile(path);
+  if ('problems' in read) return read;
+  const entry = read.file.workspaces.find((w) => w.id === id);
+  if (!entry) {
+    const ids = read.file.workspaces.map((w) => w.id);
+    return {
+      problems: [
+        `SYNC_WORKSPACE: "${id}" is not in ${path} (${ids.length > 0 ? `its workspaces: ${ids.join(', ')}` : 'it lists no workspace'})`,
+      ],
+    };
+  }
+  const key = keyOf(entry, path, env);
+  if ('problem' in key) return { problems: [key.problem] };
+  const settings: Record<string, string> = {
+    SUPPORT_API_URL: entry.url,
+    SUPPORT_API_KEY: key.key,
+    ...storageOf(entry, input),
+  };
+  for (const [name, value] of Object.entries(entry.settings ?? {})) {
+    if (value === undefined) continue;
+    settings[name] = PATH_SETTINGS.has(name) && !isAbsolute(value) ? resolve(dirname(path), value) : value;
+  }
+  return { settings };
+}
+
+/** The workspace's key, from its environment variable or its file (one trailing newline dropped). */
+function keyOf(
+  entry: WorkspaceEntry,
+  path: string,
+  env: NodeJS.ProcessEnv,
+): { key: string } | { problem: string } {
+  const where = `SYNC_WORKSPACES_FILE ${path}: workspace "${entry.id}": key`;
+  if ('env' in entry.key) {
+    const key = env[entry.key.env];
+    return key
+      ? { key }
+      : { problem: `${where}: the environment variable ${entry.key.env} is not set (or empty)` };
+  }
+  const file = isAbsolute(entry.key.file) ? entry.key.file : resolve(dirname(path), entry.key.file);
+  try {
+    const key = readFileSync(file, 'utf8').replace(/\r?\n$/, '');
+    return key ? { key } : { problem: `${where}: ${file} is empty` };
+  } catch (err) {
+    return { problem: `${where}: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})` };
+  }
+}
+
+/**
+ * Where the workspace's tables go: its own PostgreSQL schema, or its own BigQuery dataset in the
+ * deployment's project — never the deployment's own, so no two workspaces share a table.
+ */
+function storageOf(entry: WorkspaceEntry, input: Record<string, unknown>): Record<string, string> {
+  const url = input['DESTINATION_URL'];
+  if (typeof url === 'string' && url.startsWith('bigquery://')) {
+    const { projectId, datasetId } = parseBigQueryUrl(url);
+    return {
+      DESTINATION_URL: `bigquery://${projectId}/${entry.schema ?? defaultWorkspaceSchema(datasetId, entry.id)}`,
+    };
+  }
+  const schema =
+    typeof input['POSTGRES_SCHEMA'] === 'string' ? input['POSTGRES_SCHEMA'] : DEFAULT_POSTGRES_SCHEMA;
+  return { POSTGRES_SCHEMA: entry.schema ?? defaultWorkspaceSchema(schema, entry.id) };
+}
