@@ -46,7 +46,11 @@ export default defineConfig({
             'test/e2e/**/*.test.ts',
           ],
           globalSetup: ['test/support/global-setup.ts'],
-          setupFiles: ['test/support/quiet-temporal.ts', 'test/support/fork-temporal.ts'],
+          setupFiles: [
+            'test/support/lane-priority.ts',
+            'test/support/quiet-temporal.ts',
+            'test/support/fork-temporal.ts',
+          ],
         },
       },
     ],
