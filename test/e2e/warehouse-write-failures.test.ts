@@ -3,8 +3,12 @@ import { DAY_MS, type Pipeline, startPipeline } from './harness.js';
 import { sourceSnapshot } from './source-snapshot.js';
 import { expectWarehouseEqualsSource } from './warehouse-compare.js';
 
-/** More failed writes in a row than a thread page's own attempts (workflows/activity-proxies.ts: 6). */
-const FAILED_WRITES = 7;
+/**
+ * As many failed writes in a row as a thread page's own attempts (workflows/activity-proxies.ts: 6): a page
+ * that gave up after its attempts would set the thread aside; a write that is waited for succeeds at the
+ * next (after 63 s of backoff — one more refusal would add the backoff's one-minute cap).
+ */
+const FAILED_WRITES = 6;
 
 /**
  * A thread whose writes the warehouse keeps refusing for a while, while the source answers: the thread is
