@@ -36,6 +36,12 @@ export interface CompanionOptions {
   /** Time a message send spends "processing" before it is recorded (default 25 ms; idempotency rule 4). */
   sendDelayMs?: number;
   /**
+   * Age at which a `queued` reply reads as `sent`, and as `delivered` (companion clock; defaults 5,000 and
+   * 30,000 ms): such a reply changes without moving its ticket until then.
+   */
+  sentAfterMs?: number;
+  deliveredAfterMs?: number;
+  /**
    * Live mode: every `intervalMs` the world changes as a real workspace does (`changesPerTick` changes, 3 by
    * default; see world/live.ts). Off by default; `handle.live.tick()` applies changes on demand either way.
    */
@@ -73,5 +79,11 @@ export interface WorkspacesOptions extends ServiceOptions {
 /** Options that can be switched while running (`handle.setOptions`). */
 export type RuntimeOptions = Pick<
   Required<CompanionOptions>,
-  'rateLimits' | 'rateLimitWindowMs' | 'replicaLagMs' | 'messageBumpsTicketUpdatedAt' | 'sendDelayMs'
+  | 'rateLimits'
+  | 'rateLimitWindowMs'
+  | 'replicaLagMs'
+  | 'messageBumpsTicketUpdatedAt'
+  | 'sendDelayMs'
+  | 'sentAfterMs'
+  | 'deliveredAfterMs'
 > & { faults: FaultOptions | undefined; rateLimitOverrides: Partial<Record<RouteClass, number>> };

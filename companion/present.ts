@@ -12,8 +12,6 @@ import {
 
 /** Message text in reads is cut to 10,000 characters (spec 2.3, 8). */
 export const READ_TEXT_MAX = 10_000;
-const SENT_AFTER_MS = 5_000;
-const DELIVERED_AFTER_MS = 30_000;
 
 export function presentTicket(
   s: CompanionState,
@@ -68,7 +66,8 @@ export function presentTicket(
 function deliveryStatus(s: CompanionState, m: MessageRecord): string {
   if (m.status !== 'queued' || m.visibility !== 'public') return m.status;
   const age = s.now() - m.createdAt;
-  return age >= DELIVERED_AFTER_MS ? 'delivered' : age >= SENT_AFTER_MS ? 'sent' : 'queued';
+  const { sentAfterMs, deliveredAfterMs } = s.options;
+  return age >= deliveredAfterMs ? 'delivered' : age >= sentAfterMs ? 'sent' : 'queued';
 }
 
 export function presentMessage(

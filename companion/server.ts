@@ -107,6 +107,8 @@ function frontDoor(first: CompanionState, rateLimits: boolean): { app: App; stat
     faults: undefined,
     messageBumpsTicketUpdatedAt: true,
     sendDelayMs: 0,
+    sentAfterMs: 5_000,
+    deliveredAfterMs: 30_000,
   };
   const state: CompanionState = { ...first, options: runtime, variant: 0 };
   return { app: new App(state, apiSurfaces(state), rateLimiterOf(runtime), new FaultInjector(0)), state };

@@ -139,6 +139,8 @@ export function openWorkspace(options: WorkspaceOptions, place: Placement): Work
     faults: options.faults,
     messageBumpsTicketUpdatedAt: options.messageBumpsTicketUpdatedAt ?? true,
     sendDelayMs: options.sendDelayMs ?? 25,
+    sentAfterMs: options.sentAfterMs ?? 5_000,
+    deliveredAfterMs: options.deliveredAfterMs ?? 30_000,
   };
   const t0 = performance.now();
   const liveSince = options.live?.since?.getTime();

@@ -16,11 +16,13 @@ const ticketDeletedAt = async (p: Pipeline, id: string) =>
 
 describe('exact and current by default: the change sweep', () => {
   let p: Pipeline;
+  const DELIVERED_AFTER_MS = 4_000;
 
   beforeAll(async () => {
     // Default settings, except the harness's test-friendly ones; SYNC_START_DATE unset: the whole history.
     p = await startPipeline('e2e_exact', {
-      companion: { tickets: 180, seed: 23 },
+      // Queued agent replies progress to `delivered` within DELIVERED_AFTER_MS (the companion's default: 30 s).
+      companion: { tickets: 180, seed: 23, sentAfterMs: 1_000, deliveredAfterMs: DELIVERED_AFTER_MS },
       env: { SYNC_START_DATE: '', SYNC_WINDOW: 'P90D', SYNC_LOOKBACK: 'PT72H' },
     });
   });
@@ -103,9 +105,9 @@ describe('exact and current by default: the change sweep', () => {
     // A ticket with a survey is deleted: its messages and survey follow it.
     world.deleteTicket(deleted.number);
 
-    // Agent replies are delivered over 30 s without moving their ticket (the next run re-reads such
+    // Agent replies progress to `delivered` without moving their ticket (the next run re-reads such
     // threads); the comparison needs a source that holds still, so the run starts once they have settled.
-    await new Promise((r) => setTimeout(r, Math.max(0, livedAt + 31_000 - Date.now())));
+    await new Promise((r) => setTimeout(r, Math.max(0, livedAt + DELIVERED_AFTER_MS + 1_000 - Date.now())));
     const summary = await p.run('incremental');
     expect(summary.error).toBeUndefined();
     expect(summary.status).toBe('succeeded');

@@ -9,7 +9,7 @@ import { drip, type HostileProxy, startHostileProxy } from './hostile-proxy.js';
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: what must never reach an error
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
-const DEADLINE_S = 5;
+const DEADLINE_S = 3;
 
 interface Summary {
   status: string;

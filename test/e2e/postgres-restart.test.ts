@@ -9,11 +9,11 @@ import { sourceSnapshot } from './source-snapshot.js';
 import { expectWarehouseEqualsSource } from './warehouse-compare.js';
 
 const WINDOW_MS = 3000;
-const DOWN_MS = 15_000;
+const DOWN_MS = 8_000;
 
 /**
  * Issue 21: the warehouse goes away in the middle of a sync — the PostgreSQL server stops (every
- * connection dropped, new ones refused) for 15 s and comes back on the same port with the same data. Pages
+ * connection dropped, new ones refused) for 8 s and comes back on the same port with the same data. Pages
  * that could not write fail and are retried; the run waits, resumes, and ends equal to the source with no
  * window failed. The cluster is this test's own (the shared one serves the other files).
  */

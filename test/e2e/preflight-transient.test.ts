@@ -8,7 +8,7 @@ import { freshDatabase } from '../support/postgres.js';
 import { testTemporalAddress } from '../support/temporal.js';
 import { drip, type HostileProxy, type Misbehaviour, startHostileProxy } from './hostile-proxy.js';
 
-const DEADLINE_S = 5;
+const DEADLINE_S = 3;
 const TICKETS = 40;
 const THREAD = /^\/tickets\/\d+\/messages$/;
 
