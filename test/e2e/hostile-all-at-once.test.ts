@@ -29,9 +29,9 @@ describe('sync --once against a source doing everything at once', () => {
       workDir,
       deadlineMs: 60_000,
       maxLogBytes: 3 * 1024 * 1024,
-      // Scaled down too: a stall costs 5 s, not a minute, and the page bound (SYNC_MAX_PAGES, far above any
+      // Scaled down too: a stall costs 3 s, not a minute, and the page bound (SYNC_MAX_PAGES, far above any
       // real workspace by default) is 100, above any scope of this world, so the endless list ends in seconds.
-      env: { SUPPORT_API_REQUEST_DEADLINE: 'PT5S', SYNC_MAX_PAGES: '100' },
+      env: { SUPPORT_API_REQUEST_DEADLINE: 'PT3S', SYNC_MAX_PAGES: '100' },
     });
     console.info(
       [
