@@ -197,6 +197,12 @@ program
   .option('--timezone <iana>', 'time zone of the cron', 'UTC')
   .addOption(configOption)
   .addOption(streamsOption)
+  .addOption(
+    new Option(
+      '--workspace <id>',
+      "only this workspace's schedules (default: SYNC_WORKSPACE, else every workspace: the deployment's own and those of SYNC_WORKSPACES_FILE, whose entries may set their own `schedule`)",
+    ),
+  )
   .action(async (action, opts) => exitWith(await scheduleCommand(action, opts)));
 
 await program.parseAsync(process.argv);

@@ -573,7 +573,7 @@ export const ConfigFromEnv = z.object({
     .min(1)
     .optional()
     .describe(
-      'Path to a YAML file of further workspaces this deployment syncs (`workspaces:`, each with an `id`, its `url`, its `key` as `{ env: NAME }` or `{ file: PATH }`, an optional `schema` and `settings` by environment name); the settings above are the workspace `default`. Workers re-read it, so a workspace added or removed takes effect without a restart ([workspaces](guides/workspaces.md))',
+      'Path to a YAML file of further workspaces this deployment syncs (`workspaces:`, each with an `id`, its `url`, its `key` as `{ env: NAME }` or `{ file: PATH }`, an optional `schema`, `schedule` and `settings` by environment name); the settings above are the workspace `default`. Workers re-read it, so a workspace added or removed takes effect without a restart ([workspaces](guides/workspaces.md))',
     ),
   SYNC_WORKSPACE: WorkspaceId.default(DEFAULT_WORKSPACE).describe(
     'The workspace a command acts on: `default` (the settings above) or an id of SYNC_WORKSPACES_FILE, whose entry then replaces the URL, the key, the schema and its own settings. `--workspace` sets it for one command',

@@ -1,3 +1,4 @@
+import { Duration, IANAZone } from 'luxon';
 import { z } from 'zod';
 
 /**
@@ -59,6 +60,31 @@ export const WORKSPACE_SETTINGS = [
 /** A setting's value as the environment would give it: text (YAML numbers and booleans are taken as written). */
 const SettingValue = z.union([z.string(), z.number(), z.boolean()]).transform((v) => String(v));
 
+/**
+ * A workspace's own recurring syncs: each field replaces the `schedule create` flag of its name for this
+ * workspace (`--every`, `--full-refresh-cron`, `--timezone`).
+ */
+export const WorkspaceSchedule = z.strictObject({
+  every: z
+    .string()
+    .refine(
+      (every) => {
+        const duration = Duration.fromISO(every);
+        return duration.isValid && duration.as('seconds') >= 60;
+      },
+      { message: 'must be an ISO 8601 duration of at least PT1M (e.g. PT1H)' },
+    )
+    .optional()
+    .describe('Interval of its incremental syncs'),
+  fullRefreshCron: z.string().min(1).optional().describe('Cron of its full refreshes, in `timezone`'),
+  timezone: z
+    .string()
+    .refine((tz) => IANAZone.isValidZone(tz), { message: 'expected an IANA time zone (e.g. Europe/Berlin)' })
+    .optional()
+    .describe('Time zone of its full-refresh cron'),
+});
+export type WorkspaceSchedule = z.infer<typeof WorkspaceSchedule>;
+
 export const WorkspaceEntry = z.strictObject({
   id: WorkspaceId.refine((id) => id !== DEFAULT_WORKSPACE, {
     message: `"${DEFAULT_WORKSPACE}" is the workspace of the deployment's own settings; pick another id`,
@@ -74,6 +100,7 @@ export const WorkspaceEntry = z.strictObject({
     .string()
     .regex(/^[a-z_][a-z0-9_]*$/, 'must be lower-case letters, digits and _, not starting with a digit')
     .optional(),
+  schedule: WorkspaceSchedule.optional().describe("Its own schedule (`schedule create`'s flags otherwise)"),
   settings: z
     .partialRecord(z.enum(WORKSPACE_SETTINGS), SettingValue)
     .optional()

@@ -15,17 +15,19 @@ const DEFAULT_POSTGRES_SCHEMA = 'support';
  * file, the entry and the field.
  */
 export function readWorkspacesFile(path: string): { file: WorkspacesFile } | { problems: string[] } {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? 'error';
+    return { problems: [`SYNC_WORKSPACES_FILE ${path}: cannot read the file (${code})`] };
+  }
   let content: unknown;
   try {
-    content = parseYaml(readFileSync(path, 'utf8'));
+    content = parseYaml(text);
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
     return {
-      problems: [
-        code
-          ? `SYNC_WORKSPACES_FILE ${path}: cannot read the file (${code})`
-          : `SYNC_WORKSPACES_FILE ${path}: not valid YAML (${(err as Error).message.split('\n')[0]})`,
-      ],
+      problems: [`SYNC_WORKSPACES_FILE ${path}: not valid YAML (${(err as Error).message.split('\n')[0]})`],
     };
   }
   const result = WorkspacesFile.safeParse(content ?? {});

@@ -10,11 +10,15 @@ import { Duration } from 'luxon';
 import type { Config } from '../../schemas/config.js';
 import type { SyncRunInput } from '../../schemas/run-input.js';
 import { ALL_STREAMS, type StreamName } from '../../schemas/streams.js';
-import { settingsFromConfig } from '../../worker/config.js';
+import { DEFAULT_WORKSPACE } from '../../schemas/workspaces.js';
+import { ConfigError, settingsFromConfig, workspaceConfigLoader } from '../../worker/config.js';
 import { deploymentNameOf } from '../../worker/deployment-version.js';
+import { workspaceStartOptions } from '../../worker/run-sync.js';
+import { readWorkspacesFile } from '../../worker/workspace-config.js';
+import { WorkspaceKey } from '../../workflows/search-attributes.js';
 import { reportFailure, withTemporal } from './context.js';
 
-/** The ids of one deployment's schedules. */
+/** The ids of one workspace's schedules. */
 export interface ScheduleIds {
   incremental: string;
   fullRefresh: string;
@@ -23,13 +27,16 @@ export interface ScheduleIds {
 }
 
 /**
- * A deployment's schedule ids, prefixed by its name (TEMPORAL_DEPLOYMENT_NAME, default the task queue): the
- * default deployment (`support-sync`) keeps the ids it always had (`support-sync-incremental`, …), and a
- * second deployment in the namespace has its own. A deployment that serves several workspaces adds the
- * workspace to the scope (`<deployment>-<workspace>-incremental`).
+ * A workspace's schedule ids, prefixed by its deployment's name (TEMPORAL_DEPLOYMENT_NAME, default the task
+ * queue): the deployment's own workspace keeps the ids it always had (`support-sync-incremental`, …), and a
+ * second deployment in the namespace has its own. A workspace of SYNC_WORKSPACES_FILE adds its id
+ * (`<deployment>-<workspace>-incremental`).
  */
 export function scheduleIdsOf(scope: { deployment: string; workspace?: string }): ScheduleIds {
-  const prefix = scope.workspace ? `${scope.deployment}-${scope.workspace}` : scope.deployment;
+  const prefix =
+    scope.workspace && scope.workspace !== DEFAULT_WORKSPACE
+      ? `${scope.deployment}-${scope.workspace}`
+      : scope.deployment;
   return {
     incremental: `${prefix}-incremental`,
     fullRefresh: `${prefix}-full-refresh`,
@@ -38,7 +45,7 @@ export function scheduleIdsOf(scope: { deployment: string; workspace?: string })
 }
 
 export function scheduleIdsFor(config: Config): ScheduleIds {
-  return scheduleIdsOf({ deployment: deploymentNameOf(config) });
+  return scheduleIdsOf({ deployment: deploymentNameOf(config), workspace: config.SYNC_WORKSPACE });
 }
 
 /** The memo key, on the runs a schedule starts, of what `schedule create` made it from. */
@@ -49,15 +56,30 @@ interface ScheduleDefinition {
   memo: { fingerprint: string; when: string };
 }
 
+type OwnSchedule = ScheduleDescription & ScheduleDefinition;
+
+/** The workspace whose runs a schedule starts: its runs' `Workspace` search attribute, none: the deployment's. */
+function workspaceOfSchedule(described: ScheduleDescription): string {
+  const action = described.action;
+  const attributes = action.type === 'startWorkflow' ? action.typedSearchAttributes : undefined;
+  const value = Array.isArray(attributes)
+    ? attributes.find((pair) => pair.key.name === WorkspaceKey.name)?.value
+    : attributes?.get(WorkspaceKey);
+  return typeof value === 'string' ? value : DEFAULT_WORKSPACE;
+}
+
 /**
- * The schedule as this deployment has it (null: none), or an error when the id is taken by a schedule that
- * starts runs on another task queue (another deployment with the same TEMPORAL_DEPLOYMENT_NAME).
+ * The schedule `scheduleId` as this workspace has it (null: none), or an error when the id is taken by a
+ * schedule that starts runs on another task queue (another deployment with the same
+ * TEMPORAL_DEPLOYMENT_NAME) or of another workspace (two ids that coincide, as a workspace `report-x` and a
+ * report query `x-incremental` would).
  */
 async function ownSchedule(
   client: Client,
   scheduleId: string,
   taskQueue: string,
-): Promise<(ScheduleDescription & ScheduleDefinition) | null> {
+  workspace: string,
+): Promise<OwnSchedule | null> {
   const described = await client.schedule
     .getHandle(scheduleId)
     .describe()
@@ -71,31 +93,79 @@ async function ownSchedule(
     throw new Error(
       `schedule ${scheduleId} starts runs on task queue ${action.type === 'startWorkflow' ? action.taskQueue : '(none)'}, not ${taskQueue}: it belongs to another deployment; give this one its own TEMPORAL_DEPLOYMENT_NAME`,
     );
+  const of = workspaceOfSchedule(described);
+  if (of !== workspace)
+    throw new Error(
+      `schedule ${scheduleId} starts runs of workspace "${of}", not "${workspace}": their schedule ids coincide; rename the workspace or the report query`,
+    );
   const memo = (action.memo?.[DEFINITION_MEMO] ?? {}) as Partial<ScheduleDefinition['memo']>;
   return Object.assign(described, {
     memo: { fingerprint: memo.fingerprint ?? '', when: memo.when ?? '(not made by schedule create)' },
   });
 }
 
-/** This deployment's schedules that exist now (the report ones found by prefix and task queue). */
+/** Every schedule id of the namespace that begins with the deployment's name (listed once per command). */
+async function idsOfDeployment(client: Client, deployment: string): Promise<string[]> {
+  const ids: string[] = [];
+  for await (const s of client.schedule.list())
+    if (s.scheduleId.startsWith(`${deployment}-`)) ids.push(s.scheduleId);
+  return ids;
+}
+
+/**
+ * A workspace's schedules that exist now: its incremental and full-refresh ones (described by id, so one
+ * created a moment ago is found), and its report ones found in `listed` by prefix, workspace and task queue.
+ */
 async function existingSchedules(
   client: Client,
   ids: ScheduleIds,
   taskQueue: string,
-): Promise<Map<string, ScheduleDescription & ScheduleDefinition>> {
-  const found = new Map<string, ScheduleDescription & ScheduleDefinition>();
-  const candidates = [ids.incremental, ids.fullRefresh];
-  for await (const s of client.schedule.list())
-    if (s.scheduleId.startsWith(ids.reportPrefix)) candidates.push(s.scheduleId);
-  for (const scheduleId of candidates) {
-    const deploymentSchedule = await ownSchedule(client, scheduleId, taskQueue).catch((err: unknown) => {
-      // A report-prefixed schedule of another deployment (whose name extends this one's) is not ours.
-      if (scheduleId.startsWith(ids.reportPrefix)) return null;
-      throw err;
-    });
-    if (deploymentSchedule) found.set(scheduleId, deploymentSchedule);
+  workspace: string,
+  listed: readonly string[],
+): Promise<Map<string, OwnSchedule>> {
+  const found = new Map<string, OwnSchedule>();
+  for (const scheduleId of [ids.incremental, ids.fullRefresh]) {
+    const own = await ownSchedule(client, scheduleId, taskQueue, workspace);
+    if (own) found.set(scheduleId, own);
+  }
+  for (const scheduleId of listed) {
+    if (!scheduleId.startsWith(ids.reportPrefix) || found.has(scheduleId)) continue;
+    // A report-prefixed schedule of another deployment (whose name extends this one's) or of another
+    // workspace (whose id extends `report-`) is not this workspace's.
+    const own = await ownSchedule(client, scheduleId, taskQueue, workspace).catch(() => null);
+    if (own) found.set(scheduleId, own);
   }
   return found;
+}
+
+/**
+ * This deployment's schedules of workspaces not in `workspaces` (removed from SYNC_WORKSPACES_FILE): ids
+ * of the deployment, starting runs on its task queue, of a workspace the configuration no longer has.
+ */
+async function schedulesOfRemovedWorkspaces(
+  client: Client,
+  deployment: string,
+  taskQueue: string,
+  workspaces: readonly string[],
+  listed: readonly string[],
+): Promise<Map<string, string>> {
+  const removed = new Map<string, string>();
+  for (const scheduleId of listed) {
+    const described = await client.schedule
+      .getHandle(scheduleId)
+      .describe()
+      .catch(() => null);
+    if (described?.action.type !== 'startWorkflow' || described.action.taskQueue !== taskQueue) continue;
+    const workspace = workspaceOfSchedule(described);
+    if (workspaces.includes(workspace)) continue;
+    const ids = scheduleIdsOf({ deployment, workspace });
+    const made =
+      scheduleId === ids.incremental ||
+      scheduleId === ids.fullRefresh ||
+      scheduleId.startsWith(ids.reportPrefix);
+    if (made) removed.set(scheduleId, workspace);
+  }
+  return removed;
 }
 
 /**
@@ -133,15 +203,24 @@ type Wanted = Pick<ScheduleOptions, 'scheduleId' | 'spec'> & {
   fingerprint?: string;
 };
 
-/** The schedules the configuration and the options ask for, each with the memo that fingerprints it. */
+/** When a workspace's runs recur: the command's flags, each replaced by the workspace's own (its entry). */
+interface Timing {
+  every: string;
+  fullRefreshCron: string;
+  timezone: string;
+}
+
+/** The schedules a workspace's configuration and timing ask for, each with the memo that fingerprints it. */
 function wantedSchedules(
   config: Config,
   ids: ScheduleIds,
-  opts: { every: string; fullRefreshCron: string; timezone: string; streams?: StreamName[] },
+  timing: Timing,
+  streamsOption: StreamName[] | undefined,
 ): Wanted[] {
+  const workspace = config.SYNC_WORKSPACE;
   const all = settingsFromConfig(config, new Date());
   // The streams are fixed in the schedules (like the settings): change SYNC_STREAMS, update them.
-  const streams = opts.streams ?? config.SYNC_STREAMS;
+  const streams = streamsOption ?? config.SYNC_STREAMS;
   // Queries with their own schedule are taken by it alone, not by every sync run as well (and not at
   // all when report_snapshots is left out).
   const ownSchedule = streams.includes('report_snapshots')
@@ -160,27 +239,36 @@ function wantedSchedules(
     catchupWindow: '1 hour',
     pauseOnFailure: false,
   } as const;
-  const startRun = (args: SyncRunInput) =>
-    ({
+  // A workspace's runs carry its `Workspace` attribute (everything they start inherits it) and its fairness
+  // key beside their mode's priority, as `sync --workspace` starts them. The SDK's schedule options do not
+  // declare `priority` but send it (the description reads it back).
+  const startRun = (args: SyncRunInput): Wanted['action'] => {
+    const start = workspaceStartOptions(workspace, args.mode);
+    return {
       type: 'startWorkflow',
       workflowType: 'syncRunWorkflow',
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       args: [args],
-    }) as const;
+      ...(start.typedSearchAttributes.length > 0
+        ? { typedSearchAttributes: start.typedSearchAttributes }
+        : {}),
+      ...{ priority: start.priority },
+    };
+  };
   const wanted: Wanted[] = [
     {
       scheduleId: ids.incremental,
-      spec: { intervals: [{ every: Duration.fromISO(opts.every).as('milliseconds') }] },
+      spec: { intervals: [{ every: Duration.fromISO(timing.every).as('milliseconds') }] },
       action: startRun(input('incremental')),
       policies,
-      when: `every ${opts.every}`,
+      when: `every ${timing.every}`,
     },
     {
       scheduleId: ids.fullRefresh,
-      spec: { cronExpressions: [opts.fullRefreshCron], timezone: opts.timezone },
+      spec: { cronExpressions: [timing.fullRefreshCron], timezone: timing.timezone },
       action: startRun(input('full_refresh')),
       policies,
-      when: `${opts.fullRefreshCron} ${opts.timezone}`,
+      when: `${timing.fullRefreshCron} ${timing.timezone}`,
     },
     ...ownSchedule.map((query) => ({
       scheduleId: `${ids.reportPrefix}${query.name}`,
@@ -203,31 +291,58 @@ function wantedSchedules(
   });
 }
 
-/** `schedule list`: this deployment's schedules, one line each, on stdout. */
-async function listSchedules(client: Client, ids: ScheduleIds, taskQueue: string): Promise<number> {
-  const found = await existingSchedules(client, ids, taskQueue);
-  if (found.size === 0) {
-    process.stderr.write(
-      `no schedules of this deployment (ids ${ids.incremental}, …): run \`schedule create\`\n`,
-    );
-    return 0;
-  }
-  for (const [scheduleId, s] of found) {
-    const input = s.action.type === 'startWorkflow' ? (s.action.args?.[0] as Partial<SyncRunInput>) : {};
-    const next = s.info.nextActionTimes[0]?.toISOString() ?? '-';
-    const last = s.info.recentActions.at(-1)?.takenAt.toISOString() ?? '-';
-    const state = s.state.paused ? `paused${s.state.note ? ` (${s.state.note})` : ''}` : 'active';
-    process.stdout.write(
-      `${scheduleId}\t${s.memo.when}\t${input.mode ?? '?'}\t${(input.streams ?? []).join(',')}\t${state}\tnext ${next}\tlast ${last}\n`,
-    );
-  }
-  return 0;
+/** One line of `schedule list`: id, when, mode, streams, state, next and last action. */
+function listLine(scheduleId: string, s: OwnSchedule): string {
+  const input = s.action.type === 'startWorkflow' ? (s.action.args?.[0] as Partial<SyncRunInput>) : {};
+  const next = s.info.nextActionTimes[0]?.toISOString() ?? '-';
+  const last = s.info.recentActions.at(-1)?.takenAt.toISOString() ?? '-';
+  const state = s.state.paused ? `paused${s.state.note ? ` (${s.state.note})` : ''}` : 'active';
+  return `${scheduleId}\t${s.memo.when}\t${input.mode ?? '?'}\t${(input.streams ?? []).join(',')}\t${state}\tnext ${next}\tlast ${last}\n`;
 }
 
 /**
- * `schedule create|delete`: an incremental sync every `--every`, and a full refresh on a cron (catches
- * changes to old tickets and messages that did not move `updated_at`, marks deleted tickets). Overlaps are
- * skipped: a run still going when the next is due makes the next wait for the following slot.
+ * The workspaces a `schedule` command acts on, each with its configuration: the one `--workspace` or
+ * SYNC_WORKSPACE names, else the deployment's own and every workspace of SYNC_WORKSPACES_FILE. Throws a
+ * ConfigError naming every workspace whose configuration is bad, before any schedule is touched.
+ */
+function scheduledWorkspaces(config: Config, named: boolean): Config[] {
+  if (named || config.SYNC_WORKSPACES_FILE === undefined) return [config];
+  const read = readWorkspacesFile(config.SYNC_WORKSPACES_FILE);
+  if ('problems' in read) throw new ConfigError(read.problems);
+  const load = workspaceConfigLoader(config);
+  const configs = [config];
+  const problems: string[] = [];
+  for (const entry of read.file.workspaces) {
+    try {
+      configs.push(load(entry.id));
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      problems.push(...err.problems);
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return configs;
+}
+
+/** A workspace's timing: its entry's `schedule`, each field it leaves out from the command's flags. */
+function timingOf(config: Config, flags: Timing): Timing {
+  if (config.SYNC_WORKSPACE === DEFAULT_WORKSPACE || config.SYNC_WORKSPACES_FILE === undefined) return flags;
+  const read = readWorkspacesFile(config.SYNC_WORKSPACES_FILE);
+  const entry = 'file' in read ? read.file.workspaces.find((w) => w.id === config.SYNC_WORKSPACE) : undefined;
+  const own = entry?.schedule ?? {};
+  return {
+    every: own.every ?? flags.every,
+    fullRefreshCron: own.fullRefreshCron ?? flags.fullRefreshCron,
+    timezone: own.timezone ?? flags.timezone,
+  };
+}
+
+/**
+ * `schedule create|update|delete|list`: per workspace, an incremental sync every `--every`, and a full
+ * refresh on a cron (catches changes to old tickets and messages that did not move `updated_at`, marks
+ * deleted tickets). Overlaps are skipped: a run still going when the next is due makes the next wait for
+ * the following slot. Without `--workspace`, every workspace of the deployment; schedules of workspaces
+ * removed from SYNC_WORKSPACES_FILE are deleted by create, update and delete, and listed by list.
  */
 export function scheduleCommand(
   action: string,
@@ -237,6 +352,7 @@ export function scheduleCommand(
     fullRefreshCron: string;
     timezone: string;
     streams?: StreamName[];
+    workspace?: string;
   },
 ): Promise<number> {
   if (!['create', 'update', 'delete', 'list'].includes(action)) {
@@ -252,48 +368,96 @@ export function scheduleCommand(
     );
     return Promise.resolve(2);
   }
+  const named = opts.workspace !== undefined || (process.env['SYNC_WORKSPACE'] ?? '') !== '';
   return withTemporal(opts, { embedIfUnset: false }, async ({ config, temporal }) => {
+    let configs: Config[];
+    try {
+      configs = scheduledWorkspaces(config, named);
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      for (const problem of err.problems) process.stderr.write(`config error: ${problem}\n`);
+      return 2;
+    }
     const client = temporal.client;
-    const ids = scheduleIdsFor(config);
+    const deployment = deploymentNameOf(config);
     const taskQueue = config.TEMPORAL_TASK_QUEUE;
     try {
-      if (action === 'list') return await listSchedules(client, ids, taskQueue);
-      const existing = await existingSchedules(client, ids, taskQueue);
-      if (action === 'delete') {
-        for (const scheduleId of existing.keys()) await client.schedule.getHandle(scheduleId).delete();
-        process.stderr.write(
-          `schedules deleted: ${[...existing.keys()].join(', ') || 'none of this deployment existed'}\n`,
+      const listed = await idsOfDeployment(client, deployment);
+      const removed = named
+        ? new Map<string, string>()
+        : await schedulesOfRemovedWorkspaces(
+            client,
+            deployment,
+            taskQueue,
+            configs.map((c) => c.SYNC_WORKSPACE),
+            listed,
+          );
+      const existing = new Map<string, Map<string, OwnSchedule>>();
+      for (const c of configs)
+        existing.set(
+          c.SYNC_WORKSPACE,
+          await existingSchedules(client, scheduleIdsFor(c), taskQueue, c.SYNC_WORKSPACE, listed),
         );
+      if (action === 'list') {
+        let lines = 0;
+        for (const found of existing.values())
+          for (const [scheduleId, s] of found) {
+            process.stdout.write(listLine(scheduleId, s));
+            lines++;
+          }
+        for (const [scheduleId, workspace] of removed)
+          process.stderr.write(
+            `${scheduleId}: of workspace "${workspace}", no longer in SYNC_WORKSPACES_FILE (\`schedule update\` deletes it)\n`,
+          );
+        if (lines === 0)
+          process.stderr.write(
+            `no schedules of this deployment (ids ${scheduleIdsFor(configs[0]!).incremental}, …): run \`schedule create\`\n`,
+          );
+        return 0;
+      }
+      if (action === 'delete') {
+        const ids = [...[...existing.values()].flatMap((found) => [...found.keys()]), ...removed.keys()];
+        for (const scheduleId of ids) await client.schedule.getHandle(scheduleId).delete();
+        process.stderr.write(`schedules deleted: ${ids.join(', ') || 'none of this deployment existed'}\n`);
         return 0;
       }
       // create and update are one: what is missing is created, what differs is updated in place (its
       // pause, note and recent runs stay), what is as asked is left alone.
-      const wanted = wantedSchedules(config, ids, opts);
       const lines: string[] = [];
-      for (const w of wanted) {
-        const before = existing.get(w.scheduleId);
-        const { when, fingerprint, ...options } = w;
-        if (!before) {
-          await client.schedule.create(options);
-          lines.push(`${w.scheduleId} (${when}) created`);
-        } else if (before.memo.fingerprint === fingerprint) {
-          lines.push(`${w.scheduleId} (${when}) unchanged`);
-        } else {
-          await client.schedule
-            .getHandle(w.scheduleId)
-            .update((previous) => ({ ...previous, spec: w.spec, action: w.action, policies: w.policies }));
-          lines.push(`${w.scheduleId} (${when}) updated`);
+      for (const c of configs) {
+        const own = existing.get(c.SYNC_WORKSPACE)!;
+        const wanted = wantedSchedules(c, scheduleIdsFor(c), timingOf(c, opts), opts.streams);
+        for (const w of wanted) {
+          const before = own.get(w.scheduleId);
+          const { when, fingerprint, ...options } = w;
+          if (!before) {
+            await client.schedule.create(options);
+            lines.push(`${w.scheduleId} (${when}) created`);
+          } else if (before.memo.fingerprint === fingerprint) {
+            lines.push(`${w.scheduleId} (${when}) unchanged`);
+          } else {
+            await client.schedule
+              .getHandle(w.scheduleId)
+              .update((previous) => ({ ...previous, spec: w.spec, action: w.action, policies: w.policies }));
+            lines.push(`${w.scheduleId} (${when}) updated`);
+          }
         }
+        // A report query that lost its own schedule (or was removed): its schedule goes.
+        for (const scheduleId of own.keys()) {
+          if (wanted.some((w) => w.scheduleId === scheduleId)) continue;
+          await client.schedule.getHandle(scheduleId).delete();
+          lines.push(`${scheduleId} deleted (no longer configured)`);
+        }
+        const streams = opts.streams ?? c.SYNC_STREAMS;
+        if (streams.length < ALL_STREAMS.length)
+          process.stderr.write(
+            `scheduled streams${c.SYNC_WORKSPACE === DEFAULT_WORKSPACE ? '' : ` of ${c.SYNC_WORKSPACE}`}: ${streams.join(',')}\n`,
+          );
       }
-      // A report query that lost its own schedule (or was removed): its schedule goes.
-      for (const scheduleId of existing.keys()) {
-        if (wanted.some((w) => w.scheduleId === scheduleId)) continue;
+      for (const [scheduleId, workspace] of removed) {
         await client.schedule.getHandle(scheduleId).delete();
-        lines.push(`${scheduleId} deleted (no longer configured)`);
+        lines.push(`${scheduleId} deleted (workspace "${workspace}" no longer in SYNC_WORKSPACES_FILE)`);
       }
-      const streams = opts.streams ?? config.SYNC_STREAMS;
-      if (streams.length < ALL_STREAMS.length)
-        process.stderr.write(`scheduled streams: ${streams.join(',')}\n`);
       process.stderr.write(`schedules: ${lines.join(', ')}\n`);
       return 0;
     } catch (err) {

@@ -1,7 +1,13 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TypedSearchAttributes } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scheduleIdsOf } from '../../cli/commands/schedule.js';
+import type { SyncRunInput } from '../../schemas/run-input.js';
+import { WorkspaceKey } from '../../workflows/search-attributes.js';
 import { cli } from '../support/cli.js';
 import { connectToTestServer, testTemporalAddress } from '../support/temporal.js';
 
@@ -104,5 +110,95 @@ describe('schedules: updated in place, one set per deployment', () => {
     expect(present).not.toContain(ids(second.queue).fullRefresh);
     expect(present).toContain(ids(first.queue).incremental);
     expect(present).toContain(ids(first.queue).fullRefresh);
+  });
+
+  it('one set per workspace: each with its Workspace and fairness key, its own timing, removed with its entry', async () => {
+    const queue = `sched-ws-${suffix}`;
+    const folder = mkdtempSync(join(tmpdir(), 'schedule-workspaces-'));
+    const file = join(folder, 'workspaces.yaml');
+    const entries = (ids: string[]) =>
+      [
+        'workspaces:',
+        ...ids.flatMap((id) => [
+          `  - id: ${id}`,
+          '    url: https://source.invalid',
+          '    key: { env: WS_KEY }',
+          ...(id === 'north' ? ['    schedule: { every: PT30M, timezone: Europe/Berlin }'] : []),
+        ]),
+      ].join('\n');
+    writeFileSync(file, entries(['north', 'south']));
+    const extra = { SYNC_WORKSPACES_FILE: file, WS_KEY: 'not-used-here' };
+    const of = (workspace?: string) =>
+      scheduleIdsOf({ deployment: queue, ...(workspace ? { workspace } : {}) });
+
+    const created = await schedule(queue, ['create', '--every', 'PT1H'], extra);
+    expect(created, created.stderr).toMatchObject({ code: 0 });
+    expect(created.stderr).toContain(`${of().incremental} (every PT1H) created`);
+    expect(created.stderr).toContain(`${of('north').incremental} (every PT30M) created`);
+    expect(created.stderr).toContain(`${of('north').fullRefresh} (0 3 * * * Europe/Berlin) created`);
+    expect(created.stderr).toContain(`${of('south').incremental} (every PT1H) created`);
+
+    const north = await env.client.schedule.getHandle(of('north').incremental).describe();
+    expect(north.action.type).toBe('startWorkflow');
+    if (north.action.type !== 'startWorkflow') return;
+    expect((north.action.typedSearchAttributes as TypedSearchAttributes | undefined)?.get(WorkspaceKey)).toBe(
+      'north',
+    );
+    expect(north.action.priority).toMatchObject({ fairnessKey: 'north', priorityKey: 1 });
+    expect(((north.action.args ?? [])[0] as SyncRunInput).mode).toBe('incremental');
+    const home = await env.client.schedule.getHandle(of().incremental).describe();
+    expect(
+      home.action.type === 'startWorkflow' &&
+        (home.action.typedSearchAttributes as TypedSearchAttributes | undefined)?.get(WorkspaceKey),
+    ).toBe(undefined);
+
+    // A run the schedule starts is the workspace's: found by its Workspace (no worker runs it here).
+    await env.client.schedule.getHandle(of('north').incremental).trigger();
+    let started: string | undefined;
+    for (let i = 0; i < 50 && !started; i++) {
+      for await (const w of env.client.workflow.list({
+        query: `${WorkspaceKey.name} = 'north' AND TaskQueue = '${queue}'`,
+      }))
+        started = w.workflowId;
+      if (!started) await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(started, 'the triggered run is listed under Workspace = north').toBeDefined();
+    await env.client.workflow.getHandle(started!).terminate('test: no worker serves this queue');
+
+    // One workspace alone, then the file without south: update deletes south's schedules, no one else's.
+    const listed = await schedule(queue, ['list', '--workspace', 'south'], extra);
+    expect(listed, listed.stderr).toMatchObject({ code: 0 });
+    expect(
+      listed.stdout
+        .trim()
+        .split('\n')
+        .map((l) => l.split('\t')[0])
+        .sort(),
+    ).toEqual([of('south').fullRefresh, of('south').incremental].sort());
+    writeFileSync(file, entries(['north']));
+    const updated = await schedule(queue, ['update', '--every', 'PT1H'], extra);
+    expect(updated, updated.stderr).toMatchObject({ code: 0 });
+    expect(updated.stderr).toContain(
+      `${of('south').incremental} deleted (workspace "south" no longer in SYNC_WORKSPACES_FILE)`,
+    );
+    expect(updated.stderr).toContain(`${of('north').incremental} (every PT30M) unchanged`);
+    const present = await allIds();
+    expect(present).not.toContain(of('south').incremental);
+    expect(present).toContain(of('north').incremental);
+    expect(present).toContain(of().incremental);
+
+    // A bad entry is named, and nothing is touched.
+    writeFileSync(file, entries(['north']).replace('every: PT30M', 'every: PT10S'));
+    const bad = await schedule(queue, ['update'], extra);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain(
+      'entry 1 ("north"): schedule.every: must be an ISO 8601 duration of at least PT1M',
+    );
+    writeFileSync(file, entries(['north']));
+    const deleted = await schedule(queue, ['delete'], extra);
+    expect(deleted, deleted.stderr).toMatchObject({ code: 0 });
+    const after = await allIds();
+    for (const id of [of().incremental, of('north').incremental, of('north').fullRefresh])
+      expect(after).not.toContain(id);
   });
 });
