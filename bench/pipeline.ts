@@ -43,7 +43,7 @@ import pg from 'pg';
 import { type RequestLogEntry, startCompanion } from '../companion/index.js';
 import type { SyncSettings } from '../schemas/run-input.js';
 import { STREAM_TABLE_NAMES } from '../schemas/warehouse.js';
-import { analyticsQueueOf, settingsFromConfig } from '../worker/config.js';
+import { settingsFromConfig } from '../worker/config.js';
 import type { RunSummary } from '../worker/run-sync.js';
 import { plainCrawl } from './support/crawl.js';
 import { benchFlags, log, startServices, sum, syncTarget, timedSync } from './support/harness.js';
@@ -71,7 +71,7 @@ log(`generating a ${tickets}-ticket world`);
 const companion = await startCompanion({ seed: Number(values.seed), tickets, rateLimits: false });
 log(`companion at ${companion.baseUrl}`);
 const taskQueue = 'bench-pipeline';
-const services = await startServices({ singlePartitionTaskQueues: [analyticsQueueOf(taskQueue)] });
+const services = await startServices();
 const startDate = new Date(Date.now() - 200 * DAY_MS).toISOString();
 const target = await syncTarget(services, companion, {
   database: 'bench_pipeline',

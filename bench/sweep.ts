@@ -37,7 +37,7 @@ import { startCompanion } from '../companion/index.js';
 import { fetchAgentSessionsPage, fetchCsatPage, planWindows } from '../connectors/support-api/index.js';
 import type { SyncSettings } from '../schemas/run-input.js';
 import { ALL_STREAMS, EXPORT_PASSES, type StreamName } from '../schemas/streams.js';
-import { analyticsQueueOf, auditRequestsOf } from '../worker/config.js';
+import { auditRequestsOf } from '../worker/config.js';
 import {
   benchFlags,
   crawl,
@@ -63,7 +63,7 @@ const windowMs = Number(values['window-ms']);
 log(`generating a ${tickets}-ticket world`);
 const companion = await startCompanion({ seed: Number(values.seed), tickets, rateLimits: false });
 const taskQueue = 'bench-sweep';
-const services = await startServices({ singlePartitionTaskQueues: [analyticsQueueOf(taskQueue)] });
+const services = await startServices();
 const target = await syncTarget(services, companion, {
   database: 'bench_sweep',
   taskQueue,

@@ -11,8 +11,6 @@ export interface DevServerOptions {
   uiPort?: number;
   /** Frontend port; random free port when omitted. */
   port?: number;
-  /** Task queues whose activity rate must be exact: one partition each. */
-  singlePartitionTaskQueues?: string[];
   /** More dynamic config, `key=value` each (a bench turning on `matching.enableFairness=true`). */
   dynamicConfig?: string[];
   log?: (line: string) => void;
@@ -36,8 +34,8 @@ export async function startTemporalDevServer(
   const extraArgs = [
     '--log-level',
     'error',
-    // One partition per task queue: the server-enforced activity rate of each route class's queue
-    // (maxTaskQueueActivitiesPerSecond) is split across partitions, so one partition keeps it exact.
+    // One partition per task queue: a dev server is one host, and priorities and fairness order the tasks
+    // of a partition, so one partition dispatches in exactly their order.
     '--dynamic-config-value',
     'matching.numTaskqueueReadPartitions=1',
     '--dynamic-config-value',
@@ -58,17 +56,6 @@ export async function startTemporalDevServer(
     'matching.wv.VersionDrainageStatusVisibilityGracePeriod="5s"',
   ];
   for (const setting of options.dynamicConfig ?? []) extraArgs.push('--dynamic-config-value', setting);
-  for (const queue of options.singlePartitionTaskQueues ?? []) {
-    // Server-enforced maxTaskQueueActivitiesPerSecond is split across partitions; one partition keeps it exact.
-    extraArgs.push(
-      '--dynamic-config-value',
-      `matching.numTaskqueueReadPartitions=[{"value":1,"constraints":{"taskQueueName":"${queue}"}}]`,
-    );
-    extraArgs.push(
-      '--dynamic-config-value',
-      `matching.numTaskqueueWritePartitions=[{"value":1,"constraints":{"taskQueueName":"${queue}"}}]`,
-    );
-  }
   const starting = options.step?.('starting the Temporal dev server');
   try {
     // The dev server gets the demo's helper environment, not the sync's keys (embedded/child-env.ts).

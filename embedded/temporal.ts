@@ -5,7 +5,6 @@ import type { NativeConnection } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import type { Config } from '../schemas/config.js';
 import type { Secrets } from '../schemas/secret.js';
-import { analyticsQueueOf } from '../worker/config.js';
 import {
   connectTemporal,
   DEFAULT_TEMPORAL_ADDRESS,
@@ -73,7 +72,6 @@ export async function temporalTarget(
   const env = await startTemporalDevServer({
     ...(options.persistent ? { dbFilename: join(DATA_DIR, 'temporal.db') } : {}),
     ...(uiPort ? { uiPort } : {}),
-    singlePartitionTaskQueues: [analyticsQueueOf(options.taskQueue)],
     log: (line) => logger.info(line),
     step,
   });

@@ -5,7 +5,8 @@ import { DEFAULT_WORKSPACE } from './workspaces.js';
 
 /**
  * The task queue of a route class: `<queue>-list`, `-detail`, `-analytics`, `-directory`. Activities that
- * make requests of that class run there, and the Temporal server paces each for every worker together.
+ * make requests of that class run there, so each class has its own activity slots; the key's budget
+ * workflow paces them (docs/design/rate-budget.md).
  */
 export function classTaskQueue(taskQueue: string, routeClass: StreamRouteClass) {
   return `${taskQueue}-${routeClass}`;

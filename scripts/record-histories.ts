@@ -41,7 +41,7 @@ import {
 } from '../test/workflows/history-files.js';
 import { historyToJson } from '../test/workflows/history-json.js';
 import { buildDependencies } from '../worker/compose.js';
-import { analyticsQueueOf, loadConfig, settingsFromConfig } from '../worker/config.js';
+import { loadConfig, settingsFromConfig } from '../worker/config.js';
 import { newRunId, type RunSummary, runSync } from '../worker/run-sync.js';
 import { startWorkers } from '../worker/workers.js';
 import { bundleWorkflows } from '../worker/workflow-bundle.js';
@@ -82,10 +82,7 @@ const staging = mkdtempSync(join(tmpdir(), 'support-sync-histories-'));
 running.push(async () => rmSync(staging, { recursive: true, force: true }));
 let temporal!: Awaited<ReturnType<typeof startTemporalDevServer>>;
 try {
-  temporal = await started(
-    startTemporalDevServer({ log, singlePartitionTaskQueues: [analyticsQueueOf(TASK_QUEUE)] }),
-    (t) => t.teardown(),
-  );
+  temporal = await started(startTemporalDevServer({ log }), (t) => t.teardown());
   const postgres = await started(startEmbeddedPostgres({ log }), (p) => p.stop());
   const companion = await started(startCompanion({ ...WORLD, rateLimits: false }), (c) => c.stop());
   const env = {

@@ -52,12 +52,10 @@ export interface Services {
   stop(): Promise<void>;
 }
 
-/** Starts the services; `singlePartitionTaskQueues` as for the dev server (exact server-side rates). */
-export async function startServices(
-  options: { singlePartitionTaskQueues?: string[] } = {},
-): Promise<Services> {
+/** Starts the services: an embedded PostgreSQL and a Temporal dev server. */
+export async function startServices(): Promise<Services> {
   const postgres = await startEmbeddedPostgres({});
-  const temporal = await startTemporalDevServer(options);
+  const temporal = await startTemporalDevServer();
   return {
     postgres,
     temporal,

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS, type RouteClass } from '../../companion/index.js';
-import { ANALYTICS_TEST_TASK_QUEUE } from '../support/constants.js';
 import { DAY_MS, type Pipeline, startPipeline } from './harness.js';
 import { requestsPerWindow } from './rate-windows.js';
 import { sourceSnapshot } from './source-snapshot.js';
@@ -24,8 +23,8 @@ describe('429s under compressed rate-limit windows, with injected 5xx and connec
         faults: { rate: 0.05, kinds: ['5xx', 'reset'] },
       },
       env: {
-        // The server paces every route class's task queue at the companion's compressed limits.
-        TEMPORAL_TASK_QUEUE: ANALYTICS_TEST_TASK_QUEUE.replace(/-analytics$/, ''),
+        // The key's budget paces every route class at the companion's compressed limits.
+        TEMPORAL_TASK_QUEUE: 'support-sync-test',
         SUPPORT_API_RATE_LIMITS: (['list', 'detail', 'analytics', 'directory'] as const)
           .map((c) => `${c}=${limitOf(c)}`)
           .join(','),

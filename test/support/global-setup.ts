@@ -8,7 +8,6 @@ import type { TestProject } from 'vitest/node';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from '../../embedded/postgres.js';
 import { startTemporalDevServer } from '../../embedded/temporal-server.js';
 import { bundleWorkflows } from '../../worker/workflow-bundle.js';
-import { ANALYTICS_TEST_TASK_QUEUE } from './constants.js';
 
 /**
  * One PostgreSQL cluster per test run (integration project) and one Temporal dev server per fork (vitest's
@@ -25,10 +24,7 @@ export default async function setup(project: TestProject) {
   const serverOf = (fork: string) => {
     let server = servers.get(fork);
     if (!server) {
-      server = startTemporalDevServer({
-        log,
-        singlePartitionTaskQueues: [ANALYTICS_TEST_TASK_QUEUE],
-      }).then((env) => {
+      server = startTemporalDevServer({ log }).then((env) => {
         log(`Temporal dev server of fork ${fork} at ${env.address}`);
         return env;
       });
