@@ -1,6 +1,7 @@
+import { type Fetcher, pageFetcher, windowPageFetcher } from '../connectors/support-api/stream-pages.js';
 import type { ExportPass, StreamOfKind } from '../schemas/streams.js';
 import { STREAMS } from '../schemas/streams.js';
-import type { Fetcher, ListRead, ThreadRead, WindowRead } from '../streams/define.js';
+import type { ListRead, ThreadRead, WindowRead } from '../streams/define.js';
 
 export type { ListRead, ThreadRead, WindowRead } from '../streams/define.js';
 export { THREAD_PAGE_LIMIT } from '../streams/ticket-messages.js';
@@ -17,13 +18,19 @@ type PageFetchers = { readonly [S in StreamOfKind<'reference' | 'tickets'>]: Fet
 
 /**
  * The stream-specific part of the page path (activities/sync-page.ts): which endpoint a stream's page
- * comes from, with which parameters — each stream's own fetcher (streams/<name>.ts), an export's by pass.
+ * comes from, with which parameters — built from each stream's endpoint and page (streams/<name>.ts), an
+ * export's by pass.
  */
 export const PAGE_FETCHERS = Object.fromEntries(
   Object.values(STREAMS).flatMap((stream): [string, Fetcher<never>][] => {
     if (stream.kind === 'export') {
-      return Object.entries(stream.passDefinitions).map(([pass, definition]) => [pass, definition.fetch]);
+      return Object.entries(stream.passDefinitions).map(([pass, definition]) => [
+        pass,
+        windowPageFetcher(stream.endpoint, definition.page),
+      ]);
     }
-    return 'fetch' in stream ? [[stream.name, stream.fetch]] : [];
+    if (!('page' in stream)) return [];
+    const unpaginated = 'unpaginated' in stream && stream.unpaginated === true;
+    return [[stream.name, pageFetcher(stream.endpoint, stream.page as never, { unpaginated })]];
   }),
 ) as unknown as PageFetchers;

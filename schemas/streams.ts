@@ -6,7 +6,7 @@ import { STREAM_DEFINITIONS } from '../streams/registry.js';
  * The stream registry: every stream's definition (streams/<name>.ts, listed in streams/registry.ts) by name,
  * and what derives from it. A definition says what kind of stream it is, the warehouse table it fills, the
  * route class of its requests (which picks its task queue, and so its share of the rate budget), the
- * endpoint it reads, the API key scope that needs, an export's passes, its fetchers, its table's
+ * endpoint it reads, the API key scope that needs, an export's passes, its pages, its table's
  * declaration, its freshness stamp and its audit unit. Everything that names streams derives from here:
  * `StreamName` (CLI `--streams`, `_sync_runs.stream`, the `SyncStream` search attribute), the reference
  * streams, the export passes and their stream, the class of every read endpoint
@@ -17,7 +17,7 @@ import { STREAM_DEFINITIONS } from '../streams/registry.js';
  * needs its workflow lane (workflows/run/). Data only: workflows import it.
  */
 
-/** Route classes the sync's reads use; each has its own task queue whose rate the Temporal server enforces. */
+/** Route classes the sync's reads use; each has its own task queue and its own share of the key's budget. */
 export const STREAM_ROUTE_CLASSES = ['list', 'detail', 'analytics', 'directory'] as const;
 export type StreamRouteClass = (typeof STREAM_ROUTE_CLASSES)[number];
 

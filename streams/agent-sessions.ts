@@ -1,7 +1,5 @@
 import { AgentSession, AgentSessionMeta } from '../schemas/api/exports.js';
-import { defineStream, windowFetch } from './define.js';
-
-const endpoint = 'GET /agent-sessions';
+import { defineStream } from './define.js';
 
 /** Agent login sessions: an export read in windows of `session_start` (spec 4.14). */
 export const agentSessions = defineStream({
@@ -9,13 +7,13 @@ export const agentSessions = defineStream({
   kind: 'export',
   table: 'agent_sessions',
   routeClass: 'analytics',
-  endpoint,
+  endpoint: 'GET /agent-sessions',
   scope: 'analytics:read',
   agent: { dashboardPermissions: ['dashboard.org_metrics', 'dashboard.other_agents_metrics'] },
   passes: ['agent_sessions'],
   passDefinitions: {
     agent_sessions: {
-      fetch: windowFetch(endpoint, AgentSession, { meta: AgentSessionMeta }),
+      page: { item: AgentSession, meta: AgentSessionMeta },
       // Agents log in every working day, tickets or not.
       forecast: { dateColumn: 'session_start', basis: 'days' },
     },

@@ -1,5 +1,4 @@
-import { fetchAgentsPage } from '../connectors/support-api/paginate.js';
-import { Agent } from '../schemas/api/directory.js';
+import { Agent, DIRECTORY_PAGE_LIMIT } from '../schemas/api/directory.js';
 import { defineStream } from './define.js';
 import { referenceTable } from './reference.js';
 
@@ -11,7 +10,7 @@ export const agents = defineStream({
   routeClass: 'directory',
   endpoint: 'GET /agents',
   scope: 'agents:read',
-  fetch: (client, read, cursor) => fetchAgentsPage(client, { cursor, limit: read.limit }),
+  page: { item: Agent, maxLimit: DIRECTORY_PAGE_LIMIT.max },
   warehouse: referenceTable({
     description: 'Agents, human and AI (GET /agents). Latest sync wins when the content differs.',
     schema: Agent,

@@ -1,8 +1,7 @@
 import { CsatMeta, CsatSurvey } from '../schemas/api/exports.js';
 import { column } from '../schemas/warehouse/derive.js';
-import { defineStream, type WindowRead, windowFetch } from './define.js';
+import { defineStream, type WindowRead } from './define.js';
 
-const endpoint = 'GET /csat-surveys';
 /** Comments are asked for only when the run says so (the stream's `extras`). */
 const comments = (read: WindowRead) => ({ include_comments: String(read.extras) });
 
@@ -19,29 +18,31 @@ export const csatSurveys = defineStream({
   kind: 'export',
   table: 'csat_surveys',
   routeClass: 'analytics',
-  endpoint,
+  endpoint: 'GET /csat-surveys',
   scope: 'analytics:read',
   agent: { dashboardPermissions: ['dashboard.org_metrics', 'dashboard.ticket_csat'] },
   passes: ['csat_surveys.sent', 'csat_surveys.submitted'],
   passDefinitions: {
     // A survey is sent on a ticket: their number follows the tickets created.
     'csat_surveys.sent': {
-      fetch: windowFetch(endpoint, CsatSurvey, {
+      page: {
+        item: CsatSurvey,
         meta: CsatMeta,
         window: { from: 'sent_from', before: 'sent_before' },
         query: comments,
-      }),
+      },
       forecast: { dateColumn: 'sent_at', basis: 'tickets' },
       // It reads every survey sent since the start date: those it did not receive are gone (their ticket
       // was deleted, spec 2.7 rule 7).
       fullRefreshMarksUnseen: true,
     },
     'csat_surveys.submitted': {
-      fetch: windowFetch(endpoint, CsatSurvey, {
+      page: {
+        item: CsatSurvey,
         meta: CsatMeta,
         window: { from: 'submitted_from', before: 'submitted_before' },
         query: comments,
-      }),
+      },
       forecast: { dateColumn: 'submitted_at', basis: 'tickets' },
       // A survey is submitted after it is sent, and sent about a ticket that exists (spec 2.7 rule 7: only
       // surveys on existing tickets are exported): so when the history starts no later than the oldest

@@ -1,6 +1,4 @@
 import type { z } from 'zod';
-import type { SupportApiClient } from '../connectors/support-api/client.js';
-import { fetchPage, type Page, windowQuery } from '../connectors/support-api/paginate.js';
 import type { AuditUnit } from '../schemas/audit.js';
 import type { StreamFacts, StreamKind } from '../schemas/streams.js';
 import type { StreamTable } from '../schemas/warehouse/table-spec.js';
@@ -9,9 +7,10 @@ import type { StreamTable } from '../schemas/warehouse/table-spec.js';
  * A stream's definition: everything the sync knows of one stream, declared in one module (streams/<name>.ts)
  * and listed once in the registry (streams/registry.ts). The generic machinery — the page path, the table
  * catalog, freshness, the audit, preflight, the forecast — reads these declarations; none of it names a
- * stream. A definition is data and plain functions only: workflows import the registry, so a stream module
- * imports neither node built-ins nor network clients (its fetchers call the API's page functions with the
- * client the activity hands them).
+ * stream. A definition is data and plain functions only, on the ground floor with schemas/: workflows import
+ * the registry, so a stream module imports neither node built-ins nor network clients. How a page is asked
+ * for is declared (`PageSpec`); the connector turns the declaration into a request
+ * (connectors/support-api/stream-pages.ts).
  */
 
 /** What a page of a whole list (reference streams, tickets) needs besides its cursor. */
@@ -31,12 +30,28 @@ export interface ThreadRead {
   readonly ticketNumber: number;
 }
 
-/** One page of the stream (or pass) from the API, with what its kind reads. */
-export type Fetcher<R> = (
-  client: SupportApiClient,
-  read: R,
-  cursor: string | null,
-) => Promise<Page<unknown, unknown>>;
+/**
+ * How a page of the stream (or pass) is asked for: `GET` of its endpoint, each `:name` segment filled with
+ * the read's field of that name, with the page's cursor and limit and these.
+ */
+export interface PageSpec<R> {
+  /** What an item of the page is (its `data` entries). */
+  readonly item: z.ZodType;
+  /** What the page's `meta` is, where the endpoint answers one. */
+  readonly meta?: z.ZodType;
+  /** Query parameters besides the cursor, the limit and (an export's) window. */
+  readonly query?: (read: R) => Readonly<Record<string, string | undefined>>;
+  /** The page size the stream always asks for (a thread: the most the API serves); else the read's. */
+  readonly limit?: number;
+  /** The largest page size the endpoint takes: a larger one is refused before any request. */
+  readonly maxLimit?: number;
+}
+
+/** An export pass's page: a window `[from, before)` under the names the endpoint gives it. */
+export interface WindowPageSpec extends PageSpec<WindowRead> {
+  /** The window's parameters; `from` and `before` unless said otherwise. */
+  readonly window?: { readonly from: string; readonly before: string };
+}
 
 /** How an export pass's items are placed in time and what their number follows between windows (forecast). */
 export interface PassForecast {
@@ -46,9 +61,9 @@ export interface PassForecast {
   readonly basis: 'tickets' | 'days';
 }
 
-/** An export pass: its fetcher and its forecast basis. */
+/** An export pass: its page and its forecast basis. */
 export interface PassDefinition {
-  readonly fetch: Fetcher<WindowRead>;
+  readonly page: WindowPageSpec;
   readonly forecast: PassForecast;
   /**
    * Another pass of the stream whose read from the history's start returns every item this one would over
@@ -106,7 +121,7 @@ type Entry<K extends StreamKind> = StreamFacts &
     ? { readonly kind: K; readonly passes: readonly [string, ...string[]] }
     : { readonly kind: K; readonly passes?: never });
 
-/** A stream's definition, by kind: an export has passes, each with its fetcher; the others one fetcher. */
+/** A stream's definition, by kind: an export has passes, each with its page; the others one page. */
 export type StreamDefinition<T extends z.ZodObject = z.ZodObject> =
   | (Common<T> &
       Entry<'export'> & {
@@ -115,12 +130,12 @@ export type StreamDefinition<T extends z.ZodObject = z.ZodObject> =
       })
   | (Common<T> &
       Entry<'reference'> & {
-        readonly fetch: Fetcher<ListRead>;
+        readonly page: PageSpec<ListRead>;
         /** One unpaginated answer holds the whole list: one request per run, whatever the page size. */
         readonly unpaginated?: boolean;
       })
-  | (Common<T> & Entry<'tickets'> & { readonly fetch: Fetcher<ListRead> })
-  | (Common<T> & Entry<'threads'> & { readonly fetch: Fetcher<ThreadRead> })
+  | (Common<T> & Entry<'tickets'> & { readonly page: PageSpec<ListRead> })
+  | (Common<T> & Entry<'threads'> & { readonly page: PageSpec<ThreadRead> })
   | (Common<T> & Entry<'report'>);
 
 /**
@@ -130,42 +145,4 @@ export type StreamDefinition<T extends z.ZodObject = z.ZodObject> =
  */
 export function defineStream<const D extends StreamDefinition>(definition: D): D {
   return definition;
-}
-
-/**
- * The path an endpoint without parameters reads (`GET /agent-sessions` → `/agent-sessions`); an endpoint
- * with a `:name` segment needs a fetcher of its own that fills it.
- */
-function pathOf(endpoint: StreamFacts['endpoint']): string {
-  const [method, path] = endpoint.split(' ') as [string, string];
-  if (method !== 'GET' || path.includes('/:')) {
-    throw new TypeError(`${endpoint}: a fetcher derives only from a GET endpoint without parameters`);
-  }
-  return path;
-}
-
-/**
- * An export pass's fetcher derived from its stream's endpoint: `GET <path>` with the window (under the
- * names `window` gives, `from`/`before` unless said otherwise), the page's limit and cursor, and `query`'s
- * own parameters; its items parsed by `item`, its `meta` by `meta`.
- */
-export function windowFetch(
-  endpoint: StreamFacts['endpoint'],
-  item: z.ZodType,
-  options: {
-    readonly meta?: z.ZodType;
-    readonly window?: { readonly from: string; readonly before: string };
-    readonly query?: (read: WindowRead) => Readonly<Record<string, string | undefined>>;
-  } = {},
-): Fetcher<WindowRead> {
-  const path = pathOf(endpoint);
-  return (client, read, cursor) =>
-    fetchPage(
-      client,
-      path,
-      { cursor, limit: read.limit },
-      { ...windowQuery(read, options.window), ...options.query?.(read) },
-      item,
-      options.meta,
-    );
 }

@@ -1,4 +1,3 @@
-import { fetchMetricCatalog } from '../connectors/support-api/paginate.js';
 import { MetricCatalogEntry } from '../schemas/api/reports.js';
 import { defineStream } from './define.js';
 import { referenceTable } from './reference.js';
@@ -13,7 +12,7 @@ export const metricCatalog = defineStream({
   scope: 'analytics:read',
   // Spec 4.11 names no permission; the companion, like the report API, wants a linked agent.
   agent: { dashboardPermissions: [] },
-  fetch: (client) => fetchMetricCatalog(client),
+  page: { item: MetricCatalogEntry },
   unpaginated: true,
   warehouse: referenceTable({
     description:

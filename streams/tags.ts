@@ -1,5 +1,4 @@
-import { fetchTagsPage } from '../connectors/support-api/paginate.js';
-import { Tag } from '../schemas/api/directory.js';
+import { DIRECTORY_PAGE_LIMIT, Tag } from '../schemas/api/directory.js';
 import { defineStream } from './define.js';
 import { referenceTable } from './reference.js';
 
@@ -11,7 +10,7 @@ export const tags = defineStream({
   routeClass: 'directory',
   endpoint: 'GET /tags',
   scope: 'tags:read',
-  fetch: (client, read, cursor) => fetchTagsPage(client, { cursor, limit: read.limit }),
+  page: { item: Tag, maxLimit: DIRECTORY_PAGE_LIMIT.max },
   warehouse: referenceTable({
     description: 'Tags of the workspace (GET /tags). Latest sync wins when the content differs.',
     schema: Tag,

@@ -1,5 +1,4 @@
-import { fetchTeamsPage } from '../connectors/support-api/paginate.js';
-import { Team } from '../schemas/api/directory.js';
+import { DIRECTORY_PAGE_LIMIT, Team } from '../schemas/api/directory.js';
 import { defineStream } from './define.js';
 import { referenceTable } from './reference.js';
 
@@ -11,7 +10,7 @@ export const teams = defineStream({
   routeClass: 'directory',
   endpoint: 'GET /teams',
   scope: 'teams:read',
-  fetch: (client, read, cursor) => fetchTeamsPage(client, { cursor, limit: read.limit }),
+  page: { item: Team, maxLimit: DIRECTORY_PAGE_LIMIT.max },
   warehouse: referenceTable({
     description: 'Teams (GET /teams). Latest sync wins when the content differs.',
     schema: Team,

@@ -1,4 +1,3 @@
-import { fetchMessagesPage } from '../connectors/support-api/paginate.js';
 import { Message } from '../schemas/api/messages.js';
 import { defineStream } from './define.js';
 
@@ -13,13 +12,7 @@ export const ticketMessages = defineStream({
   routeClass: 'detail',
   endpoint: 'GET /tickets/:ticketNumber/messages',
   scope: 'tickets:read',
-  fetch: (client, read, cursor) =>
-    fetchMessagesPage(client, {
-      ticketNumber: read.ticketNumber,
-      cursor,
-      limit: THREAD_PAGE_LIMIT,
-      order: 'asc',
-    }),
+  page: { item: Message, limit: THREAD_PAGE_LIMIT, query: () => ({ order: 'asc' }) },
   // A deleted ticket's thread is not served; a restored ticket's messages come back with its next thread read.
   followsTicketDeletion: { revive: false },
   warehouse: {

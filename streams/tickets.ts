@@ -1,4 +1,3 @@
-import { fetchTicketsPage } from '../connectors/support-api/paginate.js';
 import { Ticket } from '../schemas/api/tickets.js';
 import { defineStream } from './define.js';
 
@@ -10,8 +9,8 @@ export const tickets = defineStream({
   routeClass: 'list',
   endpoint: 'GET /tickets',
   scope: 'tickets:read',
-  fetch: (client, read, cursor) =>
-    fetchTicketsPage(client, { cursor, limit: read.limit, includeTicketFields: true }),
+  // With their custom field values (spec 4.1).
+  page: { item: Ticket, query: () => ({ include: 'ticket_fields' }) },
   warehouse: {
     description:
       'One row per ticket (GET /tickets with include=ticket_fields). Version: updated_at. Tickets gone from the source are marked with _deleted_at by a full refresh.',

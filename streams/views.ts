@@ -1,4 +1,3 @@
-import { fetchViewsPage } from '../connectors/support-api/paginate.js';
 import { View } from '../schemas/api/views.js';
 import { defineStream } from './define.js';
 import { referenceTable } from './reference.js';
@@ -11,7 +10,7 @@ export const views = defineStream({
   routeClass: 'list',
   endpoint: 'GET /views',
   scope: 'tickets:read',
-  fetch: (client, read, cursor) => fetchViewsPage(client, { cursor, limit: read.limit }),
+  page: { item: View },
   warehouse: referenceTable({
     description:
       'Saved inbox views with their ticket counts (GET /views). No source version: the latest sync wins when the content (e.g. count) differs.',

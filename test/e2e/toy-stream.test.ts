@@ -78,8 +78,7 @@ async function typecheck(copy: string): Promise<void> {
 }
 
 /** The one new file: a reference stream copying the workspace's tags into a table of its own. */
-const TOY_STREAM = `import { fetchTagsPage } from '../connectors/support-api/paginate.js';
-import { Tag } from '../schemas/api/directory.js';
+const TOY_STREAM = `import { Tag } from '../schemas/api/directory.js';
 import { defineStream } from './define.js';
 import { referenceTable } from './reference.js';
 
@@ -90,7 +89,7 @@ export const toyTags = defineStream({
   routeClass: 'directory',
   endpoint: 'GET /tags',
   scope: 'tags:read',
-  fetch: (client, read, cursor) => fetchTagsPage(client, { cursor, limit: read.limit }),
+  page: { item: Tag },
   warehouse: referenceTable({
     description: 'A toy copy of the tags.',
     schema: Tag,
@@ -218,23 +217,21 @@ export function toyLoginRoutes(s: CompanionState): Route[] {
 }
 `;
 
-/** Its module: an export of one pass whose fetcher is derived from its endpoint (no fetch function of its own). */
+/** Its module: an export of one pass whose request is derived from its endpoint (no fetch function of its own). */
 const TOY_EXPORT = `import { ToyLogin } from '../schemas/api/toy-logins.js';
-import { defineStream, windowFetch } from './define.js';
-
-const endpoint = 'GET /toy-logins';
+import { defineStream } from './define.js';
 
 export const toyLogins = defineStream({
   name: 'toy_logins',
   kind: 'export',
   table: 'toy_logins',
   routeClass: 'analytics',
-  endpoint,
+  endpoint: 'GET /toy-logins',
   scope: 'analytics:read',
   passes: ['toy_logins'],
   passDefinitions: {
     toy_logins: {
-      fetch: windowFetch(endpoint, ToyLogin, { window: { from: 'logged_from', before: 'logged_before' } }),
+      page: { item: ToyLogin, window: { from: 'logged_from', before: 'logged_before' } },
       forecast: { dateColumn: 'logged_in_at', basis: 'days' },
     },
   },

@@ -177,10 +177,11 @@ describe('many workspaces, one worker: each synced into its own schema, equal to
     expect(
       shared.filter((id) => JSON.stringify(northTickets.get(id)) === JSON.stringify(southTickets.get(id))),
     ).toEqual([]);
-    // Every window of north's run is north's, found by its search attribute and named in its workspace.
+    // Every window of north's run is north's, found by its search attribute and named in its workspace (on
+    // this file's task queue: other files share the dev server).
     const windows: string[] = [];
-    for await (const w of env.client.workflow.list({ query: workspaceQuery('north') }))
-      windows.push(w.workflowId);
+    const query = `${workspaceQuery('north')} AND TaskQueue = '${taskQueue}'`;
+    for await (const w of env.client.workflow.list({ query })) windows.push(w.workflowId);
     expect(windows.length).toBeGreaterThan(3);
     expect(windows.filter((id) => !id.startsWith('north/') && !id.startsWith('sync-run/north/'))).toEqual([]);
   });
@@ -191,7 +192,7 @@ describe('many workspaces, one worker: each synced into its own schema, equal to
     const others = { home: await versions('support'), north: await versions('support_north') };
     const windows: string[] = [];
     for await (const w of env.client.workflow.list({
-      query: `${workspaceQuery('south')} AND SyncStream = 'agent_sessions'`,
+      query: `${workspaceQuery('south')} AND SyncStream = 'agent_sessions' AND TaskQueue = '${taskQueue}'`,
     }))
       windows.push(w.workflowId);
     expect(windows[0]).toMatch(/^south\/agent_sessions\//);
