@@ -186,8 +186,7 @@ export const ReportQueriesSource = z
     return { path, queries: result.data };
   });
 
-/** The route classes whose budget the Temporal server enforces (one task queue each). */
-/** The route classes with a rate-limited task queue: those the registry's streams read (schemas/streams.ts). */
+/** The route classes the fleet budget paces, one task queue each: those the registry's streams read (schemas/streams.ts). */
 export const QUEUED_ROUTE_CLASSES = STREAM_ROUTE_CLASSES;
 export type QueuedRouteClass = StreamRouteClass;
 const DEFAULT_CLASS_LIMITS_TEXT = 'list=60,detail=120,analytics=10,directory=60';

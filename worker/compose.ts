@@ -24,23 +24,23 @@ export interface Dependencies {
 }
 
 /**
- * The governors of this process's workers. Several worker processes share each key's budget (the class task
- * queues pace them together, worker/workers.ts), but Temporal's limiter is approximate — a straggler or a
- * recycled token can put one request more into an API window — so no process spends a window's last
- * request: one of ten at a 10-per-window limit, one of 120 at the spec's detail limit (see below why not
- * only once the key is seen shared).
+ * The governors of this process's workers. Several worker processes share each key's budget (the key's
+ * budget workflow grants every class's requests to them together: docs/design/rate-budget.md), but a
+ * straggler — a request granted in one window that reaches the API in the next — can put one request more
+ * into an API window, so no process spends a window's last request: one of ten at a 10-per-window limit,
+ * one of 120 at the spec's detail limit (see below why not only once the key is seen shared).
  */
 export const FLEET_RESERVE = 1;
 /**
- * With the class task queues on, the Temporal server paces every queued class for the fleet, so the
- * governors only keep each within its window (and the reserve): a second, per-process pacer in series would
- * make each analytics page wait for both, and a wait longer than `maxRateWaitMs` goes back to Temporal as a
- * retry that queues for another dispatch token, leaving most of the class's budget unspent. Without queue rates
- * (`SUPPORT_API_RATE_LIMITS=off`) the governors pace, following the API's headers.
+ * With rate limits configured, the fleet budget paces every class for the fleet, so the governors only keep
+ * each within its window (and the reserve): a second, per-process pacer in series would make each analytics
+ * page wait for both, and a wait longer than `maxRateWaitMs` goes back to Temporal as a retry, leaving most
+ * of the class's budget unspent. Without them (`SUPPORT_API_RATE_LIMITS=off`) the governors pace,
+ * following the API's headers.
  */
 // reserveWhenShared stays off: a process learns the key is shared only after a window in which others
-// spent it, and in that first window Temporal's limiter can put one request more into it than the key's
-// limit, a 429. The reserve costs a process alone a tenth of the analytics budget; 0 429s come first.
+// spent it, and in that first window a straggler can put one request more into it than the key's limit,
+// a 429. The reserve costs a process alone a tenth of the analytics budget; 0 429s come first.
 const fleetGovernors = {
   queuePaced: new GovernorRegistry({
     reserve: FLEET_RESERVE,

@@ -48,8 +48,9 @@ export const flushing = proxyActivities<Activities>({
 });
 
 /**
- * Activities that make requests of one route class, on that class's task queue (`<queue>-<class>`), whose
- * rate the Temporal server enforces for every worker together. Call inside a workflow.
+ * Activities that make requests of one route class, on that class's task queue (`<queue>-<class>`): the
+ * class's own activity slots on every worker; the key's budget workflow paces their requests. Call inside a
+ * workflow.
  */
 export function classActivities(
   routeClass: StreamRouteClass,

@@ -89,9 +89,9 @@ export interface RateGovernorOptions {
   /**
    * Classes whose requests something else already paces evenly (default none): the governor then only
    * keeps each of them within its window's budget and does not spread them over the window itself. The
-   * worker's route classes, whose task queues the Temporal server paces for the whole fleet: two pacers in
-   * series at a low limit (10 a minute) would make most analytics pages wait out both — the governor's wait
-   * goes back to Temporal as a retry that queues for a second dispatch token.
+   * worker's route classes, which the key's budget workflow paces for the whole fleet: two pacers in series
+   * at a low limit (10 a minute) would make most analytics pages wait out both — the governor's wait goes
+   * back to Temporal as a retry.
    */
   pacedElsewhere?: readonly RouteClass[];
 }
