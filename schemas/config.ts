@@ -430,6 +430,22 @@ export const ConfigFromEnv = z.object({
     .describe(
       'Interface the `--metrics-port` endpoint (GET /metrics, /healthz, /readyz) listens on when the option names a port only: the loopback interface by default; `0.0.0.0` in a container whose probes or scrapes come from outside it',
     ),
+  SYNC_METRICS_WORKSPACE_LABEL: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true')
+    .describe(
+      "Whether the metrics of a workspace's sync (pages, rows, items set aside, windows, runs, freshness and its target) carry a `workspace` label, a series per workspace ([workspaces](guides/workspaces.md)). `false`: no such label, every workspace the process serves counted together, a stream's lag the worst of theirs. The rate governor's series are per key and never carry it",
+    ),
+  SYNC_METRICS_WORKSPACE_LIMIT: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1000)
+    .default(50)
+    .describe(
+      'With SYNC_METRICS_WORKSPACE_LABEL: how many workspaces a process gives series of their own, the first it serves; those it serves after them are counted under `workspace="_other"` (no workspace id has an underscore), so a file of many workspaces cannot multiply the series without bound. Set it above the number of workspaces for a series of each on every process',
+    ),
   TEMPORAL_UI_URL: WebUrl()
     .default('http://localhost:8233')
     .describe('Base URL of the Temporal web UI (links printed by status --failed and replay)'),

@@ -63,12 +63,14 @@ export function governorOf(config: Config): RateGovernor {
 /**
  * The composition root: the API client (one keep-alive pool, one rate governor per key and class), the
  * destination (one pool), with `metrics` the process's metrics watching them, and the activities bound to
- * them — built once per process.
+ * them — built once per process, and once per further workspace it serves (worker/workers.ts). `metrics`:
+ * true makes the process's metrics; the process's metrics themselves (another workspace's dependencies)
+ * watch this workspace's activities too, on its bookkeeping.
  */
 export async function buildDependencies(
   config: Config,
   logger: Logger,
-  options: { metrics?: boolean } = {},
+  options: { metrics?: boolean | SyncMetrics | undefined } = {},
 ): Promise<Dependencies> {
   const client = new SupportApiClient({
     baseUrl: config.SUPPORT_API_URL,
@@ -88,13 +90,25 @@ export async function buildDependencies(
     ...clientBoundsOf(config),
   });
   const destination = await destinationFromConfig(config);
-  const metrics = options.metrics ? syncMetricsOf(config, client, destination, logger) : undefined;
+  const metrics =
+    options.metrics instanceof SyncMetrics
+      ? options.metrics
+      : options.metrics
+        ? syncMetricsOf(config, client, destination, logger)
+        : undefined;
+  const observer =
+    options.metrics instanceof SyncMetrics
+      ? options.metrics.forWorkspace(config.SYNC_WORKSPACE, {
+          openSetAside: () => streamsWithOpenSetAside(destination),
+          freshnessSloMs: config.SYNC_FRESHNESS_SLO,
+        })
+      : metrics;
   const activities = createActivities({
     client,
     destination,
     logger,
     maxPagesPerScope: config.SYNC_MAX_PAGES,
-    ...(metrics ? { observer: metrics } : {}),
+    ...(observer ? { observer } : {}),
     ...(config.SYNC_BUSINESS_HOURS ? { businessHours: config.SYNC_BUSINESS_HOURS.hours } : {}),
   });
   return {
@@ -110,10 +124,12 @@ export async function buildDependencies(
 
 /**
  * The worker's metrics over its API client and destination: freshness reads bookkeeping only (which
- * streams have items set aside), never a stream's table.
+ * streams have items set aside), never a stream's table. With SYNC_METRICS_WORKSPACE_LABEL, the series of a
+ * workspace's sync carry its `workspace` label, of SYNC_METRICS_WORKSPACE_LIMIT values at most.
  */
 export function syncMetricsOf(
-  config: Pick<Config, 'SYNC_FRESHNESS_SLO'>,
+  config: Pick<Config, 'SYNC_FRESHNESS_SLO'> &
+    Partial<Pick<Config, 'SYNC_WORKSPACE' | 'SYNC_METRICS_WORKSPACE_LABEL' | 'SYNC_METRICS_WORKSPACE_LIMIT'>>,
   client: Pick<SupportApiClient, 'rateStats'>,
   destination: Pick<Destination, 'openRejections'>,
   logger: Logger,
@@ -123,6 +139,10 @@ export function syncMetricsOf(
     openSetAside: () => streamsWithOpenSetAside(destination),
     freshnessSloMs: config.SYNC_FRESHNESS_SLO,
     logger,
+    ...(config.SYNC_WORKSPACE ? { workspace: config.SYNC_WORKSPACE } : {}),
+    ...(config.SYNC_METRICS_WORKSPACE_LABEL
+      ? { workspaceLabel: { limit: config.SYNC_METRICS_WORKSPACE_LIMIT ?? 50 } }
+      : {}),
   });
 }
 

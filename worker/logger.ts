@@ -2,6 +2,7 @@ import pino, { type DestinationStream, type Logger } from 'pino';
 import type { Scrubber } from '../connectors/support-api/server-text.js';
 import { Secrets } from '../schemas/secret.js';
 import { safeLogArguments, withSerializedErrors } from './log-errors.js';
+import { workspaceLogFields } from './workspace-context.js';
 
 /**
  * One pino logger for the process, to stderr (stdout is reserved for machine-readable output such as the
@@ -9,17 +10,23 @@ import { safeLogArguments, withSerializedErrors } from './log-errors.js';
  * Whatever a call passes — an Error, an object holding errors or secrets at any depth, a message with values
  * interpolated — every text of the line is scrubbed of `secrets`, its invisible characters escaped and cut,
  * and every error keeps its message (worker/log-errors.ts). `secrets` may grow after the logger is made (a
- * Temporal profile's API key): what it holds when a line is written is scrubbed.
+ * Temporal profile's API key): what it holds when a line is written is scrubbed. A line written in an
+ * activity of another workspace than `default` — whoever writes it: the activity, the API client, the
+ * destination — has that workspace as its `workspace` field; outside an activity, `workspace` (the
+ * process's own, SYNC_WORKSPACE) does when it is not `default` (worker/workspace-context.ts).
  */
 export function createLogger(
   level: string,
   secrets: Scrubber = new Secrets(),
   destination: DestinationStream = pino.destination(2),
+  workspace?: string,
 ): Logger {
   const logger = pino(
     {
       level,
       base: null,
+      // The line's own fields win over it (a line naming a workspace it speaks of).
+      mixin: () => workspaceLogFields(workspace),
       // Before pino reads the arguments: it takes an Error's message as the line's `msg` itself.
       hooks: {
         logMethod(args, method) {

@@ -28,7 +28,7 @@ export async function installTemporalRuntime(
     logger: new DefaultLogger('WARN', (entry) => {
       // The analytics worker runs activities only, by design.
       if (entry.message.startsWith('No workflows registered')) return;
-      logger[levels[entry.level]]({ temporal: entry.meta }, entry.message);
+      logger[levels[entry.level]](runtimeLogFields(entry.meta), entry.message);
     }),
     ...(bindAddress
       ? {
@@ -46,6 +46,16 @@ export async function installTemporalRuntime(
         }
       : {}),
   });
+}
+
+/**
+ * The fields of a line of the SDK's (its `meta` under `temporal`): the workspace of a workflow or an
+ * activity of another workspace than `default` (their interceptors add it to `meta`) is the line's own
+ * `workspace`, as on every other line of that workspace (worker/logger.ts).
+ */
+export function runtimeLogFields(meta: Record<string, unknown> | undefined): Record<string, unknown> {
+  const { workspace, ...rest } = meta ?? {};
+  return typeof workspace === 'string' ? { workspace, temporal: rest } : { temporal: meta };
 }
 
 /** Where the SDK's exporter serves its metrics, when the runtime was installed with them. */

@@ -17,6 +17,7 @@ import {
   type WorkerVersioning,
 } from './deployment-version.js';
 import { attachFleetBudget, fleetBudgetOf } from './fleet-budget.js';
+import type { SyncMetrics } from './metrics.js';
 import type { Readiness } from './metrics-endpoint.js';
 import { loadWorkflows } from './workflow-bundle.js';
 import { workspaceActivityInterceptors } from './workspace-context.js';
@@ -175,12 +176,13 @@ export function promotionOf(config: Config): Promotion {
  * The workers of this process for the configured task queue, with the workflows of loadWorkflows() and the
  * configured version, serving every workspace: the configured one on `deps`, the others of
  * SYNC_WORKSPACES_FILE on dependencies of their own, built at their first activity
- * (worker/workspace-router.ts), each key under its own fleet budget.
+ * (worker/workspace-router.ts), each key under its own fleet budget; the process's metrics (`deps.metrics`)
+ * watch every workspace's activities.
  */
 export async function startLocalWorkers(
   connection: { connection: NativeConnection; namespace: string },
   config: Config,
-  deps: WorkspaceDependencies,
+  deps: WorkspaceDependencies & { metrics?: SyncMetrics | undefined },
   logger?: Logger,
   secrets?: Secrets,
 ): Promise<RunningWorkers> {
@@ -188,6 +190,7 @@ export async function startLocalWorkers(
     ...connection,
     config,
     deps,
+    ...(deps.metrics ? { metrics: deps.metrics } : {}),
     ...(logger ? { logger } : {}),
     ...(secrets ? { secrets } : {}),
   });
@@ -228,7 +231,8 @@ export async function startLocalWorkers(
 
 /**
  * The router of this process's workspaces (worker/workspace-router.ts): the configured one on `deps`, the
- * others of SYNC_WORKSPACES_FILE built at their first activity, each new key put under its own fleet budget.
+ * others of SYNC_WORKSPACES_FILE built at their first activity, each new key put under its own fleet budget
+ * and, with `metrics`, watched by the process's metrics.
  */
 export function routeWorkspaces(options: {
   connection: NativeConnection;
@@ -237,6 +241,7 @@ export function routeWorkspaces(options: {
   deps: WorkspaceDependencies;
   logger?: Logger;
   secrets?: Secrets;
+  metrics?: SyncMetrics;
 }): WorkspaceRouter {
   const { connection, namespace, config, deps, secrets } = options;
   const log = options.logger ?? pino({ level: 'silent' });
@@ -247,7 +252,7 @@ export function routeWorkspaces(options: {
     own: { workspace: config.SYNC_WORKSPACE, dependencies: deps },
     configOf: workspaceConfigLoader(config),
     build: async (workspaceConfig) => {
-      const built = await buildDependencies(workspaceConfig, log);
+      const built = await buildDependencies(workspaceConfig, log, { metrics: options.metrics });
       const settings = fleetBudgetOf(workspaceConfig);
       if (settings && !budgeted.has(settings.keyFingerprint)) {
         budgeted.add(settings.keyFingerprint);

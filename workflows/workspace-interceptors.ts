@@ -3,6 +3,7 @@ import {
   type ActivityInput,
   type ChildWorkflowOptions,
   defaultPayloadConverter,
+  type GetLogAttributesInput,
   type Next,
   type StartChildWorkflowExecutionInput,
   type WorkflowInterceptors,
@@ -36,6 +37,15 @@ function pairsOf(attributes: ChildWorkflowOptions['typedSearchAttributes']): Sea
 }
 
 class WorkspaceOutbound implements WorkflowOutboundCallsInterceptor {
+  /** A run of another workspace than `default` names it in every line it logs (`log`, the SDK's own). */
+  getLogAttributes(
+    input: GetLogAttributesInput,
+    next: Next<WorkflowOutboundCallsInterceptor, 'getLogAttributes'>,
+  ): Record<string, unknown> {
+    const workspace = workspaceOfRun();
+    return workspace === DEFAULT_WORKSPACE ? next(input) : { ...next(input), workspace };
+  }
+
   scheduleActivity(input: ActivityInput, next: Next<WorkflowOutboundCallsInterceptor, 'scheduleActivity'>) {
     const workspace = workspaceOfRun();
     return next({

@@ -34,7 +34,7 @@ export async function withConfig(
   // Every secret of the configuration is scrubbed from every line the logger writes, whatever wrote it; the
   // ones read later (a Temporal profile's API key) join them.
   const secrets = new Secrets(secretsOf(config));
-  const logger = createLogger(config.LOG_LEVEL, secrets);
+  const logger = createLogger(config.LOG_LEVEL, secrets, undefined, config.SYNC_WORKSPACE);
   warnOfPlainHttp(config, logger);
   // Before any command creates a worker (and with it the workflow thread the cap applies to).
   capWorkflowThreadHeap(config.TEMPORAL_WORKFLOW_HEAP_MB, logger);

@@ -1,11 +1,13 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { parseBigQueryUrl } from '../../connectors/bigquery/url.js';
 import type { Destination } from '../../connectors/destination.js';
 import { terminalJson, terminalLines } from '../../connectors/support-api/index.js';
 import { DATA_DIR } from '../../embedded/data-dir.js';
 import type { EmbeddedPostgres } from '../../embedded/postgres.js';
 import { embeddedWarehouse } from '../../embedded/warehouse.js';
 import { type AuditTableResult, tableResult } from '../../schemas/audit.js';
+import type { Config } from '../../schemas/config.js';
 import { decodeStateKey, decodeThreadFailure, encodeStateKey } from '../../schemas/state-key.js';
 import {
   type Checkpoint,
@@ -13,6 +15,7 @@ import {
   type ReconciliationRecord,
   SYSTEM_TABLE_NAMES,
 } from '../../schemas/warehouse.js';
+import { DEFAULT_WORKSPACE } from '../../schemas/workspaces.js';
 import { destinationFromConfig } from '../../worker/compose.js';
 import { isConfigured } from '../../worker/config.js';
 import { streamFreshness } from '../../worker/freshness.js';
@@ -110,6 +113,8 @@ export async function statusCommand(opts: {
   json?: boolean;
   failed?: boolean;
   runs: number;
+  /** `--workspace`: the workspace of SYNC_WORKSPACES_FILE whose warehouse is read. */
+  workspace?: string;
 }): Promise<number> {
   // Status reads only the warehouse: the source settings may be absent. Without DESTINATION_URL it reads the
   // main job's embedded warehouse in .data/postgres, if there is one.
@@ -133,7 +138,7 @@ export async function statusCommand(opts: {
 }
 
 function statusOf(
-  opts: { config?: string; json?: boolean; failed?: boolean; runs: number },
+  opts: { config?: string; json?: boolean; failed?: boolean; runs: number; workspace?: string },
   overrides: Record<string, string>,
 ): Promise<number> {
   return withConfig(
@@ -149,12 +154,13 @@ function statusOf(
           );
           return opts.failed ? 0 : 1;
         }
+        const workspace = workspaceLines(config);
         if (opts.failed) {
           const failures = uncoveredFailures(await destination.listRuns(10_000), config);
           process.stdout.write(
             opts.json
-              ? `${terminalJson({ failed_windows: failures }, secrets)}\n`
-              : `${terminalLines(failedWindowLines(failures), secrets)}\n`,
+              ? `${terminalJson({ workspace: config.SYNC_WORKSPACE, failed_windows: failures }, secrets)}\n`
+              : `${terminalLines([...workspace, ...failedWindowLines(failures)], secrets)}\n`,
           );
           return failures.length > 0 ? 1 : 0;
         }
@@ -195,11 +201,11 @@ function statusOf(
         const windows = runs.filter((r) => r.parent_run_id !== null).slice(0, opts.runs * 3);
         if (opts.json) {
           process.stdout.write(
-            `${terminalJson({ runs: parents, windows, high_water_marks: marks.map((m) => ({ stream: m.stream, high_water_mark: m.high_water_mark, lag: lag(m.high_water_mark, now) })), open_scopes: open, queued_threads: queuedThreads, export_rereads: rereads.length, reconciliation, audit, freshness: freshness.json, stream_freshness: { target: durationText(sloMs), target_seconds: sloMs / 1000, streams }, rejected, column_policy: columnPolicy, schema_changes: schemaChanges, failed_threads: stillFailed }, secrets)}\n`,
+            `${terminalJson({ workspace: config.SYNC_WORKSPACE, runs: parents, windows, high_water_marks: marks.map((m) => ({ stream: m.stream, high_water_mark: m.high_water_mark, lag: lag(m.high_water_mark, now) })), open_scopes: open, queued_threads: queuedThreads, export_rereads: rereads.length, reconciliation, audit, freshness: freshness.json, stream_freshness: { target: durationText(sloMs), target_seconds: sloMs / 1000, streams }, rejected, column_policy: columnPolicy, schema_changes: schemaChanges, failed_threads: stillFailed }, secrets)}\n`,
           );
           return 0;
         }
-        const out: string[] = [];
+        const out: string[] = [...workspace];
         out.push('Runs (newest first):');
         for (const r of parents)
           out.push(
@@ -245,6 +251,24 @@ function statusOf(
     },
     overrides,
   );
+}
+
+/**
+ * The line naming the workspace whose warehouse `status` read, first: in a deployment of several workspaces
+ * (SYNC_WORKSPACES_FILE, or another than `default`), never in one of a single workspace.
+ */
+export function workspaceLines(
+  config: Pick<Config, 'SYNC_WORKSPACE' | 'SYNC_WORKSPACES_FILE' | 'POSTGRES_SCHEMA' | 'DESTINATION_URL'>,
+): string[] {
+  if (config.SYNC_WORKSPACE === DEFAULT_WORKSPACE && config.SYNC_WORKSPACES_FILE === undefined) return [];
+  const url = config.DESTINATION_URL.reveal();
+  const where = url.startsWith('bigquery://')
+    ? `dataset ${parseBigQueryUrl(url).datasetId}`
+    : `schema ${config.POSTGRES_SCHEMA}`;
+  return [
+    `Workspace: ${config.SYNC_WORKSPACE} (${where}${config.SYNC_WORKSPACE === DEFAULT_WORKSPACE ? "; the deployment's own settings" : ''})`,
+    '',
+  ];
 }
 
 /** The bookkeeping table an error says is missing (a warehouse this version has not prepared yet), or null. */

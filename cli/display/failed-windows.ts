@@ -2,6 +2,7 @@ import type { Config } from '../../schemas/config.js';
 import { decodeThreadFailure } from '../../schemas/state-key.js';
 import { ExportPass } from '../../schemas/streams.js';
 import type { SyncRunRecord } from '../../schemas/warehouse.js';
+import { DEFAULT_WORKSPACE } from '../../schemas/workspaces.js';
 
 export interface FailedWindow {
   workflow_id: string;
@@ -20,7 +21,12 @@ export interface FailedWindow {
   replay: string | null;
 }
 
-const passOf = (workflowId: string) => workflowId.split('/')[0] ?? workflowId;
+/** The pass of a window's workflow id (`[<workspace>/]<pass>/<from>/<before>`) of `workspace`. */
+const passOf = (workflowId: string, workspace: string) => {
+  const own = workspace !== DEFAULT_WORKSPACE && workflowId.startsWith(`${workspace}/`);
+  const id = own ? workflowId.slice(workspace.length + 1) : workflowId;
+  return id.split('/')[0] ?? id;
+};
 const ms = (t: string | null) => (t === null ? Number.NaN : Date.parse(t));
 
 /**
@@ -35,6 +41,7 @@ export function uncoveredFailures(
   /** The `--config` file a replay needs to reach this deployment (the running demo's), if any. */
   configFile?: string,
 ): FailedWindow[] {
+  const workspace = config.SYNC_WORKSPACE;
   const windows = runs.filter((r) => r.parent_run_id !== null && decodeThreadFailure(r) === null);
   const byId = new Map<string, SyncRunRecord[]>();
   for (const r of windows) byId.set(r.workflow_id, [...(byId.get(r.workflow_id) ?? []), r]);
@@ -45,7 +52,7 @@ export function uncoveredFailures(
     const covered = windows.some(
       (w) =>
         w.status === 'succeeded' &&
-        passOf(w.workflow_id) === passOf(workflowId) &&
+        passOf(w.workflow_id, workspace) === passOf(workflowId, workspace) &&
         ms(w.started_at) > ms(latest.started_at) &&
         w.window_start !== null &&
         w.window_end !== null &&
@@ -57,7 +64,7 @@ export function uncoveredFailures(
     if (covered) continue;
     const error = latest.error ?? '';
     const api = /HTTP (\d{3}) ([A-Z_]+)/.exec(error);
-    const pass = passOf(workflowId);
+    const pass = passOf(workflowId, workspace);
     const exportWindow = ExportPass.safeParse(pass).success;
     out.push({
       workflow_id: workflowId,

@@ -59,9 +59,13 @@ function analyse(expr: string): { selectors: Selector[]; grouping: string[]; fun
   return { selectors, grouping, functions };
 }
 
-/** The metrics the worker's registry exports, with their label names (and Prometheus' own `up`). */
-function exported(): Map<string, string[]> {
-  const metrics = idleMetrics();
+/**
+ * The metrics the worker's registry exports, with their label names (and Prometheus' own `up`): with
+ * `workspaceLabel`, as SYNC_METRICS_WORKSPACE_LABEL=true makes them (a rule may group by a label that is
+ * there only then: `by (workspace)` without it groups nothing apart).
+ */
+function exported(options: { workspaceLabel?: boolean } = {}): Map<string, string[]> {
+  const metrics = idleMetrics(options);
   const names = new Map<string, string[]>([['up', []]]);
   for (const m of metrics.registry.getMetricsAsArray())
     names.set(m.name, (m as unknown as { labelNames: string[] }).labelNames);
@@ -95,7 +99,7 @@ describe('the example alerting rules (docs/alerts.yml)', () => {
   });
 
   it('name only metrics and labels the worker exports', () => {
-    const metrics = exported();
+    const metrics = exported({ workspaceLabel: true });
     for (const rule of rules) {
       const where = String(rule['alert']);
       const { selectors, grouping, functions } = analyse(String(rule['expr']));
@@ -122,6 +126,39 @@ describe('the example alerting rules (docs/alerts.yml)', () => {
     expect(exprs).toContain('support_sync_windows_total{status="failed"}');
     expect(exprs).toContain('support_sync_rejected_items_total');
     expect(exprs).toMatch(/\bup\{job="support-sync"\} == 0/);
+  });
+
+  it("say the workspace: every rule on a series of a workspace's sync keeps its workspace label", () => {
+    const off = exported();
+    const on = exported({ workspaceLabel: true });
+    const ofWorkspace = new Set(
+      [...on].filter(
+        ([name, labels]) => labels.includes('workspace') && !off.get(name)?.includes('workspace'),
+      ),
+    );
+    expect([...ofWorkspace].map(([name]) => name)).toContain('support_sync_windows_total');
+    // Per key, not per workspace: the governor's series never carry it.
+    expect(on.get('support_sync_api_rate_limited_total')).toEqual(['route_class']);
+    let checked = 0;
+    for (const rule of rules) {
+      const where = String(rule['alert']);
+      const expr = String(rule['expr']);
+      const { selectors } = analyse(expr);
+      if (!selectors.some((s) => [...ofWorkspace].some(([name]) => name === s.metric))) continue;
+      checked += 1;
+      // Every aggregation keeps it (`by (…)`), and so does the `on (…)` of a comparison.
+      const clauses = [...expr.matchAll(/\b(by|on)\s*\(([^)]*)\)/g)];
+      expect(clauses.length, where).toBeGreaterThan(0);
+      for (const [clause, , list] of clauses)
+        expect(
+          list!.split(',').map((l) => l.trim()),
+          `${where}: ${clause}`,
+        ).toContain('workspace');
+      expect(String((rule['annotations'] as { summary: string }).summary), where).toContain(
+        '$labels.workspace',
+      );
+    }
+    expect(checked).toBeGreaterThanOrEqual(5);
   });
 
   it('the check itself tells a metric, a label and a function apart', () => {

@@ -7,8 +7,10 @@ import type { Destination } from '../../connectors/destination.js';
 import type { RateClassStats } from '../../connectors/support-api/index.js';
 import type { FreshStream } from '../../schemas/freshness.js';
 import type { SyncRunRecord } from '../../schemas/warehouse.js';
+import { WorkspaceId } from '../../schemas/workspaces.js';
 import { syncMetricsOf } from '../../worker/compose.js';
-import { type MetricsSources, SyncMetrics } from '../../worker/metrics.js';
+import { type ConfigError, loadConfig } from '../../worker/config.js';
+import { type MetricsSources, OTHER_WORKSPACES, SyncMetrics, WorkspaceLabels } from '../../worker/metrics.js';
 import { type MetricsEndpoint, serveMetrics } from '../../worker/metrics-endpoint.js';
 
 const silent = pino({ level: 'silent' });
@@ -318,5 +320,170 @@ describe('the /metrics endpoint (worker/metrics-endpoint.ts)', () => {
     expect(parseMetricsAddress('[::1]:9464')).toEqual({ host: '::1', port: 9464 });
     for (const bad of ['', 'x', '70000', 'host:', ':9464', '1.2.3.4:9464:1'])
       expect(() => parseMetricsAddress(bad), bad).toThrow(/is not a port/);
+  });
+});
+
+describe('per-workspace series (SYNC_METRICS_WORKSPACE_LABEL)', () => {
+  const ENV = {
+    SUPPORT_API_URL: 'http://localhost:1',
+    SUPPORT_API_KEY: 'cx_test',
+    DESTINATION_URL: 'postgres://u:p@localhost/db',
+  };
+  const problemsOf = (env: Record<string, string>) => {
+    try {
+      loadConfig({ ...ENV, ...env });
+      return [];
+    } catch (err) {
+      return (err as ConfigError).problems;
+    }
+  };
+
+  it('the setting: off by default, a limit of 50 workspaces; a limit is a whole number from 1 to 1000', () => {
+    const config = loadConfig(ENV);
+    expect(config.SYNC_METRICS_WORKSPACE_LABEL).toBe(false);
+    expect(config.SYNC_METRICS_WORKSPACE_LIMIT).toBe(50);
+    const on = loadConfig({
+      ...ENV,
+      SYNC_METRICS_WORKSPACE_LABEL: 'true',
+      SYNC_METRICS_WORKSPACE_LIMIT: '3',
+    });
+    expect(on.SYNC_METRICS_WORKSPACE_LABEL).toBe(true);
+    expect(on.SYNC_METRICS_WORKSPACE_LIMIT).toBe(3);
+    for (const bad of ['0', '1001', '2.5', 'many'])
+      expect(problemsOf({ SYNC_METRICS_WORKSPACE_LIMIT: bad }).join(), bad).toMatch(
+        /SYNC_METRICS_WORKSPACE_LIMIT/,
+      );
+    expect(problemsOf({ SYNC_METRICS_WORKSPACE_LABEL: 'yes' }).join()).toMatch(
+      /SYNC_METRICS_WORKSPACE_LABEL/,
+    );
+  });
+
+  it('the label takes the first workspaces up to the limit, each its own id, every later one _other', () => {
+    const labels = new WorkspaceLabels(2);
+    expect(labels.of('default')).toEqual({ label: 'default', firstOther: false });
+    expect(labels.of('acme')).toEqual({ label: 'acme', firstOther: false });
+    expect(labels.of('globex')).toEqual({ label: OTHER_WORKSPACES, firstOther: true });
+    expect(labels.of('globex')).toEqual({ label: OTHER_WORKSPACES, firstOther: false });
+    expect(labels.of('initech')).toEqual({ label: OTHER_WORKSPACES, firstOther: true });
+    // A workspace named keeps its label; the bucket is no workspace id (a slug has no `_`).
+    expect(labels.of('acme').label).toBe('acme');
+    expect(WorkspaceId.safeParse(OTHER_WORKSPACES).success).toBe(false);
+    // However many workspaces: the limit's values and the bucket, no more.
+    const many = new WorkspaceLabels(5);
+    const values = new Set(Array.from({ length: 1000 }, (_, i) => many.of(`w${i}`).label));
+    expect(values.size).toBe(6);
+    expect(() => new WorkspaceLabels(0)).toThrow(RangeError);
+  });
+
+  /** The same events, of three workspaces, into the metrics a configuration makes (syncMetricsOf). */
+  function observed(env: Record<string, string>) {
+    const lines: Record<string, unknown>[] = [];
+    const logger = pino(
+      { level: 'warn' },
+      { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) },
+    );
+    const reads = { default: 0, acme: 0, globex: 0 };
+    const config = loadConfig({ ...ENV, ...env });
+    const metrics = syncMetricsOf(
+      config,
+      { rateStats: () => [] },
+      {
+        openRejections: async () => {
+          reads.default += 1;
+          return [];
+        },
+      },
+      logger,
+    );
+    const acme = metrics.forWorkspace('acme', {
+      openSetAside: async () => {
+        reads.acme += 1;
+        return new Set(['csat_surveys']);
+      },
+      freshnessSloMs: HOUR,
+    });
+    const globex = metrics.forWorkspace('globex', {
+      openSetAside: async () => {
+        reads.globex += 1;
+        return new Set();
+      },
+      freshnessSloMs: 4 * HOUR,
+    });
+    const now = Date.now();
+    metrics.pageRead('tickets', now - HOUR);
+    metrics.rowsWritten({ stream: 'tickets', table: 'tickets', rows: 10, rejected: 0, newestMs: now - HOUR });
+    acme.pageRead('csat_surveys', now - HOUR);
+    acme.rowsWritten({
+      stream: 'csat_surveys',
+      table: 'csat_surveys',
+      rows: 3,
+      rejected: 1,
+      newestMs: now - 3 * HOUR,
+      setAsideNewestMs: now - HOUR,
+    });
+    acme.runRecorded(run({ run_id: 'a1', status: 'failed', finished_at: '2026-06-01T11:30:00.000Z' }));
+    globex.pageRead('tickets', now - 2 * HOUR);
+    globex.rowsWritten({
+      stream: 'tickets',
+      table: 'tickets',
+      rows: 5,
+      rejected: 0,
+      newestMs: now - 2 * HOUR,
+    });
+    // The same run id in another workspace is another run.
+    globex.runRecorded(run({ run_id: 'a1', status: 'failed', finished_at: '2026-06-01T11:40:00.000Z' }));
+    return { metrics, lines, reads };
+  }
+
+  it('on: the series of a workspace carry its workspace, its freshness and target its own', async () => {
+    const { metrics, lines, reads } = observed({
+      SYNC_METRICS_WORKSPACE_LABEL: 'true',
+      SYNC_METRICS_WORKSPACE_LIMIT: '2',
+    });
+    const at = (series: string) => sample(metrics, series);
+    expect(await at('support_sync_rows_written_total{table="tickets",workspace="default"}')).toBe(10);
+    expect(await at('support_sync_rows_written_total{table="csat_surveys",workspace="acme"}')).toBe(3);
+    expect(await at('support_sync_rejected_items_total{table="csat_surveys",workspace="acme"}')).toBe(1);
+    expect(await at('support_sync_pages_read_total{stream="csat_surveys",workspace="acme"}')).toBe(1);
+    expect(await at('support_sync_runs_total{mode="incremental",status="failed",workspace="acme"}')).toBe(1);
+    expect(await at('support_sync_last_run_status{status="failed",workspace="acme"}')).toBe(1);
+    expect(await at('support_sync_last_run_status{status="failed",workspace="default"}')).toBeUndefined();
+    // Beyond the limit of 2 (default, acme): globex is counted under _other, and the log says so once.
+    expect(await at('support_sync_rows_written_total{table="tickets",workspace="_other"}')).toBe(5);
+    expect(await at('support_sync_runs_total{mode="incremental",status="failed",workspace="_other"}')).toBe(
+      1,
+    );
+    expect(lines).toEqual([
+      expect.objectContaining({ workspace: 'globex', label: '_other', msg: expect.stringMatching(/LIMIT/) }),
+    ]);
+    // Freshness per workspace: acme's lag is what it set aside, default's none; each its own target.
+    expect(await at('support_sync_freshness_lag_seconds{stream="csat_surveys",workspace="acme"}')).toBe(
+      2 * 3600,
+    );
+    expect(await at('support_sync_freshness_lag_seconds{stream="tickets",workspace="default"}')).toBe(0);
+    expect(await at('support_sync_freshness_lag_seconds{stream="csat_surveys",workspace="default"}')).toBe(
+      undefined,
+    );
+    expect(await at('support_sync_freshness_slo_seconds{workspace="default"}')).toBe(7200);
+    expect(await at('support_sync_freshness_slo_seconds{workspace="acme"}')).toBe(3600);
+    expect(await at('support_sync_freshness_slo_seconds{workspace="_other"}')).toBe(4 * 3600);
+    // Only acme set anything aside: only its bookkeeping is asked.
+    expect(reads).toEqual({ default: 0, acme: 1, globex: 0 });
+    // The governor's series are per key: never a workspace.
+    expect(await metrics.registry.metrics()).toMatch(
+      /^support_sync_api_requests_total\{route_class="list"\} 0$/m,
+    );
+  });
+
+  it('off: no series has a workspace; every workspace counted together, a stream’s lag the worst of theirs', async () => {
+    const { metrics, lines } = observed({});
+    const text = await metrics.registry.metrics();
+    expect(text).not.toContain('workspace=');
+    expect(await sample(metrics, 'support_sync_rows_written_total{table="tickets"}')).toBe(15);
+    expect(await sample(metrics, 'support_sync_runs_total{mode="incremental",status="failed"}')).toBe(2);
+    expect(await sample(metrics, 'support_sync_freshness_lag_seconds{stream="tickets"}')).toBe(0);
+    expect(await sample(metrics, 'support_sync_freshness_lag_seconds{stream="csat_surveys"}')).toBe(2 * 3600);
+    expect(await sample(metrics, 'support_sync_freshness_slo_seconds')).toBe(7200);
+    expect(lines).toEqual([]);
   });
 });
