@@ -113,20 +113,34 @@ export function readBusinessHours(path: string): z.input<typeof BusinessHoursSou
  * environment; empty values count as unset (docker-compose passes `VAR=` for unset optionals). Problems are
  * reported all at once, each naming the variable — never echoing a secret's value.
  */
+/**
+ * How a command loads its configuration. `sourceKeyNeeded: false`: a command that never calls the API
+ * (`status`) loads a workspace whose key it cannot read (an on-call machine without the workspaces' keys).
+ */
+export interface LoadOptions {
+  readonly sourceKeyNeeded?: boolean;
+}
+
 export function loadConfig(
   env: NodeJS.ProcessEnv = process.env,
   file?: string,
   overrides: Record<string, string> = {},
+  options: LoadOptions = {},
 ): Config {
-  const config = parseConfig(env, file, overrides);
-  sources.set(config, { env, file, overrides });
+  const config = parseConfig(env, file, overrides, options);
+  sources.set(config, { env, file, overrides, options });
   return config;
 }
 
 /** Where each loaded configuration came from, so that a worker can load its other workspaces the same way. */
 const sources = new WeakMap<
   Config,
-  { env: NodeJS.ProcessEnv; file: string | undefined; overrides: Record<string, string> }
+  {
+    env: NodeJS.ProcessEnv;
+    file: string | undefined;
+    overrides: Record<string, string>;
+    options: LoadOptions;
+  }
 >();
 
 /**
@@ -138,13 +152,14 @@ export function workspaceConfigLoader(config: Config): (workspace: string) => Co
   const source = sources.get(config);
   if (!source) throw new Error('workspaceConfigLoader: the configuration was not made by loadConfig');
   return (workspace) =>
-    parseConfig(source.env, source.file, { ...source.overrides, SYNC_WORKSPACE: workspace });
+    parseConfig(source.env, source.file, { ...source.overrides, SYNC_WORKSPACE: workspace }, source.options);
 }
 
 function parseConfig(
   env: NodeJS.ProcessEnv,
   file: string | undefined,
   overrides: Record<string, string>,
+  options: LoadOptions,
 ): Config {
   const fromFile: Record<string, unknown> = {};
   if (file) {
@@ -166,7 +181,9 @@ function parseConfig(
   // An id that is not a slug is left to the schema, which says so.
   const ofWorkspace = workspace !== DEFAULT_WORKSPACE && WorkspaceId.safeParse(workspace).success;
   if (ofWorkspace) {
-    const resolved = workspaceSettings(workspace, input, env);
+    const resolved = workspaceSettings(workspace, input, env, {
+      keyNeeded: options.sourceKeyNeeded ?? true,
+    });
     if ('problems' in resolved) throw new ConfigError(resolved.problems);
     Object.assign(input, resolved.settings);
   }

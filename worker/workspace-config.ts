@@ -58,6 +58,7 @@ export function workspaceSettings(
   id: string,
   input: Record<string, unknown>,
   env: NodeJS.ProcessEnv,
+  options: { readonly keyNeeded: boolean } = { keyNeeded: true },
 ): { settings: Record<string, string> } | { problems: string[] } {
   const path = input['SYNC_WORKSPACES_FILE'];
   if (typeof path !== 'string')
@@ -76,10 +77,11 @@ export function workspaceSettings(
     };
   }
   const key = keyOf(entry, path, env);
-  if ('problem' in key) return { problems: [key.problem] };
+  if ('problem' in key && options.keyNeeded) return { problems: [key.problem] };
   const settings: Record<string, string> = {
     SUPPORT_API_URL: entry.url,
-    SUPPORT_API_KEY: key.key,
+    // A command that never calls the API gets a placeholder where the key cannot be read.
+    SUPPORT_API_KEY: 'key' in key ? key.key : 'not-needed',
     ...storageOf(entry, input),
   };
   for (const [name, value] of Object.entries(entry.settings ?? {})) {

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { type TemporalTarget, temporalFor } from '../../embedded/temporal.js';
 import { type Config, isLoopbackUrl } from '../../schemas/config.js';
 import { Secrets, secretsOf } from '../../schemas/secret.js';
-import { ConfigError, loadConfig } from '../../worker/config.js';
+import { ConfigError, type LoadOptions, loadConfig } from '../../worker/config.js';
 import { capWorkflowThreadHeap } from '../../worker/heap-cap.js';
 import { createLogger } from '../../worker/logger.js';
 import type { MetricsAddress } from '../../worker/metrics-endpoint.js';
@@ -17,13 +17,16 @@ export async function withConfig(
   opts: { config?: string; metricsPort?: MetricsAddress; workspace?: string },
   run: (config: Config, logger: Logger, secrets: Secrets) => Promise<number>,
   overrides: Record<string, string> = {},
+  options: LoadOptions = {},
 ): Promise<number> {
   let config: Config;
   try {
-    config = loadConfig(process.env, opts.config, {
-      ...overrides,
-      ...(opts.workspace !== undefined ? { SYNC_WORKSPACE: opts.workspace } : {}),
-    });
+    config = loadConfig(
+      process.env,
+      opts.config,
+      { ...overrides, ...(opts.workspace !== undefined ? { SYNC_WORKSPACE: opts.workspace } : {}) },
+      options,
+    );
   } catch (err) {
     if (err instanceof ConfigError) {
       for (const problem of err.problems) process.stderr.write(`config error: ${problem}\n`);

@@ -250,6 +250,8 @@ function statusOf(
       }
     },
     overrides,
+    // It reads the warehouse only: a workspace whose key this machine lacks can be asked about.
+    { sourceKeyNeeded: false },
   );
 }
 

@@ -56,6 +56,16 @@ describe('status --workspace names the workspace and reads its windows as its ow
     expect(workspaceLines(bigquery)[0]).toBe('Workspace: acme (dataset support_acme)');
   });
 
+  it('loads a workspace whose key this machine lacks only for a command that never calls the API', () => {
+    const { ACME_KEY: _, ...withoutKey } = deployment();
+    expect(() => loadConfig(withoutKey, undefined, { SYNC_WORKSPACE: 'acme' })).toThrow(
+      /ACME_KEY is not set/,
+    );
+    const acme = loadConfig(withoutKey, undefined, { SYNC_WORKSPACE: 'acme' }, { sourceKeyNeeded: false });
+    expect(workspaceLines(acme)[0]).toBe('Workspace: acme (schema support_acme)');
+    expect(acme.SUPPORT_API_KEY.reveal()).toBe('not-needed');
+  });
+
   it("--failed: a workspace's failed export window has its pass, its replay command, and is covered only by its pass", () => {
     const acme = loadConfig(deployment(), undefined, { SYNC_WORKSPACE: 'acme' });
     const failed = window({});
