@@ -60,3 +60,20 @@ export async function startWorkerFleet(
   }
   return workers;
 }
+
+/**
+ * Rejects when a worker process exits while the bench still needs it (a crash: the runs it held would
+ * wait for ever), naming it and its exit; `stop()` of every worker first makes it harmless.
+ */
+export function workerExit(workers: WorkerProcess[]): { exited: Promise<never>; disarm(): void } {
+  let armed = true;
+  const exited = new Promise<never>((_, reject) => {
+    for (const [i, w] of workers.entries())
+      w.child.once('exit', (code, signal) => {
+        if (armed)
+          reject(new Error(`worker process ${i + 1} (pid ${w.child.pid}) exited: ${signal ?? code}`));
+      });
+  });
+  exited.catch(() => undefined);
+  return { exited, disarm: () => (armed = false) };
+}

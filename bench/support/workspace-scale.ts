@@ -19,7 +19,13 @@ import { startTemporalDevServer } from '../../embedded/temporal-server.js';
 import type { SyncSettings } from '../../schemas/run-input.js';
 import { analyticsQueueOf, loadConfig, settingsFromConfig } from '../../worker/config.js';
 import { log, sum } from './harness.js';
-import { schemaOf, startCompanionOf, startWorkerFleet, writeWorkspacesFile } from './workspace-fleet.js';
+import {
+  schemaOf,
+  startCompanionOf,
+  startWorkerFleet,
+  workerExit,
+  writeWorkspacesFile,
+} from './workspace-fleet.js';
 import {
   allExecutions,
   assertSucceeded,
@@ -150,6 +156,9 @@ export async function measureScale(postgres: EmbeddedPostgres, o: ScaleOptions):
   if (settings.analyticsTaskQueue !== analyticsQueueOf(taskQueue))
     throw new Error('unexpected analytics queue');
   const workers = await startWorkerFleet(o.workers, env, log);
+  // A worker that dies fails the bench at once instead of leaving its runs to wait for ever.
+  const crash = workerExit(workers);
+  const alive = <T>(p: Promise<T>) => Promise.race([p, crash.exited]);
   const db = new pg.Client({ connectionString: databaseUrl });
   await db.connect();
   // What an empty database weighs already: the warehouse's own size is what grows beyond it.
@@ -164,7 +173,7 @@ export async function measureScale(postgres: EmbeddedPostgres, o: ScaleOptions):
   try {
     // 1. Each twin's first sync alone.
     const alone: TimedRun[] = [];
-    for (const t of twins) alone.push(await run(t.id, 'incremental'));
+    for (const t of twins) alone.push(await alive(run(t.id, 'incremental')));
     await settleStatuses(temporal.client, alone);
     assertSucceeded(`[${tag}] alone`, alone);
     const aloneMs = alone.map((r) => r.endedAt - r.startedAt);
@@ -184,12 +193,12 @@ export async function measureScale(postgres: EmbeddedPostgres, o: ScaleOptions):
       () => log(`[${tag}] first round: ${Math.round((performance.now() - firstStart) / 1000)} s`),
       30_000,
     );
-    const firstSmall = await Promise.all(small.map((w) => run(w.id, 'incremental')));
+    const firstSmall = await alive(Promise.all(small.map((w) => run(w.id, 'incremental'))));
     const firstSmallEnd = performance.now();
     log(
       `[${tag}] first round: small runs done in ${((firstSmallEnd - firstStart) / 1000).toFixed(1)} s; waiting for the backfill`,
     );
-    const big1 = await backfill;
+    const big1 = await alive(backfill);
     clearInterval(progress);
     const firstAllEnd = performance.now();
     await settleStatuses(temporal.client, [...firstSmall, big1]);
@@ -213,7 +222,7 @@ export async function measureScale(postgres: EmbeddedPostgres, o: ScaleOptions):
       `[${tag}] hourly round: ${o.changes} changes in each workspace, then ${o.count + 1} incremental runs`,
     );
     const hourlyStart = performance.now();
-    const hourly = await Promise.all([big, ...small].map((w) => run(w.id, 'incremental')));
+    const hourly = await alive(Promise.all([big, ...small].map((w) => run(w.id, 'incremental'))));
     const hourlyEnd = performance.now();
     await settleStatuses(temporal.client, hourly);
     assertSucceeded(`[${tag}] hourly round`, hourly);
@@ -316,6 +325,7 @@ export async function measureScale(postgres: EmbeddedPostgres, o: ScaleOptions):
       checked: checkedIds.length,
     };
   } finally {
+    crash.disarm();
     await Promise.all(workers.map((w) => w.stop()));
     await db.end();
     await temporal.teardown();
