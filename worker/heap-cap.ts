@@ -36,3 +36,19 @@ export function capWorkflowThreadHeap(configuredMb: number, logger: Logger): voi
   v8.setFlagsFromString(`--max-old-space-size=${applied}`);
   logger.debug({ workflowHeapMb: applied }, 'workflow thread heap capped');
 }
+
+/**
+ * How many workflows the capped thread may keep cached (the worker's maxCachedWorkflows), or undefined
+ * without a cap. The SDK sizes its default from the heap limit of the thread that creates the worker — the
+ * main thread's, ~4 GB on a 24 GB host, hence some 2,300 workflows — not from the workflow thread's: under
+ * a 384 MB cap, a worker with many runs open (100 workspaces' runs of ~15 workflows each) grew its cache
+ * until the thread died of ERR_WORKER_OUT_OF_MEMORY and the worker shut down. The SDK's own formula
+ * (600 workflows per GB above 200 MB, at least 10), applied to the cap; an evicted workflow is replayed.
+ */
+export function workflowCacheSize(): number | undefined {
+  return applied === undefined || applied === null ? undefined : workflowCacheSizeFor(applied);
+}
+
+export function workflowCacheSizeFor(heapMb: number): number {
+  return Math.max(Math.floor((Math.max(heapMb - 200, 0) * 600) / 1024), 10);
+}

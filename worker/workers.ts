@@ -17,6 +17,7 @@ import {
   type WorkerVersioning,
 } from './deployment-version.js';
 import { attachFleetBudget, fleetBudgetOf } from './fleet-budget.js';
+import { workflowCacheSize } from './heap-cap.js';
 import type { SyncMetrics } from './metrics.js';
 import type { Readiness } from './metrics-endpoint.js';
 import { loadWorkflows } from './workflow-bundle.js';
@@ -82,6 +83,7 @@ export async function startWorkers(options: WorkersOptions): Promise<RunningWork
         },
       } as const)
     : {};
+  const cacheSize = workflowCacheSize();
   const main = await Worker.create({
     connection: options.connection,
     namespace: options.namespace,
@@ -91,6 +93,8 @@ export async function startWorkers(options: WorkersOptions): Promise<RunningWork
     interceptors: { activity: [workspaceActivityInterceptors] },
     shutdownGraceTime: grace,
     ...deployment,
+    // The workflow cache sized for the workflow thread's capped heap, not the main thread's (heap-cap.ts).
+    ...(cacheSize !== undefined ? { maxCachedWorkflows: cacheSize } : {}),
   });
   const perClass = activitiesByRouteClass(options.activities);
   const workers = [main];

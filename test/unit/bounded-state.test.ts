@@ -6,7 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { BoundedMap } from '../../connectors/bounded-map.js';
-import { workflowHeapCapMb } from '../../worker/heap-cap.js';
+import { workflowCacheSizeFor, workflowHeapCapMb } from '../../worker/heap-cap.js';
 import { pageGuard } from '../../workflows/page-guard.js';
 
 const page = (cursorTag: string | null) => ({ cursorTag, restarted: false });
@@ -115,6 +115,13 @@ describe('the workflow thread heap cap', () => {
     expect(workflowHeapCapMb(384, '--max-old-space-size=2048', [])).toBeNull();
     expect(workflowHeapCapMb(384, undefined, ['--max_old_space_size=1024'])).toBeNull();
     expect(workflowHeapCapMb(0, undefined, [])).toBeNull();
+  });
+
+  it("sizes the workflow cache for the capped thread's heap, as the SDK would for a heap that size", () => {
+    // The SDK's default: 600 workflows per GiB above 200 MiB, at least 10.
+    expect(workflowCacheSizeFor(384)).toBe(107);
+    expect(workflowCacheSizeFor(1224)).toBe(600);
+    expect(workflowCacheSizeFor(150)).toBe(10);
   });
 });
 

@@ -1,0 +1,350 @@
+/**
+ * One scale of bench:workspaces, measured in a world of its own: a companion of `count` small workspaces
+ * (20–200 tickets), one big one and a few "alone" twins of small ones, a fresh Temporal dev server, a fresh
+ * database on the shared PostgreSQL cluster, a fresh task queue and two worker processes. Then:
+ *   1. each twin's first sync alone, one after the other: what a small first sync costs with nothing beside it;
+ *   2. the first round: the big workspace's backfill, and 2 s later every small workspace's first sync at
+ *      once (as an hourly schedule fires them), until all have ended;
+ *   3. the hourly round: a few changes in every workspace (the companion's live changes), then every
+ *      workspace's incremental run at once;
+ *   4. what it left: requests per workspace (the companion's log, per workspace) against the lower bound,
+ *      history events per run, children open at once, worker peak RSS, warehouse size, and the exactness
+ *      check of a sample of workspaces (fails the bench when any count differs).
+ */
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import pg from 'pg';
+import type { RequestLogEntry, WorkspaceHandle } from '../../companion/index.js';
+import type { EmbeddedPostgres } from '../../embedded/postgres.js';
+import { startTemporalDevServer } from '../../embedded/temporal-server.js';
+import type { SyncSettings } from '../../schemas/run-input.js';
+import { analyticsQueueOf, loadConfig, settingsFromConfig } from '../../worker/config.js';
+import { log, sum } from './harness.js';
+import {
+  schemaOf,
+  startCompanionOf,
+  startWorkerFleet,
+  workerExit,
+  writeWorkspacesFile,
+} from './workspace-fleet.js';
+import {
+  allExecutions,
+  assertSucceeded,
+  historyPerRun,
+  maxOpenChildren,
+  settleStatuses,
+  type TimedRun,
+  timedRun,
+} from './workspace-runs.js';
+import {
+  CHECKED_TABLES,
+  type CheckedTable,
+  expectedRows,
+  type ReadScope,
+  requestBound,
+  smallWorkspaces,
+  type WorkspaceSpec,
+} from './workspace-world.js';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+export interface ScaleOptions {
+  count: number;
+  bigTickets: number;
+  seed: number;
+  /** Small workspaces with an "alone" twin (their delay is measured against it), sampled for history too. */
+  alone: number;
+  /** Changes the companion makes in each workspace before the hourly round. */
+  changes: number;
+  workers: number;
+}
+
+/** Request categories of the companion's log, as bench:pipeline counts them. */
+type Category = 'tickets' | 'threads' | 'exports' | 'reference' | 'other';
+function categoryOf(e: RequestLogEntry): Category {
+  const p = e.path.replace(/^\/public\/v1/, '');
+  if (p === '/tickets') return 'tickets';
+  if (/^\/tickets\/\d+\/messages$/.test(p)) return 'threads';
+  if (p === '/csat-surveys' || p === '/agent-sessions') return 'exports';
+  if (['/views', '/tags', '/teams', '/agents', '/reports/metrics'].includes(p)) return 'reference';
+  return 'other';
+}
+function requestsOf(ws: WorkspaceHandle): Record<Category, number> {
+  const out = { tickets: 0, threads: 0, exports: 0, reference: 0, other: 0 };
+  for (const e of ws.requestLog) out[categoryOf(e)] += 1;
+  return out;
+}
+
+export interface ScaleResult {
+  count: number;
+  smallTickets: number;
+  bigTickets: number;
+  /** First round: until every small first sync ended; until the backfill ended too. */
+  firstSmallMs: number;
+  firstAllMs: number;
+  backfillMs: number;
+  hourlyMs: number;
+  firstPages: number;
+  hourlyPages: number;
+  /** Small workspaces, first sync: requests and lower bound, per workspace (means), and the worst ratio. */
+  firstRequests: { mean: number; bound: number; worstRatio: number; byCategory: Record<Category, number> };
+  bigRequests: { requests: number; bound: number };
+  hourlyRequests: { mean: number; byCategory: Record<Category, number>; big: number };
+  workerPeakRss: number[];
+  history: {
+    smallFirst: { median: number; max: number; executions: number };
+    smallHourly: { median: number; max: number };
+    backfill: { events: number; executions: number };
+    sampledChildren: number;
+    maxOpenChildrenSmall: number;
+    maxOpenChildrenBig: number;
+    executionsListed: number;
+  };
+  /** Small runs' wall time in the first round, against the same workspaces' first syncs alone. */
+  delay: {
+    aloneMedianMs: number;
+    sampledMaxDelayMs: number;
+    sampledMedianDelayMs: number;
+    slowestSmallMs: number;
+    slowestSmallTickets: number;
+    medianSmallMs: number;
+  };
+  warehouseBytes: number;
+  /** pg_database_size of the database when created, before any workspace's tables. */
+  emptyDatabaseBytes: number;
+  checked: number;
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length === 0 ? 0 : (s[Math.floor((s.length - 1) / 2)] as number);
+};
+const mean = (xs: number[]) => (xs.length === 0 ? 0 : sum(xs) / xs.length);
+
+export async function measureScale(postgres: EmbeddedPostgres, o: ScaleOptions): Promise<ScaleResult> {
+  const small = smallWorkspaces(o.count, o.seed);
+  const twins: WorkspaceSpec[] = small.slice(0, o.alone).map((w, i) => ({ ...w, id: `alone-${i}` }));
+  const big: WorkspaceSpec = { id: 'big', seed: o.seed * 10_000 + 9_999, tickets: o.bigTickets };
+  // The deployment's own workspace (SUPPORT_API_KEY): served by the workers, never synced here.
+  const home: WorkspaceSpec = { id: 'home', seed: o.seed, tickets: 20 };
+  const tag = `${o.count}`;
+  log(
+    `[${tag}] generating ${o.count} small workspaces (${sum(small.map((w) => w.tickets))} tickets) + big ${o.bigTickets}`,
+  );
+  const companion = await startCompanionOf([home, big, ...small, ...twins]);
+  const file = writeWorkspacesFile(
+    companion,
+    [big, ...small, ...twins].map((w) => w.id),
+  );
+  const temporal: TestWorkflowEnvironment = await startTemporalDevServer();
+  const taskQueue = `bench-workspaces-${o.count}-${Date.now().toString(36)}`;
+  const database = `bench_workspaces_${o.count}`;
+  const databaseUrl = await postgres.createDatabase(database);
+  const startDate = new Date(Date.now() - 200 * DAY_MS).toISOString();
+  const env: Record<string, string> = {
+    SUPPORT_API_URL: companion.baseUrl,
+    SUPPORT_API_KEY: companion.workspace('home').keys.admin,
+    DESTINATION_URL: databaseUrl,
+    TEMPORAL_ADDRESS: temporal.address,
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    SYNC_WORKSPACES_FILE: file.path,
+    SYNC_START_DATE: startDate,
+    SUPPORT_API_RATE_LIMITS: 'off',
+    LOG_LEVEL: 'info',
+  };
+  // Every workspace's entry sets nothing of its own: one set of settings serves every run.
+  const settings: SyncSettings = settingsFromConfig(loadConfig({}, undefined, env), new Date());
+  if (settings.analyticsTaskQueue !== analyticsQueueOf(taskQueue))
+    throw new Error('unexpected analytics queue');
+  const workers = await startWorkerFleet(o.workers, env, log);
+  // A worker that dies fails the bench at once instead of leaving its runs to wait for ever.
+  const crash = workerExit(workers);
+  const alive = <T>(p: Promise<T>) => Promise.race([p, crash.exited]);
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  // What an empty database weighs already: the warehouse's own size is what grows beyond it.
+  const emptyBytes = Number(
+    (await db.query<{ n: string }>('SELECT pg_database_size(current_database()) AS n')).rows[0]?.n,
+  );
+  const run = (
+    workspace: string,
+    mode: 'incremental' | 'backfill',
+    range?: { from: string; before: string },
+  ) => timedRun(temporal.client, taskQueue, { workspace, mode, settings, ...(range ? { range } : {}) });
+  try {
+    // 1. Each twin's first sync alone.
+    const alone: TimedRun[] = [];
+    for (const t of twins) alone.push(await alive(run(t.id, 'incremental')));
+    await settleStatuses(temporal.client, alone);
+    assertSucceeded(`[${tag}] alone`, alone);
+    const aloneMs = alone.map((r) => r.endedAt - r.startedAt);
+    log(`[${tag}] alone: ${aloneMs.map((ms) => (ms / 1000).toFixed(1)).join(', ')} s`);
+
+    // 2. The first round.
+    for (const w of [big, ...small]) companion.workspace(w.id).clearRequestLog();
+    const scope: ReadScope = { startMs: Date.parse(startDate), untilMs: Date.now() };
+    const firstStart = performance.now();
+    const backfill = run('big', 'backfill', {
+      from: startDate,
+      before: new Date(scope.untilMs).toISOString(),
+    });
+    await new Promise((r) => setTimeout(r, 2000));
+    log(`[${tag}] first round: backfill of big started, now ${o.count} small first syncs`);
+    const progress = setInterval(
+      () => log(`[${tag}] first round: ${Math.round((performance.now() - firstStart) / 1000)} s`),
+      30_000,
+    );
+    const firstSmall = await alive(Promise.all(small.map((w) => run(w.id, 'incremental'))));
+    const firstSmallEnd = performance.now();
+    log(
+      `[${tag}] first round: small runs done in ${((firstSmallEnd - firstStart) / 1000).toFixed(1)} s; waiting for the backfill`,
+    );
+    const big1 = await alive(backfill);
+    clearInterval(progress);
+    const firstAllEnd = performance.now();
+    await settleStatuses(temporal.client, [...firstSmall, big1]);
+    assertSucceeded(`[${tag}] first round`, [...firstSmall, big1]);
+    const firstReq = small.map((w) => ({ w, r: requestsOf(companion.workspace(w.id)) }));
+    const bounds = new Map(
+      small.map((w) => [w.id, sum(Object.values(requestBound(companion.workspace(w.id).world, scope)))]),
+    );
+    const firstTotals = firstReq.map(({ r }) => sum(Object.values(r)));
+    const ratios = firstReq.map(({ w, r }) => sum(Object.values(r)) / (bounds.get(w.id) as number));
+    const bigReq = sum(Object.values(requestsOf(companion.workspace('big'))));
+    const bigBound = sum(Object.values(requestBound(companion.workspace('big').world, scope)));
+
+    // 3. The hourly round.
+    for (const w of [big, ...small]) {
+      const ws = companion.workspace(w.id);
+      ws.clearRequestLog();
+      ws.live.tick(o.changes);
+    }
+    log(
+      `[${tag}] hourly round: ${o.changes} changes in each workspace, then ${o.count + 1} incremental runs`,
+    );
+    const hourlyStart = performance.now();
+    const hourly = await alive(Promise.all([big, ...small].map((w) => run(w.id, 'incremental'))));
+    const hourlyEnd = performance.now();
+    await settleStatuses(temporal.client, hourly);
+    assertSucceeded(`[${tag}] hourly round`, hourly);
+    const hourlyReq = small.map((w) => requestsOf(companion.workspace(w.id)));
+    const bigHourly = sum(Object.values(requestsOf(companion.workspace('big'))));
+    log(`[${tag}] hourly round done in ${((hourlyEnd - hourlyStart) / 1000).toFixed(1)} s`);
+
+    // 4. What Temporal kept.
+    const executions = await allExecutions(temporal.client);
+    const perRun = historyPerRun(executions);
+    const eventsOf = (r: TimedRun) => perRun.get(r.workflowId) ?? { events: 0, executions: 0 };
+    const sampledSmall = firstSmall.slice(0, o.alone);
+    const childrenOf = async (runs: TimedRun[]) => {
+      const roots = new Set(runs.map((r) => r.workflowId));
+      const parents = executions.filter((e) => roots.has(e.rootExecution?.workflowId ?? e.workflowId));
+      let max = 0;
+      for (const e of parents)
+        max = Math.max(max, await maxOpenChildren(temporal.client, e.workflowId, e.runId));
+      return { max, parents: parents.length };
+    };
+    const childrenSmall = await childrenOf(sampledSmall);
+    const childrenBig = await childrenOf([big1]);
+
+    // The exactness check: the sample's warehouse against its world, table by table.
+    const untilMs = Date.now();
+    const checkedIds = [...sampledSmall.map((r) => r.workspace), 'big'];
+    const problems: string[] = [];
+    for (const id of checkedIds) {
+      const expected = expectedRows(companion.workspace(id).world, { startMs: scope.startMs, untilMs });
+      const stored = await liveRows(db, schemaOf(id));
+      for (const t of CHECKED_TABLES)
+        if (stored[t] !== expected[t])
+          problems.push(`${id}.${t}: warehouse ${stored[t]}, world ${expected[t]}`);
+    }
+    if (problems.length > 0)
+      throw new Error(
+        `[${tag}] the warehouse differs from the companion's world:\n  ${problems.join('\n  ')}`,
+      );
+    const size = await db.query<{ n: string }>('SELECT pg_database_size(current_database()) AS n');
+
+    const smallWalls = firstSmall.map((r) => r.endedAt - r.startedAt);
+    const slowest = smallWalls.indexOf(Math.max(...smallWalls));
+    const sampledDelays = sampledSmall.map((r, i) => r.endedAt - r.startedAt - (aloneMs[i] as number));
+    const byCategory = (rs: Record<Category, number>[]) =>
+      Object.fromEntries(
+        (['tickets', 'threads', 'exports', 'reference', 'other'] as const).map((c) => [
+          c,
+          mean(rs.map((r) => r[c])),
+        ]),
+      ) as Record<Category, number>;
+    return {
+      count: o.count,
+      smallTickets: sum(small.map((w) => w.tickets)),
+      bigTickets: o.bigTickets,
+      firstSmallMs: firstSmallEnd - firstStart,
+      firstAllMs: firstAllEnd - firstStart,
+      backfillMs: big1.endedAt - big1.startedAt,
+      hourlyMs: hourlyEnd - hourlyStart,
+      firstPages: sum([...firstSmall, big1].map((r) => r.pages)),
+      hourlyPages: sum(hourly.map((r) => r.pages)),
+      firstRequests: {
+        mean: mean(firstTotals),
+        bound: mean([...bounds.values()]),
+        worstRatio: Math.max(...ratios),
+        byCategory: byCategory(firstReq.map(({ r }) => r)),
+      },
+      bigRequests: { requests: bigReq, bound: bigBound },
+      hourlyRequests: {
+        mean: mean(hourlyReq.map((r) => sum(Object.values(r)))),
+        byCategory: byCategory(hourlyReq),
+        big: bigHourly,
+      },
+      workerPeakRss: workers.map((w) => w.hwm()),
+      history: {
+        smallFirst: {
+          median: median(firstSmall.map((r) => eventsOf(r).events)),
+          max: Math.max(...firstSmall.map((r) => eventsOf(r).events)),
+          executions: median(firstSmall.map((r) => eventsOf(r).executions)),
+        },
+        smallHourly: {
+          median: median(hourly.slice(1).map((r) => eventsOf(r).events)),
+          max: Math.max(...hourly.slice(1).map((r) => eventsOf(r).events)),
+        },
+        backfill: eventsOf(big1),
+        sampledChildren: childrenSmall.parents + childrenBig.parents,
+        maxOpenChildrenSmall: childrenSmall.max,
+        maxOpenChildrenBig: childrenBig.max,
+        executionsListed: executions.length,
+      },
+      delay: {
+        aloneMedianMs: median(aloneMs),
+        sampledMaxDelayMs: Math.max(...sampledDelays),
+        sampledMedianDelayMs: median(sampledDelays),
+        slowestSmallMs: smallWalls[slowest] as number,
+        slowestSmallTickets: (small[slowest] as WorkspaceSpec).tickets,
+        medianSmallMs: median(smallWalls),
+      },
+      warehouseBytes: Number(size.rows[0]?.n),
+      emptyDatabaseBytes: emptyBytes,
+      checked: checkedIds.length,
+    };
+  } finally {
+    crash.disarm();
+    await Promise.all(workers.map((w) => w.stop()));
+    await db.end();
+    await temporal.teardown();
+    await companion.stop();
+    file.remove();
+  }
+}
+
+/** Live rows (not marked deleted) of each checked table of a workspace's schema. */
+async function liveRows(db: pg.Client, schema: string): Promise<Record<CheckedTable, number>> {
+  const out = {} as Record<CheckedTable, number>;
+  for (const table of CHECKED_TABLES) {
+    const deleted = await db.query(
+      `SELECT 1 FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2 AND column_name = '_deleted_at'`,
+      [schema, table],
+    );
+    const where = deleted.rowCount ? ' WHERE _deleted_at IS NULL' : '';
+    const r = await db.query<{ n: string }>(`SELECT count(*) AS n FROM ${schema}.${table}${where}`);
+    out[table] = Number(r.rows[0]?.n);
+  }
+  return out;
+}
