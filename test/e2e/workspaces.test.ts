@@ -108,13 +108,16 @@ describe('many workspaces, one worker: each synced into its own schema, equal to
       SUPPORT_API_RATE_LIMITS: 'off',
       SYNC_AUDIT_SHARE: '0',
       LOG_LEVEL: 'silent',
+      SYNC_METRICS_WORKSPACE_LABEL: 'true',
     });
-    deps = await buildDependencies(base, silentLogger);
+    deps = await buildDependencies(base, silentLogger, { metrics: true });
     router = routeWorkspaces({
       connection: env.nativeConnection,
       namespace: 'default',
       config: base,
       deps,
+      // As startLocalWorkers does: the process's metrics watch every workspace's activities.
+      metrics: deps.metrics!,
       logger: silentLogger,
     });
     workers = await startWorkers({
@@ -184,6 +187,21 @@ describe('many workspaces, one worker: each synced into its own schema, equal to
     for await (const w of env.client.workflow.list({ query })) windows.push(w.workflowId);
     expect(windows.length).toBeGreaterThan(3);
     expect(windows.filter((id) => !id.startsWith('north/') && !id.startsWith('sync-run/north/'))).toEqual([]);
+    // The worker's metrics count each workspace's rows under its own label (SYNC_METRICS_WORKSPACE_LABEL).
+    const exposition = await deps.metrics!.registry.metrics();
+    const ticketRows = (workspace: string) =>
+      Number(
+        exposition.match(
+          new RegExp(
+            `^support_sync_rows_written_total\\{table="tickets",workspace="${workspace}"\\} (\\d+)$`,
+            'm',
+          ),
+        )?.[1] ?? 0,
+      );
+    expect({ north: ticketRows('north'), south: ticketRows('south') }).toEqual({
+      north: northTickets.size,
+      south: southTickets.size,
+    });
   });
 
   it("replaying one workspace's window, named by its id, touches no other workspace's rows", async () => {
