@@ -11,6 +11,8 @@ export interface CreateDestinationOptions extends DestinationOptions {
   readonly storageEndpoint?: string;
   /** BigQuery location of the dataset and its jobs (default: the dataset's own; a new dataset: `US`). */
   readonly location?: string;
+  /** BigQuery dataset whose location a dataset the sync creates takes when `location` is unset. */
+  readonly newDatasetLocationOf?: string;
 }
 
 /**

@@ -309,7 +309,7 @@ export const ConfigFromEnv = z.object({
     .regex(/^[A-Za-z][A-Za-z0-9-]{1,62}$/, 'a BigQuery location such as US, EU or europe-west2')
     .optional()
     .describe(
-      "BigQuery location of the dataset and its jobs (US, EU, europe-west2, …). Unset: the dataset's own location, read once at start (a dataset the sync creates goes to US, BigQuery's default). Set, it must be the dataset's location: otherwise each job fails before it is sent, with an error naming both",
+      "BigQuery location of the dataset and its jobs (US, EU, europe-west2, …). Unset: the dataset's own location, read once at start (a dataset the sync creates goes to US, BigQuery's default; a workspace's goes where the deployment's dataset is). Set, it must be the dataset's location: otherwise each job fails before it is sent, with an error naming both",
     ),
   BIGQUERY_STORAGE_ENDPOINT: z
     .string()
@@ -608,6 +608,11 @@ export const ConfigFromEnv = z.object({
 export const Config = ConfigFromEnv.extend({
   REPORT_QUERIES: ReportQueriesSource.optional(),
   SYNC_BUSINESS_HOURS: BusinessHoursSource.optional(),
+  /**
+   * Not a setting: in a workspace's configuration on BigQuery (worker/workspace-config.ts), the deployment's
+   * own dataset, where the workspace's dataset goes when the sync creates it and BIGQUERY_LOCATION is unset.
+   */
+  BIGQUERY_DEPLOYMENT_DATASET: z.string().optional(),
 })
   .superRefine((config, ctx) => {
     const hashed = (config.SYNC_COLUMN_POLICY ?? []).filter((rule) => rule.action === 'hash');

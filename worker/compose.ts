@@ -168,6 +168,9 @@ export function destinationFromConfig(config: Config): Promise<Destination> {
     redactor: redactorOf(config),
     ...(config.BIGQUERY_API_ENDPOINT ? { apiEndpoint: config.BIGQUERY_API_ENDPOINT } : {}),
     ...(config.BIGQUERY_LOCATION ? { location: config.BIGQUERY_LOCATION } : {}),
+    ...(config.BIGQUERY_DEPLOYMENT_DATASET
+      ? { newDatasetLocationOf: config.BIGQUERY_DEPLOYMENT_DATASET }
+      : {}),
     ...(config.BIGQUERY_STORAGE_ENDPOINT ? { storageEndpoint: config.BIGQUERY_STORAGE_ENDPOINT } : {}),
   });
 }

@@ -115,7 +115,9 @@ function keyOf(
 
 /**
  * Where the workspace's tables go: its own PostgreSQL schema, or its own BigQuery dataset in the
- * deployment's project — never the deployment's own, so no two workspaces share a table.
+ * deployment's project — never the deployment's own, so no two workspaces share a table — and, created by
+ * the sync without a BIGQUERY_LOCATION, in the deployment's dataset's location (not BigQuery's default, `US`:
+ * a deployment in the EU keeps its workspaces' data there).
  */
 function storageOf(entry: WorkspaceEntry, input: Record<string, unknown>): Record<string, string> {
   const url = input['DESTINATION_URL'];
@@ -123,6 +125,7 @@ function storageOf(entry: WorkspaceEntry, input: Record<string, unknown>): Recor
     const { projectId, datasetId } = parseBigQueryUrl(url);
     return {
       DESTINATION_URL: `bigquery://${projectId}/${entry.schema ?? defaultWorkspaceSchema(datasetId, entry.id)}`,
+      BIGQUERY_DEPLOYMENT_DATASET: datasetId,
     };
   }
   const schema =

@@ -63,6 +63,11 @@ export interface BigQueryDestinationOptions extends DestinationOptions {
    */
   readonly location?: string | undefined;
   /**
+   * A dataset of the project whose location the dataset takes if the sync creates it and `location` is unset
+   * (a workspace's dataset: the deployment's, worker/workspace-config.ts).
+   */
+  readonly newDatasetLocationOf?: string | undefined;
+  /**
    * API endpoint of an emulator (e.g. http://127.0.0.1:9050). When set, requests carry no credentials;
    * otherwise the client uses Application Default Credentials.
    */
@@ -153,6 +158,7 @@ export class BigQueryDestination extends SqlDestination {
       projectId: options.projectId,
       datasetId: options.datasetId,
       location: options.location,
+      newDatasetLocationOf: options.newDatasetLocationOf,
       client: options.apiEndpoint ? emulatorClientOptions(options.apiEndpoint) : {},
       maxConflictRetries: options.maxConflictRetries ?? 8,
     });

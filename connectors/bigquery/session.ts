@@ -13,6 +13,11 @@ export interface BigQuerySessionOptions {
    * dataset's own location, read once; a dataset not created yet is created in `US` (BigQuery's default).
    */
   readonly location?: string | undefined;
+  /**
+   * A dataset whose location a dataset not created yet takes when `location` is unset (a workspace's dataset
+   * goes where the deployment's is); when it does not exist either, `US`.
+   */
+  readonly newDatasetLocationOf?: string | undefined;
   /** Client options (an emulator's endpoint, no credentials); default: Application Default Credentials. */
   readonly client: BigQueryOptions;
   /** Attempts for a transaction aborted by a concurrent update of the same table. */
@@ -30,6 +35,7 @@ export class BigQuerySession implements SqlSession {
   readonly client: BigQuery;
   readonly dataset: string;
   readonly #configuredLocation: string | undefined;
+  readonly #newDatasetLocationOf: string | undefined;
   #location: Promise<string> | undefined;
   readonly #maxRetries: number;
   /** Table handles of table reads: each learns its schema once (a free tables.get) and keeps it. */
@@ -44,6 +50,7 @@ export class BigQuerySession implements SqlSession {
   constructor(options: BigQuerySessionOptions) {
     this.dataset = options.datasetId;
     this.#configuredLocation = options.location;
+    this.#newDatasetLocationOf = options.newDatasetLocationOf;
     this.#maxRetries = options.maxConflictRetries;
     this.dialect = bigQueryDialect(options.datasetId);
     this.client = new BigQuery({ projectId: options.projectId, ...options.client });
@@ -52,7 +59,8 @@ export class BigQuerySession implements SqlSession {
   /**
    * The location every job of this session runs in (BigQuery refuses a job whose location does not hold
    * the datasets it references): the dataset's own, read once (a free datasets.get); a configured location
-   * must be it. A dataset not there yet is to be created in the configured location, else in `US`.
+   * must be it. A dataset not there yet is to be created in the configured location, else where
+   * `newDatasetLocationOf` is, else in `US`.
    */
   location(): Promise<string> {
     this.#location ??= this.#readLocation().catch((err: unknown) => {
@@ -64,10 +72,12 @@ export class BigQuerySession implements SqlSession {
 
   async #readLocation(): Promise<string> {
     const configured = this.#configuredLocation;
-    const [exists] = await this.client.dataset(this.dataset).exists();
-    if (!exists) return configured ?? DEFAULT_LOCATION;
-    const [meta] = await this.client.dataset(this.dataset).getMetadata();
-    const actual = typeof meta?.location === 'string' && meta.location !== '' ? meta.location : null;
+    const actual = await this.#locationOfDataset(this.dataset);
+    if (actual === undefined) {
+      if (configured !== undefined) return configured;
+      const like = this.#newDatasetLocationOf;
+      return (like !== undefined ? await this.#locationOfDataset(like) : undefined) ?? DEFAULT_LOCATION;
+    }
     if (actual === null) return configured ?? DEFAULT_LOCATION;
     if (configured !== undefined && configured.toLowerCase() !== actual.toLowerCase())
       // Not the service's answer ("Dataset … not found in location …"): one that names both and the fix.
@@ -75,6 +85,14 @@ export class BigQuerySession implements SqlSession {
         `BIGQUERY_LOCATION is ${configured}, but dataset ${this.client.projectId}:${this.dataset} is in ${actual}: a job runs where its dataset is — set BIGQUERY_LOCATION=${actual}, or leave it unset (the dataset's own location is used)`,
       );
     return actual;
+  }
+
+  /** A dataset's location (free datasets.get calls): undefined when there is no such dataset, null when unsaid. */
+  async #locationOfDataset(dataset: string): Promise<string | null | undefined> {
+    const [exists] = await this.client.dataset(dataset).exists();
+    if (!exists) return undefined;
+    const [meta] = await this.client.dataset(dataset).getMetadata();
+    return typeof meta?.location === 'string' && meta.location !== '' ? meta.location : null;
   }
 
   /**

@@ -104,6 +104,9 @@ describe('SYNC_WORKSPACES_FILE', () => {
     expect(loadConfig({ ...env, SYNC_WORKSPACE: 'south-east' }).DESTINATION_URL.reveal()).toBe(
       'bigquery://proj/desk_se',
     );
+    // A dataset the sync creates for a workspace goes where the deployment's dataset is.
+    expect(loadConfig({ ...env, SYNC_WORKSPACE: 'north' }).BIGQUERY_DEPLOYMENT_DATASET).toBe('support');
+    expect(loadConfig(env).BIGQUERY_DEPLOYMENT_DATASET).toBeUndefined();
   });
 
   it('every problem names the file, the workspace and the field, never a key', () => {
