@@ -76,6 +76,8 @@ export function workspaceSettings(
       ],
     };
   }
+  const shared = sharedStorage(entry, read.file.workspaces, input);
+  if (shared) return { problems: [`SYNC_WORKSPACES_FILE ${path}: workspace "${id}": ${shared}`] };
   const key = keyOf(entry, path, env);
   if ('problem' in key && options.keyNeeded) return { problems: [key.problem] };
   const settings: Record<string, string> = {
@@ -111,6 +113,34 @@ function keyOf(
   } catch (err) {
     return { problem: `${where}: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})` };
   }
+}
+
+/** The schema (dataset) name of a workspace's storage, or of the deployment's own. */
+function storageName(entry: WorkspaceEntry | null, input: Record<string, unknown>): string {
+  const url = input['DESTINATION_URL'];
+  const deployment =
+    typeof url === 'string' && url.startsWith('bigquery://')
+      ? parseBigQueryUrl(url).datasetId
+      : typeof input['POSTGRES_SCHEMA'] === 'string'
+        ? input['POSTGRES_SCHEMA']
+        : DEFAULT_POSTGRES_SCHEMA;
+  return entry === null ? deployment : (entry.schema ?? defaultWorkspaceSchema(deployment, entry.id));
+}
+
+/**
+ * Why the workspace's tables would be another's — the deployment's own schema, or another entry's named
+ * or derived one (`support_north` named by south) — or null: two workspaces never share a table.
+ */
+function sharedStorage(
+  entry: WorkspaceEntry,
+  entries: readonly WorkspaceEntry[],
+  input: Record<string, unknown>,
+): string | null {
+  const own = storageName(entry, input);
+  if (own === storageName(null, input))
+    return `schema "${own}" is the deployment's own (the workspace default's): two workspaces never share tables`;
+  const other = entries.find((e) => e.id !== entry.id && storageName(e, input) === own);
+  return other ? `schema "${own}" is workspace "${other.id}"'s too: two workspaces never share tables` : null;
 }
 
 /**

@@ -109,6 +109,35 @@ describe('SYNC_WORKSPACES_FILE', () => {
     expect(loadConfig(env).BIGQUERY_DEPLOYMENT_DATASET).toBeUndefined();
   });
 
+  it("never gives a workspace another's tables: the deployment's schema, or another entry's derived one", () => {
+    const entry = (id: string, schema?: string) => [
+      `  - id: ${id}`,
+      '    url: https://x.example.com',
+      '    key: { env: NORTH_KEY }',
+      ...(schema ? [`    schema: ${schema}`] : []),
+    ];
+    const file = (...entries: string[][]) => ['workspaces:', ...entries.flat(), ''].join('\n');
+    const folder = folderWith({
+      'derived.yaml': file(entry('north'), entry('south', 'support_north')),
+      'own.yaml': file(entry('north', 'support')),
+      'bq.yaml': file(entry('north'), entry('south', 'support_north')),
+    });
+    expect(problemsOf({ ...deployment(join(folder, 'derived.yaml')), SYNC_WORKSPACE: 'south' })).toEqual([
+      `SYNC_WORKSPACES_FILE ${join(folder, 'derived.yaml')}: workspace "south": schema "support_north" is workspace "north"'s too: two workspaces never share tables`,
+    ]);
+    // Either of the two is refused, whichever a command names.
+    expect(problemsOf({ ...deployment(join(folder, 'derived.yaml')), SYNC_WORKSPACE: 'north' })).toHaveLength(
+      1,
+    );
+    expect(problemsOf({ ...deployment(join(folder, 'own.yaml')), SYNC_WORKSPACE: 'north' })[0]).toMatch(
+      /workspace "north": schema "support" is the deployment's own/,
+    );
+    const bigquery = deployment(join(folder, 'bq.yaml'), { DESTINATION_URL: 'bigquery://proj/support' });
+    expect(problemsOf({ ...bigquery, SYNC_WORKSPACE: 'south' })[0]).toMatch(
+      /"support_north" is workspace "north"'s too/,
+    );
+  });
+
   it('every problem names the file, the workspace and the field, never a key', () => {
     const folder = folderWith({
       'bad.yaml': [
