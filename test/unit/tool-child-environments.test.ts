@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { locateTemporalCli } from '../../embedded/temporal-cli.js';
 import { provisionBigQueryEmulator } from '../../scripts/bigquery-emulator.js';
+import { provisionDbt } from '../../scripts/dbt.js';
 
 /**
  * The tools the demo and `npm run provision` run — `temporal --version`, `go install`, pip, Python's venv —
@@ -122,6 +123,15 @@ describe('the tools the demo runs see none of the keys', () => {
   it("Python's venv and pip, provisioning the BigQuery emulator", async () => {
     const dumps = await world(['python3']);
     await provisionBigQueryEmulator();
+    const launches = await recorded(dumps);
+    // The version check, the venv, then the venv's python (a copy of the stand-in) running pip install.
+    expect(launches.map((s) => s.tool)).toEqual(['python3', 'python3', 'python3']);
+    expectNoSecret(launches);
+  });
+
+  it("Python's venv and pip, provisioning dbt", async () => {
+    const dumps = await world(['python3']);
+    await provisionDbt();
     const launches = await recorded(dumps);
     // The version check, the venv, then the venv's python (a copy of the stand-in) running pip install.
     expect(launches.map((s) => s.tool)).toEqual(['python3', 'python3', 'python3']);

@@ -1,0 +1,253 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PostgresDestination } from '../../connectors/postgres/destination.js';
+import { dbtEnvironment, provisionDbt } from '../../scripts/dbt.js';
+import { DBT_DIR, DBT_RELATIONS, stagingModelName } from '../../scripts/dbt-sources.js';
+import { freshDatabase } from '../support/postgres.js';
+import { input, message, ticket, writeBatch } from './fixtures.js';
+
+/**
+ * The dbt package (dbt/) for real: two workspace schemas written through the PostgreSQL destination's own
+ * path (prepare, writeTables, the custom-field views), their ids colliding as they do in the API; a data
+ * team's project that adds the package (`dbt deps` of a local package); `dbt build` with
+ * `support_sync_workspaces` set (the union, its per-workspace key tests), then `dbt run` with the one
+ * schema of `support_sync_schema`. dbt from PyPI, pinned (scripts/dbt.ts; `npm run provision`).
+ */
+
+const execFileAsync = promisify(execFile);
+const ACME = 'support_acme';
+const GLOBEX = 'support_globex';
+const WORKSPACES = { acme: ACME, 'globex-eu': GLOBEX };
+/** Ids both workspaces hold (the API's ids collide between workspaces). */
+const T1 = '00000000-0000-4000-8000-0000000d0001';
+const T2 = '00000000-0000-4000-8000-0000000d0002';
+const T3 = '00000000-0000-4000-8000-0000000d0003';
+const M1 = '00000000-0000-4000-8000-0000000d1001';
+const M2 = '00000000-0000-4000-8000-0000000d1002';
+
+let url: string;
+let admin: pg.Pool;
+let project: string;
+let dbt: string;
+let union: { stdout: string; ms: number };
+let single: { stdout: string; ms: number };
+
+async function runDbt(args: string[], target?: string): Promise<{ stdout: string; ms: number }> {
+  const started = Date.now();
+  try {
+    const { stdout } = await execFileAsync(
+      dbt,
+      [
+        ...args,
+        ...['--project-dir', project, '--profiles-dir', project],
+        ...(target ? ['--target', target] : []),
+      ],
+      { cwd: project, env: dbtEnvironment(), maxBuffer: 16 * 1024 * 1024 },
+    );
+    return { stdout, ms: Date.now() - started };
+  } catch (err) {
+    const e = err as Error & { stdout?: string; stderr?: string };
+    throw new Error(`dbt ${args[0]} failed: ${e.message}\n${e.stdout ?? ''}\n${e.stderr ?? ''}`);
+  }
+}
+
+const rows = async (sql: string) => (await admin.query(sql)).rows as Record<string, unknown>[];
+const columnsOf = async (schema: string, relation: string) =>
+  (
+    await rows(
+      `SELECT column_name FROM information_schema.columns WHERE table_schema = '${schema}' AND table_name = '${relation}' ORDER BY ordinal_position`,
+    )
+  ).map((r) => r['column_name'] as string);
+const count = async (from: string) => Number((await rows(`SELECT count(*) AS n FROM ${from}`))[0]!['n']);
+const quoted = (names: readonly string[]) => names.map((n) => `"${n}"`).join(', ');
+
+beforeAll(async () => {
+  [dbt, url] = await Promise.all([provisionDbt(), freshDatabase('dbt_union')]);
+  admin = new pg.Pool({ connectionString: url, max: 2 });
+  const acme = new PostgresDestination(url, { schema: ACME });
+  const globex = new PostgresDestination(url, { schema: GLOBEX });
+  await Promise.all([acme.prepare(), globex.prepare()]);
+  // Same ticket and message ids in both, other content; a custom field of each workspace's own, one shared.
+  await writeBatch(acme, {
+    table: 'tickets',
+    rows: [
+      ticket({
+        id: T1,
+        ticket_number: 1,
+        subject: 'acme one',
+        ticket_fields: [
+          { field_id: 'region', name: 'Region', value: 'north' },
+          { field_id: 'acme_sku', name: 'SKU', value: 'A-1' },
+        ],
+      }),
+      ticket({ id: T2, ticket_number: 2, subject: 'acme two', ticket_fields: null }),
+    ].map(input),
+  });
+  await writeBatch(globex, {
+    table: 'tickets',
+    rows: [
+      ticket({
+        id: T1,
+        ticket_number: 1,
+        subject: 'globex one',
+        ticket_fields: [
+          { field_id: 'region', name: 'Region', value: 'south' },
+          { field_id: 'seats', name: 'Seats', value: 12 },
+        ],
+      }),
+      ticket({ id: T2, ticket_number: 2, subject: 'globex two' }),
+      ticket({ id: T3, ticket_number: 3, subject: 'globex three' }),
+    ].map(input),
+  });
+  await writeBatch(acme, {
+    table: 'ticket_messages',
+    rows: [message({ id: M1, ticket_id: T1, ticket_number: 1, text: 'acme hello' })].map(input),
+  });
+  await writeBatch(globex, {
+    table: 'ticket_messages',
+    rows: [
+      message({ id: M1, ticket_id: T1, ticket_number: 1, text: 'globex hello' }),
+      message({ id: M2, ticket_id: T3, ticket_number: 3, text: 'globex again' }),
+    ].map(input),
+  });
+  await Promise.all([acme.refreshCustomFieldView(), globex.refreshCustomFieldView()]);
+  await Promise.all([acme.close(), globex.close()]);
+
+  // A data team's project adding the package.
+  project = await mkdtemp(join(tmpdir(), 'dbt-union-'));
+  const db = new URL(url);
+  const output = (schema: string) => ({
+    type: 'postgres',
+    host: db.hostname,
+    port: Number(db.port),
+    user: decodeURIComponent(db.username),
+    password: decodeURIComponent(db.password),
+    dbname: db.pathname.slice(1),
+    schema,
+    threads: 4,
+  });
+  await Promise.all([
+    writeFile(
+      join(project, 'dbt_project.yml'),
+      'name: analytics\nversion: "1.0.0"\nconfig-version: 2\nprofile: analytics\n',
+    ),
+    writeFile(join(project, 'packages.yml'), `packages:\n  - local: ${JSON.stringify(DBT_DIR)}\n`),
+    writeFile(
+      join(project, 'profiles.yml'),
+      JSON.stringify({
+        analytics: { target: 'union', outputs: { union: output('dbt_union'), single: output('dbt_single') } },
+      }),
+    ),
+  ]);
+  const deps = await runDbt(['deps']);
+  // One after the other: at once, on two cores, they took as long in all (dbt's start-up is CPU).
+  union = await runDbt(['build', '--vars', JSON.stringify({ support_sync_workspaces: WORKSPACES })], 'union');
+  single = await runDbt(['run', '--vars', JSON.stringify({ support_sync_schema: ACME })], 'single');
+  process.stderr.write(
+    `[dbt-union] dbt deps ${deps.ms} ms, dbt build (union) ${union.ms} ms, dbt run (one schema) ${single.ms} ms\n`,
+  );
+}, 600_000);
+
+afterAll(async () => {
+  await admin?.end();
+  if (project) await rm(project, { recursive: true, force: true });
+});
+
+describe('the dbt package over two workspace schemas', () => {
+  it('builds every model and passes every test, the keys per workspace', () => {
+    for (const r of DBT_RELATIONS) expect(union.stdout).toContain(`dbt_union.${stagingModelName(r)}`);
+    expect(union.stdout).toMatch(/support_sync_unique_key_stg_support_sync__tickets_/);
+    expect(union.stdout).toMatch(/Completed successfully/);
+    expect(union.stdout).toMatch(/WARN=0 ERROR=0 SKIP=0/);
+    // The package uses no syntax this dbt deprecates (tests' arguments under `arguments:`).
+    for (const out of [union.stdout, single.stdout]) expect(out).not.toMatch(/deprecat/i);
+  });
+
+  it("the union holds each workspace's rows, none merged, workspace_id set", async () => {
+    for (const r of DBT_RELATIONS) {
+      const byWorkspace = Object.fromEntries(
+        (
+          await rows(
+            `SELECT workspace_id, count(*) AS n FROM dbt_union.${stagingModelName(r)} GROUP BY workspace_id`,
+          )
+        ).map((x) => [x['workspace_id'], Number(x['n'])]),
+      );
+      const expected: Record<string, number> = {};
+      for (const [id, schema] of Object.entries(WORKSPACES)) {
+        const n = await count(`${schema}.${r}`);
+        if (n > 0) expected[id] = n;
+      }
+      expect(byWorkspace, r).toEqual(expected);
+    }
+    // The colliding ids stay apart, each with its own workspace's content.
+    expect(
+      await rows(
+        `SELECT workspace_id, id, subject FROM dbt_union.stg_support_sync__tickets WHERE id = '${T1}' ORDER BY 1`,
+      ),
+    ).toEqual([
+      { workspace_id: 'acme', id: T1, subject: 'acme one' },
+      { workspace_id: 'globex-eu', id: T1, subject: 'globex one' },
+    ]);
+    // Joined on workspace_id too, each message finds its own ticket only.
+    expect(
+      await rows(`SELECT m.workspace_id, m.text, t.subject
+        FROM dbt_union.stg_support_sync__ticket_messages m
+        JOIN dbt_union.stg_support_sync__tickets t ON t.workspace_id = m.workspace_id AND t.id = m.ticket_id
+        ORDER BY 1, 2`),
+    ).toEqual([
+      { workspace_id: 'acme', text: 'acme hello', subject: 'acme one' },
+      { workspace_id: 'globex-eu', text: 'globex again', subject: 'globex three' },
+      { workspace_id: 'globex-eu', text: 'globex hello', subject: 'globex one' },
+    ]);
+  });
+
+  it('keeps the spec columns in order, then every custom-field column of any workspace, null where absent', async () => {
+    const acme = await columnsOf(ACME, 'ticket_custom_fields');
+    const globex = await columnsOf(GLOBEX, 'ticket_custom_fields');
+    expect(acme).not.toEqual(globex);
+    const fields = [...new Set([...acme, ...globex])].filter(
+      (c) => c !== 'ticket_id' && c !== 'ticket_number',
+    );
+    expect(await columnsOf('dbt_union', 'stg_support_sync__ticket_custom_fields')).toEqual([
+      'workspace_id',
+      'ticket_id',
+      'ticket_number',
+      ...fields.sort(),
+    ]);
+    expect(
+      await rows(
+        `SELECT workspace_id, region_text, acme_sku_text, seats_number FROM dbt_union.stg_support_sync__ticket_custom_fields WHERE ticket_id = '${T1}' ORDER BY 1`,
+      ),
+    ).toEqual([
+      { workspace_id: 'acme', region_text: 'north', acme_sku_text: 'A-1', seats_number: null },
+      { workspace_id: 'globex-eu', region_text: 'south', acme_sku_text: null, seats_number: 12 },
+    ]);
+    // Every table's model: workspace_id, then the table's own columns in its order.
+    expect(await columnsOf('dbt_union', 'stg_support_sync__tickets')).toEqual([
+      'workspace_id',
+      ...(await columnsOf(ACME, 'tickets')),
+    ]);
+  });
+
+  it('with support_sync_schema only, every model is that schema, workspace default', async () => {
+    for (const r of DBT_RELATIONS) {
+      const model = `dbt_single.${stagingModelName(r)}`;
+      const columns = quoted(await columnsOf(ACME, r));
+      expect(await count(model), r).toBe(await count(`${ACME}.${r}`));
+      expect(
+        await count(`(SELECT ${columns} FROM ${model} EXCEPT ALL SELECT ${columns} FROM ${ACME}.${r}) d`),
+        r,
+      ).toBe(0);
+      expect(
+        await count(`(SELECT ${columns} FROM ${ACME}.${r} EXCEPT ALL SELECT ${columns} FROM ${model}) d`),
+        r,
+      ).toBe(0);
+      expect(await count(`${model} WHERE workspace_id IS DISTINCT FROM 'default'`), r).toBe(0);
+    }
+  });
+});
