@@ -12,18 +12,16 @@
  *
  *   npx tsx scripts/bigquery-emulator.ts            # provision, start on a free port, print the endpoint
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { appendFileSync, existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import { homedir, tmpdir } from 'node:os';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { childEnvironment } from '../embedded/child-env.js';
 import { freePort, waitForPort } from '../embedded/free-port.js';
 import type { StepStarter } from '../embedded/step-progress.js';
-
-const execFileAsync = promisify(execFile);
+import { provisionVenv, type VenvTool, venvCacheDir } from './python-venv.js';
 
 export const BQEMULATOR_VERSION = '1.4.0';
 /**
@@ -198,79 +196,26 @@ export interface BigQueryEmulator {
   stop(): Promise<void>;
 }
 
-function cacheDir(): string {
-  return join(
-    process.env['SUPPORT_SYNC_CACHE'] ?? join(homedir(), '.cache', 'support-sync'),
-    `bqemulator-${BQEMULATOR_VERSION}`,
-  );
-}
+const EMULATOR: VenvTool = {
+  name: 'bqemulator',
+  folder: `bqemulator-${BQEMULATOR_VERSION}`,
+  python: { min: [3, 11] },
+  candidates: PYTHON_CANDIDATES,
+  packages: [`bqemulator==${BQEMULATOR_VERSION}`, 'numpy'],
+  executable: 'bin/python',
+  afterInstall: () => writeFile(launcherPath(), LAUNCHER),
+};
 
-async function findPython(): Promise<string> {
-  for (const candidate of PYTHON_CANDIDATES) {
-    try {
-      const { stdout } = await execFileAsync(
-        candidate,
-        ['-c', 'import sys; print(int(sys.version_info >= (3, 11)))'],
-        { env: childEnvironment() },
-      );
-      if (stdout.trim() === '1') return candidate;
-    } catch {
-      // not installed
-    }
-  }
-  throw new Error(`bqemulator needs Python ≥ 3.11 on PATH (tried ${PYTHON_CANDIDATES.join(', ')})`);
+function cacheDir(): string {
+  return venvCacheDir(EMULATOR.folder);
 }
 
 /** Installs the emulator into the cache (idempotent). Returns the venv's python. */
-export async function provisionBigQueryEmulator(
+export function provisionBigQueryEmulator(
   log: (line: string) => void = () => undefined,
   step?: StepStarter,
 ): Promise<string> {
-  const dir = cacheDir();
-  const python = join(dir, 'venv', 'bin', 'python');
-  const ready = join(dir, '.ready');
-  if (existsSync(ready) && existsSync(python)) return python;
-  const started = Date.now();
-  await rm(dir, { recursive: true, force: true });
-  await mkdir(dir, { recursive: true });
-  const system = await findPython();
-  log(`bqemulator ${BQEMULATOR_VERSION}: creating a virtualenv with ${system} in ${dir}`);
-  await execFileAsync(system, ['-m', 'venv', join(dir, 'venv')], { env: childEnvironment() });
-  log('bqemulator: pip install (PyPI)…');
-  const installing = step?.(
-    `installing bqemulator ${BQEMULATOR_VERSION} and numpy from PyPI into ${dir} (first time)`,
-  );
-  const packages = setInterval(() => {
-    // How far along: the packages pip has put into the virtualenv so far.
-    void countInstalled(join(dir, 'venv')).then((n) => installing?.update(`${n} packages installed`));
-  }, 2000);
-  packages.unref();
-  try {
-    await execFileAsync(
-      python,
-      [
-        '-m',
-        'pip',
-        'install',
-        '--quiet',
-        '--disable-pip-version-check',
-        `bqemulator==${BQEMULATOR_VERSION}`,
-        'numpy',
-      ],
-      // pip's own settings (PIP_INDEX_URL, proxies) and the program basics, not the sync's keys.
-      { maxBuffer: 64 * 1024 * 1024, env: childEnvironment() },
-    );
-  } catch (err) {
-    installing?.fail((err as Error).message.split('\n')[0]!);
-    throw err;
-  } finally {
-    clearInterval(packages);
-  }
-  installing?.end();
-  await writeFile(launcherPath(), LAUNCHER);
-  await writeFile(ready, `${new Date().toISOString()}\n`);
-  log(`bqemulator: provisioned in ${((Date.now() - started) / 1000).toFixed(1)}s`);
-  return python;
+  return provisionVenv(EMULATOR, log, step);
 }
 
 /**
@@ -280,17 +225,6 @@ export async function provisionBigQueryEmulator(
 function launcherPath(): string {
   const hash = createHash('sha256').update(LAUNCHER).digest('hex').slice(0, 12);
   return join(cacheDir(), `launch-${hash}.py`);
-}
-
-/** Distributions installed in a virtualenv (its *.dist-info folders). */
-async function countInstalled(venv: string): Promise<number> {
-  const lib = join(venv, 'lib');
-  let n = 0;
-  for (const python of await readdir(lib).catch(() => [] as string[]))
-    n += (await readdir(join(lib, python, 'site-packages')).catch(() => [] as string[])).filter((f) =>
-      f.endsWith('.dist-info'),
-    ).length;
-  return n;
 }
 
 /** Provisions if needed and starts an ephemeral (in-memory) emulator on free loopback ports. */

@@ -10,88 +10,29 @@
  *
  *   npx tsx scripts/dbt.ts            # provision, print the dbt executable
  */
-import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { childEnvironment } from '../embedded/child-env.js';
 import type { StepStarter } from '../embedded/step-progress.js';
-
-const execFileAsync = promisify(execFile);
+import { provisionVenv, type VenvTool } from './python-venv.js';
 
 export const DBT_CORE_VERSION = '1.11.16';
 export const DBT_POSTGRES_VERSION = '1.11.0';
-const PYTHON_CANDIDATES = ['python3.12', 'python3.11', 'python3.13', 'python3.10', 'python3'];
 
-function cacheDir(): string {
-  return join(
-    process.env['SUPPORT_SYNC_CACHE'] ?? join(homedir(), '.cache', 'support-sync'),
-    `dbt-${DBT_CORE_VERSION}-postgres-${DBT_POSTGRES_VERSION}`,
-  );
-}
-
-async function findPython(): Promise<string> {
-  for (const candidate of PYTHON_CANDIDATES) {
-    try {
-      const { stdout } = await execFileAsync(
-        candidate,
-        ['-c', 'import sys; print(int((3, 10) <= sys.version_info[:2] <= (3, 13)))'],
-        { env: childEnvironment() },
-      );
-      if (stdout.trim() === '1') return candidate;
-    } catch {
-      // not installed
-    }
-  }
-  throw new Error(
-    `dbt ${DBT_CORE_VERSION} needs Python 3.10–3.13 on PATH (tried ${PYTHON_CANDIDATES.join(', ')})`,
-  );
-}
+const DBT: VenvTool = {
+  name: 'dbt',
+  folder: `dbt-${DBT_CORE_VERSION}-postgres-${DBT_POSTGRES_VERSION}`,
+  // dbt-core's range.
+  python: { min: [3, 10], max: [3, 13] },
+  candidates: ['python3.12', 'python3.11', 'python3.13', 'python3.10', 'python3'],
+  packages: [`dbt-core==${DBT_CORE_VERSION}`, `dbt-postgres==${DBT_POSTGRES_VERSION}`],
+  executable: 'bin/dbt',
+};
 
 /** Installs dbt into the cache (idempotent). Returns the `dbt` executable. */
-export async function provisionDbt(
+export function provisionDbt(
   log: (line: string) => void = () => undefined,
   step?: StepStarter,
 ): Promise<string> {
-  const dir = cacheDir();
-  const dbt = join(dir, 'venv', 'bin', 'dbt');
-  const python = join(dir, 'venv', 'bin', 'python');
-  const ready = join(dir, '.ready');
-  if (existsSync(ready) && existsSync(dbt)) return dbt;
-  const started = Date.now();
-  await rm(dir, { recursive: true, force: true });
-  await mkdir(dir, { recursive: true });
-  const system = await findPython();
-  log(`dbt ${DBT_CORE_VERSION}: creating a virtualenv with ${system} in ${dir}`);
-  await execFileAsync(system, ['-m', 'venv', join(dir, 'venv')], { env: childEnvironment() });
-  const installing = step?.(
-    `installing dbt-core ${DBT_CORE_VERSION} and dbt-postgres ${DBT_POSTGRES_VERSION} from PyPI into ${dir} (first time)`,
-  );
-  try {
-    await execFileAsync(
-      python,
-      [
-        '-m',
-        'pip',
-        'install',
-        '--quiet',
-        '--disable-pip-version-check',
-        `dbt-core==${DBT_CORE_VERSION}`,
-        `dbt-postgres==${DBT_POSTGRES_VERSION}`,
-      ],
-      // pip's own settings (PIP_INDEX_URL, proxies) and the program basics, not the sync's keys.
-      { maxBuffer: 64 * 1024 * 1024, env: childEnvironment() },
-    );
-  } catch (err) {
-    installing?.fail((err as Error).message.split('\n')[0]!);
-    throw err;
-  }
-  installing?.end();
-  await writeFile(ready, `${new Date().toISOString()}\n`);
-  log(`dbt: provisioned in ${((Date.now() - started) / 1000).toFixed(1)}s`);
-  return dbt;
+  return provisionVenv(DBT, log, step);
 }
 
 /**

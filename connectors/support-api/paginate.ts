@@ -153,11 +153,17 @@ export function fetchAgentsPage(client: SupportApiClient, req: PageRequest = {})
 }
 
 /** `GET /reports/metrics` (spec 4.11): the whole catalog, unpaginated. */
-export async function fetchMetricCatalog(client: SupportApiClient): Promise<Page<MetricCatalogEntry>> {
-  const { items, rawItems, rejected, rejectedPastCap, drift } = await client.getArray(
-    '/reports/metrics',
-    MetricCatalogEntry,
-  );
+export function fetchMetricCatalog(client: SupportApiClient): Promise<Page<MetricCatalogEntry>> {
+  return fetchWholeList(client, '/reports/metrics', MetricCatalogEntry);
+}
+
+/** `GET <path>` of an endpoint that answers its whole list in one array: one page, with no cursor. */
+export async function fetchWholeList<S extends z.ZodType>(
+  client: SupportApiClient,
+  path: string,
+  item: S,
+): Promise<Page<z.infer<S>>> {
+  const { items, rawItems, rejected, rejectedPastCap, drift } = await client.getArray(path, item);
   return {
     items,
     rawItems,

@@ -1,6 +1,6 @@
 import type { PageSpec, WindowPageSpec, WindowRead } from '../../streams/define.js';
 import type { SupportApiClient } from './client.js';
-import { fetchPage, type Page, windowQuery } from './paginate.js';
+import { fetchPage, fetchWholeList, type Page, windowQuery } from './paginate.js';
 
 /** One page of a stream (or an export pass) from the API, with what its kind reads. */
 export type Fetcher<R> = (
@@ -40,24 +40,7 @@ export function pageFetcher<R extends object>(
   spec: PageSpec<R>,
   options: { readonly unpaginated?: boolean } = {},
 ): Fetcher<R> {
-  if (options.unpaginated) {
-    return async (client, read) => {
-      const { items, rawItems, rejected, rejectedPastCap, drift } = await client.getArray(
-        pathOf(endpoint, read),
-        spec.item,
-      );
-      return {
-        items,
-        rawItems,
-        rejected,
-        rejectedPastCap,
-        drift,
-        cursor: null,
-        nextCursor: null,
-        hasMore: false,
-      };
-    };
-  }
+  if (options.unpaginated) return (client, read) => fetchWholeList(client, pathOf(endpoint, read), spec.item);
   return async (client, read, cursor) => {
     const limit = limitOf(endpoint, spec as PageSpec<never>, read);
     return fetchPage(
