@@ -19,7 +19,7 @@ import type { ActivityDeps } from './deps.js';
 import { mapFailures } from './failures.js';
 import { withHeartbeat } from './heartbeat.js';
 import { missingData } from './missing-data.js';
-import { syncExportPage, syncReferencePage, syncThreadPage } from './page-activities.js';
+import { syncExportPages, syncReferencePages, syncThreadPage } from './page-activities.js';
 import { reconcile } from './reconcile.js';
 import { readReportAccess } from './report-access.js';
 import { syncReportSnapshot } from './report-snapshots.js';
@@ -32,14 +32,14 @@ import {
   queueThreadsToReverify,
   requeueUnsettledThreads,
 } from './threads.js';
-import { beginSweep, finishSweep, finishTickets, syncTicketsPage } from './tickets.js';
+import { beginSweep, finishSweep, finishTickets, syncTicketsPages } from './tickets.js';
 
 export type { RunPlan } from './bookkeeping.js';
 export type { ActivityDeps } from './deps.js';
 
 /**
- * Every activity, bound to dependencies built once by the worker. Each page activity fetches one page,
- * writes it with its checkpoint in one destination transaction and returns only counts; failures are
+ * Every activity, bound to dependencies built once by the worker. Each page activity fetches a run of pages
+ * of one scope, writes each with its checkpoint in one destination transaction and returns only counts; failures are
  * mapped for Temporal (429 → retry at Retry-After; permanent API errors → non-retryable with code and
  * request_id).
  */
@@ -55,8 +55,8 @@ export function createActivities(deps: ActivityDeps) {
     advanceHighWaterMark: advanceHighWaterMark(deps),
     deletionCutoff: deletionCutoff(deps),
     markUnseenDeleted: markUnseenDeleted(deps),
-    syncReferencePage: syncReferencePage(deps),
-    syncTicketsPage: syncTicketsPage(deps),
+    syncReferencePages: syncReferencePages(deps),
+    syncTicketsPages: syncTicketsPages(deps),
     beginSweep: beginSweep(deps),
     finishSweep: finishSweep(deps),
     finishTickets: finishTickets(deps),
@@ -67,7 +67,7 @@ export function createActivities(deps: ActivityDeps) {
     queueThreadsToReverify: queueThreadsToReverify(deps),
     requeueUnsettledThreads: requeueUnsettledThreads(deps),
     finishThreads: finishThreads(deps),
-    syncExportPage: syncExportPage(deps),
+    syncExportPages: syncExportPages(deps),
     syncReportSnapshot: syncReportSnapshot(deps),
     reconcile: reconcile(deps),
     readReportAccess: readReportAccess(deps),
@@ -99,10 +99,10 @@ export type Activities = ReturnType<typeof createActivities>;
 
 /** The page activity of each kind of stream: what its workflow schedules on the stream's class queue. */
 const PAGE_ACTIVITY: Readonly<Record<StreamKind, keyof Activities>> = {
-  reference: 'syncReferencePage',
-  tickets: 'syncTicketsPage',
+  reference: 'syncReferencePages',
+  tickets: 'syncTicketsPages',
   threads: 'syncThreadPage',
-  export: 'syncExportPage',
+  export: 'syncExportPages',
   report: 'syncReportSnapshot',
 };
 

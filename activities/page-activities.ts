@@ -9,17 +9,20 @@ import {
 } from '../schemas/streams.js';
 import type { ActivityDeps } from './deps.js';
 import { PAGE_FETCHERS } from './fetchers.js';
-import { syncPage } from './sync-page.js';
+import { PAGE_RUN_MS, type PageRunLimits, syncPages } from './sync-page.js';
 
 /**
  * The page activities of the streams that store every item they read, as the workflows schedule them:
- * each binds its input to the one page path (activities/sync-page.ts). Their names also pick the route
+ * each binds its input to the one page path (activities/sync-page.ts): a run of pages of one scope, up to
+ * the workflow's `maxPages` (PAGE_RUN_MS at most). Their names also pick the route
  * class's task queue the worker serves them on (worker/workers.ts). Tickets, which store only what
  * changed, are in activities/tickets.ts.
  */
 
-/** One page of a reference stream's snapshot (scope `run:<run id>`), written with its checkpoint. */
-export function syncReferencePage(deps: ActivityDeps) {
+const runLimits = (maxPages: number): PageRunLimits => ({ maxPages, maxMs: PAGE_RUN_MS });
+
+/** Pages of a reference stream's snapshot (scope `run:<run id>`), each written with its checkpoint. */
+export function syncReferencePages(deps: ActivityDeps) {
   return (input: {
     stream: ReferenceStream;
     scope: string;
@@ -31,25 +34,31 @@ export function syncReferencePage(deps: ActivityDeps) {
     runId?: string;
     /** The tag of the cursor the workflow last saw for the scope (see Destination.readCheckpoint). */
     afterCursorTag?: string;
+    /** Pages this activity reads at most (PageRunLimits). */
+    maxPages: number;
   }) =>
-    syncPage(deps, {
-      stream: input.stream,
-      table: STREAMS[input.stream].table,
-      scope: input.scope,
-      allowRestart: input.allowRestart ?? true,
-      repair: input.repair === true,
-      runId: input.runId ?? null,
-      lastSeenTag: input.afterCursorTag,
-      fetch: (cursor) => PAGE_FETCHERS[input.stream](deps.client, { limit: input.pageSize }, cursor),
-    });
+    syncPages(
+      deps,
+      {
+        stream: input.stream,
+        table: STREAMS[input.stream].table,
+        scope: input.scope,
+        allowRestart: input.allowRestart ?? true,
+        repair: input.repair === true,
+        runId: input.runId ?? null,
+        lastSeenTag: input.afterCursorTag,
+        fetch: (cursor) => PAGE_FETCHERS[input.stream](deps.client, { limit: input.pageSize }, cursor),
+      },
+      runLimits(input.maxPages),
+    );
 }
 
 /**
- * One page of an export window (analytics class), written with the window's checkpoint (scope
+ * Pages of an export window (analytics class), each written with the window's checkpoint (scope
  * `<from>/<before>`); items that break the spec's strict rules are set aside in `_rejected` (a later run
  * re-reads their window).
  */
-export function syncExportPage(deps: ActivityDeps) {
+export function syncExportPages(deps: ActivityDeps) {
   return (input: {
     pass: ExportPass;
     windowStart: string;
@@ -63,32 +72,38 @@ export function syncExportPage(deps: ActivityDeps) {
     runId?: string;
     /** The tag of the cursor the workflow last saw for the scope (see Destination.readCheckpoint). */
     afterCursorTag?: string;
+    /** Pages this activity reads at most (PageRunLimits). */
+    maxPages: number;
   }) =>
-    syncPage(deps, {
-      stream: input.pass,
-      table: STREAMS[streamOfPass(input.pass)].table,
-      scope: encodeStateKey({
-        kind: 'window',
-        pass: input.pass,
-        from: input.windowStart,
-        before: input.windowEnd,
-      }).scope,
-      allowRestart: input.allowRestart ?? true,
-      repair: input.repair === true,
-      runId: input.runId ?? null,
-      lastSeenTag: input.afterCursorTag,
-      fetch: (cursor) =>
-        PAGE_FETCHERS[input.pass](
-          deps.client,
-          {
-            limit: input.pageSize,
-            from: input.windowStart,
-            before: input.windowEnd,
-            extras: input.includeComments,
-          },
-          cursor,
-        ),
-    });
+    syncPages(
+      deps,
+      {
+        stream: input.pass,
+        table: STREAMS[streamOfPass(input.pass)].table,
+        scope: encodeStateKey({
+          kind: 'window',
+          pass: input.pass,
+          from: input.windowStart,
+          before: input.windowEnd,
+        }).scope,
+        allowRestart: input.allowRestart ?? true,
+        repair: input.repair === true,
+        runId: input.runId ?? null,
+        lastSeenTag: input.afterCursorTag,
+        fetch: (cursor) =>
+          PAGE_FETCHERS[input.pass](
+            deps.client,
+            {
+              limit: input.pageSize,
+              from: input.windowStart,
+              before: input.windowEnd,
+              extras: input.includeComments,
+            },
+            cursor,
+          ),
+      },
+      runLimits(input.maxPages),
+    );
 }
 
 /**
@@ -98,7 +113,7 @@ export function syncExportPage(deps: ActivityDeps) {
  * Temporal retries that page alone (a 429 at Retry-After), never a batch.
  */
 export function syncThreadPage(deps: ActivityDeps) {
-  return (input: {
+  return async (input: {
     scope: string;
     allowRestart?: boolean;
     repair?: boolean;
@@ -112,25 +127,31 @@ export function syncThreadPage(deps: ActivityDeps) {
   }) => {
     const key = threadKeyOf(input.scope);
     const { ticketNumber } = key;
-    return syncPage(deps, {
-      stream: THREADS_STREAM,
-      table: STREAMS[THREADS_STREAM].table,
-      scope: input.scope,
-      checkpointStream: encodeStateKey(key).stream,
-      allowRestart: input.allowRestart ?? true,
-      repair: input.repair === true,
-      runId: input.runId ?? null,
-      // The workflow hands a thread's first page the listed tag, its later pages their cursor's.
-      lastSeenTag: input.listedTag ?? input.afterCursorTag,
-      fetch: (cursor) => PAGE_FETCHERS[THREADS_STREAM](deps.client, { ticketNumber }, cursor),
-      // Read while queued; completed already (a retry of an attempt whose commit went through): nothing.
-      settled: (entry) => entry?.status !== 'running',
-      gone: (err) => {
-        if (!(err instanceof SupportApiError && err.code === 'TICKET_NOT_FOUND')) return false;
-        // Deleted since it was queued: nothing to read; the sweep marks the ticket and its messages.
-        deps.logger.info({ ticketNumber, requestId: err.requestId }, 'queued ticket no longer exists');
-        return true;
+    const run = await syncPages(
+      deps,
+      {
+        stream: THREADS_STREAM,
+        table: STREAMS[THREADS_STREAM].table,
+        scope: input.scope,
+        checkpointStream: encodeStateKey(key).stream,
+        allowRestart: input.allowRestart ?? true,
+        repair: input.repair === true,
+        runId: input.runId ?? null,
+        // The workflow hands a thread's first page the listed tag, its later pages their cursor's.
+        lastSeenTag: input.listedTag ?? input.afterCursorTag,
+        fetch: (cursor) => PAGE_FETCHERS[THREADS_STREAM](deps.client, { ticketNumber }, cursor),
+        // Read while queued; completed already (a retry of an attempt whose commit went through): nothing.
+        settled: (entry) => entry?.status !== 'running',
+        gone: (err) => {
+          if (!(err instanceof SupportApiError && err.code === 'TICKET_NOT_FOUND')) return false;
+          // Deleted since it was queued: nothing to read; the sweep marks the ticket and its messages.
+          deps.logger.info({ ticketNumber, requestId: err.requestId }, 'queued ticket no longer exists');
+          return true;
+        },
       },
-    });
+      { maxPages: 1 },
+    );
+    // One page: the report of the page this attempt (or an earlier one) read.
+    return run.pages[0]!;
   };
 }

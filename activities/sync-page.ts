@@ -1,9 +1,11 @@
+import { Context } from '@temporalio/activity';
 import type { Page } from '../connectors/support-api/index.js';
 import { newestStampMs } from '../schemas/freshness.js';
 import { streamOf } from '../schemas/streams.js';
 import type { Checkpoint, TableName } from '../schemas/warehouse.js';
 import { type CheckpointCounts, nextCheckpoint } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
+import { earlierProgress, recordProgress } from './heartbeat.js';
 import {
   fetchPageStep,
   type PageStep,
@@ -68,14 +70,18 @@ export interface PageReport {
 /**
  * How a stream stores its page with the scope's next checkpoint, in one destination transaction, and what
  * it reports besides the page report (`nothing`: that part of its report when there was nothing to read).
+ * The write returns the scope's next checkpoint as well (`checkpoint`): a run of pages carries it to the
+ * next page instead of reading it back.
  */
 export interface PageStore<P extends AnyPage, X extends object> {
   write(
     deps: ActivityDeps,
     target: PageTarget<P>,
     step: PageStep<P>,
-    previous: Checkpoint | null,
-  ): Promise<Pick<PageReport, 'done' | 'rows' | 'rejected'> & X>;
+    previous: CheckpointCounts | null,
+  ): Promise<Pick<PageReport, 'done' | 'rows' | 'rejected'> & X & { checkpoint: CheckpointCounts }>;
+  /** Whether the page ends the scope, known before it is written (default: the API has no more pages). */
+  doneAfter?(step: PageStep<P>): boolean;
   readonly nothing: X;
 }
 
@@ -120,7 +126,12 @@ export const STORE_ALL: PageStore<AnyPage, object> = {
     recordedDrift(deps).remember(write.schemaChanges);
     // Rows staged: those the warehouse stored as they are may be left out (a re-read that changed nothing
     // writes nothing, and its window skips its flush).
-    return { done: !page.hasMore, rows: staged.rows, rejected: setAsideCount(page) };
+    return {
+      done: !page.hasMore,
+      rows: staged.rows,
+      rejected: setAsideCount(page),
+      checkpoint: write.checkpoint,
+    };
   },
 };
 
@@ -134,68 +145,147 @@ const NOTHING_READ: PageReport = {
 };
 
 /**
- * The page path of every stream, one page per activity: reads the scope's checkpoint, fetches the page
- * after its cursor (with the cursor restart and the loop guard, activities/page-step.ts), and stores the
- * page with the next checkpoint — every item (`STORE_ALL`) unless the stream stores its own way (tickets:
- * only what changed).
+ * A run of pages of one scope hands back to its workflow after this long at most (between pages): its
+ * progress and counts stay current, and a paced source still yields to a continue-as-new.
  */
-export function syncPage(deps: ActivityDeps, target: PageTarget<AnyPage>): Promise<PageReport>;
-export function syncPage<P extends AnyPage, X extends object>(
-  deps: ActivityDeps,
-  target: PageTarget<P>,
-  store: PageStore<P, X>,
-): Promise<PageReport & X>;
-export async function syncPage(
+export const PAGE_RUN_MS = 15_000;
+
+/** How many pages one activity reads of a scope, and for how long, before it hands back to its workflow. */
+export interface PageRunLimits {
+  readonly maxPages: number;
+  /** Checked between pages: a paced or slow source still hands back within about this long. */
+  readonly maxMs?: number;
+}
+
+/** What a run of pages reports: one report per page read, in order (one, with nothing read, when settled). */
+export interface PageRunReport<R extends PageReport> {
+  readonly pages: readonly R[];
+}
+
+/**
+ * The page path of every stream: a run of pages of one scope in one activity. It reads the scope's
+ * checkpoint once, then page after page fetches the page after the cursor (with the cursor restart and the
+ * loop guard, activities/page-step.ts) and stores it with the next checkpoint in one destination
+ * transaction — every item (`STORE_ALL`) unless the stream stores its own way (tickets: only what changed)
+ * — carrying that checkpoint to the next page in memory. The next request is in flight while a page is
+ * written. Each page commits on its own, so a crash re-fetches at most the pages in flight (two): a retried
+ * attempt resumes from the committed checkpoint, and the reports of the pages an earlier attempt committed
+ * come back from its heartbeat. The run ends with the scope, at `limits`, after a page that restarted the
+ * scope or repeated a cursor of this run (the workflow's guard judges both), or when cancelled.
+ */
+export function syncPages(
   deps: ActivityDeps,
   target: PageTarget<AnyPage>,
+  limits: PageRunLimits,
+): Promise<PageRunReport<PageReport>>;
+export function syncPages<P extends AnyPage, X extends object>(
+  deps: ActivityDeps,
+  target: PageTarget<P>,
+  limits: PageRunLimits,
+  store: PageStore<P, X>,
+): Promise<PageRunReport<PageReport & X>>;
+export async function syncPages(
+  deps: ActivityDeps,
+  target: PageTarget<AnyPage>,
+  limits: PageRunLimits,
   store: PageStore<AnyPage, object> = STORE_ALL,
-): Promise<PageReport> {
+): Promise<PageRunReport<PageReport>> {
+  const startedAt = Date.now();
+  const reports: PageReport[] = [...(earlierProgress<PageRunReport<PageReport>>()?.pages ?? [])];
+  if (reports.at(-1)?.done || reports.length >= limits.maxPages) return { pages: reports };
   const checkpointStream = target.checkpointStream ?? target.stream;
-  const previous = await deps.destination.readCheckpoint(checkpointStream, target.scope, {
-    lastSeenTag: target.lastSeenTag,
+  const stored = await deps.destination.readCheckpoint(checkpointStream, target.scope, {
+    lastSeenTag: reports.at(-1)?.cursorTag ?? target.lastSeenTag,
   });
-  if ((target.settled ?? isComplete)(previous)) return { ...NOTHING_READ, ...store.nothing };
-  await refuseEndlessScope(deps, target, checkpointStream, previous, store === STORE_ALL);
-  let step: PageStep<AnyPage>;
-  try {
-    step = await fetchPageStep(deps, {
-      stream: target.stream,
-      scope: target.scope,
-      cursor: previous?.cursor ?? null,
-      allowRestart: target.allowRestart,
-      fetch: target.fetch,
-    });
-  } catch (err) {
-    if (!target.gone?.(err)) throw err;
-    await deps.destination.writeCheckpoints([
-      nextCheckpoint(previous, {
-        stream: checkpointStream,
-        scope: target.scope,
-        cursor: null,
-        done: true,
-        rows: 0,
-      }),
-    ]);
-    return { ...NOTHING_READ, ...store.nothing };
-  }
+  if ((target.settled ?? isComplete)(stored))
+    return { pages: [...reports, { ...NOTHING_READ, ...store.nothing }] };
   const stream = streamOf(target.stream);
-  const { items, rejected } = step.page;
-  deps.observer?.pageRead(stream, newestStampMs(stream, [...items, ...rejected.map((r) => r.raw)]));
-  // A restarted scope counts its pages and rows from its start again.
-  const base = step.restarted && previous ? { ...previous, pages: 0, rows: 0 } : previous;
-  const stored = await store.write(deps, target, step, base);
-  deps.observer?.rowsWritten({
-    stream,
-    table: target.table,
-    rows: stored.rows,
-    rejected: stored.rejected,
-    newestMs: newestStampMs(stream, items),
-    setAsideNewestMs: newestStampMs(
+  const tags = new Set(reports.flatMap((r) => (r.cursorTag === null ? [] : [r.cursorTag])));
+  let allowRestart = target.allowRestart && !reports.some((r) => r.restarted);
+  let previous: CheckpointCounts | null = stored;
+  await refuseEndlessScope(deps, target, checkpointStream, previous, store === STORE_ALL);
+  let next: Promise<PageStep<AnyPage>> | null = fetchStep(deps, target, stored?.cursor ?? null, allowRestart);
+  while (next !== null) {
+    let step: PageStep<AnyPage>;
+    try {
+      step = await next;
+    } catch (err) {
+      if (!target.gone?.(err)) throw err;
+      await deps.destination.writeCheckpoints([
+        nextCheckpoint(previous, {
+          stream: checkpointStream,
+          scope: target.scope,
+          cursor: null,
+          done: true,
+          rows: 0,
+        }),
+      ]);
+      reports.push({ ...NOTHING_READ, ...store.nothing });
+      break;
+    }
+    next = null;
+    const { items, rejected } = step.page;
+    deps.observer?.pageRead(stream, newestStampMs(stream, [...items, ...rejected.map((r) => r.raw)]));
+    if (step.restarted) allowRestart = false;
+    const repeated = step.nextCursorTag !== null && tags.has(step.nextCursorTag);
+    if (step.nextCursorTag !== null) tags.add(step.nextCursorTag);
+    const goesOn =
+      !(store.doneAfter?.(step) ?? !step.page.hasMore) &&
+      !step.restarted &&
+      !repeated &&
+      reports.length + 1 < limits.maxPages &&
+      (limits.maxMs === undefined || Date.now() - startedAt < limits.maxMs) &&
+      !isCancelled();
+    // The next request goes while this page is written; a failed write fails the attempt, and its retry
+    // reads that page again from the committed checkpoint.
+    if (goesOn) {
+      next = fetchStep(deps, target, step.page.nextCursor, allowRestart);
+      next.catch(() => undefined);
+    }
+    // A restarted scope counts its pages and rows from its start again.
+    const base = step.restarted && previous ? { ...previous, pages: 0, rows: 0 } : previous;
+    const { checkpoint, ...written } = await store.write(deps, target, step, base);
+    previous = checkpoint;
+    deps.observer?.rowsWritten({
       stream,
-      rejected.map((r) => r.raw),
-    ),
+      table: target.table,
+      rows: written.rows,
+      rejected: written.rejected,
+      newestMs: newestStampMs(stream, items),
+      setAsideNewestMs: newestStampMs(
+        stream,
+        rejected.map((r) => r.raw),
+      ),
+    });
+    reports.push({ ...written, pages: 1, cursorTag: step.nextCursorTag, restarted: step.restarted });
+    recordProgress({ pages: reports } satisfies PageRunReport<PageReport>);
+    if (next !== null)
+      await refuseEndlessScope(deps, target, checkpointStream, previous, store === STORE_ALL);
+  }
+  return { pages: reports };
+}
+
+function fetchStep(
+  deps: ActivityDeps,
+  target: PageTarget<AnyPage>,
+  cursor: string | null,
+  allowRestart: boolean,
+): Promise<PageStep<AnyPage>> {
+  return fetchPageStep(deps, {
+    stream: target.stream,
+    scope: target.scope,
+    cursor,
+    allowRestart,
+    fetch: target.fetch,
   });
-  return { ...stored, pages: 1, cursorTag: step.nextCursorTag, restarted: step.restarted };
+}
+
+function isCancelled(): boolean {
+  try {
+    return Context.current().cancellationSignal.aborted;
+  } catch {
+    return false;
+  }
 }
 
 /** SYNC_MAX_PAGES' default: 200,000 pages of 100 items, far beyond any workspace's window, list or thread. */
@@ -221,7 +311,7 @@ async function refuseEndlessScope(
   deps: ActivityDeps,
   target: PageTarget<AnyPage>,
   checkpointStream: string,
-  previous: Checkpoint | null,
+  previous: CheckpointCounts | null,
   /** The checkpoint's `rows` counts every item served (a store of its own may count only what changed). */
   rowsCountItems: boolean,
 ): Promise<void> {

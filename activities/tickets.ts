@@ -14,7 +14,7 @@ import { PAGE_FETCHERS } from './fetchers.js';
 import { rejectedOf, rowsOf, schemaChangesOf, setAsideCount } from './page-step.js';
 import { recordedDrift } from './recorded-drift.js';
 import { restatedTickets, storedNewerIds } from './restated-tickets.js';
-import { type PageStore, syncPage } from './sync-page.js';
+import { PAGE_RUN_MS, type PageStore, syncPages } from './sync-page.js';
 import { ticketSightings } from './ticket-sightings.js';
 
 const TICKETS_HWM: StateKey = { kind: 'high_water_mark', stream: 'tickets' };
@@ -26,7 +26,7 @@ const earlierInstant = (a: string | null | undefined, b: string | null | undefin
   !a ? (b ?? null) : !b ? a : Date.parse(a) <= Date.parse(b) ? a : b;
 
 /**
- * One page of the ticket list (newest first, with custom fields), in one destination transaction:
+ * A run of pages of the ticket list (newest first, with custom fields), each in one destination transaction:
  *  - rows of new or changed tickets are rewritten, each with a sighting of its tracked state in
  *    `ticket_observations` (the source of `ticket_history`) — changed by version (`updated_at` differs, or the stored
  *    row is marked deleted: it came back) or by content (equal version, different content hash: a change the
@@ -43,9 +43,9 @@ const earlierInstant = (a: string | null | undefined, b: string | null | undefin
  *  - the scope's checkpoint moves; on the sweep's last page the workspace's oldest `created_at` is kept.
  * Done when the API has no more pages, or (a head pass) the page reaches below `stopBelow`.
  */
-export function syncTicketsPage(deps: ActivityDeps) {
+export function syncTicketsPages(deps: ActivityDeps) {
   return (input: TicketsPageInput) =>
-    syncPage(
+    syncPages(
       deps,
       {
         stream: 'tickets',
@@ -57,6 +57,7 @@ export function syncTicketsPage(deps: ActivityDeps) {
         lastSeenTag: input.afterCursorTag,
         fetch: (cursor) => PAGE_FETCHERS.tickets(deps.client, { limit: input.pageSize }, cursor),
       },
+      { maxPages: input.maxPages, maxMs: PAGE_RUN_MS },
       changedTickets(input),
     );
 }
@@ -74,6 +75,8 @@ interface TicketsPageInput {
   runId?: string;
   /** The tag of the cursor the workflow last saw for the scope (see Destination.readCheckpoint). */
   afterCursorTag?: string;
+  /** Pages this activity reads at most (PageRunLimits). */
+  maxPages: number;
 }
 
 /*
@@ -112,7 +115,7 @@ export function listingDone(
   return !page.hasMore || (oldest !== null && Date.parse(oldest) < stopMs);
 }
 
-/** How a tickets page is stored (see syncTicketsPage), and what it reports besides the page report. */
+/** How a tickets page is stored (see syncTicketsPages), and what it reports besides the page report. */
 function changedTickets(input: TicketsPageInput): PageStore<
   Page<Ticket>,
   {
@@ -126,6 +129,7 @@ function changedTickets(input: TicketsPageInput): PageStore<
 > {
   return {
     nothing: { listed: 0, changed: 0, threadsQueued: 0, newest: null, oldest: null },
+    doneAfter: (step) => listingDone(step.page, input.stopBelow),
     async write(deps, target, step, previous) {
       const { destination } = deps;
       const { page } = step;
@@ -151,14 +155,15 @@ function changedTickets(input: TicketsPageInput): PageStore<
       const newest = page.items[0]?.created_at ?? null;
       const oldest = page.items.at(-1)?.created_at ?? null;
       const done = listingDone(page, input.stopBelow);
+      const checkpoint = nextCheckpoint(previous, {
+        stream: 'tickets',
+        scope: target.scope,
+        cursor: page.nextCursor,
+        done,
+        rows: changed.size,
+      });
       const checkpoints: CheckpointUpdate[] = [
-        nextCheckpoint(previous, {
-          stream: 'tickets',
-          scope: target.scope,
-          cursor: page.nextCursor,
-          done,
-          rows: changed.size,
-        }),
+        checkpoint,
         ...toQueue.map((t) =>
           restartedCheckpoint({ kind: 'thread', ticketNumber: t.ticket_number }, t.updated_at),
         ),
@@ -211,6 +216,7 @@ function changedTickets(input: TicketsPageInput): PageStore<
         threadsQueued: toQueue.length,
         newest,
         oldest,
+        checkpoint,
       };
     },
   };

@@ -8,8 +8,8 @@ import { classTaskQueue } from '../schemas/workflow-names.js';
  * violations) are thrown non-retryable by the activities; a 429 arrives as a `RateLimited` failure whose
  * `nextRetryDelay` (Retry-After) replaces the backoff.
  *
- * A page activity makes progress or fails as a whole (one request), so Temporal's backoff only ever climbs
- * for a page that keeps failing: a real outage. It then retries without an attempt limit, backing off to a
+ * A page activity commits page by page and a retry resumes from the last committed page, so Temporal's
+ * backoff only climbs for a page that keeps failing: a real outage. It then retries without an attempt limit, backing off to a
  * minute, for the run's patience (SYNC_SOURCE_PATIENCE, default hours) before the window fails.
  */
 const DEFAULT_PATIENCE_MS = 6 * 60 * 60 * 1000;
@@ -48,6 +48,13 @@ export const flushing = proxyActivities<Activities>({
 });
 
 /**
+ * A page activity reads a run of pages (activities/sync-page.ts), ending between pages after PAGE_RUN_MS;
+ * one page may wait for its slot of a paced budget besides. A killed worker is still noticed within the
+ * heartbeat timeout.
+ */
+const PAGE_RUN_TIMEOUT = '10 minutes';
+
+/**
  * Activities that make requests of one route class, on that class's task queue (`<queue>-<class>`): the
  * class's own activity slots on every worker; the key's budget workflow paces their requests. Call inside a
  * workflow.
@@ -58,6 +65,7 @@ export function classActivities(
 ) {
   return proxyActivities<Activities>({
     ...base(options.patienceMs),
+    startToCloseTimeout: PAGE_RUN_TIMEOUT,
     taskQueue: classTaskQueue(workflowInfo().taskQueue, routeClass),
   });
 }
@@ -93,7 +101,11 @@ export function batchClassActivities(
 
 /** Analytics-class activities on an explicitly named queue (a window's input names it: WindowInput.analyticsTaskQueue). */
 export function analyticsActivities(taskQueue: string, options: { patienceMs?: number | undefined } = {}) {
-  return proxyActivities<Activities>({ ...base(options.patienceMs), taskQueue });
+  return proxyActivities<Activities>({
+    ...base(options.patienceMs),
+    startToCloseTimeout: PAGE_RUN_TIMEOUT,
+    taskQueue,
+  });
 }
 
 /**

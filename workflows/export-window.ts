@@ -30,7 +30,7 @@ async function exportWindowWorkflowBody(input: WindowInput): Promise<StreamCount
     guard: pageGuard(input.pass, input.cursorProbes),
     progress,
     read: (options) =>
-      analytics.syncExportPage({
+      analytics.syncExportPages({
         pass: input.pass,
         windowStart: input.windowStart,
         windowEnd: input.windowEnd,

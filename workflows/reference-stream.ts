@@ -10,7 +10,7 @@ import { recordedWindow } from './window-ledger.js';
 
 /**
  * A reference stream (views with counts, tags, teams, agents, metric catalog): a full snapshot each run,
- * one page per activity on the stream's route class queue, the cursor checkpointed with each page under
+ * a run of pages per activity on the stream's route class queue, the cursor checkpointed with each page under
  * this workflow's scope; afterwards the rows the snapshot did not contain get `_deleted_at`.
  */
 async function referenceStreamWorkflowBody(input: ReferenceInput): Promise<StreamCounts> {
@@ -23,7 +23,7 @@ async function referenceStreamWorkflowBody(input: ReferenceInput): Promise<Strea
     guard: pageGuard(input.stream, input.cursorProbes),
     progress,
     read: (options) =>
-      pages.syncReferencePage({
+      pages.syncReferencePages({
         stream: input.stream,
         scope,
         pageSize: input.pageSize,

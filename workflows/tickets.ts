@@ -25,7 +25,9 @@ async function ticketsWorkflowBody(input: TicketsInput): Promise<StreamCounts & 
   const progress = trackChildProgress(null, input.carried);
   const seen = input.seen ?? { newest: null, coveredDownTo: null, headDone: false, listPages: 0 };
   const budgetLeft = () =>
-    input.sweep?.maxPages == null ? Number.POSITIVE_INFINITY : input.sweep.maxPages - seen.listPages;
+    input.sweep?.maxPages == null
+      ? Number.POSITIVE_INFINITY
+      : Math.max(0, input.sweep.maxPages - seen.listPages);
   const readList = ticketListReader(input, progress, seen);
 
   if (input.head && !seen.headDone) {
@@ -55,7 +57,7 @@ async function ticketsWorkflowBody(input: TicketsInput): Promise<StreamCounts & 
       null,
       fromTop,
       () => ({ ...carryOn, seen }),
-      () => budgetLeft() > 0,
+      budgetLeft,
     );
     if (sweepComplete) await bookkeeping.finishSweep();
   }
@@ -97,7 +99,7 @@ type ListingSeen = NonNullable<TicketsInput['seen']>;
 
 /**
  * Reads pages of one listing scope — from the list's top or a resumed sweep (`fromTop`) — until done or out
- * of budget (`more`), keeping in `seen` the newest ticket listed, how far down from the top the listing
+ * of budget (`budget`), keeping in `seen` the newest ticket listed, how far down from the top the listing
  * reached, and the pages it took.
  */
 function ticketListReader(input: TicketsInput, progress: ChildProgress, seen: ListingSeen) {
@@ -109,7 +111,7 @@ function ticketListReader(input: TicketsInput, progress: ChildProgress, seen: Li
     stopBelow: string | null,
     fromTop: boolean,
     carryOn: () => object,
-    more?: () => boolean,
+    budget?: () => number,
   ) =>
     readPages({
       input,
@@ -117,7 +119,7 @@ function ticketListReader(input: TicketsInput, progress: ChildProgress, seen: Li
       guard,
       progress,
       read: (options) =>
-        list.syncTicketsPage({
+        list.syncTicketsPages({
           scope,
           stopBelow,
           pageSize: input.pageSize,
@@ -135,6 +137,6 @@ function ticketListReader(input: TicketsInput, progress: ChildProgress, seen: Li
         if (fromTop && page.oldest) seen.coveredDownTo = page.oldest;
       },
       carryOn,
-      ...(more ? { more } : {}),
+      ...(budget ? { budget } : {}),
     });
 }

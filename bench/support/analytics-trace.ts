@@ -53,7 +53,7 @@ export async function analyticsTrace(
     for (const e of events) {
       const at = millis(e.eventTime);
       const s = e.activityTaskScheduledEventAttributes;
-      if (s && s.activityType?.name === 'syncExportPage') {
+      if (s && s.activityType?.name === 'syncExportPages') {
         scheduled.set(String(e.eventId), at);
         if (lastCompleted !== null) roundTrip.push(at - lastCompleted);
       }

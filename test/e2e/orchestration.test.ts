@@ -132,7 +132,8 @@ function stubActivities(world: World): { activities: Activities; recording: Reco
     },
     requeueUnsettledThreads: async () => ({ requeued: 0 }),
     beginSweep: async () => ({ startedAt: new Date().toISOString(), resumedAtPage: ticketsPage }),
-    syncTicketsPage: async () => {
+    // One page per run: each call stands for a run of pages as long as its one page.
+    syncTicketsPages: async () => {
       await sleep(world.ticketPageMs);
       const i = ticketsPage++;
       for (let k = 0; k < world.threadsPerPage; k++) queue.set(`t${i}-${k}`, 'running');
@@ -140,12 +141,17 @@ function stubActivities(world: World): { activities: Activities; recording: Reco
       const done = ticketsPage >= world.ticketPages;
       const now = new Date().toISOString();
       return {
-        ...page,
-        done,
-        cursorTag: done ? null : `c${i}`,
-        changed: world.threadsPerPage,
-        newest: now,
-        oldest: now,
+        pages: [
+          {
+            ...page,
+            done,
+            cursorTag: done ? null : `c${i}`,
+            changed: world.threadsPerPage,
+            newest: now,
+            oldest: now,
+          },
+        ],
+        requests: 1,
       };
     },
     finishSweep: async () => undefined,
@@ -190,20 +196,20 @@ function stubActivities(world: World): { activities: Activities; recording: Reco
     },
     finishThreads: async () => undefined,
     beginScope: async () => undefined,
-    syncExportPage: async (input: { pass: ExportPass; windowStart: string }) => {
+    syncExportPages: async (input: { pass: ExportPass; windowStart: string }) => {
       await sleep(world.windowMs(input.windowStart));
       if (world.windowFails(input.windowStart)) {
         log(`window failed ${input.pass} ${input.windowStart}`);
         throw ApplicationFailure.nonRetryable('injected failure', 'Injected');
       }
       log(`window done ${input.pass} ${input.windowStart}`);
-      return page;
+      return { pages: [page], requests: 1 };
     },
     advanceHighWaterMark: async (input: { stream: string; value: string }) => {
       marks.push(input);
     },
     succeededWindows: async () => [],
-    syncReferencePage: async () => page,
+    syncReferencePages: async () => ({ pages: [page], requests: 1 }),
     markUnseenDeleted: async () => ({ deleted: 0 }),
     flushStaged: async () => ({}),
     readReportAccess: async () => ({ requests: 0, restricted: null, detail: 'stub' }),

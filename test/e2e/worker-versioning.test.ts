@@ -89,10 +89,10 @@ describe('Worker Versioning: a run finishes on the build that started it', () =>
     const real = p.deps.activities;
     const gatedActivities: Activities = {
       ...real,
-      async syncTicketsPage(...args: Parameters<Activities['syncTicketsPage']>) {
+      async syncTicketsPages(...args: Parameters<Activities['syncTicketsPages']>) {
         reachedGate();
         await gate;
-        return real.syncTicketsPage(...args);
+        return real.syncTicketsPages(...args);
       },
     };
     const common = {

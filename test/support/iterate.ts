@@ -16,7 +16,7 @@ import {
 
 /**
  * Whole lists of the API, page by page, for tests, benches and the e2e source snapshot: the sync itself
- * never iterates (it fetches one page per activity, activities/page-step.ts).
+ * reads its pages through the page path (activities/sync-page.ts), each committed with its checkpoint.
  */
 
 export interface IterateOptions {

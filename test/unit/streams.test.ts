@@ -105,11 +105,11 @@ describe('the stream registry', () => {
   it("serves each stream's page activity on its route class's task queue", () => {
     const activities = Object.fromEntries(
       [
-        'syncReferencePage',
-        'syncTicketsPage',
+        'syncReferencePages',
+        'syncTicketsPages',
         'syncThreadPage',
         'syncThreadBatch',
-        'syncExportPage',
+        'syncExportPages',
         'syncReportSnapshot',
         'reconcile',
         'readReportAccess',
@@ -125,11 +125,11 @@ describe('the stream registry', () => {
       ]),
     );
     expect(names).toEqual({
-      list: ['syncReferencePage', 'syncTicketsPage'],
-      directory: ['syncReferencePage'],
+      list: ['syncReferencePages', 'syncTicketsPages'],
+      directory: ['syncReferencePages'],
       // The audit's units: a ticket's detail and a thread's page are detail requests, a window analytics.
       detail: ['auditThread', 'auditTicket', 'readReportAccess', 'syncThreadBatch', 'syncThreadPage'],
-      analytics: ['auditWindow', 'reconcile', 'syncExportPage', 'syncReportSnapshot'],
+      analytics: ['auditWindow', 'reconcile', 'syncExportPages', 'syncReportSnapshot'],
     });
   });
 
