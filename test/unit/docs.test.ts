@@ -95,7 +95,9 @@ function parseNpmCommand(words: string[], where: string): ShownCommand {
   const script = verb === 'run' ? (afterVerb.shift() ?? '') : (verb ?? '');
   const separator = afterVerb.indexOf('--');
   const args = separator < 0 ? [] : afterVerb.slice(separator + 1);
-  const cli = /^(?:tsx|node (?:--[a-z-]+=\S+ )*--import tsx) cli\/main\.ts(?: (.*))?$/.exec(scripts[script] ?? '');
+  const cli = /^(?:tsx|node (?:--[a-z-]+=\S+ )*--import tsx) cli\/main\.ts(?: (.*))?$/.exec(
+    scripts[script] ?? '',
+  );
   if (!cli) return { where, script, flags: args.filter((a) => a.startsWith('--')) };
   const argv = [...(cli[1]?.split(' ') ?? []), ...args];
   return {
