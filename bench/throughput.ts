@@ -19,7 +19,8 @@
  * process's own user + system time from `/usr/bin/time`; the crawl runs in this process: its CPU is this
  * process's during the crawl). The servers' CPU (Temporal, PostgreSQL, the companion) is not in any figure.
  * `BENCH_THROUGHPUT_LOG=<file>` appends the stderr of dlt and the sync (progress, logs) to a file;
- * `BENCH_SYNC_NODE_OPTIONS` becomes the sync's NODE_OPTIONS (e.g. `--cpu-prof --cpu-prof-dir=<dir>`).
+ * `BENCH_SYNC_NODE_OPTIONS` becomes the sync's NODE_OPTIONS (e.g. `--cpu-prof --cpu-prof-dir=<dir>`), and
+ * `BENCH_SYNC_LOG_LEVEL` its LOG_LEVEL (default `warn`; `info` gives the timeline of its start and end).
  */
 import { execFile, spawn } from 'node:child_process';
 import { appendFileSync, existsSync } from 'node:fs';
@@ -93,17 +94,23 @@ async function measured(
   const child = spawn(cmd, argv as string[], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
-  // BENCH_THROUGHPUT_LOG=<file>: each reader's whole stderr (the sync's progress and logs) appended there.
+  // BENCH_THROUGHPUT_LOG=<file>: each reader's whole stderr (the sync's progress and logs) appended there,
+  // each chunk stamped with the seconds since the process started, and its exit: where its wall went.
   const logFile = process.env['BENCH_THROUGHPUT_LOG'];
+  const stamp = () => `[+${((performance.now() - started) / 1000).toFixed(2)} s] `;
   child.stdout.on('data', (d: Buffer) => {
     stdout += d.toString();
   });
   child.stderr.on('data', (d: Buffer) => {
     stderr = (stderr + d.toString()).slice(-20_000);
-    if (logFile) appendFileSync(logFile, d);
+    if (logFile) appendFileSync(logFile, `${stamp()}${d.toString()}`);
+  });
+  child.stdout.once('end', () => {
+    if (logFile) appendFileSync(logFile, `${stamp()}${label}: stdout closed\n`);
   });
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   const wallMs = performance.now() - started;
+  if (logFile) appendFileSync(logFile, `${stamp()}${label}: exited with ${code}\n`);
   const usage = timed ? await timeFile(usageFile) : null;
   await rm(dir, { recursive: true, force: true });
   if (code !== 0) throw new Error(`${label} exited with ${code}:\n${stderr.slice(-4000)}`);
@@ -188,7 +195,11 @@ async function world(services: Services, tickets: number, withDlt: boolean): Pro
   const target = await syncTarget(services, companion, {
     database: `bench_throughput_${tickets}`,
     taskQueue: `bench-throughput-${tickets}`,
-    env: { SYNC_START_DATE: startDate, SUPPORT_API_RATE_LIMITS: 'off', LOG_LEVEL: 'warn' },
+    env: {
+      SYNC_START_DATE: startDate,
+      SUPPORT_API_RATE_LIMITS: 'off',
+      LOG_LEVEL: process.env['BENCH_SYNC_LOG_LEVEL'] ?? 'warn',
+    },
   });
   const settings = settingsFromConfig(target.config, new Date());
   const readings: Reading[] = [];

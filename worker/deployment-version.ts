@@ -104,7 +104,9 @@ export async function promoteVersion(
         throw new Error(
           `could not make build ${buildId} current in Worker Deployment ${deploymentName}: ${(err as Error).message}`,
         );
-      await new Promise((resolve) => setTimeout(resolve, Math.min(2000, 100 * 2 ** attempt)));
+      // Registration follows the first polls within a second or so: look often (describing is cheap), so a
+      // process that starts a run at once does not wait out a long backoff step.
+      await new Promise((resolve) => setTimeout(resolve, Math.min(250, 25 * 2 ** attempt)));
     }
   }
 }

@@ -137,6 +137,16 @@ export async function followRun(
   let last: RunProgress | undefined;
   let polling = true;
   let polls = 0;
+  // The pause between two polls ends early when the run does: its summary is not a second late.
+  let wake = () => {};
+  const pause = () =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, 1000);
+      wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
   const poll = (async () => {
     while (polling) {
       try {
@@ -148,7 +158,7 @@ export async function followRun(
       } catch {
         // The first workflow task may not have run yet; try again.
       }
-      await new Promise((r) => setTimeout(r, 1000));
+      if (polling) await pause();
     }
   })();
   let error: string | undefined;
@@ -169,6 +179,7 @@ export async function followRun(
     error = failureMessage(err);
   } finally {
     polling = false;
+    wake();
     await poll;
   }
   try {

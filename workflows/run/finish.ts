@@ -29,19 +29,14 @@ export async function finishRun(
   // Windows that wrote no row left their flush to the run (workflows/window-ledger.ts): one flush, whoever
   // staged, before the reads below (reconciliation, audit, items set aside) look at the tables.
   await flushing.flushStaged();
-  const reconcileRequests = await reconcileAfterRun(ctx);
-  // Schema drift (activities/schema-drift.ts): what the run saw first; a new custom field becomes a column of
-  // ticket_custom_fields now. A warning when it fails, never a failed run.
-  await warnIfFails(
-    'schema drift summary',
-    async () => {
-      const { requests: _none, ...drift } = await bookkeeping.schemaDriftAfterRun({ runId });
-      progress.schemaChanges = drift;
-    },
-    () => undefined,
-  );
-  // The audit: a sample re-read from the live API, healed where it differs (workflows/run/audit.ts).
-  const audit = await auditAfterRun(ctx);
+  // The checks after the streams go side by side, so the run's end costs the slowest of them, not their
+  // sum: none fails the run, each writes only its own bookkeeping (the audit also heals the rows it finds
+  // different, each in a transaction of its own, so a reconciliation beside it reads them before or after).
+  const [reconcileRequests, , audit] = await Promise.all([
+    reconcileAfterRun(ctx),
+    schemaDriftAfterRun(ctx),
+    auditAfterRun(ctx),
+  ]);
   if (audit) progress.audit = audit;
   const auditRequests = Object.values(audit?.requests ?? {}).reduce((n, r) => n + r, 0);
 
@@ -68,6 +63,21 @@ export async function finishRun(
     );
   }
   return counts;
+}
+
+/**
+ * Schema drift (activities/schema-drift.ts): what the run saw first; a new custom field becomes a column of
+ * ticket_custom_fields now. A warning when it fails, never a failed run.
+ */
+async function schemaDriftAfterRun(ctx: RunContext): Promise<void> {
+  await warnIfFails(
+    'schema drift summary',
+    async () => {
+      const { requests: _none, ...drift } = await bookkeeping.schemaDriftAfterRun({ runId: ctx.runId });
+      ctx.progress.schemaChanges = drift;
+    },
+    () => undefined,
+  );
 }
 
 /** The counts of every stream of the run, as its result reports them. */

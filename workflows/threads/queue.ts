@@ -17,6 +17,14 @@ export const THREAD_LISTING = 1000;
  */
 export const THREADS_PER_BATCH = 50;
 
+/**
+ * How long a drain waits for the next tickets page when the queue is empty while the tickets are listed:
+ * short at first (the first page's threads are queued within a second of the run's start, and every lane
+ * waits for them), doubling while the queue stays empty (a listing slower than the lanes costs a listing
+ * and a timer per wait, not per fraction of a second).
+ */
+export const EMPTY_QUEUE_WAIT_MS = { first: 250, longest: 2000 } as const;
+
 /** What the parent has told the threads child so far (its signals, or its input after a continue-as-new). */
 export interface ParentSignals {
   /** The tickets stream finished listing: once the queue is empty, no more changed threads will come. */
@@ -60,6 +68,7 @@ export class QueueDrain {
   // from the listing's memory, not the warehouse (one checkpoint read per thread would be most of a
   // no-change run's BigQuery bill).
   readonly #listedTags = new Map<string, string>();
+  #emptyWaitMs: number = EMPTY_QUEUE_WAIT_MS.first;
 
   constructor(context: DrainContext) {
     this.#context = context;
@@ -115,11 +124,17 @@ export class QueueDrain {
     });
     for (const t of threads) this.#listedTags.set(t.scope, t.tag);
     this.#buffer = threads.map((t) => t.scope);
-    if (this.#buffer.length > 0) return;
+    if (this.#buffer.length > 0) {
+      this.#emptyWaitMs = EMPTY_QUEUE_WAIT_MS.first;
+      return;
+    }
     if (!untilListed || listedBefore) this.#exhausted = true;
     // The queue is empty for now, and the listing holds the run open: a round of the re-read (changed
     // threads queued meanwhile wait at most for it), or wait for the next tickets page.
     else if (!signals.ticketsListed && (await reread.round())) progress.detail = 're-reading while listing';
-    else await condition(() => signals.ticketsListed, '2 seconds');
+    else {
+      await condition(() => signals.ticketsListed, this.#emptyWaitMs);
+      this.#emptyWaitMs = Math.min(EMPTY_QUEUE_WAIT_MS.longest, this.#emptyWaitMs * 2);
+    }
   }
 }
