@@ -45,6 +45,11 @@ export interface WorkersOptions {
   versioning?: WorkerVersioning;
   /** How long SIGTERM waits for running activities (each finishes its page) before cancelling them. */
   shutdownGraceTime?: string;
+  /**
+   * What the start waits for once the workers poll, before it makes the build current and returns (a
+   * command's preflight, run meanwhile): when it fails, the workers stop and the start fails with its error.
+   */
+  proceedWhen?: Promise<unknown>;
 }
 
 export interface RunningWorkers {
@@ -62,6 +67,8 @@ export interface RunningWorkers {
  * activities finish their page within the grace time.
  */
 export async function startWorkers(options: WorkersOptions): Promise<RunningWorkers> {
+  // Awaited once the workers poll; handled now, so that failing before then is not an unhandled rejection.
+  options.proceedWhen?.catch(() => undefined);
   const grace = (options.shutdownGraceTime ?? '30 seconds') as '30 seconds';
   if (options.fleetBudget)
     attachFleetBudget({
@@ -120,6 +127,12 @@ export async function startWorkers(options: WorkersOptions): Promise<RunningWork
     }
     await done;
   };
+  try {
+    await options.proceedWhen;
+  } catch (err) {
+    await shutdown();
+    throw err;
+  }
   if (options.versioning) {
     try {
       await promoteVersion(
@@ -189,7 +202,10 @@ export async function startLocalWorkers(
   deps: WorkspaceDependencies & { metrics?: SyncMetrics | undefined },
   logger?: Logger,
   secrets?: Secrets,
+  /** See WorkersOptions.proceedWhen. */
+  proceedWhen?: Promise<unknown>,
 ): Promise<RunningWorkers> {
+  proceedWhen?.catch(() => undefined);
   const router = routeWorkspaces({
     ...connection,
     config,
@@ -218,6 +234,7 @@ export async function startLocalWorkers(
     ...(versioning ? { versioning } : {}),
     ...pacingOf(config),
     ...(logger ? { logger } : {}),
+    ...(proceedWhen ? { proceedWhen } : {}),
   }).catch(async (err: unknown) => {
     await router.close();
     throw err;

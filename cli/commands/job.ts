@@ -71,18 +71,35 @@ export async function runJob(options: JobOptions): Promise<RunSummary> {
       () => readiness,
     );
     if (endpoint) process.stderr.write(`metrics:     ${endpoint.url}\n`);
-    await preflight(deps, logger, config, options.streams).catch((err: unknown) => {
+    const checked = preflight(deps, logger, config, options.streams).catch((err: unknown) => {
       // Which streams the key may not read, one line each, above the error.
       if (err instanceof PreflightError && err.verdicts && options.display)
         process.stderr.write(`${verdictLines(err.verdicts).join('\n')}\n`);
       throw err;
     });
-    const taskQueue = config.TEMPORAL_TASK_QUEUE;
-    const workers = options.localWorker
-      ? await asStep(options.step, 'starting the local worker', () =>
-          startLocalWorkers(temporal, config, deps, logger, options.secrets),
+    // The local worker starts while the preflight runs (loading the workflows and creating the workers is
+    // most of a short run's start-up); it makes its build current only once the preflight passed, and stops
+    // when it fails, before any run starts.
+    const starting = options.localWorker
+      ? asStep(options.step, 'starting the local worker', () =>
+          startLocalWorkers(
+            temporal,
+            config,
+            deps,
+            logger,
+            options.secrets,
+            checked.catch(() => {
+              throw new Error('stopped: the preflight failed');
+            }),
+          ),
         )
       : undefined;
+    // A failed preflight is reported at once, not after the workflows are bundled: the start stops its
+    // workers on its own.
+    starting?.catch(() => undefined);
+    await checked;
+    const workers = await starting;
+    const taskQueue = config.TEMPORAL_TASK_QUEUE;
     if (workers) readiness = workers.readiness;
     try {
       const now = new Date();
