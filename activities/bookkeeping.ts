@@ -361,7 +361,8 @@ export function recordRun(deps: ActivityDeps) {
  */
 export function flushStaged(deps: ActivityDeps) {
   return async (): Promise<void> => {
-    await deps.destination.flushStaged();
+    // A destination that merges every write at once has nothing staged (DestinationCapabilities).
+    if (deps.destination.capabilities.stagesWrites) await deps.destination.flushStaged();
   };
 }
 

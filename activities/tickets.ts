@@ -1,3 +1,4 @@
+import { runScope } from '../connectors/destination.js';
 import type { Page } from '../connectors/support-api/index.js';
 import type { Ticket } from '../schemas/api/tickets.js';
 import { decodeStateKey, encodeStateKey, type StateKey } from '../schemas/state-key.js';
@@ -136,7 +137,7 @@ function changedTickets(input: TicketsPageInput): PageStore<
       const stored = await destination.storedVersions(
         'tickets',
         page.items.map((t) => t.id),
-        { runId: target.runId },
+        runScope(destination, target.runId),
       );
       const versionMoved = versionMovedIds(page.items, stored);
       // A ticket listed at an older version than stored: the merge keeps the stored row, so where that row
@@ -196,7 +197,7 @@ function changedTickets(input: TicketsPageInput): PageStore<
           repair: target.repair,
         },
         {
-          runId: target.runId,
+          ...runScope(destination, target.runId),
           alongside: [
             ticketSightings(
               changedRows.map((r) => r.item),

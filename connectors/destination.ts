@@ -61,7 +61,7 @@ export interface WriteBatch<T extends TableName = TableName> {
 /**
  * The sync run a page's read or write belongs to. A destination may answer for the run from what it read
  * of a table once for it, counting what it staged since (BigQuery's per-run version cache: one table read
- * instead of a query per page); one without such memory reads and writes as without a run.
+ * instead of a query per page) when its capabilities say `cachesVersionsPerRun`.
  */
 export interface RunScope {
   readonly runId?: string | null;
@@ -131,6 +131,33 @@ export interface DestinationHooks {
   beforeMerge?: (table: TableName) => Promise<void> | void;
 }
 
+/**
+ * What a destination does beyond the contract's least (dlt's destination capabilities): declared once per
+ * destination, so a caller asks here instead of handing options a destination without the capability would
+ * have to ignore, and no code outside the connectors asks which warehouse it is.
+ */
+export interface DestinationCapabilities {
+  /**
+   * `stageBatch` only stages: rows reach their tables at the next `flushStaged` (BigQuery: Storage Write API
+   * appends, merged per table by a flush). Without it a staged batch is written and merged at once, and
+   * there is never anything to flush.
+   */
+  readonly stagesWrites: boolean;
+  /**
+   * `readCheckpoint` may answer from the checkpoints this process wrote or listed when the caller's
+   * `lastSeenTag` matches (one process's page after page costs no read). Without it every read reads.
+   */
+  readonly remembersCheckpointTags: boolean;
+  /**
+   * With a run (RunScope), `storedVersions` answers from what it read of the table once for the run, and
+   * `stageBatch` leaves out rows the table stores as they are. Without it both work as without a run.
+   */
+  readonly cachesVersionsPerRun: boolean;
+}
+
+/** What the connectors' named queries (connectors/queries/) run on: one read-only SELECT at a time. */
+export type SqlReader = Pick<StateReads, 'select'>;
+
 /*
  * The Destination, grouped by what a caller does with it. Callers keep taking a `Destination`; a part that
  * only reads state (or only keeps the ledger) can take the narrower interface.
@@ -138,6 +165,8 @@ export interface DestinationHooks {
 
 /** The warehouse's schema and the destination's life. */
 export interface DestinationSchema {
+  /** What this destination does beyond the contract's least (see DestinationCapabilities). */
+  readonly capabilities: DestinationCapabilities;
   /**
    * Creates schema/dataset, all tables and indexes; idempotent; adds columns missing from existing tables;
    * then the views, `ticket_custom_fields` included (see refreshCustomFieldView).
@@ -182,7 +211,7 @@ export interface WarehouseWrites {
   /**
    * The page path's write: a batch by the rules of `writeTables` — durable on return, a checkpoint never
    * without the rows it follows, its checkpoints read back at once — whose rows may reach their table only
-   * at the next `flushStaged` (BigQuery: Storage Write API appends, no job; PostgreSQL: `writeTables`).
+   * at the next `flushStaged` when the capabilities say `stagesWrites` (else written as by `writeTables`).
    * Re-staging a batch (a retried page) is harmless: the merge keeps the latest version. With the page's
    * run (RunScope), rows the table stores as they are may be left out; the report says how many were staged.
    */
@@ -236,7 +265,8 @@ export interface StateReads {
    * its cursor, as a page reported it, or of the whole checkpoint, as a listing returned it). A destination
    * that holds the checkpoints it wrote or listed may answer from memory when the one it holds bears that
    * tag — one process's page after page, or a listing's entries, cost no read — and reads otherwise (a
-   * checkpoint another process wrote since is never mistaken for it). One without such memory ignores it.
+   * checkpoint another process wrote since is never mistaken for it). Only where the capabilities say
+   * `remembersCheckpointTags`: a caller passes none to a destination without.
    */
   readCheckpoint(
     stream: string,
@@ -351,3 +381,19 @@ export interface DestinationOptions {
 
 /** Replacement specs by table name (see DestinationOptions.tables). */
 export type TableSpecOverrides = { readonly [T in TableName]?: TableSpec<RowInputs[T]> };
+
+/** What a page's read or write tells `destination` of its run: only one that caches versions per run uses it. */
+export function runScope(
+  destination: Pick<DestinationSchema, 'capabilities'>,
+  runId: string | null | undefined,
+): RunScope {
+  return destination.capabilities.cachesVersionsPerRun ? { runId: runId ?? null } : {};
+}
+
+/** readCheckpoint's `lastSeenTag`, for a destination that remembers checkpoint tags; none for another. */
+export function lastSeen(
+  destination: Pick<DestinationSchema, 'capabilities'>,
+  tag: string | undefined,
+): { readonly lastSeenTag?: string | undefined } | undefined {
+  return destination.capabilities.remembersCheckpointTags ? { lastSeenTag: tag } : undefined;
+}

@@ -174,6 +174,9 @@ export class BigQueryDestination extends SqlDestination {
       options.hooks,
     );
     super({
+      // Pages are staged and merged by a flush (staged-writer.ts), checkpoints it wrote or listed answer by
+      // their tag, and a run's stored versions come from one table read (version-cache.ts).
+      capabilities: { stagesWrites: true, remembersCheckpointTags: true, cachesVersionsPerRun: true },
       settings,
       session,
       prepare: async () => {

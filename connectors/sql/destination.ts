@@ -23,6 +23,7 @@ import type {
   CheckpointFilter,
   DeletionCascade,
   Destination,
+  DestinationCapabilities,
   PageWrite,
   StageReport,
   WriteBatch,
@@ -63,6 +64,7 @@ export interface WarehouseWriter extends Pick<Destination, 'writeTables' | 'writ
 
 /** What one warehouse brings to a destination; everything else is written once, here. */
 export interface WarehouseParts {
+  readonly capabilities: DestinationCapabilities;
   readonly settings: DestinationSettings;
   readonly session: SqlSession;
   /** The DDL: creates or migrates every table, then the views. */
@@ -80,6 +82,7 @@ export interface WarehouseParts {
  * marks are the same SQL on every warehouse (sql/state-reads.ts, sql/ledger.ts, sql/deletions.ts).
  */
 export class SqlDestination implements Destination {
+  readonly capabilities: DestinationCapabilities;
   readonly #session: SqlSession;
   readonly #settings: DestinationSettings;
   readonly #writer: WarehouseWriter;
@@ -88,6 +91,7 @@ export class SqlDestination implements Destination {
   readonly #probeWrite: () => Promise<'probed' | 'not_prepared'>;
 
   constructor(parts: WarehouseParts) {
+    this.capabilities = parts.capabilities;
     this.#probeWrite = parts.probeWrite;
     this.#session = parts.session;
     this.#settings = parts.settings;
@@ -139,7 +143,7 @@ export class SqlDestination implements Destination {
     return { rows: batch.rows.length };
   }
 
-  /** Nothing is ever left staged here. */
+  /** Nothing is ever left staged here (capabilities: no `stagesWrites`). */
   async flushStaged(): Promise<void> {}
 
   async currentTime(): Promise<Date> {
