@@ -1,4 +1,6 @@
 import type { StateReads } from '../connectors/destination.js';
+import { succeededWorkflowIds } from '../connectors/queries/runs.js';
+import { oldestTicketCreatedAt } from '../connectors/queries/tickets.js';
 import { planWindows } from '../connectors/support-api/index.js';
 import type { TicketsInput } from '../schemas/child-inputs.js';
 import { HISTORY_MARGIN_MS, type SyncMode, type SyncSettings } from '../schemas/run-input.js';
@@ -257,10 +259,8 @@ function distinctWindows<W extends { windowStart: string; windowEnd: string }>(w
  * warehouse holds (the failed sweep got that far), else now, minus HISTORY_MARGIN_MS.
  */
 async function provisionalHistoryStart(deps: PlanningReads, now: string): Promise<string> {
-  const [row] = await deps.destination.select(
-    (d) => `SELECT MIN(${d.ident('created_at')}) AS oldest FROM ${d.table('tickets')}`,
-  );
-  const oldest = typeof row?.['oldest'] === 'string' ? Date.parse(row['oldest']) : Number.NaN;
+  const created = await oldestTicketCreatedAt(deps.destination);
+  const oldest = created === null ? Number.NaN : Date.parse(created);
   return new Date((Number.isFinite(oldest) ? oldest : Date.parse(now)) - HISTORY_MARGIN_MS).toISOString();
 }
 
@@ -337,13 +337,7 @@ export function markUnseenDeleted(deps: ActivityDeps) {
 /** Of these window workflow ids, those with a succeeded attempt in `_sync_runs` (a backfill skips them). */
 export function succeededWindows(deps: PlanningReads) {
   return async (input: { workflowIds: string[] }): Promise<string[]> => {
-    if (input.workflowIds.length === 0) return [];
-    const rows = await deps.destination.select(
-      (d) =>
-        `SELECT DISTINCT ${d.ident('workflow_id')} AS workflow_id FROM ${d.table('_sync_runs')} ` +
-        `WHERE ${d.ident('status')} = ${d.string('succeeded')} AND ${d.ident('workflow_id')} IN (${input.workflowIds.map((id) => d.string(id)).join(', ')})`,
-    );
-    return rows.map((r) => String(r['workflow_id']));
+    return succeededWorkflowIds(deps.destination, input.workflowIds);
   };
 }
 

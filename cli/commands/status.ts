@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseBigQueryUrl } from '../../connectors/bigquery/url.js';
 import type { Destination } from '../../connectors/destination.js';
+import { openRejectedItems } from '../../connectors/queries/rejected.js';
 import { terminalJson, terminalLines } from '../../connectors/support-api/index.js';
 import { DATA_DIR } from '../../embedded/data-dir.js';
 import type { EmbeddedPostgres } from '../../embedded/postgres.js';
@@ -341,13 +342,7 @@ function auditLines(audit: Awaited<ReturnType<typeof auditOfLastDays>>): string[
 
 /** Items set aside in `_rejected` and not stored since: per table the count, and the newest few. */
 async function rejectedItems(destination: Destination) {
-  const rows = await destination.select(
-    (d) =>
-      `SELECT ${d.ident('table_name')} AS table_name, ${d.ident('item_key')} AS item_key, ${d.ident('stream')} AS stream, ` +
-      `${d.ident('scope')} AS scope, ${d.ident('reason')} AS reason, ${d.ident('times_seen')} AS times_seen, ` +
-      `${d.ident('last_seen_at')} AS last_seen_at FROM ${d.table('_rejected')} WHERE ${d.ident('resolved_at')} IS NULL ` +
-      `ORDER BY ${d.ident('last_seen_at')} DESC`,
-  );
+  const rows = await openRejectedItems(destination);
   const byTable: Record<string, number> = {};
   for (const r of rows) byTable[String(r['table_name'])] = (byTable[String(r['table_name'])] ?? 0) + 1;
   return { by_table: byTable, items: rows.slice(0, 20) };
