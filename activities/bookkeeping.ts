@@ -1,4 +1,4 @@
-import type { StateReads } from '../connectors/destination.js';
+import type { Bookkeeping, StateReads } from '../connectors/destination.js';
 import { succeededWorkflowIds } from '../connectors/queries/runs.js';
 import { oldestTicketCreatedAt } from '../connectors/queries/tickets.js';
 import { planWindows } from '../connectors/support-api/index.js';
@@ -47,7 +47,9 @@ export interface RunPlan {
  * command (forecast/), which must not write.
  */
 export interface PlanningReads {
-  destination: Pick<StateReads, 'readCheckpoint' | 'listCheckpoints' | 'openRejections' | 'select'>;
+  destination: Pick<StateReads, 'readCheckpoint' | 'listCheckpoints' | 'select'> & {
+    readonly bookkeeping: Pick<Bookkeeping, 'openRejections'>;
+  };
 }
 
 /**
@@ -208,7 +210,7 @@ async function windowsWithRejected(
   pass: string,
   from: string,
 ): Promise<{ windowStart: string; windowEnd: string }[]> {
-  const open = (await deps.destination.openRejections()).filter((r) => r.stream === pass);
+  const open = (await deps.destination.bookkeeping.openRejections()).filter((r) => r.stream === pass);
   return [...new Set(open.map((r) => r.scope))]
     .flatMap((scope) => {
       const key = decodeStateKeyOf('window', { stream: pass, scope });
@@ -344,7 +346,7 @@ export function succeededWindows(deps: PlanningReads) {
 /** Upserts a run or window row in `_sync_runs`. */
 export function recordRun(deps: ActivityDeps) {
   return async (run: SyncRunRecord) => {
-    await deps.destination.recordRun(run);
+    await deps.destination.bookkeeping.recordRun(run);
     deps.observer?.runRecorded(run);
   };
 }

@@ -17,7 +17,7 @@ export function missingData(deps: ActivityDeps) {
     const { destination } = deps;
     const tables = [...new Set((input.streams ?? ALL_STREAMS).map((s) => STREAMS[s].table))];
     const rejected: Record<string, number> = {};
-    for (const r of await destination.openRejections())
+    for (const r of await destination.bookkeeping.openRejections())
       if ((tables as readonly string[]).includes(r.table_name))
         rejected[r.table_name] = (rejected[r.table_name] ?? 0) + r.items;
     const withThreads = input.streams?.includes(THREADS_STREAM) ?? true;

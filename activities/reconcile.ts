@@ -148,7 +148,7 @@ export function reconcile(deps: ActivityDeps) {
     }
 
     await settleMoving(deps, rows, window);
-    await destination.recordReconciliation(rows);
+    await destination.bookkeeping.recordReconciliation(rows);
     return summaryOf(rows);
   };
 }

@@ -15,7 +15,7 @@ const NAMED = 5;
 export function schemaDriftAfterRun(deps: ActivityDeps) {
   return async (input: { runId: string }): Promise<SchemaDriftSummary> => {
     const { destination } = deps;
-    const changes = await destination.listSchemaChanges({ firstRunId: input.runId });
+    const changes = await destination.bookkeeping.listSchemaChanges({ firstRunId: input.runId });
     const fields = changes.filter(
       (c) => c.table_name === 'tickets' && c.field_path.startsWith(CUSTOM_FIELD_PATH_PREFIX),
     );

@@ -1,5 +1,5 @@
 import { checkpointTagOf } from '../connectors/cursor-tag.js';
-import type { StateReads } from '../connectors/destination.js';
+import type { Bookkeeping, StateReads } from '../connectors/destination.js';
 import { encodeThreadFailure, threadKeyOf } from '../schemas/state-key.js';
 import { STREAMS, THREADS_STREAM } from '../schemas/streams.js';
 import { readState, restartedCheckpoint } from './checkpoints.js';
@@ -45,7 +45,7 @@ export function markThreadFailed(deps: ActivityDeps) {
     if (entry?.status !== 'running') return { marked: false };
     const now = (await destination.currentTime()).toISOString();
     await destination.writeCheckpoints([{ ...entry, status: 'failed' }]);
-    await destination.recordRun({
+    await destination.bookkeeping.recordRun({
       ...encodeThreadFailure(key),
       parent_run_id: input.runId,
       window_start: null,
@@ -99,7 +99,9 @@ export function requeueUnsettledThreads(deps: ActivityDeps) {
  * threads (`again`) to queue from scratch. The `plan` command counts them too.
  */
 export async function unsettledThreads(
-  reads: Pick<StateReads, 'listThreadQueue' | 'openRejections' | 'liveRows'>,
+  reads: Pick<StateReads, 'listThreadQueue' | 'liveRows'> & {
+    readonly bookkeeping: Pick<Bookkeeping, 'openRejections'>;
+  },
 ) {
   const failed = await reads.listThreadQueue({ status: 'failed' });
   // The threads of live messages still in transit: from the live messages' numbers and states (liveRows:
@@ -120,7 +122,7 @@ export async function unsettledThreads(
   // Threads with a message set aside (`_rejected`): read again until it can be stored.
   const withRejected = [
     ...new Set(
-      (await reads.openRejections())
+      (await reads.bookkeeping.openRejections())
         .filter((r) => r.table_name === STREAMS[THREADS_STREAM].table)
         .map((r) => r.scope),
     ),

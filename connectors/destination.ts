@@ -160,7 +160,7 @@ export type SqlReader = Pick<StateReads, 'select'>;
 
 /*
  * The Destination, grouped by what a caller does with it. Callers keep taking a `Destination`; a part that
- * only reads state (or only keeps the ledger) can take the narrower interface.
+ * only reads state can take the narrower interface, one that only keeps the ledger its `bookkeeping`.
  */
 
 /** The warehouse's schema and the destination's life. */
@@ -306,14 +306,6 @@ export interface StateReads {
     filter?: RowFilter,
   ): Promise<Record<string, unknown>[]>;
   /**
-   * The open items of `_rejected`, counted per table, stream and scope: the threads and export windows to
-   * read again, and what a run reports as missing. Items staged and not merged yet may be left out (they
-   * count from the next flush on).
-   */
-  openRejections(): Promise<OpenRejections[]>;
-  /** Schema changes (`_schema_changes`), the newest first seen first. */
-  listSchemaChanges(filter?: SchemaChangeFilter): Promise<SchemaChangeRecord[]>;
-  /**
    * Runs one read-only SELECT written against the shared SQL dialect (schemas/warehouse-views.ts) — how
    * code outside the connectors computes a number from the warehouse without knowing which one it is.
    * Rows come back normalized: timestamps canonical strings, integers as numbers.
@@ -351,13 +343,27 @@ export interface AuditLedger {
   ): Promise<Record<string, AuditCounts>>;
 }
 
-export interface Destination
-  extends DestinationSchema,
-    WarehouseWrites,
-    WarehouseDeletions,
-    StateReads,
-    RunLedger,
-    AuditLedger {}
+/**
+ * The bookkeeping tables' own writes and reads, beside the data: the run ledger and reconciliation
+ * (`_sync_runs`, `_reconciliation`), the audit (`_audit`), items set aside (`_rejected`) and schema drift
+ * (`_schema_changes`). A part of its own, composed into each destination (sql/bookkeeping.ts, and BigQuery's
+ * table reads over it, bigquery/bookkeeping.ts), so the core does not grow a member per bookkeeping table.
+ */
+export interface Bookkeeping extends RunLedger, AuditLedger {
+  /**
+   * The open items of `_rejected`, counted per table, stream and scope: the threads and export windows to
+   * read again, and what a run reports as missing. Items staged and not merged yet may be left out (they
+   * count from the next flush on).
+   */
+  openRejections(): Promise<OpenRejections[]>;
+  /** Schema changes (`_schema_changes`), the newest first seen first. */
+  listSchemaChanges(filter?: SchemaChangeFilter): Promise<SchemaChangeRecord[]>;
+}
+
+export interface Destination extends DestinationSchema, WarehouseWrites, WarehouseDeletions, StateReads {
+  /** The bookkeeping tables (see Bookkeeping). */
+  readonly bookkeeping: Bookkeeping;
+}
 
 /** Options shared by every destination. */
 export interface DestinationOptions {

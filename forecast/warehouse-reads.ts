@@ -1,4 +1,4 @@
-import type { Destination, StateReads } from '../connectors/destination.js';
+import type { Bookkeeping, Destination, StateReads } from '../connectors/destination.js';
 
 /**
  * What the forecast may ask of the warehouse: reads only. The type has no write, no `prepare()` (DDL):
@@ -9,13 +9,15 @@ export type ForecastReads = Pick<
   | 'readCheckpoint'
   | 'listCheckpoints'
   | 'listThreadQueue'
-  | 'openRejections'
   | 'storedVersions'
   | 'staleThreads'
   | 'freshness'
   | 'liveRows'
   | 'select'
->;
+> & {
+  /** The items set aside (`_rejected`): what the run reads again. */
+  readonly bookkeeping: Pick<Bookkeeping, 'openRejections'>;
+};
 
 /**
  * A warehouse no sync has written (no ledger table, or no warehouse configured) holds nothing: no
@@ -25,7 +27,7 @@ export const NOTHING_STORED: ForecastReads = {
   readCheckpoint: async () => null,
   listCheckpoints: async () => [],
   listThreadQueue: async () => [],
-  openRejections: async () => [],
+  bookkeeping: { openRejections: async () => [] },
   storedVersions: async () => new Map(),
   staleThreads: async () => [],
   freshness: async () => ({
@@ -38,12 +40,12 @@ export const NOTHING_STORED: ForecastReads = {
 
 /** The reads of `destination`, or NOTHING_STORED when no sync has prepared it yet (checked read-only). */
 export async function forecastReadsOf(destination: Destination | null): Promise<ForecastReads> {
-  if (destination === null || !(await destination.hasLedger())) return NOTHING_STORED;
+  if (destination === null || !(await destination.bookkeeping.hasLedger())) return NOTHING_STORED;
   return {
     readCheckpoint: (stream, scope) => destination.readCheckpoint(stream, scope),
     listCheckpoints: (stream, filter) => destination.listCheckpoints(stream, filter),
     listThreadQueue: (filter) => destination.listThreadQueue(filter),
-    openRejections: () => destination.openRejections(),
+    bookkeeping: { openRejections: () => destination.bookkeeping.openRejections() },
     storedVersions: (table, ids) => destination.storedVersions(table, ids),
     staleThreads: (verifiedBefore, limit) => destination.staleThreads(verifiedBefore, limit),
     freshness: () => destination.freshness(),

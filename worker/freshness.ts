@@ -1,4 +1,4 @@
-import type { Destination, SqlReader } from '../connectors/destination.js';
+import type { Bookkeeping, SqlReader } from '../connectors/destination.js';
 import { openRejectedRaw } from '../connectors/queries/rejected.js';
 import { lastCompleteReads } from '../connectors/queries/runs.js';
 import { newestLiveStamps } from '../connectors/queries/stamps.js';
@@ -22,12 +22,12 @@ type Reader = SqlReader;
 
 /**
  * The streams with a stamp whose table has items set aside in `_rejected` and not stored since — read from
- * bookkeeping only (Destination.openRejections: on BigQuery a table read of `_rejected`, no query job; on
+ * bookkeeping only (Bookkeeping.openRejections: on BigQuery a table read of `_rejected`, no query job; on
  * PostgreSQL one aggregate over `_rejected`), never from a stream's own table. The worker's metrics ask it
  * once a minute (worker/metrics.ts).
  */
 export async function streamsWithOpenSetAside(
-  bookkeeping: Pick<Destination, 'openRejections'>,
+  bookkeeping: Pick<Bookkeeping, 'openRejections'>,
 ): Promise<Set<FreshStream>> {
   const streamOfTable = new Map(FRESH_STREAMS.map((s) => [freshTableOf(s) as string, s]));
   const open = new Set<FreshStream>();

@@ -84,7 +84,7 @@ export async function settle(
     healed: j.heal !== null,
     checked_at: checkedAt,
   }));
-  await destination.recordAudit(records);
+  await destination.bookkeeping.recordAudit(records);
   if (healing)
     deps.logger.info(
       { table, rewritten: writes.length, markedDeleted: gone.length },

@@ -149,7 +149,7 @@ function statusOf(
       try {
         // Read-only: no prepare() (DDL), so a BI or on-call role with SELECT alone can ask. A warehouse the
         // sync never wrote says so instead of failing on a missing table.
-        if (!(await destination.hasLedger())) {
+        if (!(await destination.bookkeeping.hasLedger())) {
           process.stderr.write(
             'status: the warehouse has no support-sync tables yet (run a sync first: npm run sync -- --once)\n',
           );
@@ -157,7 +157,7 @@ function statusOf(
         }
         const workspace = workspaceLines(config);
         if (opts.failed) {
-          const failures = uncoveredFailures(await destination.listRuns(10_000), config);
+          const failures = uncoveredFailures(await destination.bookkeeping.listRuns(10_000), config);
           process.stdout.write(
             opts.json
               ? `${terminalJson({ workspace: config.SYNC_WORKSPACE, failed_windows: failures }, secrets)}\n`
@@ -165,7 +165,7 @@ function statusOf(
           );
           return failures.length > 0 ? 1 : 0;
         }
-        const runs = await destination.listRuns(opts.runs * 20);
+        const runs = await destination.bookkeeping.listRuns(opts.runs * 20);
         const checkpoints = [
           ...(await destination.listCheckpoints()),
           ...(await destination.listThreadQueue()),
@@ -193,7 +193,7 @@ function statusOf(
           const thread = r.status === 'failed' ? decodeThreadFailure(r) : null;
           return thread !== null && failedEntries.has(encodeStateKey(thread).scope);
         });
-        const reconciliation = await destination.listReconciliation();
+        const reconciliation = await destination.bookkeeping.listReconciliation();
         const rejected = await rejectedItems(destination);
         const columnPolicy = await columnPolicyChecks(destination, config.SYNC_COLUMN_POLICY ?? []);
         const schemaChanges = await recentSchemaChanges(destination);
@@ -284,7 +284,7 @@ function missingSystemTable(err: unknown): string | null {
 /** The schema changes first seen most recently; null on a warehouse without `_schema_changes` (older sync). */
 async function recentSchemaChanges(destination: Destination) {
   try {
-    return await destination.listSchemaChanges({ limit: RECENT_SCHEMA_CHANGES });
+    return await destination.bookkeeping.listSchemaChanges({ limit: RECENT_SCHEMA_CHANGES });
   } catch (err) {
     // status runs no DDL: a warehouse an older version prepared has no such table until the next sync.
     if (missingSystemTable(err) === '_schema_changes') return null;
@@ -319,7 +319,7 @@ const AUDIT_STATUS_DAYS = 30;
 async function auditOfLastDays(destination: Destination, now: number) {
   const since = new Date(now - AUDIT_STATUS_DAYS * 24 * 60 * 60 * 1000);
   try {
-    const counts = await destination.auditCounts({ since });
+    const counts = await destination.bookkeeping.auditCounts({ since });
     const tables: Record<string, AuditTableResult> = Object.fromEntries(
       Object.entries(counts).map(([table, c]) => [table, tableResult(c)]),
     );

@@ -2,7 +2,7 @@ import type { SqlReader } from '../destination.js';
 
 /*
  * Items set aside in `_rejected` and not stored since, item by item (their counts per table, stream and scope:
- * StateReads.openRejections).
+ * Bookkeeping.openRejections).
  */
 
 /**

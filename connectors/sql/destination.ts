@@ -1,4 +1,3 @@
-import type { AuditCounts, AuditSeed } from '../../schemas/audit.js';
 import {
   type CustomFieldColumn,
   customFieldColumns,
@@ -6,20 +5,16 @@ import {
   customFieldsView,
 } from '../../schemas/custom-fields-view.js';
 import type {
-  AuditRecord,
   Checkpoint,
   CheckpointUpdate,
   Freshness,
-  OpenRejections,
-  ReconciliationRecord,
-  SchemaChangeRecord,
   StoredVersion,
-  SyncRunRecord,
   TableName,
   TableSpec,
 } from '../../schemas/warehouse.js';
 import type { SqlDialect, ViewSpec } from '../../schemas/warehouse-views.js';
 import type {
+  Bookkeeping,
   CheckpointFilter,
   DeletionCascade,
   Destination,
@@ -31,7 +26,7 @@ import type {
 } from '../destination.js';
 import { type RowFilter, rowFilterSql } from '../row-filter.js';
 import type { DestinationSettings } from '../settings.js';
-import { type AuditFilter, auditCounts, auditSample, recordAudit } from './audit.js';
+import { SqlBookkeeping } from './bookkeeping.js';
 import { customFieldSourcesOf } from './custom-fields.js';
 import {
   type CascadeConditions,
@@ -42,11 +37,8 @@ import {
   notSeenSinceWhere,
 } from './deletions.js';
 import { parsedRows, type Row, type SqlSession, statement } from './dialect.js';
-import { hasLedger, listReconciliation, listRuns, recordReconciliation, recordRun } from './ledger.js';
-import { listSchemaChanges, type SchemaChangeFilter } from './schema-changes.js';
 import {
   freshness,
-  openRejections,
   readCheckpointAt,
   readCheckpoints,
   readThreadQueue,
@@ -65,6 +57,8 @@ export interface WarehouseWriter extends Pick<Destination, 'writeTables' | 'writ
 /** What one warehouse brings to a destination; everything else is written once, here. */
 export interface WarehouseParts {
   readonly capabilities: DestinationCapabilities;
+  /** The bookkeeping tables; default: the same statements on every warehouse (SqlBookkeeping). */
+  readonly bookkeeping?: Bookkeeping;
   readonly settings: DestinationSettings;
   readonly session: SqlSession;
   /** The DDL: creates or migrates every table, then the views. */
@@ -83,6 +77,7 @@ export interface WarehouseParts {
  */
 export class SqlDestination implements Destination {
   readonly capabilities: DestinationCapabilities;
+  readonly bookkeeping: Bookkeeping;
   readonly #session: SqlSession;
   readonly #settings: DestinationSettings;
   readonly #writer: WarehouseWriter;
@@ -92,6 +87,7 @@ export class SqlDestination implements Destination {
 
   constructor(parts: WarehouseParts) {
     this.capabilities = parts.capabilities;
+    this.bookkeeping = parts.bookkeeping ?? new SqlBookkeeping(parts.session, parts.settings);
     this.#probeWrite = parts.probeWrite;
     this.#session = parts.session;
     this.#settings = parts.settings;
@@ -229,14 +225,6 @@ export class SqlDestination implements Destination {
     return freshness(this.#session);
   }
 
-  async openRejections(): Promise<OpenRejections[]> {
-    return openRejections(this.#session);
-  }
-
-  async listSchemaChanges(filter?: SchemaChangeFilter): Promise<SchemaChangeRecord[]> {
-    return listSchemaChanges(this.#session, filter);
-  }
-
   async select(build: (dialect: SqlDialect) => string): Promise<Row[]> {
     const d = this.#session.dialect;
     return parsedRows(
@@ -245,32 +233,6 @@ export class SqlDestination implements Destination {
       statement(d, () => build(d)),
       (row) => row,
     );
-  }
-
-  async recordRun(run: SyncRunRecord): Promise<void> {
-    await recordRun(this.#session, run);
-  }
-
-  async listRuns(limit: number): Promise<SyncRunRecord[]> {
-    return listRuns(this.#session, limit);
-  }
-
-  async hasLedger(): Promise<boolean> {
-    return hasLedger(this.#session);
-  }
-
-  async recordReconciliation(rows: readonly ReconciliationRecord[]): Promise<void> {
-    await recordReconciliation(this.#session, rows);
-  }
-
-  async listReconciliation(runId?: string): Promise<ReconciliationRecord[]> {
-    return listReconciliation(this.#session, runId);
-  }
-
-  // --- the audit: one SQL for every warehouse ------------------------------------------------------------
-
-  async auditSample(table: TableName, seedColumn: string, seed: string, limit: number): Promise<AuditSeed[]> {
-    return auditSample(this.#session, this.#settings.spec(table), { seedColumn, seed, limit });
   }
 
   async liveRows(
@@ -288,14 +250,5 @@ export class SqlDestination implements Destination {
         where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''
       }`;
     });
-  }
-
-  /** `_synced_at` is moved by each batch's merge: nothing to lay over. */
-  async recordAudit(rows: readonly AuditRecord[]): Promise<void> {
-    await recordAudit(this.#session, rows);
-  }
-
-  async auditCounts(filter: AuditFilter): Promise<Record<string, AuditCounts>> {
-    return auditCounts(this.#session, filter);
   }
 }

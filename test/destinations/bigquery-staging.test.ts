@@ -442,11 +442,13 @@ describe('BigQuery staged writes', () => {
       schemaChanges: [sighting('drift-run-2', 'drift_b')],
     });
     proxy.reset();
-    const drift = (await dest.listSchemaChanges()).filter((r) => r.field_path.startsWith('drift_'));
+    const drift = (await dest.bookkeeping.listSchemaChanges()).filter((r) =>
+      r.field_path.startsWith('drift_'),
+    );
     expect(drift.map((r) => r.field_path)).toEqual(['drift_b', 'drift_a']);
-    expect((await dest.listSchemaChanges({ firstRunId: 'drift-run-1' })).map((r) => r.field_path)).toEqual([
-      'drift_a',
-    ]);
+    expect(
+      (await dest.bookkeeping.listSchemaChanges({ firstRunId: 'drift-run-1' })).map((r) => r.field_path),
+    ).toEqual(['drift_a']);
     expect(proxy.report().queryJobs).toBe(0);
     expect(tableReads('_schema_changes')).toBe(2);
     await dest.close();
@@ -482,7 +484,7 @@ describe('BigQuery staged writes', () => {
     };
     await writeBatch(dest, { table: 'ticket_messages', rows: [], rejected: [item] });
     proxy.reset();
-    const open = (await dest.openRejections()).filter((r) => r.scope === scope);
+    const open = (await dest.bookkeeping.openRejections()).filter((r) => r.scope === scope);
     expect(open).toEqual([
       { table_name: 'ticket_messages', stream: 'ticket_messages.thread', scope, items: 1 },
     ]);
@@ -498,7 +500,7 @@ describe('BigQuery staged writes', () => {
     await writeBatch(dest, { table: 'tickets', rows: [input(t)] });
     await writeBatch(dest, { table: 'ticket_messages', rows: [input(queued)] });
     proxy.reset();
-    const sample = await dest.auditSample('tickets', 'created_at', `run-${t.id}`, 1000);
+    const sample = await dest.bookkeeping.auditSample('tickets', 'created_at', `run-${t.id}`, 1000);
     // The seed as the query gives it (a canonical timestamp), in the query's order (conformance checks it).
     expect(sample.find((s) => s.id === t.id)).toEqual({
       id: t.id,
@@ -901,15 +903,15 @@ describe('BigQuery staged writes', () => {
     });
     proxy.reset();
     // Three units on two processes; a retried unit records r2 again, healed this time (the last wins).
-    await units[0]!.recordAudit([record('r1', 'equal'), record('r2', 'differs')]);
-    await units[1]!.recordAudit([record('r3', 'equal')]);
-    await units[0]!.recordAudit([record('r2', 'differs', true)]);
+    await units[0]!.bookkeeping.recordAudit([record('r1', 'equal'), record('r2', 'differs')]);
+    await units[1]!.bookkeeping.recordAudit([record('r3', 'equal')]);
+    await units[0]!.bookkeeping.recordAudit([record('r2', 'differs', true)]);
     expect(proxy.report().queryJobs).toBe(0);
     // The unit's next read of merged rows does not flush for them (one query: the read itself).
-    await units[0]!.listRuns(1);
+    await units[0]!.bookkeeping.listRuns(1);
     expect(proxy.report().queryJobs).toBe(1);
     const reader = create();
-    expect(await reader.auditCounts({ runId: 'audit-run' })).toEqual({
+    expect(await reader.bookkeeping.auditCounts({ runId: 'audit-run' })).toEqual({
       tickets: expect.objectContaining({ equal: 2, differs: 1, healed: 1 }),
     });
     const report = proxy.report();

@@ -112,7 +112,7 @@ const sighting = (overrides: Partial<SchemaChangeSighting> = {}): SchemaChangeSi
 
 /** The `_schema_changes` rows whose field path carries a test's tag. */
 async function changesOf(dest: Destination, tag: string) {
-  return (await dest.listSchemaChanges()).filter((r) => r.field_path.includes(tag));
+  return (await dest.bookkeeping.listSchemaChanges()).filter((r) => r.field_path.includes(tag));
 }
 
 const rejection = (overrides: Partial<RejectedItem> = {}): RejectedItem => {
@@ -1055,7 +1055,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       await writeBatch(d, { table: 'tickets', rows: [], rejected: [a, b] });
       await writeBatch(d, { table: 'ticket_messages', rows: [], rejected: [m] });
       const ours = async () =>
-        (await d.openRejections())
+        (await d.bookkeeping.openRejections())
           .filter((r) => r.scope === scope)
           .sort((x, y) => x.table_name.localeCompare(y.table_name));
       expect(await ours()).toEqual([
@@ -1103,7 +1103,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       for (const item of items) expect(byKey.get(item.itemKey)!['raw']).toEqual(item.raw);
       const hugeRaw = byKey.get(huge.itemKey)!['raw'];
       expect(hugeRaw).toEqual(h.staged ? omittedRaw(JSON.stringify(huge.raw).length) : huge.raw);
-      expect((await d.openRejections()).filter((r) => r.scope === scope)).toEqual([
+      expect((await d.bookkeeping.openRejections()).filter((r) => r.scope === scope)).toEqual([
         { table_name: 'tickets', stream: 'tickets', scope, items: 301 },
       ]);
       await d.close();
@@ -1279,9 +1279,9 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
           ['requester', 1],
         ]),
       );
-      expect((await d.listSchemaChanges({ firstRunId: 'run-2' })).map((r) => r.observed)).toContain(
-        'requester',
-      );
+      expect(
+        (await d.bookkeeping.listSchemaChanges({ firstRunId: 'run-2' })).map((r) => r.observed),
+      ).toContain('requester');
 
       // A new field seen with another JSON type than before: a type change of its own (counted per run).
       now = new Date('2036-01-02T12:00:00Z');
@@ -1401,9 +1401,19 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         requests: 0,
         error: null,
       };
-      await dest.recordRun({ ...base, run_id: 'r1', status: 'running', started_at: '2025-03-01T10:00:00Z' });
-      await dest.recordRun({ ...base, run_id: 'r2', status: 'running', started_at: '2025-03-02T10:00:00Z' });
-      await dest.recordRun({
+      await dest.bookkeeping.recordRun({
+        ...base,
+        run_id: 'r1',
+        status: 'running',
+        started_at: '2025-03-01T10:00:00Z',
+      });
+      await dest.bookkeeping.recordRun({
+        ...base,
+        run_id: 'r2',
+        status: 'running',
+        started_at: '2025-03-02T10:00:00Z',
+      });
+      await dest.bookkeeping.recordRun({
         ...base,
         run_id: 'r1',
         status: 'failed',
@@ -1417,7 +1427,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         window_start: '2025-01-01T00:00:00Z',
         window_end: '2025-03-31T00:00:00Z',
       });
-      const runs = await dest.listRuns(10);
+      const runs = await dest.bookkeeping.listRuns(10);
       expect(runs.map((r) => r.run_id)).toEqual(['r2', 'r1']);
       expect(runs[1]).toMatchObject({
         status: 'failed',
@@ -1425,7 +1435,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         rows_written: 250,
         finished_at: '2025-03-01T10:05:00.500000Z',
       });
-      expect(await dest.listRuns(1)).toHaveLength(1);
+      expect(await dest.bookkeeping.listRuns(1)).toHaveLength(1);
     });
 
     it("the audit's sample: live rows by MD5 of id and seed, the same order on every warehouse", async () => {
@@ -1443,9 +1453,13 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
           })
           .slice(0, 4)
           .map((x) => ({ id: x.id, ticketNumber: x.n, at: null }));
-      expect(await dest.auditSample('tickets', 'ticket_number', 'run-a', 4)).toEqual(expected('run-a'));
-      expect(await dest.auditSample('tickets', 'ticket_number', 'run-b', 4)).toEqual(expected('run-b'));
-      const [byDate] = await dest.auditSample('tickets', 'created_at', 'run-a', 1);
+      expect(await dest.bookkeeping.auditSample('tickets', 'ticket_number', 'run-a', 4)).toEqual(
+        expected('run-a'),
+      );
+      expect(await dest.bookkeeping.auditSample('tickets', 'ticket_number', 'run-b', 4)).toEqual(
+        expected('run-b'),
+      );
+      const [byDate] = await dest.bookkeeping.auditSample('tickets', 'created_at', 'run-a', 1);
       expect(byDate).toEqual({ id: expected('run-a')[0]!.id, ticketNumber: null, at: expect.any(String) });
     });
 
@@ -1461,13 +1475,16 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         healed,
         checked_at: at(10),
       });
-      await dest.recordAudit([
+      await dest.bookkeeping.recordAudit([
         record('a', 'differs', true),
         record('b', 'equal'),
         record('c', 'changed_since'),
       ]);
-      await dest.recordAudit([record('b', 'equal'), { ...record('d', 'equal'), table_name: 'csat_surveys' }]);
-      const counts = await dest.auditCounts({ runId: 'audit-1' });
+      await dest.bookkeeping.recordAudit([
+        record('b', 'equal'),
+        { ...record('d', 'equal'), table_name: 'csat_surveys' },
+      ]);
+      const counts = await dest.bookkeeping.auditCounts({ runId: 'audit-1' });
       expect(counts).toEqual({
         csat_surveys: {
           equal: 1,
@@ -1486,8 +1503,8 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
           healed: 1,
         },
       });
-      expect(await dest.auditCounts({ since: new Date(at(11)) })).toEqual({});
-      expect(Object.keys(await dest.auditCounts({ since: new Date(at(0)) }))).toEqual([
+      expect(await dest.bookkeeping.auditCounts({ since: new Date(at(11)) })).toEqual({});
+      expect(Object.keys(await dest.bookkeeping.auditCounts({ since: new Date(at(0)) }))).toEqual([
         'csat_surveys',
         'tickets',
       ]);
@@ -1535,20 +1552,20 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         requests: 1,
         error: null,
       };
-      await d.recordRun({
+      await d.bookkeeping.recordRun({
         ...window,
         run_id: 'fresh-1',
         status: 'succeeded',
         finished_at: '2090-01-05T00:10:00Z',
       });
       // Neither a failed window nor a backfill's says the stream is current.
-      await d.recordRun({
+      await d.bookkeeping.recordRun({
         ...window,
         run_id: 'fresh-2',
         status: 'failed',
         finished_at: '2090-01-06T00:00:00Z',
       });
-      await d.recordRun({
+      await d.bookkeeping.recordRun({
         ...window,
         run_id: 'fresh-3',
         mode: 'backfill',

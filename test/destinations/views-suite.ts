@@ -176,7 +176,7 @@ const catalogEntry: MetricCatalogEntry = {
   higherIsBetter: false,
 };
 
-const run = (over: Partial<Parameters<Destination['recordRun']>[0]>) => ({
+const run = (over: Partial<Parameters<Destination['bookkeeping']['recordRun']>[0]>) => ({
   run_id: 'r',
   parent_run_id: 'parent',
   workflow_id: 'tickets/x/y',
@@ -241,7 +241,7 @@ export function viewsSuite(name: string, makeHarness: () => Promise<ViewsHarness
       }
       let i = 0;
       for (const [pass, from, before, status] of windows)
-        await dest.recordRun(
+        await dest.bookkeeping.recordRun(
           run({
             run_id: `w${i++}`,
             workflow_id: `${pass}/${from}T00:00:00.000Z/${before}T00:00:00.000Z`,
@@ -437,22 +437,22 @@ export function viewsSuite(name: string, makeHarness: () => Promise<ViewsHarness
         status: 'skipped' as const,
         note: 'filter condition "tag" … not computed; 50% — spec 2.4\nsecond line',
       };
-      await dest.recordReconciliation([base, odd]);
+      await dest.bookkeeping.recordReconciliation([base, odd]);
       // A retry of the same check rewrites, never duplicates; a later run is listed by default.
-      await dest.recordReconciliation([
+      await dest.bookkeeping.recordReconciliation([
         { ...base, warehouse_value: 2, status: 'mismatch', note: 'short by one' },
       ]);
-      await dest.recordReconciliation([
+      await dest.bookkeeping.recordReconciliation([
         { ...base, run_id: 'run-b', checked_at: '2025-03-06T00:00:00.000000Z' },
       ]);
-      expect(await dest.listReconciliation('run-a')).toEqual(
+      expect(await dest.bookkeeping.listReconciliation('run-a')).toEqual(
         sorted(
           [{ ...base, warehouse_value: 2, status: 'mismatch', note: 'short by one' }, odd],
           'metric',
           'period',
         ),
       );
-      expect((await dest.listReconciliation()).map((r) => r.run_id)).toEqual(['run-b']);
+      expect((await dest.bookkeeping.listReconciliation()).map((r) => r.run_id)).toEqual(['run-b']);
     });
 
     it('sync_coverage: merged intervals of succeeded windows per pass, with the high-water mark', async () => {
