@@ -230,7 +230,7 @@ async function windowsQueuedForReread(
   deps: PlanningReads,
   pass: string,
 ): Promise<{ windowStart: string; windowEnd: string }[]> {
-  const entries = await deps.destination.listCheckpoints(pass);
+  const entries = await deps.destination.listCheckpoints({ stream: pass });
   const completedAt = new Map(
     entries.filter((cp) => cp.status === 'complete').map((cp) => [cp.scope, Date.parse(cp.updated_at)]),
   );

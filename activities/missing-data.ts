@@ -21,7 +21,9 @@ export function missingData(deps: ActivityDeps) {
       if ((tables as readonly string[]).includes(r.table_name))
         rejected[r.table_name] = (rejected[r.table_name] ?? 0) + r.items;
     const withThreads = input.streams?.includes(THREADS_STREAM) ?? true;
-    const failed = withThreads ? await destination.listThreadQueue({ status: 'failed' }) : [];
+    const failed = withThreads
+      ? await destination.listCheckpoints({ threadQueue: true, status: 'failed' })
+      : [];
     const parts = [
       ...Object.entries(rejected).map(
         ([table, n]) => `${n} ${table} item${n === 1 ? '' : 's'} set aside in _rejected`,

@@ -8,7 +8,8 @@ import type { ActivityDeps } from './deps.js';
 /** Queue entries of threads to read next, skipping those a lane of the workflow is already on. */
 async function queuedEntries(deps: ActivityDeps, input: { limit: number; skip: string[] }) {
   const skip = new Set(input.skip);
-  const queued = await deps.destination.listThreadQueue({
+  const queued = await deps.destination.listCheckpoints({
+    threadQueue: true,
     status: 'running',
     limit: input.limit + skip.size,
   });
@@ -99,11 +100,11 @@ export function requeueUnsettledThreads(deps: ActivityDeps) {
  * threads (`again`) to queue from scratch. The `plan` command counts them too.
  */
 export async function unsettledThreads(
-  reads: Pick<StateReads, 'listThreadQueue' | 'liveRows'> & {
+  reads: Pick<StateReads, 'listCheckpoints' | 'liveRows'> & {
     readonly bookkeeping: Pick<Bookkeeping, 'openRejections'>;
   },
 ) {
-  const failed = await reads.listThreadQueue({ status: 'failed' });
+  const failed = await reads.listCheckpoints({ threadQueue: true, status: 'failed' });
   // The threads of live messages still in transit: from the live messages' numbers and states (liveRows:
   // a table read on BigQuery, where a query bills 10 MB at least).
   const inTransit = [
@@ -141,7 +142,8 @@ export const TRANSIT_STATUSES = ['queued', 'sent'] as const;
  */
 export function finishThreads(deps: ActivityDeps) {
   return async (input: { fullRefreshSince: string }) => {
-    const pending = await deps.destination.listThreadQueue({
+    const pending = await deps.destination.listCheckpoints({
+      threadQueue: true,
       status: 'running',
       limit: 1,
     });

@@ -112,8 +112,15 @@ export interface UnreadGuard {
   readonly column: string;
 }
 
-/** Narrows `listCheckpoints` and `listThreadQueue` (e.g. `{ status: 'running', limit: 50 }`). */
+/** Which checkpoints `listCheckpoints` lists (e.g. `{ threadQueue: true, status: 'running', limit: 50 }`). */
 export interface CheckpointFilter {
+  /**
+   * The thread queue's entries (checkpoints of `thread` keys, `_thread_queue`), in ticket-number order,
+   * instead of every other checkpoint (`_sync_state`, `_reread_queue`), in (stream, scope) order.
+   */
+  readonly threadQueue?: boolean;
+  /** Only this stream's (not of the thread queue, whose entries all have one). */
+  readonly stream?: string;
   readonly status?: CheckpointStatus;
   /** At most this many, in the listing's order. */
   readonly limit?: number;
@@ -273,10 +280,8 @@ export interface StateReads {
     scope: string,
     options?: { readonly lastSeenTag?: string | undefined },
   ): Promise<Checkpoint | null>;
-  /** Every checkpoint but the thread queue's (`_sync_state`, `_reread_queue`), in (stream, scope) order. */
-  listCheckpoints(stream?: string, filter?: CheckpointFilter): Promise<Checkpoint[]>;
-  /** The thread queue's entries (checkpoints of `thread` keys), in ticket-number order. */
-  listThreadQueue(filter?: CheckpointFilter): Promise<Checkpoint[]>;
+  /** The checkpoints `filter` selects: every one but the thread queue's by default (see CheckpointFilter). */
+  listCheckpoints(filter?: CheckpointFilter): Promise<Checkpoint[]>;
   /**
    * id → what is stored: the version (canonical ISO string, see canonicalTimestamp; null for content-rule
    * tables) and `_content_hash` (null on rows written before hashes). Rows marked deleted are left out: a

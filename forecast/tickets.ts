@@ -86,7 +86,7 @@ export async function forecastTickets(input: {
   }
   const queuedByListing = queued.size;
   const unsettled = await unsettledThreads(reads);
-  const waiting = await reads.listThreadQueue({ status: 'running' });
+  const waiting = await reads.listCheckpoints({ threadQueue: true, status: 'running' });
   for (const scope of [
     ...unsettled.failed.map((c) => c.scope),
     ...unsettled.again,

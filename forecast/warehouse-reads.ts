@@ -8,7 +8,6 @@ export type ForecastReads = Pick<
   StateReads,
   | 'readCheckpoint'
   | 'listCheckpoints'
-  | 'listThreadQueue'
   | 'storedVersions'
   | 'staleThreads'
   | 'freshness'
@@ -26,7 +25,6 @@ export type ForecastReads = Pick<
 export const NOTHING_STORED: ForecastReads = {
   readCheckpoint: async () => null,
   listCheckpoints: async () => [],
-  listThreadQueue: async () => [],
   bookkeeping: { openRejections: async () => [] },
   storedVersions: async () => new Map(),
   staleThreads: async () => [],
@@ -43,8 +41,7 @@ export async function forecastReadsOf(destination: Destination | null): Promise<
   if (destination === null || !(await destination.bookkeeping.hasLedger())) return NOTHING_STORED;
   return {
     readCheckpoint: (stream, scope) => destination.readCheckpoint(stream, scope),
-    listCheckpoints: (stream, filter) => destination.listCheckpoints(stream, filter),
-    listThreadQueue: (filter) => destination.listThreadQueue(filter),
+    listCheckpoints: (filter) => destination.listCheckpoints(filter),
     bookkeeping: { openRejections: () => destination.bookkeeping.openRejections() },
     storedVersions: (table, ids) => destination.storedVersions(table, ids),
     staleThreads: (verifiedBefore, limit) => destination.staleThreads(verifiedBefore, limit),

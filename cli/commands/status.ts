@@ -168,7 +168,7 @@ function statusOf(
         const runs = await destination.bookkeeping.listRuns(opts.runs * 20);
         const checkpoints = [
           ...(await destination.listCheckpoints()),
-          ...(await destination.listThreadQueue()),
+          ...(await destination.listCheckpoints({ threadQueue: true })),
         ];
         const now = Date.now();
         const kindOf = (c: Checkpoint) => decodeStateKey(c)?.kind ?? null;

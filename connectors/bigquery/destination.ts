@@ -205,12 +205,8 @@ export class BigQueryDestination extends SqlDestination {
     return this.#writer.readCheckpoint(stream, scope, options);
   }
 
-  override listCheckpoints(stream?: string, filter: CheckpointFilter = {}): Promise<Checkpoint[]> {
-    return this.#writer.listCheckpoints({ stream, ...filter });
-  }
-
-  override listThreadQueue(filter: CheckpointFilter = {}): Promise<Checkpoint[]> {
-    return this.#writer.listCheckpoints({ ...filter, threadQueue: true });
+  override listCheckpoints(filter: CheckpointFilter = {}): Promise<Checkpoint[]> {
+    return this.#writer.listCheckpoints(filter);
   }
 
   // --- reads of merged rows: what this process staged is merged first ------------------------------------

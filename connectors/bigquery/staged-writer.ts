@@ -313,10 +313,9 @@ export class StagedBigQueryWriter implements WarehouseWriter {
    * scope may name a thread key); with `threadQueue`, the thread queue's entries by ticket number.
    */
   async listCheckpoints(
-    filter: CheckpointFilter & {
+    filter: Omit<CheckpointFilter, 'stream'> & {
       stream?: string | undefined;
       scope?: string | undefined;
-      threadQueue?: boolean;
     },
   ): Promise<Checkpoint[]> {
     const all = await this.session.withErrorMapping(

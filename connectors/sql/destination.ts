@@ -205,12 +205,10 @@ export class SqlDestination implements Destination {
     return readCheckpointAt(this.#session, 'readCheckpoint', { stream, scope });
   }
 
-  async listCheckpoints(stream?: string, filter: CheckpointFilter = {}): Promise<Checkpoint[]> {
-    return readCheckpoints(this.#session, 'listCheckpoints', { stream, ...filter });
-  }
-
-  async listThreadQueue(filter: CheckpointFilter = {}): Promise<Checkpoint[]> {
-    return readThreadQueue(this.#session, 'listThreadQueue', filter);
+  async listCheckpoints({ threadQueue, ...filter }: CheckpointFilter = {}): Promise<Checkpoint[]> {
+    return threadQueue
+      ? readThreadQueue(this.#session, 'listThreadQueue', filter)
+      : readCheckpoints(this.#session, 'listCheckpoints', filter);
   }
 
   async storedVersions(table: TableName, ids: readonly string[]): Promise<Map<string, StoredVersion>> {

@@ -319,7 +319,7 @@ describe('BigQuery staged writes', () => {
     await b.writeCheckpoints([entry('901', 0), entry('902', 0)]);
     proxy.reset();
     // One listing of the queue, as listQueuedThreadCheckpoints reads it: table reads, no query …
-    const listed = await a.listThreadQueue({ status: 'running' });
+    const listed = await a.listCheckpoints({ threadQueue: true, status: 'running' });
     const tag = (scope: string) => checkpointTagOf(listed.find((cp) => cp.scope === scope)!);
     expect(proxy.report().queryJobs).toBe(0);
     expect(tableReads('_sync_state')).toBe(1);
@@ -368,7 +368,7 @@ describe('BigQuery staged writes', () => {
     // Another process (holding nothing): page 3, staged and not merged, over page 1 merged; appends through
     // the Storage Write API are visible to tabledata.list at once.
     expect(await b.readCheckpoint('exports', 'tr1')).toMatchObject({ cursor: 'p3', pages: 3 });
-    expect((await b.listCheckpoints('exports')).filter((c) => c.scope === 'tr1')).toEqual([
+    expect((await b.listCheckpoints({ stream: 'exports' })).filter((c) => c.scope === 'tr1')).toEqual([
       expect.objectContaining({ scope: 'tr1', cursor: 'p3', high_water_mark: '2026-01-01T00:00:00.000000Z' }),
     ]);
     expect(proxy.report().queryJobs).toBe(0);

@@ -189,7 +189,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       const cp = await dest.readCheckpoint('tickets', 'w1');
       expect(cp).toMatchObject({ cursor: 'c1', status: 'running', pages: 1, rows: 1 });
       expect(cp?.high_water_mark).toBe(t.updated_at);
-      expect(await dest.listCheckpoints('tickets')).toHaveLength(1);
+      expect(await dest.listCheckpoints({ stream: 'tickets' })).toHaveLength(1);
       expect(await dest.readCheckpoint('tickets', 'nope')).toBeNull();
     });
 
@@ -758,7 +758,9 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         rows: 0,
       });
       await d.writeCheckpoints([entry(0, null)]);
-      const [listed] = (await d.listThreadQueue({ status: 'running' })).filter((cp) => cp.scope === '92001');
+      const [listed] = (await d.listCheckpoints({ threadQueue: true, status: 'running' })).filter(
+        (cp) => cp.scope === '92001',
+      );
       expect(listed).toMatchObject(entry(0, null));
       const tag = checkpointTagOf(listed!);
       expect(await d.readCheckpoint('ticket_messages', '92001', { lastSeenTag: tag })).toEqual(listed);
@@ -826,7 +828,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       // Readers see the entries as checkpoints of the pass, beside its windows, in (stream, scope) order.
       const after = await h.create();
       try {
-        const listed = (await after.listCheckpoints(pass)).map((c) => `${c.status} ${c.scope}`);
+        const listed = (await after.listCheckpoints({ stream: pass })).map((c) => `${c.status} ${c.scope}`);
         expect(listed).toEqual(
           [
             `complete ${windowScope(1)}`,

@@ -140,7 +140,7 @@ describe('the pipeline into BigQuery (bqemulator), end to end', () => {
       'complete',
     );
     // The thread queue is drained.
-    expect(await p.deps.destination.listThreadQueue({ status: 'running' })).toEqual([]);
+    expect(await p.deps.destination.listCheckpoints({ threadQueue: true, status: 'running' })).toEqual([]);
     // Schema drift: the workspace's custom fields recorded once, and a typed column each.
     const fields = p.companion.world.ticketFields.filter((f) => f.orgId === p.companion.world.orgA.id);
     const drift = await p.deps.destination.bookkeeping.listSchemaChanges();
@@ -185,9 +185,9 @@ describe('the pipeline into BigQuery (bqemulator), end to end', () => {
       expect(summary.status).toBe('succeeded');
       const report = proxy.report();
       expect(report.violations).toEqual([]);
-      const read = (await p.deps.destination.listThreadQueue({ status: 'complete' })).filter(
-        (cp) => Date.parse(cp.updated_at) >= startedAt - 1000,
-      );
+      const read = (
+        await p.deps.destination.listCheckpoints({ threadQueue: true, status: 'complete' })
+      ).filter((cp) => Date.parse(cp.updated_at) >= startedAt - 1000);
       return {
         threads: read.length,
         queryJobs: report.queryJobs,

@@ -115,7 +115,7 @@ describe('a batch of thread pages in one activity', () => {
     expect(Object.fromEntries(stored.rows.map((r) => [r.ticket_number, Number(r.n)]))).toEqual(
       Object.fromEntries(ns.filter((n) => messagesOf.get(n)! > 0).map((n) => [n, messagesOf.get(n)])),
     );
-    const entries = await p.deps.destination.listThreadQueue({ status: 'running' });
+    const entries = await p.deps.destination.listCheckpoints({ threadQueue: true, status: 'running' });
     expect(entries.filter((e) => ns.includes(Number(e.scope)))).toEqual([]);
   }, 120_000);
 
@@ -143,7 +143,9 @@ describe('a batch of thread pages in one activity', () => {
       env.run(syncThreadBatch(depsWith(destination)), { threads: ns.map((n) => ({ scope: String(n) })) }),
     ).rejects.toBeInstanceOf(CancelledFailure);
     const running = new Set(
-      (await p.deps.destination.listThreadQueue({ status: 'running' })).map((e) => Number(e.scope)),
+      (await p.deps.destination.listCheckpoints({ threadQueue: true, status: 'running' })).map((e) =>
+        Number(e.scope),
+      ),
     );
     // The five threads read before the cancellation are committed; the rest wait in the queue.
     expect(ns.filter((n) => !running.has(n))).toEqual(ns.slice(0, 5));
@@ -160,7 +162,7 @@ describe('a batch of thread pages in one activity', () => {
     expect(report.handedBack).toEqual([String(gone)]);
     expect(report.completed).toBe(ns.length);
     // Left for the page path, which knows a ticket gone from the source: still queued here.
-    const running = await p.deps.destination.listThreadQueue({ status: 'running' });
+    const running = await p.deps.destination.listCheckpoints({ threadQueue: true, status: 'running' });
     expect(running.map((e) => e.scope)).toContain(String(gone));
     expect(running.map((e) => e.scope)).not.toContain(String(ns[0]));
   }, 60_000);
