@@ -324,12 +324,13 @@ export function deletionCutoff(deps: ActivityDeps) {
 export function markUnseenDeleted(deps: ActivityDeps) {
   return async (input: { table: TableName; since: string; within?: { column: string; from: string } }) => {
     const now = deps.now?.() ?? new Date();
-    const deleted = await deps.destination.markDeletedNotSeenSince(
-      input.table,
-      new Date(input.since),
+    const deleted = await deps.destination.markDeleted(
+      {
+        table: input.table,
+        notSeenSince: new Date(input.since),
+        within: input.within ? { column: input.within.column, from: new Date(input.within.from) } : undefined,
+      },
       now,
-      undefined,
-      input.within ? { column: input.within.column, from: new Date(input.within.from) } : undefined,
     );
     if (deleted > 0) deps.logger.info({ table: input.table, deleted }, 'marked rows gone from the source');
     return { deleted };

@@ -155,13 +155,13 @@ export function finishThreads(deps: ActivityDeps) {
     const now = deps.now?.() ?? new Date();
     // Only messages of threads read to their end are candidates: a thread that failed this run keeps its
     // messages (its queue entry is not complete), it was not read, so nothing can be said about them.
-    const deleted = await deps.destination.markDeletedNotSeenSince(
-      STREAMS[THREADS_STREAM].table,
-      new Date(input.fullRefreshSince),
+    const deleted = await deps.destination.markDeleted(
+      {
+        table: STREAMS[THREADS_STREAM].table,
+        notSeenSince: new Date(input.fullRefreshSince),
+        unlessUnread: { column: 'ticket_number' },
+      },
       now,
-      undefined,
-      undefined,
-      { column: 'ticket_number' },
     );
     return { deleted };
   };

@@ -262,9 +262,8 @@ export function finishSweep(deps: ActivityDeps) {
       });
     }
     const now = deps.now?.() ?? new Date();
-    const deleted = await destination.markDeletedNotSeenSince(
-      'tickets',
-      new Date(sweep.high_water_mark),
+    const deleted = await destination.markDeleted(
+      { table: 'tickets', notSeenSince: new Date(sweep.high_water_mark) },
       now,
     );
     if (deleted > 0) logger.info({ deleted }, 'tickets the source no longer lists marked deleted');
@@ -301,12 +300,14 @@ export function finishTickets(deps: ActivityDeps) {
     const followed: Partial<Record<TicketFollower, { marked: number; revived: number }>> = {};
     for (const stream of followers) {
       const { table, followsTicketDeletion } = STREAMS[stream];
-      followed[stream] = await destination.cascadeDeletion(
+      followed[stream] = await destination.markDeleted(
         {
-          child: table,
-          foreignKey: TICKET_FOREIGN_KEY,
-          parent: STREAMS.tickets.table,
-          revive: followsTicketDeletion.revive,
+          cascade: {
+            child: table,
+            foreignKey: TICKET_FOREIGN_KEY,
+            parent: STREAMS.tickets.table,
+            revive: followsTicketDeletion.revive,
+          },
         },
         now,
       );

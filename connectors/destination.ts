@@ -97,6 +97,35 @@ export interface DeletionCascade {
   readonly revive: boolean;
 }
 
+/** Rows of one table a deletion marks: these ids, or (a full refresh) those not received since an instant. */
+export type RowsDeletion =
+  | {
+      readonly table: TableName;
+      readonly ids: readonly string[];
+      readonly checkpoint?: CheckpointUpdate | undefined;
+    }
+  | {
+      readonly table: TableName;
+      /** Rows not received since this instant (`_synced_at < notSeenSince`). */
+      readonly notSeenSince: Date;
+      readonly checkpoint?: CheckpointUpdate | undefined;
+      /** Only rows inside the range the refresh re-read. */
+      readonly within?: DeletionRange | undefined;
+      /** Never rows the refresh did not manage to read (see UnreadGuard). */
+      readonly unlessUnread?: UnreadGuard | undefined;
+    };
+
+/** A child table's rows following their parents' deletion (see DeletionCascade). */
+export interface CascadeDeletion {
+  readonly cascade: DeletionCascade;
+}
+
+/** How many rows a cascade marked deleted, and how many it revived. */
+export interface DeletionCounts {
+  readonly marked: number;
+  readonly revived: number;
+}
+
 /** The part of a table a full refresh re-read: rows whose timestamp `column` is at or after `from`. */
 export interface DeletionRange {
   readonly column: string;
@@ -238,31 +267,13 @@ export interface WarehouseWrites {
 
 /** Rows marked deleted, never removed. */
 export interface WarehouseDeletions {
-  /** Marks rows deleted (only rows not yet deleted); returns how many were marked. */
-  markDeleted(
-    table: TableName,
-    ids: readonly string[],
-    deletedAt: Date,
-    checkpoint?: CheckpointUpdate,
-  ): Promise<number>;
   /**
-   * Full refresh: marks deleted every row not received since `since` (`_synced_at < since`), optionally only
-   * rows inside the range the refresh re-read (`within`: rows whose `column` is at or after `from`), and
-   * never rows the refresh did not manage to read (`unlessUnread`, see UnreadGuard).
+   * Marks deleted (`deletedAt`, only rows not yet deleted) the rows `mark` selects, with its checkpoint in
+   * the same transaction; returns how many were marked. A cascade also revives (see DeletionCascade) and
+   * returns how many rows changed each way.
    */
-  markDeletedNotSeenSince(
-    table: TableName,
-    since: Date,
-    deletedAt: Date,
-    checkpoint?: CheckpointUpdate,
-    within?: DeletionRange,
-    unlessUnread?: UnreadGuard,
-  ): Promise<number>;
-  /**
-   * Rows of `child` whose parent is deleted get `deletedAt` (when not yet deleted); with `revive`, deleted
-   * rows whose parent is live again are un-deleted. Returns how many rows changed each way.
-   */
-  cascadeDeletion(cascade: DeletionCascade, deletedAt: Date): Promise<{ marked: number; revived: number }>;
+  markDeleted(mark: RowsDeletion, deletedAt: Date): Promise<number>;
+  markDeleted(mark: CascadeDeletion, deletedAt: Date): Promise<DeletionCounts>;
 }
 
 /** What the warehouse holds and how far the sync got. */

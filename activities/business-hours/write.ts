@@ -69,7 +69,7 @@ export async function writeBusinessCalendar(
     if (((await liveRowCount(destination, ['business_calendar', 'sla_targets'])) ?? 0) === 0) return written;
     since = await destination.currentTime();
   }
-  await destination.markDeletedNotSeenSince('business_calendar', since, now);
-  await destination.markDeletedNotSeenSince('sla_targets', since, now);
+  await destination.markDeleted({ table: 'business_calendar', notSeenSince: since }, now);
+  await destination.markDeleted({ table: 'sla_targets', notSeenSince: since }, now);
   return written;
 }

@@ -15,11 +15,13 @@ import type {
 import type { SqlDialect, ViewSpec } from '../../schemas/warehouse-views.js';
 import type {
   Bookkeeping,
+  CascadeDeletion,
   CheckpointFilter,
-  DeletionCascade,
+  DeletionCounts,
   Destination,
   DestinationCapabilities,
   PageWrite,
+  RowsDeletion,
   StageReport,
   WriteBatch,
   WriteResult,
@@ -30,7 +32,6 @@ import { SqlBookkeeping } from './bookkeeping.js';
 import { customFieldSourcesOf } from './custom-fields.js';
 import {
   type CascadeConditions,
-  type CascadeCounts,
   cascadeConditions,
   type DeletionRequest,
   liveIdsWhere,
@@ -51,7 +52,7 @@ export interface WarehouseWriter extends Pick<Destination, 'writeTables' | 'writ
   /** Marks deleted the rows a request selects and upserts its checkpoint, in one transaction; how many. */
   markDeleted(request: DeletionRequest): Promise<number>;
   /** Applies a cascade's conditions to the child table in one transaction. */
-  cascade(child: TableSpec<unknown>, conditions: CascadeConditions, deletedAt: Date): Promise<CascadeCounts>;
+  cascade(child: TableSpec<unknown>, conditions: CascadeConditions, deletedAt: Date): Promise<DeletionCounts>;
 }
 
 /** What one warehouse brings to a destination; everything else is written once, here. */
@@ -156,45 +157,36 @@ export class SqlDestination implements Destination {
 
   // --- deletions: which rows, written once; how they are marked, the warehouse's ------------------------
 
-  async markDeleted(
-    table: TableName,
-    ids: readonly string[],
-    deletedAt: Date,
-    checkpoint?: CheckpointUpdate,
-  ): Promise<number> {
-    const spec = this.#settings.deletable(table);
-    // Nothing to mark and no checkpoint to move: no transaction to open.
-    if (ids.length === 0 && checkpoint === undefined) return 0;
-    const where = liveIdsWhere(spec, ids);
-    const candidates = { kind: 'ids', ids } as const;
-    return this.#writer.markDeleted({
-      spec,
-      where,
-      candidates,
-      deletedAt,
-      checkpoint,
-      operation: 'markDeleted',
-    });
-  }
-
-  /** Parameters as the interface declares them (see Destination.markDeletedNotSeenSince). */
-  async markDeletedNotSeenSince(
-    ...[table, since, deletedAt, checkpoint, within, unlessUnread]: Parameters<
-      Destination['markDeletedNotSeenSince']
-    >
-  ): Promise<number> {
-    const spec = this.#settings.deletable(table);
+  markDeleted(mark: RowsDeletion, deletedAt: Date): Promise<number>;
+  markDeleted(mark: CascadeDeletion, deletedAt: Date): Promise<DeletionCounts>;
+  async markDeleted(mark: RowsDeletion | CascadeDeletion, deletedAt: Date): Promise<number | DeletionCounts> {
+    if ('cascade' in mark) {
+      const child = this.#settings.deletable(mark.cascade.child);
+      const parent = this.#settings.deletable(mark.cascade.parent);
+      const conditions = cascadeConditions(this.#session.dialect, child, parent, mark.cascade);
+      return this.#writer.cascade(child, conditions, deletedAt);
+    }
+    const spec = this.#settings.deletable(mark.table);
+    const { checkpoint } = mark;
+    if ('ids' in mark) {
+      // Nothing to mark and no checkpoint to move: no transaction to open.
+      if (mark.ids.length === 0 && checkpoint === undefined) return 0;
+      const where = liveIdsWhere(spec, mark.ids);
+      const candidates = { kind: 'ids', ids: mark.ids } as const;
+      return this.#writer.markDeleted({
+        spec,
+        where,
+        candidates,
+        deletedAt,
+        checkpoint,
+        operation: 'markDeleted',
+      });
+    }
+    const { notSeenSince: since, within, unlessUnread } = mark;
     const where = notSeenSinceWhere(spec, since, within, unlessUnread);
     const operation = 'markDeletedNotSeenSince';
     const candidates = { kind: 'not_seen_since', since, ...(within ? { within } : {}) } as const;
     return this.#writer.markDeleted({ spec, where, candidates, deletedAt, checkpoint, operation });
-  }
-
-  async cascadeDeletion(cascade: DeletionCascade, deletedAt: Date): Promise<CascadeCounts> {
-    const child = this.#settings.deletable(cascade.child);
-    const parent = this.#settings.deletable(cascade.parent);
-    const conditions = cascadeConditions(this.#session.dialect, child, parent, cascade);
-    return this.#writer.cascade(child, conditions, deletedAt);
   }
 
   // --- reads of state and ledger: one SQL for every warehouse ----------------------------------------------

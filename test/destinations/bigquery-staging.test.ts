@@ -424,7 +424,7 @@ describe('BigQuery staged writes', () => {
     expect(await stale(a, 1000)).toEqual([]);
     const later = new Date(Date.now() + 60 * 60 * 1000);
     expect((await a.staleThreads(later, 1000)).filter((s) => s.startsWith('80'))).toEqual(['803', '802']);
-    await a.markDeleted('tickets', [tickets[1]!.id], new Date());
+    await a.markDeleted({ table: 'tickets', ids: [tickets[1]!.id] }, new Date());
     expect((await a.staleThreads(later, 1000)).filter((s) => s.startsWith('80'))).toEqual(['803']);
     await Promise.all([a.close(), b.close()]);
   });
@@ -556,7 +556,7 @@ describe('BigQuery staged writes', () => {
     // which a cascade does not depend on: no flush either, so no job at all.
     await dest.stageBatch({ table: 'ticket_messages', rows: [], seen: [m.id] });
     const cascade = { child: 'ticket_messages', foreignKey: 'ticket_id', parent: 'tickets' } as const;
-    expect(await dest.cascadeDeletion({ ...cascade, revive: true }, new Date())).toEqual({
+    expect(await dest.markDeleted({ cascade: { ...cascade, revive: true } }, new Date())).toEqual({
       marked: 0,
       revived: 0,
     });
@@ -564,8 +564,8 @@ describe('BigQuery staged writes', () => {
     await dest.flushStaged();
     proxy.reset();
     // Every ticket was received after the epoch: nothing to mark; an id that is not stored: nothing either.
-    expect(await dest.markDeletedNotSeenSince('tickets', new Date(0), new Date())).toBe(0);
-    expect(await dest.markDeleted('tickets', ['no-such-ticket'], new Date())).toBe(0);
+    expect(await dest.markDeleted({ table: 'tickets', notSeenSince: new Date(0) }, new Date())).toBe(0);
+    expect(await dest.markDeleted({ table: 'tickets', ids: ['no-such-ticket'] }, new Date())).toBe(0);
     const named = (table: string) =>
       (proxy.report().tables[table]?.jobs ?? 0) + (proxy.report().tables[table]?.readJobs ?? 0);
     // Before, each was a script whose count named its tables: 10 MB per table, for nothing.
@@ -583,21 +583,23 @@ describe('BigQuery staged writes', () => {
       return rows[0]?.live;
     };
     expect(
-      await dest.markDeletedNotSeenSince('tickets', new Date(Date.now() + 60_000), new Date()),
+      await dest.markDeleted({ table: 'tickets', notSeenSince: new Date(Date.now() + 60_000) }, new Date()),
     ).toBeGreaterThan(0);
     expect(await liveTicket(t.id)).toBe(false);
-    expect((await dest.cascadeDeletion({ ...cascade, revive: false }, new Date())).marked).toBeGreaterThan(0);
+    expect(
+      (await dest.markDeleted({ cascade: { ...cascade, revive: false } }, new Date())).marked,
+    ).toBeGreaterThan(0);
     expect(await liveMessage()).toBe(false);
-    expect(await dest.cascadeDeletion({ ...cascade, revive: false }, new Date())).toEqual({
+    expect(await dest.markDeleted({ cascade: { ...cascade, revive: false } }, new Date())).toEqual({
       marked: 0,
       revived: 0,
     });
     // A message of the deleted ticket staged since: the cascade flushes first, and marks it.
     const late = message({ ticket_id: t.id, ticket_number: 811 });
     await dest.stageBatch({ table: 'ticket_messages', rows: [input(late)] });
-    expect((await dest.cascadeDeletion({ ...cascade, revive: false }, new Date())).marked).toBe(1);
+    expect((await dest.markDeleted({ cascade: { ...cascade, revive: false } }, new Date())).marked).toBe(1);
     await dest.stageBatch({ table: 'tickets', rows: [input({ ...t, updated_at: at(812) })] });
-    expect((await dest.cascadeDeletion({ ...cascade, revive: true }, new Date())).revived).toBe(2);
+    expect((await dest.markDeleted({ cascade: { ...cascade, revive: true } }, new Date())).revived).toBe(2);
     expect(await liveMessage()).toBe(true);
     expect(proxy.report().violations).toEqual([]);
     await dest.close();
@@ -615,7 +617,7 @@ describe('BigQuery staged writes', () => {
     // pending, and by its pre-check (the sightings not folded).
     await Promise.all([
       dest.flushStaged(),
-      dest.markDeletedNotSeenSince('tickets', new Date(0), new Date()),
+      dest.markDeleted({ table: 'tickets', notSeenSince: new Date(0) }, new Date()),
       dest.flushStaged(),
     ]);
     expect(tableReads('_staging_batches')).toBe(3);
@@ -744,7 +746,7 @@ describe('BigQuery staged writes', () => {
       expect(Date.parse(String(seenA!['_synced_at']))).toBeGreaterThanOrEqual(since.getTime());
       // The refresh's deletion: b was not seen since, a was (by its sighting): b alone is marked.
       const within = { column: 'updated_at', from: new Date(at(9000)) };
-      expect(await next.markDeletedNotSeenSince('tickets', since, new Date(), undefined, within)).toBe(1);
+      expect(await next.markDeleted({ table: 'tickets', notSeenSince: since, within }, new Date())).toBe(1);
       const after = await liveOf([a.id, b.id]);
       expect(after.map((r) => [r.id, r.live])).toEqual(
         [
@@ -760,9 +762,9 @@ describe('BigQuery staged writes', () => {
         rows: 0,
       });
       proxy.reset();
-      expect(await next.markDeletedNotSeenSince('tickets', await since2, new Date(), undefined, within)).toBe(
-        0,
-      );
+      expect(
+        await next.markDeleted({ table: 'tickets', notSeenSince: await since2, within }, new Date()),
+      ).toBe(0);
       expect(proxy.report().queryJobs).toBe(0);
       await Promise.all([dest.close(), next.close()]);
     });
@@ -827,7 +829,7 @@ describe('BigQuery staged writes', () => {
       expect(await dest.stageBatch({ table: 'tickets', rows: [input(t)] }, { runId: 'run-3' })).toEqual({
         rows: 0,
       });
-      expect(await dest.markDeleted('tickets', [t.id], new Date())).toBe(1);
+      expect(await dest.markDeleted({ table: 'tickets', ids: [t.id] }, new Date())).toBe(1);
       expect((await liveOf([t.id]))[0]).toMatchObject({ live: false });
       // Served again, same version: written, so the merge revives it.
       expect(await dest.stageBatch({ table: 'tickets', rows: [input(t)] }, { runId: 'run-3' })).toEqual({
@@ -836,7 +838,7 @@ describe('BigQuery staged writes', () => {
       await dest.flushStaged();
       expect((await liveOf([t.id]))[0]).toMatchObject({ subject: 'back', live: true });
       // A process filling its cache after the deletion holds live rows only.
-      await dest.markDeleted('tickets', [t.id], new Date());
+      await dest.markDeleted({ table: 'tickets', ids: [t.id] }, new Date());
       const other = create();
       expect(await other.stageBatch({ table: 'tickets', rows: [input(t)] }, { runId: 'run-4' })).toEqual({
         rows: 1,

@@ -594,7 +594,10 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         pages: 1,
         rows: 2,
       };
-      const n = await d.markDeletedNotSeenSince('tickets', refreshStart, deletedAt, cp);
+      const n = await d.markDeleted(
+        { table: 'tickets', notSeenSince: refreshStart, checkpoint: cp },
+        deletedAt,
+      );
       const mine = async () =>
         (await h.readRows('tickets')).filter((r) => [a.id, b.id, c.id].includes(r['id'] as string));
       expect(n).toBeGreaterThanOrEqual(1);
@@ -602,12 +605,12 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       expect(rows.find((r) => r['id'] === c.id)!['_deleted_at']).toBe(canonicalTimestamp(deletedAt));
       expect(rows.find((r) => r['id'] === b.id)!['_deleted_at']).toBeNull();
       expect(await d.readCheckpoint('tickets', 'full')).toMatchObject({ status: 'complete' });
-      expect(await d.markDeleted('tickets', [a.id], deletedAt)).toBe(1);
-      expect(await d.markDeleted('tickets', [a.id], deletedAt)).toBe(0);
+      expect(await d.markDeleted({ table: 'tickets', ids: [a.id] }, deletedAt)).toBe(1);
+      expect(await d.markDeleted({ table: 'tickets', ids: [a.id] }, deletedAt)).toBe(0);
       // a comes back (same version): revived.
       await writeBatch(d, { table: 'tickets', rows: [input(a)] });
       expect((await mine()).find((r) => r['id'] === a.id)!['_deleted_at']).toBeNull();
-      await expect(d.markDeleted('agent_sessions', ['x'], deletedAt)).rejects.toThrow(
+      await expect(d.markDeleted({ table: 'agent_sessions', ids: ['x'] }, deletedAt)).rejects.toThrow(
         /does not track deletions/,
       );
       await d.close();
@@ -662,7 +665,9 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       expect(rows.get(b.id)!['status']).toBe('resolved');
       expect(await d.readCheckpoint('tickets', 'sweep')).toMatchObject({ pages: 2 });
       const deletedAt = new Date('2031-01-02T01:00:00Z');
-      expect(await d.markDeletedNotSeenSince('tickets', sweepStart, deletedAt)).toBeGreaterThanOrEqual(1);
+      expect(
+        await d.markDeleted({ table: 'tickets', notSeenSince: sweepStart }, deletedAt),
+      ).toBeGreaterThanOrEqual(1);
       rows = await mine();
       expect(rows.get(c.id)!['_deleted_at']).toBe(canonicalTimestamp(deletedAt));
       expect(rows.get(a.id)!['_deleted_at']).toBeNull();
@@ -682,7 +687,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       await writeBatch(d, { table: 'ticket_messages', rows: [input(m)] });
       await writeBatch(d, { table: 'csat_surveys', rows: [input(sv)] });
       const deletedAt = new Date('2032-01-01T01:00:00Z');
-      await d.markDeleted('tickets', [parent.id], deletedAt);
+      await d.markDeleted({ table: 'tickets', ids: [parent.id] }, deletedAt);
       const messages = {
         child: 'ticket_messages',
         foreignKey: 'ticket_id',
@@ -695,20 +700,20 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         parent: 'tickets',
         revive: true,
       } as const;
-      expect(await d.cascadeDeletion(messages, deletedAt)).toMatchObject({ marked: 1 });
-      expect(await d.cascadeDeletion(surveys, deletedAt)).toMatchObject({ marked: 1 });
+      expect(await d.markDeleted({ cascade: messages }, deletedAt)).toMatchObject({ marked: 1 });
+      expect(await d.markDeleted({ cascade: surveys }, deletedAt)).toMatchObject({ marked: 1 });
       const deletedOf = async (table: 'ticket_messages' | 'csat_surveys', id: string) =>
         (await h.readRows(table)).find((r) => r['id'] === id)!['_deleted_at'];
       expect(await deletedOf('ticket_messages', m.id)).toBe(canonicalTimestamp(deletedAt));
       expect(await deletedOf('csat_surveys', sv.id)).toBe(canonicalTimestamp(deletedAt));
       // The ticket is restored in the source and listed again.
       await writeBatch(d, { table: 'tickets', rows: [input(parent)] });
-      expect(await d.cascadeDeletion(surveys, deletedAt)).toMatchObject({ marked: 0, revived: 1 });
-      expect(await d.cascadeDeletion(messages, deletedAt)).toMatchObject({ marked: 0, revived: 0 });
+      expect(await d.markDeleted({ cascade: surveys }, deletedAt)).toMatchObject({ marked: 0, revived: 1 });
+      expect(await d.markDeleted({ cascade: messages }, deletedAt)).toMatchObject({ marked: 0, revived: 0 });
       expect(await deletedOf('csat_surveys', sv.id)).toBeNull();
       expect(await deletedOf('ticket_messages', m.id)).toBe(canonicalTimestamp(deletedAt));
       await expect(
-        d.cascadeDeletion({ ...messages, foreignKey: 'no_such_column' }, deletedAt),
+        d.markDeleted({ cascade: { ...messages, foreignKey: 'no_such_column' } }, deletedAt),
       ).rejects.toThrow(/does not exist/);
       await d.close();
     });
@@ -731,7 +736,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       now = new Date('2033-01-01T01:00:00Z');
       await d.writeCheckpoints([queued(91001, 'complete'), queued(91003, 'complete')]);
       await d.writeCheckpoints([queued(91004, 'running')]);
-      await d.markDeleted('tickets', [z!.id], now);
+      await d.markDeleted({ table: 'tickets', ids: [z!.id] }, now);
       const stale = await d.staleThreads(new Date('2033-01-01T02:00:00Z'), 1000);
       const mineOnly = stale.filter((s) => s.startsWith('9100'));
       expect(mineOnly).toEqual(['91002', '91001']);
@@ -865,10 +870,17 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       // The refresh re-read surveys sent since 2025-03-01 and saw only `kept`.
       await writeBatch(d, { table: 'csat_surveys', rows: [input(kept)] });
       const deletedAt = new Date('2030-01-02T01:00:00Z');
-      const n = await d.markDeletedNotSeenSince('csat_surveys', refreshStart, deletedAt, undefined, {
-        column: 'sent_at',
-        from: new Date('2025-03-01T00:00:00Z'),
-      });
+      const n = await d.markDeleted(
+        {
+          table: 'csat_surveys',
+          notSeenSince: refreshStart,
+          within: {
+            column: 'sent_at',
+            from: new Date('2025-03-01T00:00:00Z'),
+          },
+        },
+        deletedAt,
+      );
       expect(n).toBeGreaterThanOrEqual(1); // other tests' surveys share the table
       const rows = (await h.readRows('csat_surveys')).filter((r) =>
         [old.id, gone.id, kept.id].includes(r['id'] as string),
@@ -878,10 +890,17 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       expect(deleted(old.id)).toBeNull();
       expect(deleted(kept.id)).toBeNull();
       await expect(
-        d.markDeletedNotSeenSince('csat_surveys', refreshStart, deletedAt, undefined, {
-          column: 'score',
-          from: now,
-        }),
+        d.markDeleted(
+          {
+            table: 'csat_surveys',
+            notSeenSince: refreshStart,
+            within: {
+              column: 'score',
+              from: now,
+            },
+          },
+          deletedAt,
+        ),
       ).rejects.toThrow(/not a timestamp column/);
       await d.close();
     });
@@ -907,13 +926,9 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       await d.writeCheckpoints([queue(read, 'complete'), queue(failed, 'failed'), queue(queued, 'running')]);
       const deletedAt = new Date('2034-01-02T01:00:00Z');
       const guard = { column: 'ticket_number' };
-      await d.markDeletedNotSeenSince(
-        'ticket_messages',
-        refreshStart,
+      await d.markDeleted(
+        { table: 'ticket_messages', notSeenSince: refreshStart, unlessUnread: guard },
         deletedAt,
-        undefined,
-        undefined,
-        guard,
       );
       const deleted = async () =>
         new Map(
@@ -930,20 +945,23 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       );
       // Once the failed thread is read (its message still not served), the next refresh flags it.
       await d.writeCheckpoints([queue(failed, 'complete')]);
-      await d.markDeletedNotSeenSince(
-        'ticket_messages',
-        refreshStart,
+      await d.markDeleted(
+        { table: 'ticket_messages', notSeenSince: refreshStart, unlessUnread: guard },
         deletedAt,
-        undefined,
-        undefined,
-        guard,
       );
       expect((await deleted()).get(failed)).toBe(canonicalTimestamp(deletedAt));
       expect((await deleted()).get(queued)).toBeNull();
       await expect(
-        d.markDeletedNotSeenSince('ticket_messages', refreshStart, deletedAt, undefined, undefined, {
-          column: 'attachments',
-        }),
+        d.markDeleted(
+          {
+            table: 'ticket_messages',
+            notSeenSince: refreshStart,
+            unlessUnread: {
+              column: 'attachments',
+            },
+          },
+          deletedAt,
+        ),
       ).rejects.toThrow(/not an integer column/);
       await d.close();
     });
@@ -1536,7 +1554,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
           rejection({ table: 'csat_surveys', stream: 'csat_surveys.sent', raw: { sent_at: 'garbage' } }),
         ],
       });
-      await d.markDeleted('csat_surveys', [gone.id], new Date('2090-01-04T00:00:00Z'));
+      await d.markDeleted({ table: 'csat_surveys', ids: [gone.id] }, new Date('2090-01-04T00:00:00Z'));
       await writeBatch(d, {
         table: 'tickets',
         rows: [input(ticket({ updated_at: '2090-02-01T00:00:00Z' }))],

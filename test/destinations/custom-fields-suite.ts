@@ -102,7 +102,7 @@ export function customFieldsSuite(name: string, makeHarness: () => Promise<Views
           .filter((f) => f.key !== 'fld_text')
           .map((f) => firstSighting(f.key, f.label)),
       });
-      await dest.markDeleted('tickets', [T3], new Date('2025-03-04T00:00:00Z'));
+      await dest.markDeleted({ table: 'tickets', ids: [T3] }, new Date('2025-03-04T00:00:00Z'));
     }, 600_000);
     afterAll(async () => {
       await dest?.close();

@@ -230,8 +230,11 @@ export function viewsSuite(name: string, makeHarness: () => Promise<ViewsHarness
       await writeBatch(dest, { table: 'ticket_messages', rows: messages.map(input) });
       await writeBatch(dest, { table: 'csat_surveys', rows: surveys.map(input) });
       await writeBatch(dest, { table: 'metric_catalog', rows: [input(catalogEntry)] });
-      await dest.markDeleted('tickets', [T3], new Date('2025-03-04T00:00:00Z'));
-      await dest.markDeleted('ticket_messages', [DELETED_MESSAGE], new Date('2025-03-04T00:00:00Z'));
+      await dest.markDeleted({ table: 'tickets', ids: [T3] }, new Date('2025-03-04T00:00:00Z'));
+      await dest.markDeleted(
+        { table: 'ticket_messages', ids: [DELETED_MESSAGE] },
+        new Date('2025-03-04T00:00:00Z'),
+      );
       for (const s of snapshots) {
         const { reportSnapshotValues } = await import('../../schemas/warehouse.js');
         await dest.writeTables([
