@@ -71,7 +71,7 @@ export function markThreadFailed(deps: ActivityDeps) {
 export function queueThreadsToReverify(deps: ActivityDeps) {
   return async (input: { limit: number; verifiedBefore: string }) => {
     const { destination } = deps;
-    const stale = await destination.staleThreads(new Date(input.verifiedBefore), input.limit);
+    const stale = await destination.bookkeeping.staleThreads(new Date(input.verifiedBefore), input.limit);
     await destination.writeCheckpoints(stale.map((scope) => restartedCheckpoint(threadKeyOf(scope))));
     return { queued: stale.length };
   };

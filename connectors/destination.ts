@@ -305,13 +305,6 @@ export interface StateReads {
     options?: RunScope,
   ): Promise<Map<string, StoredVersion>>;
   /**
-   * Ticket numbers (thread-queue scopes) of live tickets whose thread was last read completely before
-   * `verifiedBefore`, oldest read first: the rolling thread re-read takes them.
-   */
-  staleThreads(verifiedBefore: Date, limit: number): Promise<string[]>;
-  /** How current tickets and threads are known to be (for `status`). */
-  freshness(): Promise<Freshness>;
-  /**
    * The live rows of `table` (those `filter` selects, or all), only `columns`, in no order; `_synced_at` is
    * when each was last seen in the source. BigQuery reads a small table without a query (a query bills 10 MB
    * at least, whatever it reads).
@@ -362,7 +355,8 @@ export interface AuditLedger {
 /**
  * The bookkeeping tables' own writes and reads, beside the data: the run ledger and reconciliation
  * (`_sync_runs`, `_reconciliation`), the audit (`_audit`), items set aside (`_rejected`) and schema drift
- * (`_schema_changes`). A part of its own, composed into each destination (sql/bookkeeping.ts, and BigQuery's
+ * (`_schema_changes`), and the thread queue's reads (`_thread_queue` with the tickets: stale threads,
+ * freshness). A part of its own, composed into each destination (sql/bookkeeping.ts, and BigQuery's
  * table reads over it, bigquery/bookkeeping.ts), so the core does not grow a member per bookkeeping table.
  */
 export interface Bookkeeping extends RunLedger, AuditLedger {
@@ -374,6 +368,13 @@ export interface Bookkeeping extends RunLedger, AuditLedger {
   openRejections(): Promise<OpenRejections[]>;
   /** Schema changes (`_schema_changes`), the newest first seen first. */
   listSchemaChanges(filter?: SchemaChangeFilter): Promise<SchemaChangeRecord[]>;
+  /**
+   * Ticket numbers (thread-queue scopes) of live tickets whose thread was last read completely before
+   * `verifiedBefore`, oldest read first: the rolling thread re-read takes them.
+   */
+  staleThreads(verifiedBefore: Date, limit: number): Promise<string[]>;
+  /** How current tickets and threads are known to be (for `status`). */
+  freshness(): Promise<Freshness>;
 }
 
 export interface Destination extends DestinationSchema, WarehouseWrites, WarehouseDeletions, StateReads {

@@ -99,7 +99,7 @@ export async function forecastTickets(input: {
   // from their wall time), so it never holds the run open beyond that round.
   const reverifying =
     settings.threadReverifyPerRun > 0 && (mode === 'incremental' || mode === 'full_refresh');
-  const freshness = await reads.freshness();
+  const freshness = await reads.bookkeeping.freshness();
   const readBefore = Math.max(
     0,
     freshness.threads.live - freshness.threads.unread - storedAndQueued - unsettled.again.length,

@@ -182,7 +182,7 @@ function statusOf(
           (c) => kindOf(c) === 'thread' && c.status === 'running',
         ).length;
         const sweep = checkpoints.find((c) => kindOf(c) === 'sweep') ?? null;
-        const freshness = describeFreshness(await destination.freshness(), sweep, now);
+        const freshness = describeFreshness(await destination.bookkeeping.freshness(), sweep, now);
         const sloMs = config.SYNC_FRESHNESS_SLO;
         const streams = await streamFreshness(destination, sloMs, now);
         // The failures recorded of the threads whose queue entry is still failed (the next run queues them).

@@ -1,11 +1,13 @@
 import type { AuditCounts, AuditSeed } from '../../schemas/audit.js';
-import type {
-  AuditRecord,
-  OpenRejections,
-  ReconciliationRecord,
-  SchemaChangeRecord,
-  SyncRunRecord,
-  TableName,
+import {
+  type AuditRecord,
+  canonicalTimestamp,
+  type Freshness,
+  type OpenRejections,
+  type ReconciliationRecord,
+  type SchemaChangeRecord,
+  type SyncRunRecord,
+  type TableName,
 } from '../../schemas/warehouse.js';
 import type { Bookkeeping } from '../destination.js';
 import type { DestinationSettings } from '../settings.js';
@@ -20,8 +22,13 @@ import {
 import type { SqlBookkeeping } from '../sql/bookkeeping.js';
 import type { SchemaChangeFilter } from '../sql/schema-changes.js';
 import type { BigQuerySession } from './session.js';
+import { laySightingsOver } from './sightings.js';
 import type { StagedBigQueryWriter } from './staged-writer.js';
-import { openRejectionsByTableReads, schemaChangesByTableRead } from './state-reads.js';
+import {
+  openRejectionsByTableReads,
+  schemaChangesByTableRead,
+  staleThreadsByTableReads,
+} from './state-reads.js';
 import { liveRowsByTableRead, MINIMUM_BILLED_BYTES, TABLE_READ_MAX_ROWS } from './table-reads.js';
 
 /**
@@ -110,6 +117,45 @@ export class BigQueryBookkeeping implements Bookkeeping {
   /** By a table read of `_rejected`, not flushed first: staged items count from the next flush on. */
   openRejections(): Promise<OpenRejections[]> {
     return this.#session.withErrorMapping('openRejections', () => openRejectionsByTableReads(this.#session));
+  }
+
+  /**
+   * By table reads, not flushed first (staleThreadsByTableReads): the rolling re-read lists several times a
+   * run, each time after it queued some threads. A query named `_sync_state` and `tickets` (20 MB at least)
+   * and had to flush this process's staged queue entries first; the table reads see every process's.
+   */
+  staleThreads(verifiedBefore: Date, limit: number): Promise<string[]> {
+    return this.#session.withErrorMapping('staleThreads', () =>
+      staleThreadsByTableReads(this.#session, verifiedBefore, limit),
+    );
+  }
+
+  /**
+   * With the tickets' sightings not folded yet laid over `_synced_at` (by table reads: the `plan` command
+   * reads this and must not write), so the oldest ticket is the one least recently seen.
+   */
+  async freshness(): Promise<Freshness> {
+    await this.#writer.flushOwn();
+    const stored = await this.#sql.freshness();
+    const rows = await liveRowsByTableRead(
+      this.#session,
+      this.#settings,
+      'tickets',
+      ['id', '_synced_at'],
+      'freshness',
+    );
+    if (rows === null || rows.length === 0) return stored;
+    const byId = new Map(rows.map((r) => [String(r['id']), r]));
+    await laySightingsOver(this.#session, this.#settings, 'tickets', byId);
+    const oldest = [...byId.values()].reduce(
+      (min, r) => Math.min(min, Date.parse(String(r['_synced_at']))),
+      Number.POSITIVE_INFINITY,
+    );
+    if (!Number.isFinite(oldest)) return stored;
+    return {
+      ...stored,
+      tickets: { ...stored.tickets, oldestVerifiedAt: canonicalTimestamp(new Date(oldest).toISOString()) },
+    };
   }
 
   /** By a table read of `_schema_changes` (small), after this process's own sightings are merged. */

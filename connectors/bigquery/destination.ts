@@ -1,8 +1,7 @@
 import type { BigQueryOptions } from '@google-cloud/bigquery';
 import { GoogleAuth, PassThroughClient } from 'google-auth-library';
 import type { CustomFieldColumn } from '../../schemas/custom-fields-view.js';
-import type { Checkpoint, Freshness, StoredVersion, TableName } from '../../schemas/warehouse.js';
-import { canonicalTimestamp } from '../../schemas/warehouse.js';
+import type { Checkpoint, StoredVersion, TableName } from '../../schemas/warehouse.js';
 import type { SqlDialect } from '../../schemas/warehouse-views.js';
 import type {
   CheckpointFilter,
@@ -20,7 +19,7 @@ import { BigQueryBookkeeping } from './bookkeeping.js';
 import { prepareBigQuery, replaceView } from './ddl.js';
 import { bqIdent } from './dialect.js';
 import { BigQuerySession, normalize } from './session.js';
-import { unfoldedSightingsOf } from './sightings.js';
+import { laySightingsOver } from './sightings.js';
 import {
   type BigQueryHooks,
   DEFAULT_FLUSH_THRESHOLDS,
@@ -28,7 +27,6 @@ import {
   StagedBigQueryWriter,
 } from './staged-writer.js';
 import { MERGED_TABLE, prepareStaging, StagingAppender } from './staging.js';
-import { staleThreadsByTableReads } from './state-reads.js';
 import { liveRowsByTableRead, MINIMUM_BILLED_BYTES } from './table-reads.js';
 import { RunVersionCache, type VersionCacheLimits } from './version-cache.js';
 
@@ -234,70 +232,8 @@ export class BigQueryDestination extends SqlDestination {
   }
 
   /**
-   * By table reads, not flushed first (staleThreadsByTableReads): the rolling re-read lists several times a
-   * run, each time after it queued some threads. A query named `_sync_state` and `tickets` (20 MB at least)
-   * and had to flush this process's staged queue entries first; the table reads see every process's.
-   */
-  override staleThreads(verifiedBefore: Date, limit: number): Promise<string[]> {
-    return this.#session.withErrorMapping('staleThreads', () =>
-      staleThreadsByTableReads(this.#session, verifiedBefore, limit),
-    );
-  }
-
-  /**
-   * With the tickets' sightings not folded yet laid over `_synced_at` (by table reads: the `plan` command
-   * reads this and must not write), so the oldest ticket is the one least recently seen.
-   */
-  override async freshness(): Promise<Freshness> {
-    await this.#writer.flushOwn();
-    const stored = await super.freshness();
-    const rows = await liveRowsByTableRead(
-      this.#session,
-      this.#settings,
-      'tickets',
-      ['id', '_synced_at'],
-      'freshness',
-    );
-    if (rows === null || rows.length === 0) return stored;
-    const byId = new Map(rows.map((r) => [String(r['id']), r]));
-    await this.#laySightingsOver('tickets', byId);
-    const oldest = [...byId.values()].reduce(
-      (min, r) => Math.min(min, Date.parse(String(r['_synced_at']))),
-      Number.POSITIVE_INFINITY,
-    );
-    if (!Number.isFinite(oldest)) return stored;
-    return {
-      ...stored,
-      tickets: { ...stored.tickets, oldestVerifiedAt: canonicalTimestamp(new Date(oldest).toISOString()) },
-    };
-  }
-
-  /**
-   * The sightings not folded into `_synced_at` yet (sightings.ts), laid over the rows: one not merged yet
-   * stands for "now" (its flush stamps it later). Read only: the `plan` command reads through it.
-   */
-  async #laySightingsOver(table: TableName, rows: Map<string, Record<string, unknown>>): Promise<void> {
-    if (rows.size === 0) return;
-    const sightings = await this.#session.withErrorMapping('sightings', () =>
-      unfoldedSightingsOf(this.#session, table),
-    );
-    // A batch not merged yet: stamped by its flush, not earlier than now (flush.ts stamps the same way).
-    const now = (
-      this.#settings.serverClock ? this.#session.warehouseTimeNotBefore() : this.#settings.clock()
-    ).getTime();
-    for (const [id, row] of rows) {
-      const seen = sightings.get(id);
-      if (seen === undefined) continue;
-      const at = Number.isFinite(seen) ? seen : now;
-      const stored =
-        row['_synced_at'] == null ? Number.NEGATIVE_INFINITY : Date.parse(String(row['_synced_at']));
-      if (at > stored) row['_synced_at'] = canonicalTimestamp(new Date(at).toISOString());
-    }
-  }
-
-  /**
    * `_synced_at` means "last seen in the source" on every destination: where it is asked for, the sightings
-   * not folded into it yet are laid over it (#laySightingsOver), so no caller needs to know they exist.
+   * not folded into it yet are laid over it (sightings.ts laySightingsOver), so no caller needs to know they exist.
    */
   override async liveRows(
     table: TableName,
@@ -307,7 +243,12 @@ export class BigQueryDestination extends SqlDestination {
     if (!columns.includes('_synced_at')) return this.#liveRowsAsStored(table, columns, filter);
     const withId = columns.includes('id') ? columns : [...columns, 'id'];
     const rows = await this.#liveRowsAsStored(table, withId, filter);
-    await this.#laySightingsOver(table, new Map(rows.map((r) => [String(r['id']), r])));
+    await laySightingsOver(
+      this.#session,
+      this.#settings,
+      table,
+      new Map(rows.map((r) => [String(r['id']), r])),
+    );
     if (withId === columns) return rows;
     return rows.map(({ id: _id, ...rest }) => rest);
   }

@@ -1,6 +1,7 @@
 import type { AuditCounts, AuditSeed } from '../../schemas/audit.js';
 import type {
   AuditRecord,
+  Freshness,
   OpenRejections,
   ReconciliationRecord,
   SchemaChangeRecord,
@@ -13,7 +14,7 @@ import { type AuditFilter, auditCounts, auditSample, recordAudit } from './audit
 import type { SqlSession } from './dialect.js';
 import { hasLedger, listReconciliation, listRuns, recordReconciliation, recordRun } from './ledger.js';
 import { listSchemaChanges, type SchemaChangeFilter } from './schema-changes.js';
-import { openRejections } from './state-reads.js';
+import { freshness, openRejections, staleThreads } from './state-reads.js';
 
 /**
  * The bookkeeping tables over a SQL warehouse: the same statements on every warehouse (sql/ledger.ts,
@@ -68,5 +69,13 @@ export class SqlBookkeeping implements Bookkeeping {
 
   listSchemaChanges(filter?: SchemaChangeFilter): Promise<SchemaChangeRecord[]> {
     return listSchemaChanges(this.#session, filter);
+  }
+
+  staleThreads(verifiedBefore: Date, limit: number): Promise<string[]> {
+    return staleThreads(this.#session, verifiedBefore, limit);
+  }
+
+  freshness(): Promise<Freshness> {
+    return freshness(this.#session);
   }
 }

@@ -7,7 +7,6 @@ import {
 import type {
   Checkpoint,
   CheckpointUpdate,
-  Freshness,
   StoredVersion,
   TableName,
   TableSpec,
@@ -38,14 +37,7 @@ import {
   notSeenSinceWhere,
 } from './deletions.js';
 import { parsedRows, type Row, type SqlSession, statement } from './dialect.js';
-import {
-  freshness,
-  readCheckpointAt,
-  readCheckpoints,
-  readThreadQueue,
-  staleThreads,
-  storedVersions,
-} from './state-reads.js';
+import { readCheckpointAt, readCheckpoints, readThreadQueue, storedVersions } from './state-reads.js';
 
 /** The write path of one warehouse: rows, checkpoints and deletions, each atomic. */
 export interface WarehouseWriter extends Pick<Destination, 'writeTables' | 'writeCheckpoints'> {
@@ -205,14 +197,6 @@ export class SqlDestination implements Destination {
 
   async storedVersions(table: TableName, ids: readonly string[]): Promise<Map<string, StoredVersion>> {
     return storedVersions(this.#session, this.#settings.spec(table), ids);
-  }
-
-  async staleThreads(verifiedBefore: Date, limit: number): Promise<string[]> {
-    return staleThreads(this.#session, verifiedBefore, limit);
-  }
-
-  async freshness(): Promise<Freshness> {
-    return freshness(this.#session);
   }
 
   async select(build: (dialect: SqlDialect) => string): Promise<Row[]> {

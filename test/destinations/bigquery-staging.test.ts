@@ -394,7 +394,7 @@ describe('BigQuery staged writes', () => {
     const b = create();
     const verifiedBefore = new Date(Date.now() - 60 * 60 * 1000);
     const stale = async (dest: BigQueryDestination, limit: number) =>
-      (await dest.staleThreads(verifiedBefore, limit)).filter((s) => s.startsWith('80'));
+      (await dest.bookkeeping.staleThreads(verifiedBefore, limit)).filter((s) => s.startsWith('80'));
     expect(await stale(a, 1000)).toEqual(['801', '802', '803']);
     proxy.reset();
     // The re-read queues two of them (as queueThreadsToReverify does: staged, not merged) and lists again,
@@ -405,7 +405,7 @@ describe('BigQuery staged writes', () => {
       { ...checkpointOf('ticket_messages', '802', null, 0), status: 'running' as const },
     ]);
     expect(await stale(a, 1000)).toEqual(['803']);
-    expect(await a.staleThreads(verifiedBefore, 1)).toEqual(['803']);
+    expect(await a.bookkeeping.staleThreads(verifiedBefore, 1)).toEqual(['803']);
     // No job at all: before, each listing was a query of `_sync_state` and `tickets` (20 MB at least).
     expect(proxy.report().queryJobs).toBe(0);
     // Another process sees the same (the staged entries are read from the warehouse, not from memory) …
@@ -423,9 +423,14 @@ describe('BigQuery staged writes', () => {
     await b.flushStaged();
     expect(await stale(a, 1000)).toEqual([]);
     const later = new Date(Date.now() + 60 * 60 * 1000);
-    expect((await a.staleThreads(later, 1000)).filter((s) => s.startsWith('80'))).toEqual(['803', '802']);
+    expect((await a.bookkeeping.staleThreads(later, 1000)).filter((s) => s.startsWith('80'))).toEqual([
+      '803',
+      '802',
+    ]);
     await a.markDeleted({ table: 'tickets', ids: [tickets[1]!.id] }, new Date());
-    expect((await a.staleThreads(later, 1000)).filter((s) => s.startsWith('80'))).toEqual(['803']);
+    expect((await a.bookkeeping.staleThreads(later, 1000)).filter((s) => s.startsWith('80'))).toEqual([
+      '803',
+    ]);
     await Promise.all([a.close(), b.close()]);
   });
 

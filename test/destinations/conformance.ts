@@ -737,13 +737,15 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       await d.writeCheckpoints([queued(91001, 'complete'), queued(91003, 'complete')]);
       await d.writeCheckpoints([queued(91004, 'running')]);
       await d.markDeleted({ table: 'tickets', ids: [z!.id] }, now);
-      const stale = await d.staleThreads(new Date('2033-01-01T02:00:00Z'), 1000);
+      const stale = await d.bookkeeping.staleThreads(new Date('2033-01-01T02:00:00Z'), 1000);
       const mineOnly = stale.filter((s) => s.startsWith('9100'));
       expect(mineOnly).toEqual(['91002', '91001']);
       expect(
-        (await d.staleThreads(new Date('2033-01-01T00:30:00Z'), 1000)).filter((s) => s.startsWith('9100')),
+        (await d.bookkeeping.staleThreads(new Date('2033-01-01T00:30:00Z'), 1000)).filter((s) =>
+          s.startsWith('9100'),
+        ),
       ).toEqual(['91002']);
-      const f = await d.freshness();
+      const f = await d.bookkeeping.freshness();
       expect(f.tickets.live).toBeGreaterThanOrEqual(3);
       expect(f.tickets.oldestVerifiedAt).not.toBeNull();
       expect(f.threads.unread).toBeGreaterThanOrEqual(1); // 91004 is still queued
