@@ -283,7 +283,7 @@ export function beginScope(deps: ActivityDeps) {
     const key = requireKey(input);
     const previous = await readState(deps.destination, key);
     if (previous?.status !== 'complete') return { resumedAtPage: previous?.pages ?? 0 };
-    await deps.destination.writeCheckpoints([restartedCheckpoint(key, previous.high_water_mark)]);
+    await deps.destination.writeTables([], [restartedCheckpoint(key, previous.high_water_mark)]);
     return { resumedAtPage: 0 };
   };
 }
@@ -295,16 +295,19 @@ export function advanceHighWaterMark(deps: ActivityDeps) {
     const current = await readState(deps.destination, key);
     const next = laterInstant(current?.high_water_mark, input.value);
     if (next === current?.high_water_mark) return { highWaterMark: next };
-    await deps.destination.writeCheckpoints([
-      {
-        ...encodeStateKey(key),
-        cursor: null,
-        high_water_mark: next,
-        status: 'complete',
-        pages: 0,
-        rows: 0,
-      },
-    ]);
+    await deps.destination.writeTables(
+      [],
+      [
+        {
+          ...encodeStateKey(key),
+          cursor: null,
+          high_water_mark: next,
+          status: 'complete',
+          pages: 0,
+          rows: 0,
+        },
+      ],
+    );
     return { highWaterMark: next };
   };
 }

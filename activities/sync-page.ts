@@ -214,15 +214,18 @@ export async function syncPages(
       step = await next;
     } catch (err) {
       if (!target.gone?.(err)) throw err;
-      await deps.destination.writeCheckpoints([
-        nextCheckpoint(previous, {
-          stream: checkpointStream,
-          scope: target.scope,
-          cursor: null,
-          done: true,
-          rows: 0,
-        }),
-      ]);
+      await deps.destination.writeTables(
+        [],
+        [
+          nextCheckpoint(previous, {
+            stream: checkpointStream,
+            scope: target.scope,
+            cursor: null,
+            done: true,
+            rows: 0,
+          }),
+        ],
+      );
       reports.push({ ...NOTHING_READ, ...store.nothing });
       break;
     }
@@ -321,17 +324,20 @@ async function refuseEndlessScope(
   const bound = endlessScopeBound(deps, previous, rowsCountItems);
   if (bound === null || previous === null) return;
   const maxPages = deps.maxPagesPerScope ?? DEFAULT_MAX_PAGES_PER_SCOPE;
-  await deps.destination.writeCheckpoints([
-    {
-      stream: checkpointStream,
-      scope: target.scope,
-      cursor: null,
-      high_water_mark: previous.high_water_mark,
-      status: 'running',
-      pages: 0,
-      rows: 0,
-    },
-  ]);
+  await deps.destination.writeTables(
+    [],
+    [
+      {
+        stream: checkpointStream,
+        scope: target.scope,
+        cursor: null,
+        high_water_mark: previous.high_water_mark,
+        status: 'running',
+        pages: 0,
+        rows: 0,
+      },
+    ],
+  );
   throw Object.assign(
     new Error(
       bound === 'empty'

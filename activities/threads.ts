@@ -45,7 +45,7 @@ export function markThreadFailed(deps: ActivityDeps) {
     const entry = await readState(destination, key);
     if (entry?.status !== 'running') return { marked: false };
     const now = (await destination.currentTime()).toISOString();
-    await destination.writeCheckpoints([{ ...entry, status: 'failed' }]);
+    await destination.writeTables([], [{ ...entry, status: 'failed' }]);
     await destination.bookkeeping.recordRun({
       ...encodeThreadFailure(key),
       parent_run_id: input.runId,
@@ -72,7 +72,10 @@ export function queueThreadsToReverify(deps: ActivityDeps) {
   return async (input: { limit: number; verifiedBefore: string }) => {
     const { destination } = deps;
     const stale = await destination.bookkeeping.staleThreads(new Date(input.verifiedBefore), input.limit);
-    await destination.writeCheckpoints(stale.map((scope) => restartedCheckpoint(threadKeyOf(scope))));
+    await destination.writeTables(
+      [],
+      stale.map((scope) => restartedCheckpoint(threadKeyOf(scope))),
+    );
     return { queued: stale.length };
   };
 }
@@ -87,10 +90,13 @@ export function queueThreadsToReverify(deps: ActivityDeps) {
 export function requeueUnsettledThreads(deps: ActivityDeps) {
   return async () => {
     const { failed, inTransit, withRejected, again } = await unsettledThreads(deps.destination);
-    await deps.destination.writeCheckpoints([
-      ...failed.map((cp) => ({ ...cp, status: 'running' as const })),
-      ...again.map((scope) => restartedCheckpoint(threadKeyOf(scope))),
-    ]);
+    await deps.destination.writeTables(
+      [],
+      [
+        ...failed.map((cp) => ({ ...cp, status: 'running' as const })),
+        ...again.map((scope) => restartedCheckpoint(threadKeyOf(scope))),
+      ],
+    );
     return { requeued: failed.length, inTransit, withRejected };
   };
 }

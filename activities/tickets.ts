@@ -234,7 +234,7 @@ export function beginSweep(deps: ActivityDeps) {
     const resumed = sweepUnderWay(current, input.restart);
     if (resumed) return resumed;
     const startedAt = (await destination.currentTime()).toISOString();
-    await destination.writeCheckpoints([restartedCheckpoint(TICKETS_SWEEP, startedAt)]);
+    await destination.writeTables([], [restartedCheckpoint(TICKETS_SWEEP, startedAt)]);
     return { startedAt, resumedAtPage: 0 };
   };
 }
@@ -285,16 +285,19 @@ export function finishTickets(deps: ActivityDeps) {
     const current = await readState(destination, TICKETS_HWM);
     const hwm = laterInstant(current?.high_water_mark, input.newest);
     if (hwm !== current?.high_water_mark) {
-      await destination.writeCheckpoints([
-        {
-          ...encodeStateKey(TICKETS_HWM),
-          cursor: null,
-          high_water_mark: hwm,
-          status: 'complete',
-          pages: 0,
-          rows: 0,
-        },
-      ]);
+      await destination.writeTables(
+        [],
+        [
+          {
+            ...encodeStateKey(TICKETS_HWM),
+            cursor: null,
+            high_water_mark: hwm,
+            status: 'complete',
+            pages: 0,
+            rows: 0,
+          },
+        ],
+      );
     }
     const now = deps.now?.() ?? new Date();
     const followed: Partial<Record<TicketFollower, { marked: number; revived: number }>> = {};

@@ -229,7 +229,9 @@ export interface WarehouseWrites {
   /**
    * Batches of one or several tables (a report snapshot and its flattened values), every batch's
    * checkpoints and `checkpoint`, all in one transaction, merged on return; one result per batch, in
-   * order. An invalid row rejects everything.
+   * order. An invalid row rejects everything. Checkpoints alone (no batch: a window restarted, a
+   * high-water mark moved) are written atomically as the page path writes its own — durable and read back
+   * at once; with no rows there is nothing to merge, so nothing staged is flushed for them.
    */
   writeTables(
     batches: readonly WriteBatch[],
@@ -242,8 +244,6 @@ export interface WarehouseWrites {
    * a writer compares like with like against `storedVersions`; tickets: a content-only change).
    */
   writtenSpec(table: TableName): TableSpec<unknown>;
-  /** Checkpoints alone, atomically (a window restarted, a high-water mark moved). */
-  writeCheckpoints(checkpoints: readonly CheckpointUpdate[]): Promise<void>;
   /**
    * The page path's write: a batch by the rules of `writeTables` — durable on return, a checkpoint never
    * without the rows it follows, its checkpoints read back at once — whose rows may reach their table only

@@ -12,6 +12,7 @@ import type {
   TableSpec,
 } from '../../schemas/warehouse.js';
 import type { SqlDialect, ViewSpec } from '../../schemas/warehouse-views.js';
+import { checkpointList } from '../batch.js';
 import type {
   Bookkeeping,
   CascadeDeletion,
@@ -40,7 +41,9 @@ import { parsedRows, type Row, type SqlSession, statement } from './dialect.js';
 import { readCheckpointAt, readCheckpoints, readThreadQueue, storedVersions } from './state-reads.js';
 
 /** The write path of one warehouse: rows, checkpoints and deletions, each atomic. */
-export interface WarehouseWriter extends Pick<Destination, 'writeTables' | 'writeCheckpoints'> {
+export interface WarehouseWriter extends Pick<Destination, 'writeTables'> {
+  /** Checkpoints alone, atomically (Destination.writeTables without a batch). */
+  writeCheckpoints(checkpoints: readonly CheckpointUpdate[]): Promise<void>;
   /** Marks deleted the rows a request selects and upserts its checkpoint, in one transaction; how many. */
   markDeleted(request: DeletionRequest): Promise<number>;
   /** Applies a cascade's conditions to the child table in one transaction. */
@@ -111,16 +114,16 @@ export class SqlDestination implements Destination {
     return columns;
   }
 
-  writeTables(...args: Parameters<Destination['writeTables']>): Promise<WriteResult[]> {
-    return this.#writer.writeTables(...args);
+  async writeTables(
+    ...[batches, checkpoint]: Parameters<Destination['writeTables']>
+  ): Promise<WriteResult[]> {
+    if (batches.length > 0) return this.#writer.writeTables(batches, checkpoint);
+    await this.#writer.writeCheckpoints(checkpointList(checkpoint));
+    return [];
   }
 
   writtenSpec(table: TableName): TableSpec<unknown> {
     return this.#settings.spec(table);
-  }
-
-  writeCheckpoints(checkpoints: readonly CheckpointUpdate[]): Promise<void> {
-    return this.#writer.writeCheckpoints(checkpoints);
   }
 
   /**

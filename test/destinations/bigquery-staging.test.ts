@@ -298,9 +298,9 @@ describe('BigQuery staged writes', () => {
     const a = create();
     const b = create();
     const cp = (cursor: string, pages: number) => checkpointOf('exports', 'w1', cursor, pages);
-    await a.writeCheckpoints([cp('p1', 1)]);
+    await a.writeTables([], [cp('p1', 1)]);
     // The next page ran on another worker, which staged page 2.
-    await b.writeCheckpoints([cp('p2', 2)]);
+    await b.writeTables([], [cp('p2', 2)]);
     expect(await a.readCheckpoint('exports', 'w1', { lastSeenTag: cursorTagOf('p2') })).toMatchObject({
       cursor: 'p2',
       pages: 2,
@@ -316,7 +316,7 @@ describe('BigQuery staged writes', () => {
       ...checkpointOf('ticket_messages', scope, null, pages),
       status: 'running' as const,
     });
-    await b.writeCheckpoints([entry('901', 0), entry('902', 0)]);
+    await b.writeTables([], [entry('901', 0), entry('902', 0)]);
     proxy.reset();
     // One listing of the queue, as listQueuedThreadCheckpoints reads it: table reads, no query …
     const listed = await a.listCheckpoints({ threadQueue: true, status: 'running' });
@@ -338,7 +338,7 @@ describe('BigQuery staged writes', () => {
     expect(tableReads('_sync_state')).toBe(2);
     // This process wrote the entry since it listed it (a retried first page that staged page 1): the tag no
     // longer matches what it holds, and the warehouse says where the thread is.
-    await a.writeCheckpoints([{ ...entry('902', 1), cursor: 'm1' }]);
+    await a.writeTables([], [{ ...entry('902', 1), cursor: 'm1' }]);
     expect(await a.readCheckpoint('ticket_messages', '902', { lastSeenTag: tag('902') })).toMatchObject({
       cursor: 'm1',
       pages: 1,
@@ -355,15 +355,15 @@ describe('BigQuery staged writes', () => {
       ...checkpointOf('exports', 'tr1', cursor, pages),
       high_water_mark: '2026-01-01T00:00:00.000000Z',
     });
-    await a.writeCheckpoints([cp('p1', 1)]);
+    await a.writeTables([], [cp('p1', 1)]);
     await a.flushStaged();
     const [merged] = (await bq.query(
       `SELECT cursor, pages FROM \`${datasetId}\`.\`_sync_state\` WHERE stream = 'exports' AND scope = 'tr1'`,
     )) as [Record<string, unknown>[]];
     // The flush merged the checkpoint staged in `_staging_checkpoints`.
     expect(merged).toEqual([{ cursor: 'p1', pages: 1 }]);
-    await a.writeCheckpoints([cp('p2', 2)]);
-    await a.writeCheckpoints([cp('p3', 3)]);
+    await a.writeTables([], [cp('p2', 2)]);
+    await a.writeTables([], [cp('p3', 3)]);
     proxy.reset();
     // Another process (holding nothing): page 3, staged and not merged, over page 1 merged; appends through
     // the Storage Write API are visible to tabledata.list at once.
@@ -385,7 +385,8 @@ describe('BigQuery staged writes', () => {
     const before = create({ clock: () => dayAgo });
     const tickets = [801, 802, 803].map((n) => ticket({ ticket_number: n, updated_at: at(n) }));
     await before.stageBatch({ table: 'tickets', rows: tickets.map(input) });
-    await before.writeCheckpoints(
+    await before.writeTables(
+      [],
       ['801', '802', '803'].map((s) => checkpointOf('ticket_messages', s, null, 1)),
     );
     await before.flushStaged();
@@ -400,10 +401,13 @@ describe('BigQuery staged writes', () => {
     // The re-read queues two of them (as queueThreadsToReverify does: staged, not merged) and lists again,
     // two at a time: the third is next, and no flush ran for it — before, every listing after a queueing
     // flushed (a pending read and a script), so a run's flushes grew with how often it listed.
-    await a.writeCheckpoints([
-      { ...checkpointOf('ticket_messages', '801', null, 0), status: 'running' as const },
-      { ...checkpointOf('ticket_messages', '802', null, 0), status: 'running' as const },
-    ]);
+    await a.writeTables(
+      [],
+      [
+        { ...checkpointOf('ticket_messages', '801', null, 0), status: 'running' as const },
+        { ...checkpointOf('ticket_messages', '802', null, 0), status: 'running' as const },
+      ],
+    );
     expect(await stale(a, 1000)).toEqual(['803']);
     expect(await a.bookkeeping.staleThreads(verifiedBefore, 1)).toEqual(['803']);
     // No job at all: before, each listing was a query of `_sync_state` and `tickets` (20 MB at least).
@@ -411,7 +415,7 @@ describe('BigQuery staged writes', () => {
     // Another process sees the same (the staged entries are read from the warehouse, not from memory) …
     expect(await stale(b, 1000)).toEqual(['803']);
     // … and a thread read to its end since its listing (complete now) is not stale either.
-    await b.writeCheckpoints([checkpointOf('ticket_messages', '803', null, 2)]);
+    await b.writeTables([], [checkpointOf('ticket_messages', '803', null, 2)]);
     expect(await stale(a, 1000)).toEqual([]);
     expect(proxy.report().queryJobs).toBe(0);
     expect(proxy.report().violations).toEqual([]);
@@ -419,7 +423,7 @@ describe('BigQuery staged writes', () => {
     await a.flushStaged();
     expect(await stale(b, 1000)).toEqual([]);
     // A thread of a ticket marked deleted is not stale: its ticket is gone.
-    await b.writeCheckpoints([checkpointOf('ticket_messages', '802', null, 2)]);
+    await b.writeTables([], [checkpointOf('ticket_messages', '802', null, 2)]);
     await b.flushStaged();
     expect(await stale(a, 1000)).toEqual([]);
     const later = new Date(Date.now() + 60 * 60 * 1000);

@@ -732,10 +732,10 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         pages: 1,
         rows: 1,
       });
-      await d.writeCheckpoints([queued(91002, 'complete')]);
+      await d.writeTables([], [queued(91002, 'complete')]);
       now = new Date('2033-01-01T01:00:00Z');
-      await d.writeCheckpoints([queued(91001, 'complete'), queued(91003, 'complete')]);
-      await d.writeCheckpoints([queued(91004, 'running')]);
+      await d.writeTables([], [queued(91001, 'complete'), queued(91003, 'complete')]);
+      await d.writeTables([], [queued(91004, 'running')]);
       await d.markDeleted({ table: 'tickets', ids: [z!.id] }, now);
       const stale = await d.bookkeeping.staleThreads(new Date('2033-01-01T02:00:00Z'), 1000);
       const mineOnly = stale.filter((s) => s.startsWith('9100'));
@@ -764,7 +764,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         pages,
         rows: 0,
       });
-      await d.writeCheckpoints([entry(0, null)]);
+      await d.writeTables([], [entry(0, null)]);
       const [listed] = (await d.listCheckpoints({ threadQueue: true, status: 'running' })).filter(
         (cp) => cp.scope === '92001',
       );
@@ -772,7 +772,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       const tag = checkpointTagOf(listed!);
       expect(await d.readCheckpoint('ticket_messages', '92001', { lastSeenTag: tag })).toEqual(listed);
       // A first page that staged page 1 and was retried: the retry reads page 1's checkpoint, not the listed one.
-      await d.writeCheckpoints([entry(1, 'm1')]);
+      await d.writeTables([], [entry(1, 'm1')]);
       expect(await d.readCheckpoint('ticket_messages', '92001', { lastSeenTag: tag })).toMatchObject(
         entry(1, 'm1'),
       );
@@ -816,10 +816,13 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         ).map((r) => `${r['stream']} ${r['scope']}`);
       const kept = [`${pass} ${windowScope(1)}`, `report_snapshots ${rereadScope(1)}`];
 
-      await dest.writeCheckpoints([
-        restartedCheckpoint({ kind: 'reread', pass, from: w(1), before: w(2) }),
-        { ...restartedCheckpoint({ kind: 'reread', pass, from: w(3), before: w(4) }), status: 'complete' },
-      ]);
+      await dest.writeTables(
+        [],
+        [
+          restartedCheckpoint({ kind: 'reread', pass, from: w(1), before: w(2) }),
+          { ...restartedCheckpoint({ kind: 'reread', pass, from: w(3), before: w(4) }), status: 'complete' },
+        ],
+      );
       // A re-read entry staged and not merged yet (BigQuery; PostgreSQL writes it at once) reaches the queue too.
       const staged = await h.create();
       await staged.stageBatch({
@@ -849,9 +852,15 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
           status: 'complete',
         });
         // Written now, an entry lands in the queue, never in _sync_state.
-        await after.writeCheckpoints([
-          { ...restartedCheckpoint({ kind: 'reread', pass, from: w(1), before: w(2) }), status: 'complete' },
-        ]);
+        await after.writeTables(
+          [],
+          [
+            {
+              ...restartedCheckpoint({ kind: 'reread', pass, from: w(1), before: w(2) }),
+              status: 'complete',
+            },
+          ],
+        );
         await after.flushStaged();
         expect((await queue())[0]).toBe(`complete ${w(1)}`);
         expect(await left()).toEqual(kept);
@@ -925,7 +934,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         rows: 0,
       });
       // This refresh read thread 93001 (its message is gone from it); 93002 failed, 93003 is still queued.
-      await d.writeCheckpoints([queue(read, 'complete'), queue(failed, 'failed'), queue(queued, 'running')]);
+      await d.writeTables([], [queue(read, 'complete'), queue(failed, 'failed'), queue(queued, 'running')]);
       const deletedAt = new Date('2034-01-02T01:00:00Z');
       const guard = { column: 'ticket_number' };
       await d.markDeleted(
@@ -946,7 +955,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         ]),
       );
       // Once the failed thread is read (its message still not served), the next refresh flags it.
-      await d.writeCheckpoints([queue(failed, 'complete')]);
+      await d.writeTables([], [queue(failed, 'complete')]);
       await d.markDeleted(
         { table: 'ticket_messages', notSeenSince: refreshStart, unlessUnread: guard },
         deletedAt,

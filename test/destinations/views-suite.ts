@@ -254,17 +254,20 @@ export function viewsSuite(name: string, makeHarness: () => Promise<ViewsHarness
             status,
           }),
         );
-      await dest.writeCheckpoints([
-        {
-          stream: 'csat_surveys.sent',
-          scope: 'hwm',
-          cursor: null,
-          high_water_mark: '2025-03-20T00:00:00.000Z',
-          status: 'complete',
-          pages: 0,
-          rows: 0,
-        },
-      ]);
+      await dest.writeTables(
+        [],
+        [
+          {
+            stream: 'csat_surveys.sent',
+            scope: 'hwm',
+            cursor: null,
+            high_water_mark: '2025-03-20T00:00:00.000Z',
+            status: 'complete',
+            pages: 0,
+            rows: 0,
+          },
+        ],
+      );
       // prepare() again, as every run does: the views are replaced, not duplicated or broken.
       await dest.prepare();
     }, 600_000);

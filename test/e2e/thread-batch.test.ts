@@ -47,7 +47,10 @@ describe('a batch of thread pages in one activity', () => {
   });
 
   const queue = (ns: readonly number[]) =>
-    p.deps.destination.writeCheckpoints(ns.map((n) => restartedCheckpoint(threadKeyOf(String(n)))));
+    p.deps.destination.writeTables(
+      [],
+      ns.map((n) => restartedCheckpoint(threadKeyOf(String(n)))),
+    );
   const threadRequests = () =>
     p.companion.requestLog.filter((r) => /^\/public\/v1\/tickets\/\d+\/messages$/.test(r.path));
   const depsWith = (destination: Destination): ActivityDeps => ({
