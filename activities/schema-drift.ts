@@ -1,3 +1,4 @@
+import { refreshCustomFieldView } from '../connectors/custom-field-view.js';
 import type { SchemaDriftSummary } from '../schemas/run-summary.js';
 import { CUSTOM_FIELD_PATH_PREFIX, type SchemaChangeRecord } from '../schemas/warehouse.js';
 import type { ActivityDeps } from './deps.js';
@@ -19,7 +20,7 @@ export function schemaDriftAfterRun(deps: ActivityDeps) {
     const fields = changes.filter(
       (c) => c.table_name === 'tickets' && c.field_path.startsWith(CUSTOM_FIELD_PATH_PREFIX),
     );
-    const columns = fields.length > 0 ? await destination.refreshCustomFieldView() : null;
+    const columns = fields.length > 0 ? await refreshCustomFieldView(destination) : null;
     if (columns) deps.logger.info({ columns: columns.length }, 'ticket_custom_fields regenerated');
     return {
       recorded: changes.length,

@@ -1,5 +1,4 @@
 import type { AuditCounts, AuditSeed } from '../schemas/audit.js';
-import type { CustomFieldColumn } from '../schemas/custom-fields-view.js';
 import type {
   AuditRecord,
   Checkpoint,
@@ -18,7 +17,7 @@ import type {
   TableName,
   TableSpec,
 } from '../schemas/warehouse.js';
-import type { SqlDialect } from '../schemas/warehouse-views.js';
+import type { SqlDialect, ViewSpec } from '../schemas/warehouse-views.js';
 import type { RowFilter } from './row-filter.js';
 import type { SchemaChangeFilter } from './sql/schema-changes.js';
 
@@ -205,7 +204,7 @@ export interface DestinationSchema {
   readonly capabilities: DestinationCapabilities;
   /**
    * Creates schema/dataset, all tables and indexes; idempotent; adds columns missing from existing tables;
-   * then the views, `ticket_custom_fields` included (see refreshCustomFieldView).
+   * then the views, `ticket_custom_fields` included (connectors/custom-field-view.ts).
    */
   prepare(): Promise<void>;
   /**
@@ -217,10 +216,10 @@ export interface DestinationSchema {
    */
   probeWrite(): Promise<'probed' | 'not_prepared'>;
   /**
-   * Regenerates the view `ticket_custom_fields` from the custom fields the live tickets hold (one typed
-   * column per field, schemas/custom-fields-view.ts); returns its field columns.
+   * Creates or replaces one view (a view whose columns change is dropped and created again): how a view
+   * whose columns follow the data is regenerated (connectors/custom-field-view.ts).
    */
-  refreshCustomFieldView(): Promise<CustomFieldColumn[]>;
+  replaceView(view: ViewSpec): Promise<void>;
   close(): Promise<void>;
 }
 

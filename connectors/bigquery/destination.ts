@@ -1,6 +1,5 @@
 import type { BigQueryOptions } from '@google-cloud/bigquery';
 import { GoogleAuth, PassThroughClient } from 'google-auth-library';
-import type { CustomFieldColumn } from '../../schemas/custom-fields-view.js';
 import type { Checkpoint, StoredVersion, TableName } from '../../schemas/warehouse.js';
 import type { SqlDialect } from '../../schemas/warehouse-views.js';
 import type {
@@ -208,11 +207,6 @@ export class BigQueryDestination extends SqlDestination {
   }
 
   // --- reads of merged rows: what this process staged is merged first ------------------------------------
-
-  override async refreshCustomFieldView(): Promise<CustomFieldColumn[]> {
-    await this.#writer.flushOwn();
-    return super.refreshCustomFieldView();
-  }
 
   override async storedVersions(
     ...[table, ids, options]: Parameters<Destination['storedVersions']>

@@ -1,9 +1,3 @@
-import {
-  type CustomFieldColumn,
-  customFieldColumns,
-  customFieldLabelsView,
-  customFieldsView,
-} from '../../schemas/custom-fields-view.js';
 import type {
   Checkpoint,
   CheckpointUpdate,
@@ -13,6 +7,7 @@ import type {
 } from '../../schemas/warehouse.js';
 import type { SqlDialect, ViewSpec } from '../../schemas/warehouse-views.js';
 import { checkpointList } from '../batch.js';
+import { refreshCustomFieldView } from '../custom-field-view.js';
 import type {
   Bookkeeping,
   CascadeDeletion,
@@ -29,7 +24,6 @@ import type {
 import { type RowFilter, rowFilterSql } from '../row-filter.js';
 import type { DestinationSettings } from '../settings.js';
 import { SqlBookkeeping } from './bookkeeping.js';
-import { customFieldSourcesOf } from './custom-fields.js';
 import {
   type CascadeConditions,
   cascadeConditions,
@@ -96,22 +90,15 @@ export class SqlDestination implements Destination {
 
   async prepare(): Promise<void> {
     await this.#prepare();
-    await this.refreshCustomFieldView();
+    await refreshCustomFieldView(this);
   }
 
   probeWrite(): Promise<'probed' | 'not_prepared'> {
     return this.#probeWrite();
   }
 
-  /** Written once: which fields and types (sql/custom-fields.ts); the DDL is the warehouse's. */
-  async refreshCustomFieldView(): Promise<CustomFieldColumn[]> {
-    // A tickets table of an older model (a test's override) without custom fields has no such view.
-    if (!this.#settings.spec('tickets').columns.some((c) => c.name === 'ticket_fields')) return [];
-    const sources = await customFieldSourcesOf(this.#session);
-    const columns = customFieldColumns(sources);
-    await this.#createView(customFieldsView(columns));
-    await this.#createView(customFieldLabelsView(sources));
-    return columns;
+  replaceView(view: ViewSpec): Promise<void> {
+    return this.#createView(view);
   }
 
   async writeTables(
