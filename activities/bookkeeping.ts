@@ -1,4 +1,6 @@
-import type { StateReads } from '../connectors/destination.js';
+import type { Bookkeeping, StateReads } from '../connectors/destination.js';
+import { succeededWorkflowIds } from '../connectors/queries/runs.js';
+import { oldestTicketCreatedAt } from '../connectors/queries/tickets.js';
 import { planWindows } from '../connectors/support-api/index.js';
 import type { TicketsInput } from '../schemas/child-inputs.js';
 import { HISTORY_MARGIN_MS, type SyncMode, type SyncSettings } from '../schemas/run-input.js';
@@ -45,7 +47,9 @@ export interface RunPlan {
  * command (forecast/), which must not write.
  */
 export interface PlanningReads {
-  destination: Pick<StateReads, 'readCheckpoint' | 'listCheckpoints' | 'openRejections' | 'select'>;
+  destination: Pick<StateReads, 'readCheckpoint' | 'listCheckpoints' | 'select'> & {
+    readonly bookkeeping: Pick<Bookkeeping, 'openRejections'>;
+  };
 }
 
 /**
@@ -206,7 +210,7 @@ async function windowsWithRejected(
   pass: string,
   from: string,
 ): Promise<{ windowStart: string; windowEnd: string }[]> {
-  const open = (await deps.destination.openRejections()).filter((r) => r.stream === pass);
+  const open = (await deps.destination.bookkeeping.openRejections()).filter((r) => r.stream === pass);
   return [...new Set(open.map((r) => r.scope))]
     .flatMap((scope) => {
       const key = decodeStateKeyOf('window', { stream: pass, scope });
@@ -226,7 +230,7 @@ async function windowsQueuedForReread(
   deps: PlanningReads,
   pass: string,
 ): Promise<{ windowStart: string; windowEnd: string }[]> {
-  const entries = await deps.destination.listCheckpoints(pass);
+  const entries = await deps.destination.listCheckpoints({ stream: pass });
   const completedAt = new Map(
     entries.filter((cp) => cp.status === 'complete').map((cp) => [cp.scope, Date.parse(cp.updated_at)]),
   );
@@ -257,10 +261,8 @@ function distinctWindows<W extends { windowStart: string; windowEnd: string }>(w
  * warehouse holds (the failed sweep got that far), else now, minus HISTORY_MARGIN_MS.
  */
 async function provisionalHistoryStart(deps: PlanningReads, now: string): Promise<string> {
-  const [row] = await deps.destination.select(
-    (d) => `SELECT MIN(${d.ident('created_at')}) AS oldest FROM ${d.table('tickets')}`,
-  );
-  const oldest = typeof row?.['oldest'] === 'string' ? Date.parse(row['oldest']) : Number.NaN;
+  const created = await oldestTicketCreatedAt(deps.destination);
+  const oldest = created === null ? Number.NaN : Date.parse(created);
   return new Date((Number.isFinite(oldest) ? oldest : Date.parse(now)) - HISTORY_MARGIN_MS).toISOString();
 }
 
@@ -281,7 +283,7 @@ export function beginScope(deps: ActivityDeps) {
     const key = requireKey(input);
     const previous = await readState(deps.destination, key);
     if (previous?.status !== 'complete') return { resumedAtPage: previous?.pages ?? 0 };
-    await deps.destination.writeCheckpoints([restartedCheckpoint(key, previous.high_water_mark)]);
+    await deps.destination.writeTables([], [restartedCheckpoint(key, previous.high_water_mark)]);
     return { resumedAtPage: 0 };
   };
 }
@@ -293,16 +295,19 @@ export function advanceHighWaterMark(deps: ActivityDeps) {
     const current = await readState(deps.destination, key);
     const next = laterInstant(current?.high_water_mark, input.value);
     if (next === current?.high_water_mark) return { highWaterMark: next };
-    await deps.destination.writeCheckpoints([
-      {
-        ...encodeStateKey(key),
-        cursor: null,
-        high_water_mark: next,
-        status: 'complete',
-        pages: 0,
-        rows: 0,
-      },
-    ]);
+    await deps.destination.writeTables(
+      [],
+      [
+        {
+          ...encodeStateKey(key),
+          cursor: null,
+          high_water_mark: next,
+          status: 'complete',
+          pages: 0,
+          rows: 0,
+        },
+      ],
+    );
     return { highWaterMark: next };
   };
 }
@@ -322,12 +327,13 @@ export function deletionCutoff(deps: ActivityDeps) {
 export function markUnseenDeleted(deps: ActivityDeps) {
   return async (input: { table: TableName; since: string; within?: { column: string; from: string } }) => {
     const now = deps.now?.() ?? new Date();
-    const deleted = await deps.destination.markDeletedNotSeenSince(
-      input.table,
-      new Date(input.since),
+    const deleted = await deps.destination.markDeleted(
+      {
+        table: input.table,
+        notSeenSince: new Date(input.since),
+        within: input.within ? { column: input.within.column, from: new Date(input.within.from) } : undefined,
+      },
       now,
-      undefined,
-      input.within ? { column: input.within.column, from: new Date(input.within.from) } : undefined,
     );
     if (deleted > 0) deps.logger.info({ table: input.table, deleted }, 'marked rows gone from the source');
     return { deleted };
@@ -337,20 +343,14 @@ export function markUnseenDeleted(deps: ActivityDeps) {
 /** Of these window workflow ids, those with a succeeded attempt in `_sync_runs` (a backfill skips them). */
 export function succeededWindows(deps: PlanningReads) {
   return async (input: { workflowIds: string[] }): Promise<string[]> => {
-    if (input.workflowIds.length === 0) return [];
-    const rows = await deps.destination.select(
-      (d) =>
-        `SELECT DISTINCT ${d.ident('workflow_id')} AS workflow_id FROM ${d.table('_sync_runs')} ` +
-        `WHERE ${d.ident('status')} = ${d.string('succeeded')} AND ${d.ident('workflow_id')} IN (${input.workflowIds.map((id) => d.string(id)).join(', ')})`,
-    );
-    return rows.map((r) => String(r['workflow_id']));
+    return succeededWorkflowIds(deps.destination, input.workflowIds);
   };
 }
 
 /** Upserts a run or window row in `_sync_runs`. */
 export function recordRun(deps: ActivityDeps) {
   return async (run: SyncRunRecord) => {
-    await deps.destination.recordRun(run);
+    await deps.destination.bookkeeping.recordRun(run);
     deps.observer?.runRecorded(run);
   };
 }
@@ -361,7 +361,8 @@ export function recordRun(deps: ActivityDeps) {
  */
 export function flushStaged(deps: ActivityDeps) {
   return async (): Promise<void> => {
-    await deps.destination.flushStaged();
+    // A destination that merges every write at once has nothing staged (DestinationCapabilities).
+    if (deps.destination.capabilities.stagesWrites) await deps.destination.flushStaged();
   };
 }
 

@@ -17,11 +17,13 @@ export function missingData(deps: ActivityDeps) {
     const { destination } = deps;
     const tables = [...new Set((input.streams ?? ALL_STREAMS).map((s) => STREAMS[s].table))];
     const rejected: Record<string, number> = {};
-    for (const r of await destination.openRejections())
+    for (const r of await destination.bookkeeping.openRejections())
       if ((tables as readonly string[]).includes(r.table_name))
         rejected[r.table_name] = (rejected[r.table_name] ?? 0) + r.items;
     const withThreads = input.streams?.includes(THREADS_STREAM) ?? true;
-    const failed = withThreads ? await destination.listThreadQueue({ status: 'failed' }) : [];
+    const failed = withThreads
+      ? await destination.listCheckpoints({ threadQueue: true, status: 'failed' })
+      : [];
     const parts = [
       ...Object.entries(rejected).map(
         ([table, n]) => `${n} ${table} item${n === 1 ? '' : 's'} set aside in _rejected`,

@@ -1,8 +1,8 @@
 import { z } from 'zod';
+import { currentTicketsMatching, isComputableCondition } from '../connectors/queries/saved-views.js';
 import { ViewFilter } from '../schemas/api/index.js';
 import type { ReconcileInput, ReconcileSummary } from '../schemas/reconcile.js';
 import { byText, type ReconciliationRecord } from '../schemas/warehouse.js';
-import type { SqlDialect } from '../schemas/warehouse-views.js';
 import { readState } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
 import { PAGE_FETCHERS } from './fetchers.js';
@@ -13,14 +13,6 @@ import { readWarehouse } from './tie-out/read-warehouse.js';
 import { syncedStreams } from './tie-out/synced-streams.js';
 
 /** Ticket columns a saved-view condition compares (spec 2.4 leaves the filter structure open; see views.ts). */
-const VIEW_CONDITION_COLUMNS: Readonly<Record<string, string>> = {
-  status: 'status',
-  channel: 'channel',
-  priority: 'priority',
-  team: 'team_id',
-  assignee: 'assignee_id',
-};
-
 const REPORT_NOTE =
   'A difference is a warning: report data can be incomplete or awaiting update (spec 2.11 rule 3), a change ' +
   'after the sync read the source arrives next run, or the warehouse misses or holds extra rows.';
@@ -122,7 +114,13 @@ export function reconcile(deps: ActivityDeps) {
     // Saved views' counts, where the filters can be computed in the warehouse.
     const views = input.views ? await savedViews(destination) : [];
     const computed = views.filter((v): v is SavedView & { filters: ViewFilter[] } => 'filters' in v);
-    const viewCounts = computed.length === 0 ? [] : await viewCountsHeld(destination, computed);
+    const viewCounts =
+      computed.length === 0
+        ? []
+        : await currentTicketsMatching(
+            destination,
+            computed.map((v) => v.filters),
+          );
     for (const v of views) {
       if (!('filters' in v)) {
         rows.push({
@@ -150,7 +148,7 @@ export function reconcile(deps: ActivityDeps) {
     }
 
     await settleMoving(deps, rows, window);
-    await destination.recordReconciliation(rows);
+    await destination.bookkeeping.recordReconciliation(rows);
     return summaryOf(rows);
   };
 }
@@ -274,24 +272,6 @@ async function currentViewCounts(deps: ActivityDeps): Promise<Map<string, number
   return counts;
 }
 
-/** In ONE query of the current tickets, each computable view's count. */
-async function viewCountsHeld(
-  destination: ActivityDeps['destination'],
-  computed: readonly (SavedView & { filters: ViewFilter[] })[],
-): Promise<number[]> {
-  const counts = computed.map(() => 0);
-  for (const r of await destination.select(
-    (d) =>
-      `SELECT COUNT(*) AS n${computed
-        .map((v, i) => `, SUM(CASE WHEN ${filterSql(d, v.filters) || '1 = 1'} THEN 1 ELSE 0 END) AS v${i}`)
-        .join('')} FROM ${d.table('current_tickets')} t`,
-  ))
-    computed.forEach((_, i) => {
-      counts[i]! += Number(r[`v${i}`] ?? 0);
-    });
-  return counts;
-}
-
 /** A saved view as synced: its count, and its filters when the warehouse can compute them, else why not. */
 type SavedView = { metric: string; sourceValue: number } & ({ filters: ViewFilter[] } | { skipped: string });
 
@@ -303,7 +283,7 @@ async function savedViews(destination: ActivityDeps['destination']): Promise<Sav
   return views.map((v) => {
     const filters = parseFilters(v['filters']);
     const base = { metric: `${VIEW_METRIC_PREFIX}${String(v['name'])}`, sourceValue: Number(v['count']) };
-    const unsupported = filters?.find((f) => !(f.condition in VIEW_CONDITION_COLUMNS));
+    const unsupported = filters?.find((f) => !isComputableCondition(f.condition));
     if (filters !== null && !unsupported) return { ...base, filters };
     return {
       ...base,
@@ -324,17 +304,4 @@ function parseFilters(value: unknown): ViewFilter[] | null {
   const parsed = typeof value === 'string' ? JSON.parse(value) : value;
   const filters = z.array(ViewFilter).safeParse(parsed ?? []);
   return filters.success ? filters.data : null;
-}
-
-/** All filters must hold (the view's saved filters combine with AND). */
-function filterSql(d: SqlDialect, filters: readonly ViewFilter[]): string {
-  return filters
-    .map((f) => {
-      const column = `t.${d.ident(VIEW_CONDITION_COLUMNS[f.condition]!)}`;
-      const list = f.options.length ? f.options.map((o) => d.string(o)).join(', ') : null;
-      if (f.operator === 'is_not')
-        return list ? `(${column} IS NULL OR ${column} NOT IN (${list}))` : '1 = 1';
-      return list ? `${column} IN (${list})` : '1 = 0';
-    })
-    .join(' AND ');
 }

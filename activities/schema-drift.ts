@@ -1,3 +1,4 @@
+import { refreshCustomFieldView } from '../connectors/custom-field-view.js';
 import type { SchemaDriftSummary } from '../schemas/run-summary.js';
 import { CUSTOM_FIELD_PATH_PREFIX, type SchemaChangeRecord } from '../schemas/warehouse.js';
 import type { ActivityDeps } from './deps.js';
@@ -15,11 +16,11 @@ const NAMED = 5;
 export function schemaDriftAfterRun(deps: ActivityDeps) {
   return async (input: { runId: string }): Promise<SchemaDriftSummary> => {
     const { destination } = deps;
-    const changes = await destination.listSchemaChanges({ firstRunId: input.runId });
+    const changes = await destination.bookkeeping.listSchemaChanges({ firstRunId: input.runId });
     const fields = changes.filter(
       (c) => c.table_name === 'tickets' && c.field_path.startsWith(CUSTOM_FIELD_PATH_PREFIX),
     );
-    const columns = fields.length > 0 ? await destination.refreshCustomFieldView() : null;
+    const columns = fields.length > 0 ? await refreshCustomFieldView(destination) : null;
     if (columns) deps.logger.info({ columns: columns.length }, 'ticket_custom_fields regenerated');
     return {
       recorded: changes.length,

@@ -1,4 +1,5 @@
 import { Context } from '@temporalio/activity';
+import { lastSeen, runScope } from '../connectors/destination.js';
 import type { Page } from '../connectors/support-api/index.js';
 import { newestStampMs } from '../schemas/freshness.js';
 import { streamOf } from '../schemas/streams.js';
@@ -121,7 +122,7 @@ export const STORE_ALL: PageStore<AnyPage, object> = {
     const write = pageWrite(deps, target, step, previous);
     const staged = await deps.destination.stageBatch(
       { table: target.table, ...write, rows: write.rows as never, repair: target.repair },
-      { runId: target.runId },
+      runScope(deps.destination, target.runId),
     );
     recordedDrift(deps).remember(write.schemaChanges);
     // Rows staged: those the warehouse stored as they are may be left out (a re-read that changed nothing
@@ -194,9 +195,11 @@ export async function syncPages(
   const reports: PageReport[] = [...(earlierProgress<PageRunReport<PageReport>>()?.pages ?? [])];
   if (reports.at(-1)?.done || reports.length >= limits.maxPages) return { pages: reports };
   const checkpointStream = target.checkpointStream ?? target.stream;
-  const stored = await deps.destination.readCheckpoint(checkpointStream, target.scope, {
-    lastSeenTag: reports.at(-1)?.cursorTag ?? target.lastSeenTag,
-  });
+  const stored = await deps.destination.readCheckpoint(
+    checkpointStream,
+    target.scope,
+    lastSeen(deps.destination, reports.at(-1)?.cursorTag ?? target.lastSeenTag),
+  );
   if ((target.settled ?? isComplete)(stored))
     return { pages: [...reports, { ...NOTHING_READ, ...store.nothing }] };
   const stream = streamOf(target.stream);
@@ -211,15 +214,18 @@ export async function syncPages(
       step = await next;
     } catch (err) {
       if (!target.gone?.(err)) throw err;
-      await deps.destination.writeCheckpoints([
-        nextCheckpoint(previous, {
-          stream: checkpointStream,
-          scope: target.scope,
-          cursor: null,
-          done: true,
-          rows: 0,
-        }),
-      ]);
+      await deps.destination.writeTables(
+        [],
+        [
+          nextCheckpoint(previous, {
+            stream: checkpointStream,
+            scope: target.scope,
+            cursor: null,
+            done: true,
+            rows: 0,
+          }),
+        ],
+      );
       reports.push({ ...NOTHING_READ, ...store.nothing });
       break;
     }
@@ -318,17 +324,20 @@ async function refuseEndlessScope(
   const bound = endlessScopeBound(deps, previous, rowsCountItems);
   if (bound === null || previous === null) return;
   const maxPages = deps.maxPagesPerScope ?? DEFAULT_MAX_PAGES_PER_SCOPE;
-  await deps.destination.writeCheckpoints([
-    {
-      stream: checkpointStream,
-      scope: target.scope,
-      cursor: null,
-      high_water_mark: previous.high_water_mark,
-      status: 'running',
-      pages: 0,
-      rows: 0,
-    },
-  ]);
+  await deps.destination.writeTables(
+    [],
+    [
+      {
+        stream: checkpointStream,
+        scope: target.scope,
+        cursor: null,
+        high_water_mark: previous.high_water_mark,
+        status: 'running',
+        pages: 0,
+        rows: 0,
+      },
+    ],
+  );
   throw Object.assign(
     new Error(
       bound === 'empty'

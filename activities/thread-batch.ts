@@ -1,5 +1,6 @@
 import { CancelledFailure, Context } from '@temporalio/activity';
 import pLimit, { type LimitFunction } from 'p-limit';
+import { lastSeen, runScope } from '../connectors/destination.js';
 import { currentCancellation, type Page, SupportClientError } from '../connectors/support-api/index.js';
 import { newestStampMs } from '../schemas/freshness.js';
 import { encodeStateKey, threadKeyOf } from '../schemas/state-key.js';
@@ -155,7 +156,7 @@ export function syncThreadBatch(deps: ActivityDeps) {
               schemaChanges: batch.schemaChanges,
               repair: input.repair === true,
             },
-            { runId: input.runId ?? null },
+            runScope(deps.destination, input.runId ?? null),
           ),
         );
         drift.remember(batch.schemaChanges);
@@ -207,9 +208,11 @@ export function syncThreadBatch(deps: ActivityDeps) {
         fetch: (cursor) =>
           PAGE_FETCHERS.ticket_messages(deps.client, { ticketNumber: key.ticketNumber }, cursor),
       };
-      const entry = await deps.destination.readCheckpoint(target.checkpointStream!, thread.scope, {
-        lastSeenTag: thread.listedTag,
-      });
+      const entry = await deps.destination.readCheckpoint(
+        target.checkpointStream!,
+        thread.scope,
+        lastSeen(deps.destination, thread.listedTag),
+      );
       // Completed already (an earlier attempt committed it), failed or gone from the queue: nothing to read.
       if (entry?.status !== 'running') continue;
       let previous: CheckpointCounts | null = entry;

@@ -1,5 +1,5 @@
 import { checkpointTagOf } from '../connectors/cursor-tag.js';
-import type { StateReads } from '../connectors/destination.js';
+import type { Bookkeeping, StateReads } from '../connectors/destination.js';
 import { encodeThreadFailure, threadKeyOf } from '../schemas/state-key.js';
 import { STREAMS, THREADS_STREAM } from '../schemas/streams.js';
 import { readState, restartedCheckpoint } from './checkpoints.js';
@@ -8,7 +8,8 @@ import type { ActivityDeps } from './deps.js';
 /** Queue entries of threads to read next, skipping those a lane of the workflow is already on. */
 async function queuedEntries(deps: ActivityDeps, input: { limit: number; skip: string[] }) {
   const skip = new Set(input.skip);
-  const queued = await deps.destination.listThreadQueue({
+  const queued = await deps.destination.listCheckpoints({
+    threadQueue: true,
     status: 'running',
     limit: input.limit + skip.size,
   });
@@ -44,8 +45,8 @@ export function markThreadFailed(deps: ActivityDeps) {
     const entry = await readState(destination, key);
     if (entry?.status !== 'running') return { marked: false };
     const now = (await destination.currentTime()).toISOString();
-    await destination.writeCheckpoints([{ ...entry, status: 'failed' }]);
-    await destination.recordRun({
+    await destination.writeTables([], [{ ...entry, status: 'failed' }]);
+    await destination.bookkeeping.recordRun({
       ...encodeThreadFailure(key),
       parent_run_id: input.runId,
       window_start: null,
@@ -70,8 +71,11 @@ export function markThreadFailed(deps: ActivityDeps) {
 export function queueThreadsToReverify(deps: ActivityDeps) {
   return async (input: { limit: number; verifiedBefore: string }) => {
     const { destination } = deps;
-    const stale = await destination.staleThreads(new Date(input.verifiedBefore), input.limit);
-    await destination.writeCheckpoints(stale.map((scope) => restartedCheckpoint(threadKeyOf(scope))));
+    const stale = await destination.bookkeeping.staleThreads(new Date(input.verifiedBefore), input.limit);
+    await destination.writeTables(
+      [],
+      stale.map((scope) => restartedCheckpoint(threadKeyOf(scope))),
+    );
     return { queued: stale.length };
   };
 }
@@ -86,10 +90,13 @@ export function queueThreadsToReverify(deps: ActivityDeps) {
 export function requeueUnsettledThreads(deps: ActivityDeps) {
   return async () => {
     const { failed, inTransit, withRejected, again } = await unsettledThreads(deps.destination);
-    await deps.destination.writeCheckpoints([
-      ...failed.map((cp) => ({ ...cp, status: 'running' as const })),
-      ...again.map((scope) => restartedCheckpoint(threadKeyOf(scope))),
-    ]);
+    await deps.destination.writeTables(
+      [],
+      [
+        ...failed.map((cp) => ({ ...cp, status: 'running' as const })),
+        ...again.map((scope) => restartedCheckpoint(threadKeyOf(scope))),
+      ],
+    );
     return { requeued: failed.length, inTransit, withRejected };
   };
 }
@@ -99,9 +106,11 @@ export function requeueUnsettledThreads(deps: ActivityDeps) {
  * threads (`again`) to queue from scratch. The `plan` command counts them too.
  */
 export async function unsettledThreads(
-  reads: Pick<StateReads, 'listThreadQueue' | 'openRejections' | 'liveRows'>,
+  reads: Pick<StateReads, 'listCheckpoints' | 'liveRows'> & {
+    readonly bookkeeping: Pick<Bookkeeping, 'openRejections'>;
+  },
 ) {
-  const failed = await reads.listThreadQueue({ status: 'failed' });
+  const failed = await reads.listCheckpoints({ threadQueue: true, status: 'failed' });
   // The threads of live messages still in transit: from the live messages' numbers and states (liveRows:
   // a table read on BigQuery, where a query bills 10 MB at least).
   const inTransit = [
@@ -120,7 +129,7 @@ export async function unsettledThreads(
   // Threads with a message set aside (`_rejected`): read again until it can be stored.
   const withRejected = [
     ...new Set(
-      (await reads.openRejections())
+      (await reads.bookkeeping.openRejections())
         .filter((r) => r.table_name === STREAMS[THREADS_STREAM].table)
         .map((r) => r.scope),
     ),
@@ -139,7 +148,8 @@ export const TRANSIT_STATUSES = ['queued', 'sent'] as const;
  */
 export function finishThreads(deps: ActivityDeps) {
   return async (input: { fullRefreshSince: string }) => {
-    const pending = await deps.destination.listThreadQueue({
+    const pending = await deps.destination.listCheckpoints({
+      threadQueue: true,
       status: 'running',
       limit: 1,
     });
@@ -151,13 +161,13 @@ export function finishThreads(deps: ActivityDeps) {
     const now = deps.now?.() ?? new Date();
     // Only messages of threads read to their end are candidates: a thread that failed this run keeps its
     // messages (its queue entry is not complete), it was not read, so nothing can be said about them.
-    const deleted = await deps.destination.markDeletedNotSeenSince(
-      STREAMS[THREADS_STREAM].table,
-      new Date(input.fullRefreshSince),
+    const deleted = await deps.destination.markDeleted(
+      {
+        table: STREAMS[THREADS_STREAM].table,
+        notSeenSince: new Date(input.fullRefreshSince),
+        unlessUnread: { column: 'ticket_number' },
+      },
       now,
-      undefined,
-      undefined,
-      { column: 'ticket_number' },
     );
     return { deleted };
   };

@@ -1,3 +1,4 @@
+import { runScope } from '../connectors/destination.js';
 import type { Page } from '../connectors/support-api/index.js';
 import type { Ticket } from '../schemas/api/tickets.js';
 import { decodeStateKey, encodeStateKey, type StateKey } from '../schemas/state-key.js';
@@ -136,7 +137,7 @@ function changedTickets(input: TicketsPageInput): PageStore<
       const stored = await destination.storedVersions(
         'tickets',
         page.items.map((t) => t.id),
-        { runId: target.runId },
+        runScope(destination, target.runId),
       );
       const versionMoved = versionMovedIds(page.items, stored);
       // A ticket listed at an older version than stored: the merge keeps the stored row, so where that row
@@ -196,7 +197,7 @@ function changedTickets(input: TicketsPageInput): PageStore<
           repair: target.repair,
         },
         {
-          runId: target.runId,
+          ...runScope(destination, target.runId),
           alongside: [
             ticketSightings(
               changedRows.map((r) => r.item),
@@ -233,7 +234,7 @@ export function beginSweep(deps: ActivityDeps) {
     const resumed = sweepUnderWay(current, input.restart);
     if (resumed) return resumed;
     const startedAt = (await destination.currentTime()).toISOString();
-    await destination.writeCheckpoints([restartedCheckpoint(TICKETS_SWEEP, startedAt)]);
+    await destination.writeTables([], [restartedCheckpoint(TICKETS_SWEEP, startedAt)]);
     return { startedAt, resumedAtPage: 0 };
   };
 }
@@ -261,9 +262,8 @@ export function finishSweep(deps: ActivityDeps) {
       });
     }
     const now = deps.now?.() ?? new Date();
-    const deleted = await destination.markDeletedNotSeenSince(
-      'tickets',
-      new Date(sweep.high_water_mark),
+    const deleted = await destination.markDeleted(
+      { table: 'tickets', notSeenSince: new Date(sweep.high_water_mark) },
       now,
     );
     if (deleted > 0) logger.info({ deleted }, 'tickets the source no longer lists marked deleted');
@@ -285,27 +285,32 @@ export function finishTickets(deps: ActivityDeps) {
     const current = await readState(destination, TICKETS_HWM);
     const hwm = laterInstant(current?.high_water_mark, input.newest);
     if (hwm !== current?.high_water_mark) {
-      await destination.writeCheckpoints([
-        {
-          ...encodeStateKey(TICKETS_HWM),
-          cursor: null,
-          high_water_mark: hwm,
-          status: 'complete',
-          pages: 0,
-          rows: 0,
-        },
-      ]);
+      await destination.writeTables(
+        [],
+        [
+          {
+            ...encodeStateKey(TICKETS_HWM),
+            cursor: null,
+            high_water_mark: hwm,
+            status: 'complete',
+            pages: 0,
+            rows: 0,
+          },
+        ],
+      );
     }
     const now = deps.now?.() ?? new Date();
     const followed: Partial<Record<TicketFollower, { marked: number; revived: number }>> = {};
     for (const stream of followers) {
       const { table, followsTicketDeletion } = STREAMS[stream];
-      followed[stream] = await destination.cascadeDeletion(
+      followed[stream] = await destination.markDeleted(
         {
-          child: table,
-          foreignKey: TICKET_FOREIGN_KEY,
-          parent: STREAMS.tickets.table,
-          revive: followsTicketDeletion.revive,
+          cascade: {
+            child: table,
+            foreignKey: TICKET_FOREIGN_KEY,
+            parent: STREAMS.tickets.table,
+            revive: followsTicketDeletion.revive,
+          },
         },
         now,
       );

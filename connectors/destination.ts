@@ -1,5 +1,4 @@
 import type { AuditCounts, AuditSeed } from '../schemas/audit.js';
-import type { CustomFieldColumn } from '../schemas/custom-fields-view.js';
 import type {
   AuditRecord,
   Checkpoint,
@@ -18,7 +17,7 @@ import type {
   TableName,
   TableSpec,
 } from '../schemas/warehouse.js';
-import type { SqlDialect } from '../schemas/warehouse-views.js';
+import type { SqlDialect, ViewSpec } from '../schemas/warehouse-views.js';
 import type { RowFilter } from './row-filter.js';
 import type { SchemaChangeFilter } from './sql/schema-changes.js';
 
@@ -61,7 +60,7 @@ export interface WriteBatch<T extends TableName = TableName> {
 /**
  * The sync run a page's read or write belongs to. A destination may answer for the run from what it read
  * of a table once for it, counting what it staged since (BigQuery's per-run version cache: one table read
- * instead of a query per page); one without such memory reads and writes as without a run.
+ * instead of a query per page) when its capabilities say `cachesVersionsPerRun`.
  */
 export interface RunScope {
   readonly runId?: string | null;
@@ -97,6 +96,35 @@ export interface DeletionCascade {
   readonly revive: boolean;
 }
 
+/** Rows of one table a deletion marks: these ids, or (a full refresh) those not received since an instant. */
+export type RowsDeletion =
+  | {
+      readonly table: TableName;
+      readonly ids: readonly string[];
+      readonly checkpoint?: CheckpointUpdate | undefined;
+    }
+  | {
+      readonly table: TableName;
+      /** Rows not received since this instant (`_synced_at < notSeenSince`). */
+      readonly notSeenSince: Date;
+      readonly checkpoint?: CheckpointUpdate | undefined;
+      /** Only rows inside the range the refresh re-read. */
+      readonly within?: DeletionRange | undefined;
+      /** Never rows the refresh did not manage to read (see UnreadGuard). */
+      readonly unlessUnread?: UnreadGuard | undefined;
+    };
+
+/** A child table's rows following their parents' deletion (see DeletionCascade). */
+export interface CascadeDeletion {
+  readonly cascade: DeletionCascade;
+}
+
+/** How many rows a cascade marked deleted, and how many it revived. */
+export interface DeletionCounts {
+  readonly marked: number;
+  readonly revived: number;
+}
+
 /** The part of a table a full refresh re-read: rows whose timestamp `column` is at or after `from`. */
 export interface DeletionRange {
   readonly column: string;
@@ -112,8 +140,15 @@ export interface UnreadGuard {
   readonly column: string;
 }
 
-/** Narrows `listCheckpoints` and `listThreadQueue` (e.g. `{ status: 'running', limit: 50 }`). */
+/** Which checkpoints `listCheckpoints` lists (e.g. `{ threadQueue: true, status: 'running', limit: 50 }`). */
 export interface CheckpointFilter {
+  /**
+   * The thread queue's entries (checkpoints of `thread` keys, `_thread_queue`), in ticket-number order,
+   * instead of every other checkpoint (`_sync_state`, `_reread_queue`), in (stream, scope) order.
+   */
+  readonly threadQueue?: boolean;
+  /** Only this stream's (not of the thread queue, whose entries all have one). */
+  readonly stream?: string;
   readonly status?: CheckpointStatus;
   /** At most this many, in the listing's order. */
   readonly limit?: number;
@@ -131,16 +166,45 @@ export interface DestinationHooks {
   beforeMerge?: (table: TableName) => Promise<void> | void;
 }
 
+/**
+ * What a destination does beyond the contract's least (dlt's destination capabilities): declared once per
+ * destination, so a caller asks here instead of handing options a destination without the capability would
+ * have to ignore, and no code outside the connectors asks which warehouse it is.
+ */
+export interface DestinationCapabilities {
+  /**
+   * `stageBatch` only stages: rows reach their tables at the next `flushStaged` (BigQuery: Storage Write API
+   * appends, merged per table by a flush). Without it a staged batch is written and merged at once, and
+   * there is never anything to flush.
+   */
+  readonly stagesWrites: boolean;
+  /**
+   * `readCheckpoint` may answer from the checkpoints this process wrote or listed when the caller's
+   * `lastSeenTag` matches (one process's page after page costs no read). Without it every read reads.
+   */
+  readonly remembersCheckpointTags: boolean;
+  /**
+   * With a run (RunScope), `storedVersions` answers from what it read of the table once for the run, and
+   * `stageBatch` leaves out rows the table stores as they are. Without it both work as without a run.
+   */
+  readonly cachesVersionsPerRun: boolean;
+}
+
+/** What the connectors' named queries (connectors/queries/) run on: one read-only SELECT at a time. */
+export type SqlReader = Pick<StateReads, 'select'>;
+
 /*
  * The Destination, grouped by what a caller does with it. Callers keep taking a `Destination`; a part that
- * only reads state (or only keeps the ledger) can take the narrower interface.
+ * only reads state can take the narrower interface, one that only keeps the ledger its `bookkeeping`.
  */
 
 /** The warehouse's schema and the destination's life. */
 export interface DestinationSchema {
+  /** What this destination does beyond the contract's least (see DestinationCapabilities). */
+  readonly capabilities: DestinationCapabilities;
   /**
    * Creates schema/dataset, all tables and indexes; idempotent; adds columns missing from existing tables;
-   * then the views, `ticket_custom_fields` included (see refreshCustomFieldView).
+   * then the views, `ticket_custom_fields` included (connectors/custom-field-view.ts).
    */
   prepare(): Promise<void>;
   /**
@@ -152,10 +216,10 @@ export interface DestinationSchema {
    */
   probeWrite(): Promise<'probed' | 'not_prepared'>;
   /**
-   * Regenerates the view `ticket_custom_fields` from the custom fields the live tickets hold (one typed
-   * column per field, schemas/custom-fields-view.ts); returns its field columns.
+   * Creates or replaces one view (a view whose columns change is dropped and created again): how a view
+   * whose columns follow the data is regenerated (connectors/custom-field-view.ts).
    */
-  refreshCustomFieldView(): Promise<CustomFieldColumn[]>;
+  replaceView(view: ViewSpec): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -164,7 +228,9 @@ export interface WarehouseWrites {
   /**
    * Batches of one or several tables (a report snapshot and its flattened values), every batch's
    * checkpoints and `checkpoint`, all in one transaction, merged on return; one result per batch, in
-   * order. An invalid row rejects everything.
+   * order. An invalid row rejects everything. Checkpoints alone (no batch: a window restarted, a
+   * high-water mark moved) are written atomically as the page path writes its own — durable and read back
+   * at once; with no rows there is nothing to merge, so nothing staged is flushed for them.
    */
   writeTables(
     batches: readonly WriteBatch[],
@@ -177,12 +243,10 @@ export interface WarehouseWrites {
    * a writer compares like with like against `storedVersions`; tickets: a content-only change).
    */
   writtenSpec(table: TableName): TableSpec<unknown>;
-  /** Checkpoints alone, atomically (a window restarted, a high-water mark moved). */
-  writeCheckpoints(checkpoints: readonly CheckpointUpdate[]): Promise<void>;
   /**
    * The page path's write: a batch by the rules of `writeTables` — durable on return, a checkpoint never
    * without the rows it follows, its checkpoints read back at once — whose rows may reach their table only
-   * at the next `flushStaged` (BigQuery: Storage Write API appends, no job; PostgreSQL: `writeTables`).
+   * at the next `flushStaged` when the capabilities say `stagesWrites` (else written as by `writeTables`).
    * Re-staging a batch (a retried page) is harmless: the merge keeps the latest version. With the page's
    * run (RunScope), rows the table stores as they are may be left out; the report says how many were staged.
    */
@@ -202,31 +266,13 @@ export interface WarehouseWrites {
 
 /** Rows marked deleted, never removed. */
 export interface WarehouseDeletions {
-  /** Marks rows deleted (only rows not yet deleted); returns how many were marked. */
-  markDeleted(
-    table: TableName,
-    ids: readonly string[],
-    deletedAt: Date,
-    checkpoint?: CheckpointUpdate,
-  ): Promise<number>;
   /**
-   * Full refresh: marks deleted every row not received since `since` (`_synced_at < since`), optionally only
-   * rows inside the range the refresh re-read (`within`: rows whose `column` is at or after `from`), and
-   * never rows the refresh did not manage to read (`unlessUnread`, see UnreadGuard).
+   * Marks deleted (`deletedAt`, only rows not yet deleted) the rows `mark` selects, with its checkpoint in
+   * the same transaction; returns how many were marked. A cascade also revives (see DeletionCascade) and
+   * returns how many rows changed each way.
    */
-  markDeletedNotSeenSince(
-    table: TableName,
-    since: Date,
-    deletedAt: Date,
-    checkpoint?: CheckpointUpdate,
-    within?: DeletionRange,
-    unlessUnread?: UnreadGuard,
-  ): Promise<number>;
-  /**
-   * Rows of `child` whose parent is deleted get `deletedAt` (when not yet deleted); with `revive`, deleted
-   * rows whose parent is live again are un-deleted. Returns how many rows changed each way.
-   */
-  cascadeDeletion(cascade: DeletionCascade, deletedAt: Date): Promise<{ marked: number; revived: number }>;
+  markDeleted(mark: RowsDeletion, deletedAt: Date): Promise<number>;
+  markDeleted(mark: CascadeDeletion, deletedAt: Date): Promise<DeletionCounts>;
 }
 
 /** What the warehouse holds and how far the sync got. */
@@ -236,17 +282,16 @@ export interface StateReads {
    * its cursor, as a page reported it, or of the whole checkpoint, as a listing returned it). A destination
    * that holds the checkpoints it wrote or listed may answer from memory when the one it holds bears that
    * tag — one process's page after page, or a listing's entries, cost no read — and reads otherwise (a
-   * checkpoint another process wrote since is never mistaken for it). One without such memory ignores it.
+   * checkpoint another process wrote since is never mistaken for it). Only where the capabilities say
+   * `remembersCheckpointTags`: a caller passes none to a destination without.
    */
   readCheckpoint(
     stream: string,
     scope: string,
     options?: { readonly lastSeenTag?: string | undefined },
   ): Promise<Checkpoint | null>;
-  /** Every checkpoint but the thread queue's (`_sync_state`, `_reread_queue`), in (stream, scope) order. */
-  listCheckpoints(stream?: string, filter?: CheckpointFilter): Promise<Checkpoint[]>;
-  /** The thread queue's entries (checkpoints of `thread` keys), in ticket-number order. */
-  listThreadQueue(filter?: CheckpointFilter): Promise<Checkpoint[]>;
+  /** The checkpoints `filter` selects: every one but the thread queue's by default (see CheckpointFilter). */
+  listCheckpoints(filter?: CheckpointFilter): Promise<Checkpoint[]>;
   /**
    * id → what is stored: the version (canonical ISO string, see canonicalTimestamp; null for content-rule
    * tables) and `_content_hash` (null on rows written before hashes). Rows marked deleted are left out: a
@@ -259,13 +304,6 @@ export interface StateReads {
     options?: RunScope,
   ): Promise<Map<string, StoredVersion>>;
   /**
-   * Ticket numbers (thread-queue scopes) of live tickets whose thread was last read completely before
-   * `verifiedBefore`, oldest read first: the rolling thread re-read takes them.
-   */
-  staleThreads(verifiedBefore: Date, limit: number): Promise<string[]>;
-  /** How current tickets and threads are known to be (for `status`). */
-  freshness(): Promise<Freshness>;
-  /**
    * The live rows of `table` (those `filter` selects, or all), only `columns`, in no order; `_synced_at` is
    * when each was last seen in the source. BigQuery reads a small table without a query (a query bills 10 MB
    * at least, whatever it reads).
@@ -275,14 +313,6 @@ export interface StateReads {
     columns: readonly string[],
     filter?: RowFilter,
   ): Promise<Record<string, unknown>[]>;
-  /**
-   * The open items of `_rejected`, counted per table, stream and scope: the threads and export windows to
-   * read again, and what a run reports as missing. Items staged and not merged yet may be left out (they
-   * count from the next flush on).
-   */
-  openRejections(): Promise<OpenRejections[]>;
-  /** Schema changes (`_schema_changes`), the newest first seen first. */
-  listSchemaChanges(filter?: SchemaChangeFilter): Promise<SchemaChangeRecord[]>;
   /**
    * Runs one read-only SELECT written against the shared SQL dialect (schemas/warehouse-views.ts) — how
    * code outside the connectors computes a number from the warehouse without knowing which one it is.
@@ -321,13 +351,35 @@ export interface AuditLedger {
   ): Promise<Record<string, AuditCounts>>;
 }
 
-export interface Destination
-  extends DestinationSchema,
-    WarehouseWrites,
-    WarehouseDeletions,
-    StateReads,
-    RunLedger,
-    AuditLedger {}
+/**
+ * The bookkeeping tables' own writes and reads, beside the data: the run ledger and reconciliation
+ * (`_sync_runs`, `_reconciliation`), the audit (`_audit`), items set aside (`_rejected`) and schema drift
+ * (`_schema_changes`), and the thread queue's reads (`_thread_queue` with the tickets: stale threads,
+ * freshness). A part of its own, composed into each destination (sql/bookkeeping.ts, and BigQuery's
+ * table reads over it, bigquery/bookkeeping.ts), so the core does not grow a member per bookkeeping table.
+ */
+export interface Bookkeeping extends RunLedger, AuditLedger {
+  /**
+   * The open items of `_rejected`, counted per table, stream and scope: the threads and export windows to
+   * read again, and what a run reports as missing. Items staged and not merged yet may be left out (they
+   * count from the next flush on).
+   */
+  openRejections(): Promise<OpenRejections[]>;
+  /** Schema changes (`_schema_changes`), the newest first seen first. */
+  listSchemaChanges(filter?: SchemaChangeFilter): Promise<SchemaChangeRecord[]>;
+  /**
+   * Ticket numbers (thread-queue scopes) of live tickets whose thread was last read completely before
+   * `verifiedBefore`, oldest read first: the rolling thread re-read takes them.
+   */
+  staleThreads(verifiedBefore: Date, limit: number): Promise<string[]>;
+  /** How current tickets and threads are known to be (for `status`). */
+  freshness(): Promise<Freshness>;
+}
+
+export interface Destination extends DestinationSchema, WarehouseWrites, WarehouseDeletions, StateReads {
+  /** The bookkeeping tables (see Bookkeeping). */
+  readonly bookkeeping: Bookkeeping;
+}
 
 /** Options shared by every destination. */
 export interface DestinationOptions {
@@ -351,3 +403,19 @@ export interface DestinationOptions {
 
 /** Replacement specs by table name (see DestinationOptions.tables). */
 export type TableSpecOverrides = { readonly [T in TableName]?: TableSpec<RowInputs[T]> };
+
+/** What a page's read or write tells `destination` of its run: only one that caches versions per run uses it. */
+export function runScope(
+  destination: Pick<DestinationSchema, 'capabilities'>,
+  runId: string | null | undefined,
+): RunScope {
+  return destination.capabilities.cachesVersionsPerRun ? { runId: runId ?? null } : {};
+}
+
+/** readCheckpoint's `lastSeenTag`, for a destination that remembers checkpoint tags; none for another. */
+export function lastSeen(
+  destination: Pick<DestinationSchema, 'capabilities'>,
+  tag: string | undefined,
+): { readonly lastSeenTag?: string | undefined } | undefined {
+  return destination.capabilities.remembersCheckpointTags ? { lastSeenTag: tag } : undefined;
+}

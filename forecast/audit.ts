@@ -1,9 +1,9 @@
+import { liveRowCount } from '../connectors/queries/row-counts.js';
 import { AUDIT_TABLE_NAMES, AUDIT_TABLES, type AuditTable, splitBudget } from '../schemas/audit.js';
 import type { Config } from '../schemas/config.js';
 import type { ForecastItem } from '../schemas/forecast.js';
 import type { SyncMode } from '../schemas/run-input.js';
 import type { StreamName } from '../schemas/streams.js';
-import { TABLES } from '../schemas/warehouse.js';
 import { auditRequestsOf } from '../worker/config.js';
 import type { ForecastReads } from './warehouse-reads.js';
 
@@ -48,11 +48,5 @@ export async function forecastAudit(options: {
 }
 
 async function liveRows(reads: ForecastReads, table: AuditTable): Promise<number> {
-  const spec = TABLES[table];
-  const [row] = await reads.select(
-    (d) =>
-      `SELECT COUNT(*) AS n FROM ${d.table(spec.name)}` +
-      (spec.tracksDeletion ? ` WHERE ${d.ident('_deleted_at')} IS NULL` : ''),
-  );
-  return Number(row?.['n'] ?? 0);
+  return (await liveRowCount(reads, [table])) ?? 0;
 }

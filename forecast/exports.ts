@@ -1,6 +1,7 @@
 import { type RunPlan, succeededWindows } from '../activities/bookkeeping.js';
 import { readState } from '../activities/checkpoints.js';
 import { PAGE_FETCHERS } from '../activities/fetchers.js';
+import { liveRowsPerDay } from '../connectors/queries/row-counts.js';
 import type { SupportApiClient } from '../connectors/support-api/index.js';
 import { EXPORT_PAGE_LIMIT } from '../schemas/api/exports.js';
 import type { ForecastPass, ForecastWindow } from '../schemas/forecast.js';
@@ -16,8 +17,6 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 /** How a pass's items are placed in time and counted (its stream's `forecast`), and the table holding them. */
 interface PassCounting extends PassForecast {
   readonly table: TableName;
-  /** Whether the table marks rows deleted (only live rows count). */
-  readonly tracksDeletion: boolean;
 }
 
 const PASS_COUNTING = Object.fromEntries(
@@ -28,7 +27,6 @@ const PASS_COUNTING = Object.fromEntries(
           {
             ...definition.forecast,
             table: s.table,
-            tracksDeletion: s.warehouse?.tracksDeletion ?? false,
           } satisfies PassCounting,
         ])
       : [],
@@ -186,17 +184,9 @@ async function storedPass(
   const mark = (await readState(reads, { kind: 'high_water_mark', stream: pass }))?.high_water_mark;
   if (!mark || historyStart === null || Date.parse(mark) <= Date.parse(historyStart)) return null;
   const covered = { from: Date.parse(historyStart), before: Date.parse(mark) };
-  const rows = await reads.select((d) => {
-    const day = d.utcDay(d.ident(counting.dateColumn));
-    const live = counting.tracksDeletion ? ` AND ${d.ident('_deleted_at')} IS NULL` : '';
-    return (
-      `SELECT ${day} AS day, COUNT(*) AS items FROM ${d.table(counting.table)} ` +
-      `WHERE ${d.ident(counting.dateColumn)} IS NOT NULL${live} GROUP BY ${day}`
-    );
-  });
-  const days = rows.map((r) => ({
-    from: Date.parse(`${String(r['day'])}T00:00:00Z`),
-    items: Number(r['items']),
+  const days = (await liveRowsPerDay(reads, counting.table, counting.dateColumn)).map((r) => ({
+    from: Date.parse(`${r.day}T00:00:00Z`),
+    items: r.rows,
   }));
   return {
     covered,

@@ -2,6 +2,7 @@ import { planRun } from '../activities/bookkeeping.js';
 import { readState } from '../activities/checkpoints.js';
 import { UNPAGINATED_STREAMS } from '../activities/fetchers.js';
 import { TIE_OUT_QUERIES } from '../activities/tie-out/queries.js';
+import { liveRowCount } from '../connectors/queries/row-counts.js';
 import type { SupportApiClient } from '../connectors/support-api/index.js';
 import type { AuditUnit } from '../schemas/audit.js';
 import { AUDIT_TABLE_NAMES, AUDIT_TABLES } from '../schemas/audit.js';
@@ -16,7 +17,6 @@ import {
   streamOfPass,
   THREADS_STREAM,
 } from '../schemas/streams.js';
-import { TABLES } from '../schemas/warehouse.js';
 import { settingsFromConfig } from '../worker/config.js';
 import { forecastAudit } from './audit.js';
 import { forecastExports, pagesOf, passBasis } from './exports.js';
@@ -317,15 +317,9 @@ async function referencePages(
   pageSize: number,
 ): Promise<{ pages: number; basis: string }> {
   if (UNPAGINATED_STREAMS.includes(stream)) return { pages: 1, basis: 'one unpaginated answer' };
-  const table = TABLES[STREAMS[stream].table as keyof typeof TABLES];
-  const [row] = await reads.select(
-    (d) =>
-      `SELECT COUNT(*) AS n FROM ${d.table(table.name)}` +
-      (table.tracksDeletion ? ` WHERE ${d.ident('_deleted_at')} IS NULL` : ''),
-  );
-  if (row === undefined)
-    return { pages: 1, basis: 'nothing stored yet: one page, more if the list is longer' };
-  return { pages: pagesOf(Number(row['n']), pageSize), basis: `${Number(row['n'])} rows in the warehouse` };
+  const rows = await liveRowCount(reads, [STREAMS[stream].table]);
+  if (rows === null) return { pages: 1, basis: 'nothing stored yet: one page, more if the list is longer' };
+  return { pages: pagesOf(rows, pageSize), basis: `${rows} rows in the warehouse` };
 }
 
 /**

@@ -3,9 +3,9 @@ import { readState } from '../activities/checkpoints.js';
 import { THREAD_PAGE_LIMIT } from '../activities/fetchers.js';
 import { unsettledThreads } from '../activities/threads.js';
 import { listingDone, sweepUnderWay, threadsToQueue, versionMovedIds } from '../activities/tickets.js';
+import { threadsLongerThan } from '../connectors/queries/threads.js';
 import { REVERIFY_ROUND, threadCutoffOf } from '../schemas/child-inputs.js';
 import type { SyncMode, SyncSettings } from '../schemas/run-input.js';
-import { STREAMS, THREADS_STREAM } from '../schemas/streams.js';
 import type { SweptPage } from './sweep.js';
 import type { ForecastReads } from './warehouse-reads.js';
 
@@ -86,7 +86,7 @@ export async function forecastTickets(input: {
   }
   const queuedByListing = queued.size;
   const unsettled = await unsettledThreads(reads);
-  const waiting = await reads.listThreadQueue({ status: 'running' });
+  const waiting = await reads.listCheckpoints({ threadQueue: true, status: 'running' });
   for (const scope of [
     ...unsettled.failed.map((c) => c.scope),
     ...unsettled.again,
@@ -99,7 +99,7 @@ export async function forecastTickets(input: {
   // from their wall time), so it never holds the run open beyond that round.
   const reverifying =
     settings.threadReverifyPerRun > 0 && (mode === 'incremental' || mode === 'full_refresh');
-  const freshness = await reads.freshness();
+  const freshness = await reads.bookkeeping.freshness();
   const readBefore = Math.max(
     0,
     freshness.threads.live - freshness.threads.unread - storedAndQueued - unsettled.again.length,
@@ -127,11 +127,6 @@ export async function forecastTickets(input: {
 
 /** Pages of the stored threads longer than one page (ticket number → pages); the others take one. */
 async function longThreads(reads: ForecastReads): Promise<Map<string, number>> {
-  const rows = await reads.select(
-    (d) =>
-      `SELECT CAST(${d.ident('ticket_number')} AS ${d.type('string')}) AS scope, COUNT(*) AS messages ` +
-      `FROM ${d.table(STREAMS[THREADS_STREAM].table)} WHERE ${d.ident('_deleted_at')} IS NULL ` +
-      `GROUP BY ${d.ident('ticket_number')} HAVING COUNT(*) > ${THREAD_PAGE_LIMIT}`,
-  );
-  return new Map(rows.map((r) => [String(r['scope']), Math.ceil(Number(r['messages']) / THREAD_PAGE_LIMIT)]));
+  const messages = await threadsLongerThan(reads, THREAD_PAGE_LIMIT);
+  return new Map([...messages].map(([scope, n]) => [scope, Math.ceil(n / THREAD_PAGE_LIMIT)]));
 }

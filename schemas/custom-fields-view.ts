@@ -15,7 +15,7 @@ import type { SqlDialect, ViewColumn, ViewSpec } from './warehouse-views.js';
  * source changes no column a dashboard reads; a field whose values change type gets a second column beside the
  * first, which keeps the values of the tickets still holding the old type. The labels live in the column
  * comments and in the view `ticket_custom_field_labels` (field id → column → current label). A destination
- * regenerates both (`Destination.refreshCustomFieldView`) at prepare() and after a run that recorded a new
+ * regenerates both (connectors/custom-field-view.ts) at prepare() and after a run that recorded a new
  * custom field.
  *
  * Reading an entry in SQL repeats schemas/api/custom-fields.ts: the id is the first of `field_id`, `id`,

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { type Activities, createActivities } from '../activities/index.js';
-import type { Destination } from '../connectors/destination.js';
+import type { Bookkeeping, Destination } from '../connectors/destination.js';
 import { createDestination } from '../connectors/index.js';
 import {
   GovernorRegistry,
@@ -94,12 +94,12 @@ export async function buildDependencies(
     options.metrics instanceof SyncMetrics
       ? options.metrics
       : options.metrics
-        ? syncMetricsOf(config, client, destination, logger)
+        ? syncMetricsOf(config, client, destination.bookkeeping, logger)
         : undefined;
   const observer =
     options.metrics instanceof SyncMetrics
       ? options.metrics.forWorkspace(config.SYNC_WORKSPACE, {
-          openSetAside: () => streamsWithOpenSetAside(destination),
+          openSetAside: () => streamsWithOpenSetAside(destination.bookkeeping),
           freshnessSloMs: config.SYNC_FRESHNESS_SLO,
         })
       : metrics;
@@ -131,12 +131,12 @@ export function syncMetricsOf(
   config: Pick<Config, 'SYNC_FRESHNESS_SLO'> &
     Partial<Pick<Config, 'SYNC_WORKSPACE' | 'SYNC_METRICS_WORKSPACE_LABEL' | 'SYNC_METRICS_WORKSPACE_LIMIT'>>,
   client: Pick<SupportApiClient, 'rateStats'>,
-  destination: Pick<Destination, 'openRejections'>,
+  bookkeeping: Pick<Bookkeeping, 'openRejections'>,
   logger: Logger,
 ): SyncMetrics {
   return new SyncMetrics({
     rateStats: () => client.rateStats(),
-    openSetAside: () => streamsWithOpenSetAside(destination),
+    openSetAside: () => streamsWithOpenSetAside(bookkeeping),
     freshnessSloMs: config.SYNC_FRESHNESS_SLO,
     logger,
     ...(config.SYNC_WORKSPACE ? { workspace: config.SYNC_WORKSPACE } : {}),

@@ -1,4 +1,7 @@
-import type { Destination } from '../connectors/destination.js';
+import type { Bookkeeping, SqlReader } from '../connectors/destination.js';
+import { openRejectedRaw } from '../connectors/queries/rejected.js';
+import { lastCompleteReads } from '../connectors/queries/runs.js';
+import { newestLiveStamps } from '../connectors/queries/stamps.js';
 import {
   FRESH_STREAMS,
   FRESHNESS_STAMPS,
@@ -7,7 +10,6 @@ import {
   isFreshStream,
   newestStampMs,
 } from '../schemas/freshness.js';
-import { tableSpecOf } from '../schemas/warehouse.js';
 
 /*
  * Freshness per stream (schemas/freshness.ts): the newest stamp the reader saw at the source minus the newest
@@ -16,16 +18,16 @@ import { tableSpecOf } from '../schemas/warehouse.js';
  * or set aside in `_rejected`, so the newest of both is the newest the source served.
  */
 
-type Reader = Pick<Destination, 'select'>;
+type Reader = SqlReader;
 
 /**
  * The streams with a stamp whose table has items set aside in `_rejected` and not stored since — read from
- * bookkeeping only (Destination.openRejections: on BigQuery a table read of `_rejected`, no query job; on
+ * bookkeeping only (Bookkeeping.openRejections: on BigQuery a table read of `_rejected`, no query job; on
  * PostgreSQL one aggregate over `_rejected`), never from a stream's own table. The worker's metrics ask it
  * once a minute (worker/metrics.ts).
  */
 export async function streamsWithOpenSetAside(
-  bookkeeping: Pick<Destination, 'openRejections'>,
+  bookkeeping: Pick<Bookkeeping, 'openRejections'>,
 ): Promise<Set<FreshStream>> {
   const streamOfTable = new Map(FRESH_STREAMS.map((s) => [freshTableOf(s) as string, s]));
   const open = new Set<FreshStream>();
@@ -47,32 +49,24 @@ const msOf = (value: unknown): number | null => {
  * demand: on BigQuery it bills at least 10 MB per table, which is why the metrics never run it.
  */
 export async function warehouseNewest(warehouse: Reader): Promise<Record<FreshStream, number | null>> {
-  const rows = await warehouse.select((d) =>
-    FRESH_STREAMS.map((stream) => {
-      const spec = tableSpecOf(freshTableOf(stream));
-      const live = spec.tracksDeletion ? ` WHERE ${d.ident('_deleted_at')} IS NULL` : '';
-      return `SELECT ${d.string(stream)} AS stream, MAX(${d.ident(FRESHNESS_STAMPS[stream])}) AS newest FROM ${d.table(spec.name)}${live}`;
-    }).join(' UNION ALL '),
+  const stamps = await newestLiveStamps(
+    warehouse,
+    FRESH_STREAMS.map((stream) => ({
+      name: stream,
+      table: freshTableOf(stream),
+      column: FRESHNESS_STAMPS[stream],
+    })),
   );
-  const newest = Object.fromEntries(FRESH_STREAMS.map((s) => [s, null])) as Record<
+  return Object.fromEntries(FRESH_STREAMS.map((s) => [s, msOf(stamps.get(s))])) as Record<
     FreshStream,
     number | null
   >;
-  for (const row of rows) {
-    const stream = String(row['stream']);
-    if (isFreshStream(stream)) newest[stream] = msOf(row['newest']);
-  }
-  return newest;
 }
 
 /** The newest stamp among items set aside in `_rejected` and not stored since, per stream (epoch ms). */
 async function setAsideNewest(warehouse: Reader): Promise<Partial<Record<FreshStream, number>>> {
   const tables = new Map(FRESH_STREAMS.map((s) => [freshTableOf(s) as string, s]));
-  const rows = await warehouse.select(
-    (d) =>
-      `SELECT ${d.ident('table_name')} AS table_name, ${d.ident('raw')} AS raw FROM ${d.table('_rejected')} ` +
-      `WHERE ${d.ident('resolved_at')} IS NULL AND ${d.ident('table_name')} IN (${[...tables.keys()].map((t) => d.string(t)).join(', ')})`,
-  );
+  const rows = await openRejectedRaw(warehouse, [...tables.keys()]);
   const newest: Partial<Record<FreshStream, number>> = {};
   for (const row of rows) {
     const stream = tables.get(String(row['table_name']));
@@ -97,18 +91,10 @@ function parsedJson(value: unknown): unknown {
  * When each stream was last read completely by a run that reads up to its start (incremental or full
  * refresh; a backfill or a replay re-reads the past): the newest end of a succeeded window (epoch ms).
  */
-async function lastCompleteReads(warehouse: Reader): Promise<Partial<Record<FreshStream, number>>> {
-  const rows = await warehouse.select(
-    (d) =>
-      `SELECT ${d.ident('stream')} AS stream, MAX(${d.ident('finished_at')}) AS last_read FROM ${d.table('_sync_runs')} ` +
-      `WHERE ${d.ident('parent_run_id')} IS NOT NULL AND ${d.ident('status')} = ${d.string('succeeded')} ` +
-      `AND ${d.ident('mode')} IN (${d.string('incremental')}, ${d.string('full_refresh')}) ` +
-      `AND ${d.ident('stream')} IN (${FRESH_STREAMS.map((s) => d.string(s)).join(', ')}) GROUP BY ${d.ident('stream')}`,
-  );
+async function lastReads(warehouse: Reader): Promise<Partial<Record<FreshStream, number>>> {
   const reads: Partial<Record<FreshStream, number>> = {};
-  for (const row of rows) {
-    const stream = String(row['stream']);
-    const ms = msOf(row['last_read']);
+  for (const { stream, lastRead } of await lastCompleteReads(warehouse, FRESH_STREAMS)) {
+    const ms = msOf(lastRead);
     if (isFreshStream(stream) && ms !== null) reads[stream] = ms;
   }
   return reads;
@@ -178,7 +164,7 @@ export async function streamFreshness(
   const [stored, setAside, reads] = await Promise.all([
     warehouseNewest(warehouse),
     setAsideNewest(warehouse),
-    lastCompleteReads(warehouse),
+    lastReads(warehouse),
   ]);
   return FRESH_STREAMS.map((stream) => {
     const warehouseNewestMs = stored[stream];

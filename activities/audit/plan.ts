@@ -39,7 +39,7 @@ export function planAudit(deps: ActivityDeps) {
         tables.push({ table, allowance, seeds: [] });
         continue;
       }
-      const sampled = await deps.destination.auditSample(table, seedColumn, input.runId, wanted);
+      const sampled = await deps.destination.bookkeeping.auditSample(table, seedColumn, input.runId, wanted);
       // Messages are sampled, threads read: one thread per ticket, in the order its first message came.
       const threads = new Set<number | null>();
       const seeds =
@@ -65,7 +65,7 @@ export function finishAudit(deps: ActivityDeps) {
     /** What kept units from running (a warning; the rest of the audit stands). */
     errors: string[];
   }): Promise<Omit<AuditSummary, 'requests' | 'budget'>> => {
-    const counts = await deps.destination.auditCounts({ runId: input.runId });
+    const counts = await deps.destination.bookkeeping.auditCounts({ runId: input.runId });
     const tables = Object.fromEntries(Object.entries(counts).map(([t, c]) => [t, tableResult(c)]));
     const { share: _share, ...total } = tableResult(Object.values(counts).reduce(addCounts, NO_AUDIT_COUNTS));
     return { ...total, tables, ...(input.errors.length > 0 ? { error: input.errors.join('; ') } : {}) };

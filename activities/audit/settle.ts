@@ -71,7 +71,7 @@ export async function settle(
     await destination.writeTables([batch, ...sightings]);
   }
   const now = deps.now?.() ?? new Date();
-  if (gone.length > 0) await destination.markDeleted(table, gone, now);
+  if (gone.length > 0) await destination.markDeleted({ table, ids: gone }, now);
   const checkedAt = now.toISOString();
   const records: AuditRecord[] = judged.map((j) => ({
     run_id: input.runId,
@@ -84,7 +84,7 @@ export async function settle(
     healed: j.heal !== null,
     checked_at: checkedAt,
   }));
-  await destination.recordAudit(records);
+  await destination.bookkeeping.recordAudit(records);
   if (healing)
     deps.logger.info(
       { table, rewritten: writes.length, markedDeleted: gone.length },

@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Destination } from '../../connectors/destination.js';
+import { liveRowCount } from '../../connectors/queries/row-counts.js';
+import { oldestTicketCreatedAt } from '../../connectors/queries/tickets.js';
 import type { BusinessHoursFile } from '../../schemas/business-hours.js';
 import { PRIORITIES } from '../../schemas/business-hours.js';
 import type { BusinessCalendarRow, SlaTargetRow } from '../../schemas/warehouse/business-calendar.js';
@@ -28,11 +30,9 @@ export async function writeBusinessCalendar(
   let written = { intervals: 0, targets: 0 };
   if (hours) {
     since = await destination.currentTime();
-    const [oldest] = await destination.select(
-      (d) => `SELECT MIN(created_at) AS oldest FROM ${d.table('tickets')}`,
-    );
+    const oldest = await oldestTicketCreatedAt(destination);
     const floor = now.getTime() - CALENDAR_DAYS_BACK * DAY_MS;
-    const oldestMs = oldest?.['oldest'] ? new Date(String(oldest['oldest'])).getTime() : floor;
+    const oldestMs = oldest ? new Date(oldest).getTime() : floor;
     const from = Math.min(oldestMs, floor);
     const to = now.getTime() + CALENDAR_DAYS_AHEAD * DAY_MS;
     const calendarHash = createHash('sha256').update(canonicalJson(hours)).digest('hex');
@@ -66,16 +66,10 @@ export async function writeBusinessCalendar(
   } else {
     // Without a file there is nothing to write; a calendar left by an earlier file is retired, and a
     // warehouse that never had one costs one read, not two mutating statements, per run.
-    const [live] = await destination.select(
-      (
-        d,
-      ) => `SELECT (SELECT COUNT(*) FROM ${d.table('business_calendar')} WHERE ${d.ident('_deleted_at')} IS NULL)
-        + (SELECT COUNT(*) FROM ${d.table('sla_targets')} WHERE ${d.ident('_deleted_at')} IS NULL) AS live`,
-    );
-    if (Number(live?.['live'] ?? 0) === 0) return written;
+    if (((await liveRowCount(destination, ['business_calendar', 'sla_targets'])) ?? 0) === 0) return written;
     since = await destination.currentTime();
   }
-  await destination.markDeletedNotSeenSince('business_calendar', since, now);
-  await destination.markDeletedNotSeenSince('sla_targets', since, now);
+  await destination.markDeleted({ table: 'business_calendar', notSeenSince: since }, now);
+  await destination.markDeleted({ table: 'sla_targets', notSeenSince: since }, now);
   return written;
 }

@@ -10,7 +10,7 @@ import type { FollowerStream } from './metrics.js';
 export async function syncedStreams(destination: ActivityDeps['destination']): Promise<Set<FollowerStream>> {
   const out = new Set<FollowerStream>();
   // The thread queue serves the threads stream: synced once a thread was read to the end.
-  if ((await destination.listThreadQueue({ status: 'complete', limit: 1 })).length > 0) {
+  if ((await destination.listCheckpoints({ threadQueue: true, status: 'complete', limit: 1 })).length > 0) {
     for (const stream of streamsOfKind(STREAMS, 'threads')) out.add(stream);
   }
   // An export is synced once the pass that reads every item (its first) has a high-water mark.

@@ -166,7 +166,7 @@ export async function runJob(options: JobOptions): Promise<RunSummary> {
       if (summary.status === 'failed') {
         // What on-call needs for each failed window: code, request id, the UI link, the replay command.
         const failures = uncoveredFailures(
-          await deps.destination.listRuns(10_000),
+          await deps.destination.bookkeeping.listRuns(10_000),
           config,
           options.configFile,
         ).filter((f) => summary.error?.includes(f.workflow_id));

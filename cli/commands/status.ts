@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseBigQueryUrl } from '../../connectors/bigquery/url.js';
 import type { Destination } from '../../connectors/destination.js';
+import { openRejectedItems } from '../../connectors/queries/rejected.js';
 import { terminalJson, terminalLines } from '../../connectors/support-api/index.js';
 import { DATA_DIR } from '../../embedded/data-dir.js';
 import type { EmbeddedPostgres } from '../../embedded/postgres.js';
@@ -148,7 +149,7 @@ function statusOf(
       try {
         // Read-only: no prepare() (DDL), so a BI or on-call role with SELECT alone can ask. A warehouse the
         // sync never wrote says so instead of failing on a missing table.
-        if (!(await destination.hasLedger())) {
+        if (!(await destination.bookkeeping.hasLedger())) {
           process.stderr.write(
             'status: the warehouse has no support-sync tables yet (run a sync first: npm run sync -- --once)\n',
           );
@@ -156,7 +157,7 @@ function statusOf(
         }
         const workspace = workspaceLines(config);
         if (opts.failed) {
-          const failures = uncoveredFailures(await destination.listRuns(10_000), config);
+          const failures = uncoveredFailures(await destination.bookkeeping.listRuns(10_000), config);
           process.stdout.write(
             opts.json
               ? `${terminalJson({ workspace: config.SYNC_WORKSPACE, failed_windows: failures }, secrets)}\n`
@@ -164,10 +165,10 @@ function statusOf(
           );
           return failures.length > 0 ? 1 : 0;
         }
-        const runs = await destination.listRuns(opts.runs * 20);
+        const runs = await destination.bookkeeping.listRuns(opts.runs * 20);
         const checkpoints = [
           ...(await destination.listCheckpoints()),
-          ...(await destination.listThreadQueue()),
+          ...(await destination.listCheckpoints({ threadQueue: true })),
         ];
         const now = Date.now();
         const kindOf = (c: Checkpoint) => decodeStateKey(c)?.kind ?? null;
@@ -181,7 +182,7 @@ function statusOf(
           (c) => kindOf(c) === 'thread' && c.status === 'running',
         ).length;
         const sweep = checkpoints.find((c) => kindOf(c) === 'sweep') ?? null;
-        const freshness = describeFreshness(await destination.freshness(), sweep, now);
+        const freshness = describeFreshness(await destination.bookkeeping.freshness(), sweep, now);
         const sloMs = config.SYNC_FRESHNESS_SLO;
         const streams = await streamFreshness(destination, sloMs, now);
         // The failures recorded of the threads whose queue entry is still failed (the next run queues them).
@@ -192,7 +193,7 @@ function statusOf(
           const thread = r.status === 'failed' ? decodeThreadFailure(r) : null;
           return thread !== null && failedEntries.has(encodeStateKey(thread).scope);
         });
-        const reconciliation = await destination.listReconciliation();
+        const reconciliation = await destination.bookkeeping.listReconciliation();
         const rejected = await rejectedItems(destination);
         const columnPolicy = await columnPolicyChecks(destination, config.SYNC_COLUMN_POLICY ?? []);
         const schemaChanges = await recentSchemaChanges(destination);
@@ -283,7 +284,7 @@ function missingSystemTable(err: unknown): string | null {
 /** The schema changes first seen most recently; null on a warehouse without `_schema_changes` (older sync). */
 async function recentSchemaChanges(destination: Destination) {
   try {
-    return await destination.listSchemaChanges({ limit: RECENT_SCHEMA_CHANGES });
+    return await destination.bookkeeping.listSchemaChanges({ limit: RECENT_SCHEMA_CHANGES });
   } catch (err) {
     // status runs no DDL: a warehouse an older version prepared has no such table until the next sync.
     if (missingSystemTable(err) === '_schema_changes') return null;
@@ -318,7 +319,7 @@ const AUDIT_STATUS_DAYS = 30;
 async function auditOfLastDays(destination: Destination, now: number) {
   const since = new Date(now - AUDIT_STATUS_DAYS * 24 * 60 * 60 * 1000);
   try {
-    const counts = await destination.auditCounts({ since });
+    const counts = await destination.bookkeeping.auditCounts({ since });
     const tables: Record<string, AuditTableResult> = Object.fromEntries(
       Object.entries(counts).map(([table, c]) => [table, tableResult(c)]),
     );
@@ -341,13 +342,7 @@ function auditLines(audit: Awaited<ReturnType<typeof auditOfLastDays>>): string[
 
 /** Items set aside in `_rejected` and not stored since: per table the count, and the newest few. */
 async function rejectedItems(destination: Destination) {
-  const rows = await destination.select(
-    (d) =>
-      `SELECT ${d.ident('table_name')} AS table_name, ${d.ident('item_key')} AS item_key, ${d.ident('stream')} AS stream, ` +
-      `${d.ident('scope')} AS scope, ${d.ident('reason')} AS reason, ${d.ident('times_seen')} AS times_seen, ` +
-      `${d.ident('last_seen_at')} AS last_seen_at FROM ${d.table('_rejected')} WHERE ${d.ident('resolved_at')} IS NULL ` +
-      `ORDER BY ${d.ident('last_seen_at')} DESC`,
-  );
+  const rows = await openRejectedItems(destination);
   const byTable: Record<string, number> = {};
   for (const r of rows) byTable[String(r['table_name'])] = (byTable[String(r['table_name'])] ?? 0) + 1;
   return { by_table: byTable, items: rows.slice(0, 20) };

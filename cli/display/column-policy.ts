@@ -1,4 +1,5 @@
-import type { Destination } from '../../connectors/destination.js';
+import type { SqlReader } from '../../connectors/destination.js';
+import { rowsNotFollowingRule } from '../../connectors/queries/column-policy.js';
 import { type ColumnPolicy, columnsReplaced } from '../../schemas/warehouse/column-policy.js';
 
 /** How far the warehouse follows one rule of the column policy (`status`). */
@@ -18,7 +19,7 @@ export interface PolicyCheck {
  * A changed SYNC_HASH_KEY is not visible here (a hash under the old key is still a hash).
  */
 export async function columnPolicyChecks(
-  destination: Destination,
+  destination: SqlReader,
   policy: ColumnPolicy,
 ): Promise<PolicyCheck[]> {
   const checks: PolicyCheck[] = [];
@@ -26,15 +27,10 @@ export async function columnPolicyChecks(
     const columns = columnsReplaced(rule.table, rule.path);
     if (columns.length === 0) checks.push({ entry: rule.entry, column: null, rows_not_applied: null });
     for (const c of columns) {
-      const [row] = await destination.select((d) => {
-        const col = d.ident(c.name);
-        const plain = rule.action === 'hash' ? ` AND NOT ${d.isHexDigest(col)}` : '';
-        return `SELECT COUNT(*) AS n FROM ${d.table(rule.table)} WHERE ${col} IS NOT NULL${plain}`;
-      });
       checks.push({
         entry: rule.entry,
         column: `${rule.table}.${c.name}`,
-        rows_not_applied: Number(row?.['n'] ?? 0),
+        rows_not_applied: await rowsNotFollowingRule(destination, rule.table, c.name, rule.action),
       });
     }
   }

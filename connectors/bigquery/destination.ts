@@ -1,19 +1,6 @@
 import type { BigQueryOptions } from '@google-cloud/bigquery';
 import { GoogleAuth, PassThroughClient } from 'google-auth-library';
-import type { AuditCounts } from '../../schemas/audit.js';
-import type { CustomFieldColumn } from '../../schemas/custom-fields-view.js';
-import type {
-  AuditRecord,
-  Checkpoint,
-  Freshness,
-  OpenRejections,
-  ReconciliationRecord,
-  SchemaChangeRecord,
-  StoredVersion,
-  SyncRunRecord,
-  TableName,
-} from '../../schemas/warehouse.js';
-import { canonicalTimestamp } from '../../schemas/warehouse.js';
+import type { Checkpoint, StoredVersion, TableName } from '../../schemas/warehouse.js';
 import type { SqlDialect } from '../../schemas/warehouse-views.js';
 import type {
   CheckpointFilter,
@@ -25,20 +12,13 @@ import type {
 } from '../destination.js';
 import { type RowFilter, rowMatches } from '../row-filter.js';
 import { DestinationSettings } from '../settings.js';
-import {
-  AUDIT_COUNT_COLUMNS,
-  type AuditFilter,
-  auditCountsOfRows,
-  auditOrder,
-  auditSeedColumn,
-  auditSeedOf,
-} from '../sql/audit.js';
+import { SqlBookkeeping } from '../sql/bookkeeping.js';
 import { SqlDestination } from '../sql/destination.js';
-import type { SchemaChangeFilter } from '../sql/schema-changes.js';
+import { BigQueryBookkeeping } from './bookkeeping.js';
 import { prepareBigQuery, replaceView } from './ddl.js';
 import { bqIdent } from './dialect.js';
 import { BigQuerySession, normalize } from './session.js';
-import { unfoldedSightingsOf } from './sightings.js';
+import { laySightingsOver } from './sightings.js';
 import {
   type BigQueryHooks,
   DEFAULT_FLUSH_THRESHOLDS,
@@ -46,11 +26,7 @@ import {
   StagedBigQueryWriter,
 } from './staged-writer.js';
 import { MERGED_TABLE, prepareStaging, StagingAppender } from './staging.js';
-import {
-  openRejectionsByTableReads,
-  schemaChangesByTableRead,
-  staleThreadsByTableReads,
-} from './state-reads.js';
+import { liveRowsByTableRead, MINIMUM_BILLED_BYTES } from './table-reads.js';
 import { RunVersionCache, type VersionCacheLimits } from './version-cache.js';
 
 export interface BigQueryDestinationOptions extends DestinationOptions {
@@ -107,12 +83,6 @@ export function emulatorClientOptions(apiEndpoint: string): BigQueryOptions {
  * every message (errors.ts). Other reads of state and ledger: sql/, after this process's staged rows are
  * merged (so a process reads what it wrote).
  */
-/** The least a query bills (BigQuery on-demand pricing): a table under it costs less read than queried. */
-const MINIMUM_BILLED_BYTES = 10 * 1024 * 1024;
-
-/** Rows a whole-table read takes at most (liveRows, auditSample): a larger table is queried instead. */
-const TABLE_READ_MAX_ROWS = 250_000;
-
 /** How old a job's reading of the warehouse's clock may be to stand for "now" (currentTime). */
 const CLOCK_READING_MAX_AGE_MS = 60_000;
 
@@ -173,7 +143,17 @@ export class BigQueryDestination extends SqlDestination {
       options.versionCacheLimits,
       options.hooks,
     );
+    const bookkeeping = new BigQueryBookkeeping(
+      session,
+      writer,
+      settings,
+      new SqlBookkeeping(session, settings),
+    );
     super({
+      // Pages are staged and merged by a flush (staged-writer.ts), checkpoints it wrote or listed answer by
+      // their tag, and a run's stored versions come from one table read (version-cache.ts).
+      capabilities: { stagesWrites: true, remembersCheckpointTags: true, cachesVersionsPerRun: true },
+      bookkeeping,
       settings,
       session,
       prepare: async () => {
@@ -222,20 +202,11 @@ export class BigQueryDestination extends SqlDestination {
     return this.#writer.readCheckpoint(stream, scope, options);
   }
 
-  override listCheckpoints(stream?: string, filter: CheckpointFilter = {}): Promise<Checkpoint[]> {
-    return this.#writer.listCheckpoints({ stream, ...filter });
-  }
-
-  override listThreadQueue(filter: CheckpointFilter = {}): Promise<Checkpoint[]> {
-    return this.#writer.listCheckpoints({ ...filter, threadQueue: true });
+  override listCheckpoints(filter: CheckpointFilter = {}): Promise<Checkpoint[]> {
+    return this.#writer.listCheckpoints(filter);
   }
 
   // --- reads of merged rows: what this process staged is merged first ------------------------------------
-
-  override async refreshCustomFieldView(): Promise<CustomFieldColumn[]> {
-    await this.#writer.flushOwn();
-    return super.refreshCustomFieldView();
-  }
 
   override async storedVersions(
     ...[table, ids, options]: Parameters<Destination['storedVersions']>
@@ -255,77 +226,8 @@ export class BigQueryDestination extends SqlDestination {
   }
 
   /**
-   * By table reads, not flushed first (staleThreadsByTableReads): the rolling re-read lists several times a
-   * run, each time after it queued some threads. A query named `_sync_state` and `tickets` (20 MB at least)
-   * and had to flush this process's staged queue entries first; the table reads see every process's.
-   */
-  override staleThreads(verifiedBefore: Date, limit: number): Promise<string[]> {
-    return this.#session.withErrorMapping('staleThreads', () =>
-      staleThreadsByTableReads(this.#session, verifiedBefore, limit),
-    );
-  }
-
-  /** By a table read of `_rejected`, not flushed first: staged items count from the next flush on. */
-  override openRejections(): Promise<OpenRejections[]> {
-    return this.#session.withErrorMapping('openRejections', () => openRejectionsByTableReads(this.#session));
-  }
-
-  /**
-   * With the tickets' sightings not folded yet laid over `_synced_at` (by table reads: the `plan` command
-   * reads this and must not write), so the oldest ticket is the one least recently seen.
-   */
-  override async freshness(): Promise<Freshness> {
-    await this.#writer.flushOwn();
-    const stored = await super.freshness();
-    const rows = await this.#liveByTableRead('tickets', ['id', '_synced_at'], 'freshness');
-    if (rows === null || rows.length === 0) return stored;
-    const byId = new Map(rows.map((r) => [String(r['id']), r]));
-    await this.#laySightingsOver('tickets', byId);
-    const oldest = [...byId.values()].reduce(
-      (min, r) => Math.min(min, Date.parse(String(r['_synced_at']))),
-      Number.POSITIVE_INFINITY,
-    );
-    if (!Number.isFinite(oldest)) return stored;
-    return {
-      ...stored,
-      tickets: { ...stored.tickets, oldestVerifiedAt: canonicalTimestamp(new Date(oldest).toISOString()) },
-    };
-  }
-
-  /**
-   * The sightings not folded into `_synced_at` yet (sightings.ts), laid over the rows: one not merged yet
-   * stands for "now" (its flush stamps it later). Read only: the `plan` command reads through it.
-   */
-  async #laySightingsOver(table: TableName, rows: Map<string, Record<string, unknown>>): Promise<void> {
-    if (rows.size === 0) return;
-    const sightings = await this.#session.withErrorMapping('sightings', () =>
-      unfoldedSightingsOf(this.#session, table),
-    );
-    // A batch not merged yet: stamped by its flush, not earlier than now (flush.ts stamps the same way).
-    const now = (
-      this.#settings.serverClock ? this.#session.warehouseTimeNotBefore() : this.#settings.clock()
-    ).getTime();
-    for (const [id, row] of rows) {
-      const seen = sightings.get(id);
-      if (seen === undefined) continue;
-      const at = Number.isFinite(seen) ? seen : now;
-      const stored =
-        row['_synced_at'] == null ? Number.NEGATIVE_INFINITY : Date.parse(String(row['_synced_at']));
-      if (at > stored) row['_synced_at'] = canonicalTimestamp(new Date(at).toISOString());
-    }
-  }
-
-  /** By a table read of `_schema_changes` (small), after this process's own sightings are merged. */
-  override async listSchemaChanges(filter?: SchemaChangeFilter): Promise<SchemaChangeRecord[]> {
-    await this.#writer.flushOwn();
-    return this.#session.withErrorMapping('listSchemaChanges', () =>
-      schemaChangesByTableRead(this.#session, filter),
-    );
-  }
-
-  /**
    * `_synced_at` means "last seen in the source" on every destination: where it is asked for, the sightings
-   * not folded into it yet are laid over it (#laySightingsOver), so no caller needs to know they exist.
+   * not folded into it yet are laid over it (sightings.ts laySightingsOver), so no caller needs to know they exist.
    */
   override async liveRows(
     table: TableName,
@@ -335,7 +237,12 @@ export class BigQueryDestination extends SqlDestination {
     if (!columns.includes('_synced_at')) return this.#liveRowsAsStored(table, columns, filter);
     const withId = columns.includes('id') ? columns : [...columns, 'id'];
     const rows = await this.#liveRowsAsStored(table, withId, filter);
-    await this.#laySightingsOver(table, new Map(rows.map((r) => [String(r['id']), r])));
+    await laySightingsOver(
+      this.#session,
+      this.#settings,
+      table,
+      new Map(rows.map((r) => [String(r['id']), r])),
+    );
     if (withId === columns) return rows;
     return rows.map(({ id: _id, ...rest }) => rest);
   }
@@ -353,93 +260,19 @@ export class BigQueryDestination extends SqlDestination {
     await this.#writer.flushOwn();
     const bytes = await this.#session.withErrorMapping('liveRows', () => this.#session.tableBytes(table));
     const read = filter && !columns.includes(filter.column) ? [...columns, filter.column] : columns;
-    const rows = bytes <= MINIMUM_BILLED_BYTES ? await this.#liveByTableRead(table, read, 'liveRows') : null;
+    const rows =
+      bytes <= MINIMUM_BILLED_BYTES
+        ? await liveRowsByTableRead(this.#session, this.#settings, table, read, 'liveRows')
+        : null;
     if (rows === null) return super.liveRows(table, columns, filter);
     return rows
       .filter((r) => filter === undefined || rowMatches(filter, r))
       .map((r) => Object.fromEntries(columns.map((c) => [c, r[c] ?? null])));
   }
 
-  /**
-   * The audit's sample by a table read of ids and seeds, ordered in memory as the query orders it (auditOrder):
-   * four queries a run (10 MB each) less. A table too large to read is queried.
-   */
-  override async auditSample(table: TableName, seedColumn: string, seed: string, limit: number) {
-    const column = auditSeedColumn(this.#settings.spec(table), seedColumn);
-    const rows = await this.#liveByTableRead(table, ['id', column.name], 'auditSample');
-    if (rows === null) return super.auditSample(table, seedColumn, seed, limit);
-    const seeds = rows.map((r) => ({ id: String(r['id']), seed: r[column.name] }));
-    return auditOrder(seeds, seed, limit).map((r) => auditSeedOf(column, r.id, r.seed));
-  }
-
-  /** The live rows of a table, only `columns`, by a table read; null when it has over TABLE_READ_MAX_ROWS. */
-  async #liveByTableRead(table: TableName, columns: readonly string[], context: string) {
-    const tracked = this.#settings.spec(table).tracksDeletion;
-    const rows = await this.#session.withErrorMapping(context, () =>
-      this.#session.readTableUpTo(
-        table,
-        [...new Set([...columns, ...(tracked ? ['_deleted_at'] : [])])],
-        TABLE_READ_MAX_ROWS,
-      ),
-    );
-    if (rows === null) return null;
-    // JSON columns come back as text from a table read; a query (parseJSON) gives them parsed.
-    const json = new Set(
-      this.#settings
-        .spec(table)
-        .columns.filter((c) => c.type === 'json')
-        .map((c) => c.name),
-    );
-    const cellOf = (r: Record<string, unknown>, c: string) => {
-      const v = r[c] ?? null;
-      if (!json.has(c) || typeof v !== 'string') return v;
-      try {
-        return JSON.parse(v) as unknown;
-      } catch {
-        return v;
-      }
-    };
-    return rows
-      .filter((r) => r['_deleted_at'] == null)
-      .map((r) => Object.fromEntries(columns.map((c) => [c, cellOf(r, c)])));
-  }
-
   override async select(build: (dialect: SqlDialect) => string): Promise<Record<string, unknown>[]> {
     await this.#writer.flushOwn();
     return super.select(build);
-  }
-
-  override recordRun(run: SyncRunRecord): Promise<void> {
-    return this.#writer.recordRun(run);
-  }
-
-  override async listRuns(limit: number): Promise<SyncRunRecord[]> {
-    await this.#writer.flushOwn();
-    return super.listRuns(limit);
-  }
-
-  override recordAudit(rows: readonly AuditRecord[]): Promise<void> {
-    return this.#writer.recordAudit(rows);
-  }
-
-  /**
-   * Every process's staged verdicts are merged first (the audit's units may have run anywhere); then, while
-   * `_audit` is under 10 MiB, counted from a table read (a query bills the 10 MB floor every run), else
-   * queried (clustered by its key, from `run_id` on, which prunes a run's).
-   */
-  override async auditCounts(filter: AuditFilter): Promise<Record<string, AuditCounts>> {
-    await this.#writer.flush();
-    const rows = await this.#session.withErrorMapping('auditCounts', async () =>
-      (await this.#session.tableBytes('_audit')) <= MINIMUM_BILLED_BYTES
-        ? this.#session.readTableUpTo('_audit', AUDIT_COUNT_COLUMNS, TABLE_READ_MAX_ROWS)
-        : null,
-    );
-    return rows === null ? super.auditCounts(filter) : auditCountsOfRows(rows, filter);
-  }
-
-  override async listReconciliation(runId?: string): Promise<ReconciliationRecord[]> {
-    await this.#writer.flushOwn();
-    return super.listReconciliation(runId);
   }
 
   override async close(): Promise<void> {

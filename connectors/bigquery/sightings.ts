@@ -1,3 +1,5 @@
+import { canonicalTimestamp, type TableName } from '../../schemas/warehouse.js';
+import type { DestinationSettings } from '../settings.js';
 import type { BigQuerySession } from './session.js';
 import { FOLDED_TABLE } from './staging.js';
 import { type MergedBatches, mergedBatches, stagedManifests, type UnmergedBatch } from './state-reads.js';
@@ -89,4 +91,29 @@ export function foldGroups(sightings: readonly { ids: readonly string[]; atMs: n
     byStamp.set(at, ids);
   }
   return [...byStamp].map(([atMs, ids]) => ({ at: new Date(atMs), ids }));
+}
+
+/**
+ * The sightings of `table` not folded into `_synced_at` yet, laid over the rows (id → row, changed in
+ * place): one not merged yet stands for "now" (its flush stamps it later). Read only: the `plan` command
+ * reads through it.
+ */
+export async function laySightingsOver(
+  session: BigQuerySession,
+  settings: DestinationSettings,
+  table: TableName,
+  rows: Map<string, Record<string, unknown>>,
+): Promise<void> {
+  if (rows.size === 0) return;
+  const sightings = await session.withErrorMapping('sightings', () => unfoldedSightingsOf(session, table));
+  // A batch not merged yet: stamped by its flush, not earlier than now (flush.ts stamps the same way).
+  const now = (settings.serverClock ? session.warehouseTimeNotBefore() : settings.clock()).getTime();
+  for (const [id, row] of rows) {
+    const seen = sightings.get(id);
+    if (seen === undefined) continue;
+    const at = Number.isFinite(seen) ? seen : now;
+    const stored =
+      row['_synced_at'] == null ? Number.NEGATIVE_INFINITY : Date.parse(String(row['_synced_at']));
+    if (at > stored) row['_synced_at'] = canonicalTimestamp(new Date(at).toISOString());
+  }
 }

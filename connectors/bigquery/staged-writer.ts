@@ -13,13 +13,14 @@ import { BoundedMap } from '../bounded-map.js';
 import { bearsTag } from '../cursor-tag.js';
 import type {
   CheckpointFilter,
+  DeletionCounts,
   Destination,
   DestinationHooks,
   WriteBatch,
   WriteResult,
 } from '../destination.js';
 import type { DestinationSettings } from '../settings.js';
-import type { CascadeConditions, CascadeCounts, DeletionRequest } from '../sql/deletions.js';
+import type { CascadeConditions, DeletionRequest } from '../sql/deletions.js';
 import type { WarehouseWriter } from '../sql/destination.js';
 import { queuedTicketOf } from '../state-tables.js';
 import { cascadeMayChange, deletionMayMark } from './deletion-precheck.js';
@@ -123,7 +124,7 @@ export class StagedBigQueryWriter implements WarehouseWriter {
       const cached = cache && !batch.repair && RunVersionCache.serves(spec);
       if (cached) {
         // Rows stored as they are become seen ids: no merge, but `_synced_at` still says they were served
-        // (a complete re-read's deletion check, markDeletedNotSeenSince, reads it).
+        // (a complete re-read's deletion check, markDeleted's notSeenSince, reads it).
         const same = await cache.versions.unchanged(cache.runId, spec, valid);
         for (const row of same) entries.push(staged.seen(spec.name, String(row[spec.primaryKey[0]!])));
         valid = valid.filter((row) => !same.has(row));
@@ -255,7 +256,11 @@ export class StagedBigQueryWriter implements WarehouseWriter {
     return n;
   }
 
-  cascade(child: TableSpec<unknown>, conditions: CascadeConditions, deletedAt: Date): Promise<CascadeCounts> {
+  cascade(
+    child: TableSpec<unknown>,
+    conditions: CascadeConditions,
+    deletedAt: Date,
+  ): Promise<DeletionCounts> {
     // Rows marked (or revived) here: the cache reads the table again.
     this.versions.forgetTable(child.name as TableName);
     // Only rows of the two tables matter to a cascade (their `_deleted_at` and keys), not the seen ids
@@ -313,10 +318,9 @@ export class StagedBigQueryWriter implements WarehouseWriter {
    * scope may name a thread key); with `threadQueue`, the thread queue's entries by ticket number.
    */
   async listCheckpoints(
-    filter: CheckpointFilter & {
+    filter: Omit<CheckpointFilter, 'stream'> & {
       stream?: string | undefined;
       scope?: string | undefined;
-      threadQueue?: boolean;
     },
   ): Promise<Checkpoint[]> {
     const all = await this.session.withErrorMapping(

@@ -1,7 +1,8 @@
 import type { TableSpec } from '../../schemas/warehouse.js';
 import { checkpointList } from '../batch.js';
+import type { DeletionCounts } from '../destination.js';
 import type { DestinationSettings } from '../settings.js';
-import type { CascadeConditions, CascadeCounts, DeletionRequest } from '../sql/deletions.js';
+import type { CascadeConditions, DeletionRequest } from '../sql/deletions.js';
 import { bindLiteral, timestampLiteral } from './dialect.js';
 import type { BigQuerySession } from './session.js';
 import { checkpointMergeSql } from './sql.js';
@@ -47,7 +48,7 @@ SELECT n;`;
     child: TableSpec<unknown>,
     conditions: CascadeConditions,
     deletedAt: Date,
-  ): Promise<CascadeCounts> {
+  ): Promise<DeletionCounts> {
     const target = this.session.dialect.table(child.name);
     const revive = conditions.revive
       ? `SET revived = (SELECT COUNT(*) FROM ${target} WHERE ${conditions.revive});

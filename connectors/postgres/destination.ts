@@ -31,6 +31,8 @@ export class PostgresDestination extends SqlDestination {
     const settings = new DestinationSettings(options);
     const session = new PostgresSession(connectionString, schema, options.poolSize ?? 8);
     super({
+      // Every write is merged at once, and every read reads: nothing kept in memory between calls.
+      capabilities: { stagesWrites: false, remembersCheckpointTags: false, cachesVersionsPerRun: false },
       settings,
       session,
       prepare: () => preparePostgres(session, settings),

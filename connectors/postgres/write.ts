@@ -11,9 +11,9 @@ import {
   type TableSpec,
 } from '../../schemas/warehouse.js';
 import { batchRows, checkpointList, stagedColumns, writeResult } from '../batch.js';
-import type { Destination, WriteBatch, WriteResult } from '../destination.js';
+import type { DeletionCounts, Destination, WriteBatch, WriteResult } from '../destination.js';
 import type { DestinationSettings } from '../settings.js';
-import type { CascadeConditions, CascadeCounts, DeletionRequest } from '../sql/deletions.js';
+import type { CascadeConditions, DeletionRequest } from '../sql/deletions.js';
 import type { WarehouseWriter } from '../sql/destination.js';
 import { statement } from '../sql/dialect.js';
 import { schemaChangesSql } from '../sql/schema-changes.js';
@@ -257,7 +257,11 @@ export class PostgresWriter implements WarehouseWriter {
     });
   }
 
-  cascade(child: TableSpec<unknown>, conditions: CascadeConditions, deletedAt: Date): Promise<CascadeCounts> {
+  cascade(
+    child: TableSpec<unknown>,
+    conditions: CascadeConditions,
+    deletedAt: Date,
+  ): Promise<DeletionCounts> {
     const target = this.session.dialect.table(child.name);
     return this.session.transaction(`cascadeDeletion ${child.name}`, async (client) => {
       await this.session.lockTable(client, child.name);

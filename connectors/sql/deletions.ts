@@ -135,9 +135,3 @@ export interface DeletionRequest {
   /** The Destination method asked, for error messages. */
   readonly operation: 'markDeleted' | 'markDeletedNotSeenSince';
 }
-
-/** How many rows a cascade changed each way. */
-export interface CascadeCounts {
-  readonly marked: number;
-  readonly revived: number;
-}

@@ -1,68 +1,54 @@
-import type { AuditCounts, AuditSeed } from '../../schemas/audit.js';
-import {
-  type CustomFieldColumn,
-  customFieldColumns,
-  customFieldLabelsView,
-  customFieldsView,
-} from '../../schemas/custom-fields-view.js';
 import type {
-  AuditRecord,
   Checkpoint,
   CheckpointUpdate,
-  Freshness,
-  OpenRejections,
-  ReconciliationRecord,
-  SchemaChangeRecord,
   StoredVersion,
-  SyncRunRecord,
   TableName,
   TableSpec,
 } from '../../schemas/warehouse.js';
 import type { SqlDialect, ViewSpec } from '../../schemas/warehouse-views.js';
+import { checkpointList } from '../batch.js';
+import { refreshCustomFieldView } from '../custom-field-view.js';
 import type {
+  Bookkeeping,
+  CascadeDeletion,
   CheckpointFilter,
-  DeletionCascade,
+  DeletionCounts,
   Destination,
+  DestinationCapabilities,
   PageWrite,
+  RowsDeletion,
   StageReport,
   WriteBatch,
   WriteResult,
 } from '../destination.js';
 import { type RowFilter, rowFilterSql } from '../row-filter.js';
 import type { DestinationSettings } from '../settings.js';
-import { type AuditFilter, auditCounts, auditSample, recordAudit } from './audit.js';
-import { customFieldSourcesOf } from './custom-fields.js';
+import { SqlBookkeeping } from './bookkeeping.js';
 import {
   type CascadeConditions,
-  type CascadeCounts,
   cascadeConditions,
   type DeletionRequest,
   liveIdsWhere,
   notSeenSinceWhere,
 } from './deletions.js';
 import { parsedRows, type Row, type SqlSession, statement } from './dialect.js';
-import { hasLedger, listReconciliation, listRuns, recordReconciliation, recordRun } from './ledger.js';
-import { listSchemaChanges, type SchemaChangeFilter } from './schema-changes.js';
-import {
-  freshness,
-  openRejections,
-  readCheckpointAt,
-  readCheckpoints,
-  readThreadQueue,
-  staleThreads,
-  storedVersions,
-} from './state-reads.js';
+import { readCheckpointAt, readCheckpoints, readThreadQueue, storedVersions } from './state-reads.js';
 
 /** The write path of one warehouse: rows, checkpoints and deletions, each atomic. */
-export interface WarehouseWriter extends Pick<Destination, 'writeTables' | 'writeCheckpoints'> {
+export interface WarehouseWriter extends Pick<Destination, 'writeTables'> {
+  /** Checkpoints alone, atomically (Destination.writeTables without a batch). */
+  writeCheckpoints(checkpoints: readonly CheckpointUpdate[]): Promise<void>;
   /** Marks deleted the rows a request selects and upserts its checkpoint, in one transaction; how many. */
   markDeleted(request: DeletionRequest): Promise<number>;
   /** Applies a cascade's conditions to the child table in one transaction. */
-  cascade(child: TableSpec<unknown>, conditions: CascadeConditions, deletedAt: Date): Promise<CascadeCounts>;
+  cascade(child: TableSpec<unknown>, conditions: CascadeConditions, deletedAt: Date): Promise<DeletionCounts>;
 }
 
 /** What one warehouse brings to a destination; everything else is written once, here. */
 export interface WarehouseParts {
+  readonly capabilities: DestinationCapabilities;
+  /** The bookkeeping tables; default: the same statements on every warehouse (SqlBookkeeping). */
+  readonly bookkeeping?: Bookkeeping;
   readonly settings: DestinationSettings;
   readonly session: SqlSession;
   /** The DDL: creates or migrates every table, then the views. */
@@ -80,6 +66,8 @@ export interface WarehouseParts {
  * marks are the same SQL on every warehouse (sql/state-reads.ts, sql/ledger.ts, sql/deletions.ts).
  */
 export class SqlDestination implements Destination {
+  readonly capabilities: DestinationCapabilities;
+  readonly bookkeeping: Bookkeeping;
   readonly #session: SqlSession;
   readonly #settings: DestinationSettings;
   readonly #writer: WarehouseWriter;
@@ -88,6 +76,8 @@ export class SqlDestination implements Destination {
   readonly #probeWrite: () => Promise<'probed' | 'not_prepared'>;
 
   constructor(parts: WarehouseParts) {
+    this.capabilities = parts.capabilities;
+    this.bookkeeping = parts.bookkeeping ?? new SqlBookkeeping(parts.session, parts.settings);
     this.#probeWrite = parts.probeWrite;
     this.#session = parts.session;
     this.#settings = parts.settings;
@@ -100,34 +90,27 @@ export class SqlDestination implements Destination {
 
   async prepare(): Promise<void> {
     await this.#prepare();
-    await this.refreshCustomFieldView();
+    await refreshCustomFieldView(this);
   }
 
   probeWrite(): Promise<'probed' | 'not_prepared'> {
     return this.#probeWrite();
   }
 
-  /** Written once: which fields and types (sql/custom-fields.ts); the DDL is the warehouse's. */
-  async refreshCustomFieldView(): Promise<CustomFieldColumn[]> {
-    // A tickets table of an older model (a test's override) without custom fields has no such view.
-    if (!this.#settings.spec('tickets').columns.some((c) => c.name === 'ticket_fields')) return [];
-    const sources = await customFieldSourcesOf(this.#session);
-    const columns = customFieldColumns(sources);
-    await this.#createView(customFieldsView(columns));
-    await this.#createView(customFieldLabelsView(sources));
-    return columns;
+  replaceView(view: ViewSpec): Promise<void> {
+    return this.#createView(view);
   }
 
-  writeTables(...args: Parameters<Destination['writeTables']>): Promise<WriteResult[]> {
-    return this.#writer.writeTables(...args);
+  async writeTables(
+    ...[batches, checkpoint]: Parameters<Destination['writeTables']>
+  ): Promise<WriteResult[]> {
+    if (batches.length > 0) return this.#writer.writeTables(batches, checkpoint);
+    await this.#writer.writeCheckpoints(checkpointList(checkpoint));
+    return [];
   }
 
   writtenSpec(table: TableName): TableSpec<unknown> {
     return this.#settings.spec(table);
-  }
-
-  writeCheckpoints(checkpoints: readonly CheckpointUpdate[]): Promise<void> {
-    return this.#writer.writeCheckpoints(checkpoints);
   }
 
   /**
@@ -139,7 +122,7 @@ export class SqlDestination implements Destination {
     return { rows: batch.rows.length };
   }
 
-  /** Nothing is ever left staged here. */
+  /** Nothing is ever left staged here (capabilities: no `stagesWrites`). */
   async flushStaged(): Promise<void> {}
 
   async currentTime(): Promise<Date> {
@@ -156,45 +139,36 @@ export class SqlDestination implements Destination {
 
   // --- deletions: which rows, written once; how they are marked, the warehouse's ------------------------
 
-  async markDeleted(
-    table: TableName,
-    ids: readonly string[],
-    deletedAt: Date,
-    checkpoint?: CheckpointUpdate,
-  ): Promise<number> {
-    const spec = this.#settings.deletable(table);
-    // Nothing to mark and no checkpoint to move: no transaction to open.
-    if (ids.length === 0 && checkpoint === undefined) return 0;
-    const where = liveIdsWhere(spec, ids);
-    const candidates = { kind: 'ids', ids } as const;
-    return this.#writer.markDeleted({
-      spec,
-      where,
-      candidates,
-      deletedAt,
-      checkpoint,
-      operation: 'markDeleted',
-    });
-  }
-
-  /** Parameters as the interface declares them (see Destination.markDeletedNotSeenSince). */
-  async markDeletedNotSeenSince(
-    ...[table, since, deletedAt, checkpoint, within, unlessUnread]: Parameters<
-      Destination['markDeletedNotSeenSince']
-    >
-  ): Promise<number> {
-    const spec = this.#settings.deletable(table);
+  markDeleted(mark: RowsDeletion, deletedAt: Date): Promise<number>;
+  markDeleted(mark: CascadeDeletion, deletedAt: Date): Promise<DeletionCounts>;
+  async markDeleted(mark: RowsDeletion | CascadeDeletion, deletedAt: Date): Promise<number | DeletionCounts> {
+    if ('cascade' in mark) {
+      const child = this.#settings.deletable(mark.cascade.child);
+      const parent = this.#settings.deletable(mark.cascade.parent);
+      const conditions = cascadeConditions(this.#session.dialect, child, parent, mark.cascade);
+      return this.#writer.cascade(child, conditions, deletedAt);
+    }
+    const spec = this.#settings.deletable(mark.table);
+    const { checkpoint } = mark;
+    if ('ids' in mark) {
+      // Nothing to mark and no checkpoint to move: no transaction to open.
+      if (mark.ids.length === 0 && checkpoint === undefined) return 0;
+      const where = liveIdsWhere(spec, mark.ids);
+      const candidates = { kind: 'ids', ids: mark.ids } as const;
+      return this.#writer.markDeleted({
+        spec,
+        where,
+        candidates,
+        deletedAt,
+        checkpoint,
+        operation: 'markDeleted',
+      });
+    }
+    const { notSeenSince: since, within, unlessUnread } = mark;
     const where = notSeenSinceWhere(spec, since, within, unlessUnread);
     const operation = 'markDeletedNotSeenSince';
     const candidates = { kind: 'not_seen_since', since, ...(within ? { within } : {}) } as const;
     return this.#writer.markDeleted({ spec, where, candidates, deletedAt, checkpoint, operation });
-  }
-
-  async cascadeDeletion(cascade: DeletionCascade, deletedAt: Date): Promise<CascadeCounts> {
-    const child = this.#settings.deletable(cascade.child);
-    const parent = this.#settings.deletable(cascade.parent);
-    const conditions = cascadeConditions(this.#session.dialect, child, parent, cascade);
-    return this.#writer.cascade(child, conditions, deletedAt);
   }
 
   // --- reads of state and ledger: one SQL for every warehouse ----------------------------------------------
@@ -205,32 +179,14 @@ export class SqlDestination implements Destination {
     return readCheckpointAt(this.#session, 'readCheckpoint', { stream, scope });
   }
 
-  async listCheckpoints(stream?: string, filter: CheckpointFilter = {}): Promise<Checkpoint[]> {
-    return readCheckpoints(this.#session, 'listCheckpoints', { stream, ...filter });
-  }
-
-  async listThreadQueue(filter: CheckpointFilter = {}): Promise<Checkpoint[]> {
-    return readThreadQueue(this.#session, 'listThreadQueue', filter);
+  async listCheckpoints({ threadQueue, ...filter }: CheckpointFilter = {}): Promise<Checkpoint[]> {
+    return threadQueue
+      ? readThreadQueue(this.#session, 'listThreadQueue', filter)
+      : readCheckpoints(this.#session, 'listCheckpoints', filter);
   }
 
   async storedVersions(table: TableName, ids: readonly string[]): Promise<Map<string, StoredVersion>> {
     return storedVersions(this.#session, this.#settings.spec(table), ids);
-  }
-
-  async staleThreads(verifiedBefore: Date, limit: number): Promise<string[]> {
-    return staleThreads(this.#session, verifiedBefore, limit);
-  }
-
-  async freshness(): Promise<Freshness> {
-    return freshness(this.#session);
-  }
-
-  async openRejections(): Promise<OpenRejections[]> {
-    return openRejections(this.#session);
-  }
-
-  async listSchemaChanges(filter?: SchemaChangeFilter): Promise<SchemaChangeRecord[]> {
-    return listSchemaChanges(this.#session, filter);
   }
 
   async select(build: (dialect: SqlDialect) => string): Promise<Row[]> {
@@ -241,32 +197,6 @@ export class SqlDestination implements Destination {
       statement(d, () => build(d)),
       (row) => row,
     );
-  }
-
-  async recordRun(run: SyncRunRecord): Promise<void> {
-    await recordRun(this.#session, run);
-  }
-
-  async listRuns(limit: number): Promise<SyncRunRecord[]> {
-    return listRuns(this.#session, limit);
-  }
-
-  async hasLedger(): Promise<boolean> {
-    return hasLedger(this.#session);
-  }
-
-  async recordReconciliation(rows: readonly ReconciliationRecord[]): Promise<void> {
-    await recordReconciliation(this.#session, rows);
-  }
-
-  async listReconciliation(runId?: string): Promise<ReconciliationRecord[]> {
-    return listReconciliation(this.#session, runId);
-  }
-
-  // --- the audit: one SQL for every warehouse ------------------------------------------------------------
-
-  async auditSample(table: TableName, seedColumn: string, seed: string, limit: number): Promise<AuditSeed[]> {
-    return auditSample(this.#session, this.#settings.spec(table), { seedColumn, seed, limit });
   }
 
   async liveRows(
@@ -284,14 +214,5 @@ export class SqlDestination implements Destination {
         where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''
       }`;
     });
-  }
-
-  /** `_synced_at` is moved by each batch's merge: nothing to lay over. */
-  async recordAudit(rows: readonly AuditRecord[]): Promise<void> {
-    await recordAudit(this.#session, rows);
-  }
-
-  async auditCounts(filter: AuditFilter): Promise<Record<string, AuditCounts>> {
-    return auditCounts(this.#session, filter);
   }
 }

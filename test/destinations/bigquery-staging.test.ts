@@ -298,9 +298,9 @@ describe('BigQuery staged writes', () => {
     const a = create();
     const b = create();
     const cp = (cursor: string, pages: number) => checkpointOf('exports', 'w1', cursor, pages);
-    await a.writeCheckpoints([cp('p1', 1)]);
+    await a.writeTables([], [cp('p1', 1)]);
     // The next page ran on another worker, which staged page 2.
-    await b.writeCheckpoints([cp('p2', 2)]);
+    await b.writeTables([], [cp('p2', 2)]);
     expect(await a.readCheckpoint('exports', 'w1', { lastSeenTag: cursorTagOf('p2') })).toMatchObject({
       cursor: 'p2',
       pages: 2,
@@ -316,10 +316,10 @@ describe('BigQuery staged writes', () => {
       ...checkpointOf('ticket_messages', scope, null, pages),
       status: 'running' as const,
     });
-    await b.writeCheckpoints([entry('901', 0), entry('902', 0)]);
+    await b.writeTables([], [entry('901', 0), entry('902', 0)]);
     proxy.reset();
     // One listing of the queue, as listQueuedThreadCheckpoints reads it: table reads, no query …
-    const listed = await a.listThreadQueue({ status: 'running' });
+    const listed = await a.listCheckpoints({ threadQueue: true, status: 'running' });
     const tag = (scope: string) => checkpointTagOf(listed.find((cp) => cp.scope === scope)!);
     expect(proxy.report().queryJobs).toBe(0);
     expect(tableReads('_sync_state')).toBe(1);
@@ -338,7 +338,7 @@ describe('BigQuery staged writes', () => {
     expect(tableReads('_sync_state')).toBe(2);
     // This process wrote the entry since it listed it (a retried first page that staged page 1): the tag no
     // longer matches what it holds, and the warehouse says where the thread is.
-    await a.writeCheckpoints([{ ...entry('902', 1), cursor: 'm1' }]);
+    await a.writeTables([], [{ ...entry('902', 1), cursor: 'm1' }]);
     expect(await a.readCheckpoint('ticket_messages', '902', { lastSeenTag: tag('902') })).toMatchObject({
       cursor: 'm1',
       pages: 1,
@@ -355,20 +355,20 @@ describe('BigQuery staged writes', () => {
       ...checkpointOf('exports', 'tr1', cursor, pages),
       high_water_mark: '2026-01-01T00:00:00.000000Z',
     });
-    await a.writeCheckpoints([cp('p1', 1)]);
+    await a.writeTables([], [cp('p1', 1)]);
     await a.flushStaged();
     const [merged] = (await bq.query(
       `SELECT cursor, pages FROM \`${datasetId}\`.\`_sync_state\` WHERE stream = 'exports' AND scope = 'tr1'`,
     )) as [Record<string, unknown>[]];
     // The flush merged the checkpoint staged in `_staging_checkpoints`.
     expect(merged).toEqual([{ cursor: 'p1', pages: 1 }]);
-    await a.writeCheckpoints([cp('p2', 2)]);
-    await a.writeCheckpoints([cp('p3', 3)]);
+    await a.writeTables([], [cp('p2', 2)]);
+    await a.writeTables([], [cp('p3', 3)]);
     proxy.reset();
     // Another process (holding nothing): page 3, staged and not merged, over page 1 merged; appends through
     // the Storage Write API are visible to tabledata.list at once.
     expect(await b.readCheckpoint('exports', 'tr1')).toMatchObject({ cursor: 'p3', pages: 3 });
-    expect((await b.listCheckpoints('exports')).filter((c) => c.scope === 'tr1')).toEqual([
+    expect((await b.listCheckpoints({ stream: 'exports' })).filter((c) => c.scope === 'tr1')).toEqual([
       expect.objectContaining({ scope: 'tr1', cursor: 'p3', high_water_mark: '2026-01-01T00:00:00.000000Z' }),
     ]);
     expect(proxy.report().queryJobs).toBe(0);
@@ -385,7 +385,8 @@ describe('BigQuery staged writes', () => {
     const before = create({ clock: () => dayAgo });
     const tickets = [801, 802, 803].map((n) => ticket({ ticket_number: n, updated_at: at(n) }));
     await before.stageBatch({ table: 'tickets', rows: tickets.map(input) });
-    await before.writeCheckpoints(
+    await before.writeTables(
+      [],
       ['801', '802', '803'].map((s) => checkpointOf('ticket_messages', s, null, 1)),
     );
     await before.flushStaged();
@@ -394,24 +395,27 @@ describe('BigQuery staged writes', () => {
     const b = create();
     const verifiedBefore = new Date(Date.now() - 60 * 60 * 1000);
     const stale = async (dest: BigQueryDestination, limit: number) =>
-      (await dest.staleThreads(verifiedBefore, limit)).filter((s) => s.startsWith('80'));
+      (await dest.bookkeeping.staleThreads(verifiedBefore, limit)).filter((s) => s.startsWith('80'));
     expect(await stale(a, 1000)).toEqual(['801', '802', '803']);
     proxy.reset();
     // The re-read queues two of them (as queueThreadsToReverify does: staged, not merged) and lists again,
     // two at a time: the third is next, and no flush ran for it — before, every listing after a queueing
     // flushed (a pending read and a script), so a run's flushes grew with how often it listed.
-    await a.writeCheckpoints([
-      { ...checkpointOf('ticket_messages', '801', null, 0), status: 'running' as const },
-      { ...checkpointOf('ticket_messages', '802', null, 0), status: 'running' as const },
-    ]);
+    await a.writeTables(
+      [],
+      [
+        { ...checkpointOf('ticket_messages', '801', null, 0), status: 'running' as const },
+        { ...checkpointOf('ticket_messages', '802', null, 0), status: 'running' as const },
+      ],
+    );
     expect(await stale(a, 1000)).toEqual(['803']);
-    expect(await a.staleThreads(verifiedBefore, 1)).toEqual(['803']);
+    expect(await a.bookkeeping.staleThreads(verifiedBefore, 1)).toEqual(['803']);
     // No job at all: before, each listing was a query of `_sync_state` and `tickets` (20 MB at least).
     expect(proxy.report().queryJobs).toBe(0);
     // Another process sees the same (the staged entries are read from the warehouse, not from memory) …
     expect(await stale(b, 1000)).toEqual(['803']);
     // … and a thread read to its end since its listing (complete now) is not stale either.
-    await b.writeCheckpoints([checkpointOf('ticket_messages', '803', null, 2)]);
+    await b.writeTables([], [checkpointOf('ticket_messages', '803', null, 2)]);
     expect(await stale(a, 1000)).toEqual([]);
     expect(proxy.report().queryJobs).toBe(0);
     expect(proxy.report().violations).toEqual([]);
@@ -419,13 +423,18 @@ describe('BigQuery staged writes', () => {
     await a.flushStaged();
     expect(await stale(b, 1000)).toEqual([]);
     // A thread of a ticket marked deleted is not stale: its ticket is gone.
-    await b.writeCheckpoints([checkpointOf('ticket_messages', '802', null, 2)]);
+    await b.writeTables([], [checkpointOf('ticket_messages', '802', null, 2)]);
     await b.flushStaged();
     expect(await stale(a, 1000)).toEqual([]);
     const later = new Date(Date.now() + 60 * 60 * 1000);
-    expect((await a.staleThreads(later, 1000)).filter((s) => s.startsWith('80'))).toEqual(['803', '802']);
-    await a.markDeleted('tickets', [tickets[1]!.id], new Date());
-    expect((await a.staleThreads(later, 1000)).filter((s) => s.startsWith('80'))).toEqual(['803']);
+    expect((await a.bookkeeping.staleThreads(later, 1000)).filter((s) => s.startsWith('80'))).toEqual([
+      '803',
+      '802',
+    ]);
+    await a.markDeleted({ table: 'tickets', ids: [tickets[1]!.id] }, new Date());
+    expect((await a.bookkeeping.staleThreads(later, 1000)).filter((s) => s.startsWith('80'))).toEqual([
+      '803',
+    ]);
     await Promise.all([a.close(), b.close()]);
   });
 
@@ -442,11 +451,13 @@ describe('BigQuery staged writes', () => {
       schemaChanges: [sighting('drift-run-2', 'drift_b')],
     });
     proxy.reset();
-    const drift = (await dest.listSchemaChanges()).filter((r) => r.field_path.startsWith('drift_'));
+    const drift = (await dest.bookkeeping.listSchemaChanges()).filter((r) =>
+      r.field_path.startsWith('drift_'),
+    );
     expect(drift.map((r) => r.field_path)).toEqual(['drift_b', 'drift_a']);
-    expect((await dest.listSchemaChanges({ firstRunId: 'drift-run-1' })).map((r) => r.field_path)).toEqual([
-      'drift_a',
-    ]);
+    expect(
+      (await dest.bookkeeping.listSchemaChanges({ firstRunId: 'drift-run-1' })).map((r) => r.field_path),
+    ).toEqual(['drift_a']);
     expect(proxy.report().queryJobs).toBe(0);
     expect(tableReads('_schema_changes')).toBe(2);
     await dest.close();
@@ -482,7 +493,7 @@ describe('BigQuery staged writes', () => {
     };
     await writeBatch(dest, { table: 'ticket_messages', rows: [], rejected: [item] });
     proxy.reset();
-    const open = (await dest.openRejections()).filter((r) => r.scope === scope);
+    const open = (await dest.bookkeeping.openRejections()).filter((r) => r.scope === scope);
     expect(open).toEqual([
       { table_name: 'ticket_messages', stream: 'ticket_messages.thread', scope, items: 1 },
     ]);
@@ -498,7 +509,7 @@ describe('BigQuery staged writes', () => {
     await writeBatch(dest, { table: 'tickets', rows: [input(t)] });
     await writeBatch(dest, { table: 'ticket_messages', rows: [input(queued)] });
     proxy.reset();
-    const sample = await dest.auditSample('tickets', 'created_at', `run-${t.id}`, 1000);
+    const sample = await dest.bookkeeping.auditSample('tickets', 'created_at', `run-${t.id}`, 1000);
     // The seed as the query gives it (a canonical timestamp), in the query's order (conformance checks it).
     expect(sample.find((s) => s.id === t.id)).toEqual({
       id: t.id,
@@ -554,7 +565,7 @@ describe('BigQuery staged writes', () => {
     // which a cascade does not depend on: no flush either, so no job at all.
     await dest.stageBatch({ table: 'ticket_messages', rows: [], seen: [m.id] });
     const cascade = { child: 'ticket_messages', foreignKey: 'ticket_id', parent: 'tickets' } as const;
-    expect(await dest.cascadeDeletion({ ...cascade, revive: true }, new Date())).toEqual({
+    expect(await dest.markDeleted({ cascade: { ...cascade, revive: true } }, new Date())).toEqual({
       marked: 0,
       revived: 0,
     });
@@ -562,8 +573,8 @@ describe('BigQuery staged writes', () => {
     await dest.flushStaged();
     proxy.reset();
     // Every ticket was received after the epoch: nothing to mark; an id that is not stored: nothing either.
-    expect(await dest.markDeletedNotSeenSince('tickets', new Date(0), new Date())).toBe(0);
-    expect(await dest.markDeleted('tickets', ['no-such-ticket'], new Date())).toBe(0);
+    expect(await dest.markDeleted({ table: 'tickets', notSeenSince: new Date(0) }, new Date())).toBe(0);
+    expect(await dest.markDeleted({ table: 'tickets', ids: ['no-such-ticket'] }, new Date())).toBe(0);
     const named = (table: string) =>
       (proxy.report().tables[table]?.jobs ?? 0) + (proxy.report().tables[table]?.readJobs ?? 0);
     // Before, each was a script whose count named its tables: 10 MB per table, for nothing.
@@ -581,21 +592,23 @@ describe('BigQuery staged writes', () => {
       return rows[0]?.live;
     };
     expect(
-      await dest.markDeletedNotSeenSince('tickets', new Date(Date.now() + 60_000), new Date()),
+      await dest.markDeleted({ table: 'tickets', notSeenSince: new Date(Date.now() + 60_000) }, new Date()),
     ).toBeGreaterThan(0);
     expect(await liveTicket(t.id)).toBe(false);
-    expect((await dest.cascadeDeletion({ ...cascade, revive: false }, new Date())).marked).toBeGreaterThan(0);
+    expect(
+      (await dest.markDeleted({ cascade: { ...cascade, revive: false } }, new Date())).marked,
+    ).toBeGreaterThan(0);
     expect(await liveMessage()).toBe(false);
-    expect(await dest.cascadeDeletion({ ...cascade, revive: false }, new Date())).toEqual({
+    expect(await dest.markDeleted({ cascade: { ...cascade, revive: false } }, new Date())).toEqual({
       marked: 0,
       revived: 0,
     });
     // A message of the deleted ticket staged since: the cascade flushes first, and marks it.
     const late = message({ ticket_id: t.id, ticket_number: 811 });
     await dest.stageBatch({ table: 'ticket_messages', rows: [input(late)] });
-    expect((await dest.cascadeDeletion({ ...cascade, revive: false }, new Date())).marked).toBe(1);
+    expect((await dest.markDeleted({ cascade: { ...cascade, revive: false } }, new Date())).marked).toBe(1);
     await dest.stageBatch({ table: 'tickets', rows: [input({ ...t, updated_at: at(812) })] });
-    expect((await dest.cascadeDeletion({ ...cascade, revive: true }, new Date())).revived).toBe(2);
+    expect((await dest.markDeleted({ cascade: { ...cascade, revive: true } }, new Date())).revived).toBe(2);
     expect(await liveMessage()).toBe(true);
     expect(proxy.report().violations).toEqual([]);
     await dest.close();
@@ -613,7 +626,7 @@ describe('BigQuery staged writes', () => {
     // pending, and by its pre-check (the sightings not folded).
     await Promise.all([
       dest.flushStaged(),
-      dest.markDeletedNotSeenSince('tickets', new Date(0), new Date()),
+      dest.markDeleted({ table: 'tickets', notSeenSince: new Date(0) }, new Date()),
       dest.flushStaged(),
     ]);
     expect(tableReads('_staging_batches')).toBe(3);
@@ -742,7 +755,7 @@ describe('BigQuery staged writes', () => {
       expect(Date.parse(String(seenA!['_synced_at']))).toBeGreaterThanOrEqual(since.getTime());
       // The refresh's deletion: b was not seen since, a was (by its sighting): b alone is marked.
       const within = { column: 'updated_at', from: new Date(at(9000)) };
-      expect(await next.markDeletedNotSeenSince('tickets', since, new Date(), undefined, within)).toBe(1);
+      expect(await next.markDeleted({ table: 'tickets', notSeenSince: since, within }, new Date())).toBe(1);
       const after = await liveOf([a.id, b.id]);
       expect(after.map((r) => [r.id, r.live])).toEqual(
         [
@@ -758,9 +771,9 @@ describe('BigQuery staged writes', () => {
         rows: 0,
       });
       proxy.reset();
-      expect(await next.markDeletedNotSeenSince('tickets', await since2, new Date(), undefined, within)).toBe(
-        0,
-      );
+      expect(
+        await next.markDeleted({ table: 'tickets', notSeenSince: await since2, within }, new Date()),
+      ).toBe(0);
       expect(proxy.report().queryJobs).toBe(0);
       await Promise.all([dest.close(), next.close()]);
     });
@@ -825,7 +838,7 @@ describe('BigQuery staged writes', () => {
       expect(await dest.stageBatch({ table: 'tickets', rows: [input(t)] }, { runId: 'run-3' })).toEqual({
         rows: 0,
       });
-      expect(await dest.markDeleted('tickets', [t.id], new Date())).toBe(1);
+      expect(await dest.markDeleted({ table: 'tickets', ids: [t.id] }, new Date())).toBe(1);
       expect((await liveOf([t.id]))[0]).toMatchObject({ live: false });
       // Served again, same version: written, so the merge revives it.
       expect(await dest.stageBatch({ table: 'tickets', rows: [input(t)] }, { runId: 'run-3' })).toEqual({
@@ -834,7 +847,7 @@ describe('BigQuery staged writes', () => {
       await dest.flushStaged();
       expect((await liveOf([t.id]))[0]).toMatchObject({ subject: 'back', live: true });
       // A process filling its cache after the deletion holds live rows only.
-      await dest.markDeleted('tickets', [t.id], new Date());
+      await dest.markDeleted({ table: 'tickets', ids: [t.id] }, new Date());
       const other = create();
       expect(await other.stageBatch({ table: 'tickets', rows: [input(t)] }, { runId: 'run-4' })).toEqual({
         rows: 1,
@@ -901,15 +914,15 @@ describe('BigQuery staged writes', () => {
     });
     proxy.reset();
     // Three units on two processes; a retried unit records r2 again, healed this time (the last wins).
-    await units[0]!.recordAudit([record('r1', 'equal'), record('r2', 'differs')]);
-    await units[1]!.recordAudit([record('r3', 'equal')]);
-    await units[0]!.recordAudit([record('r2', 'differs', true)]);
+    await units[0]!.bookkeeping.recordAudit([record('r1', 'equal'), record('r2', 'differs')]);
+    await units[1]!.bookkeeping.recordAudit([record('r3', 'equal')]);
+    await units[0]!.bookkeeping.recordAudit([record('r2', 'differs', true)]);
     expect(proxy.report().queryJobs).toBe(0);
     // The unit's next read of merged rows does not flush for them (one query: the read itself).
-    await units[0]!.listRuns(1);
+    await units[0]!.bookkeeping.listRuns(1);
     expect(proxy.report().queryJobs).toBe(1);
     const reader = create();
-    expect(await reader.auditCounts({ runId: 'audit-run' })).toEqual({
+    expect(await reader.bookkeeping.auditCounts({ runId: 'audit-run' })).toEqual({
       tickets: expect.objectContaining({ equal: 2, differs: 1, healed: 1 }),
     });
     const report = proxy.report();

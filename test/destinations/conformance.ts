@@ -112,7 +112,7 @@ const sighting = (overrides: Partial<SchemaChangeSighting> = {}): SchemaChangeSi
 
 /** The `_schema_changes` rows whose field path carries a test's tag. */
 async function changesOf(dest: Destination, tag: string) {
-  return (await dest.listSchemaChanges()).filter((r) => r.field_path.includes(tag));
+  return (await dest.bookkeeping.listSchemaChanges()).filter((r) => r.field_path.includes(tag));
 }
 
 const rejection = (overrides: Partial<RejectedItem> = {}): RejectedItem => {
@@ -189,7 +189,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       const cp = await dest.readCheckpoint('tickets', 'w1');
       expect(cp).toMatchObject({ cursor: 'c1', status: 'running', pages: 1, rows: 1 });
       expect(cp?.high_water_mark).toBe(t.updated_at);
-      expect(await dest.listCheckpoints('tickets')).toHaveLength(1);
+      expect(await dest.listCheckpoints({ stream: 'tickets' })).toHaveLength(1);
       expect(await dest.readCheckpoint('tickets', 'nope')).toBeNull();
     });
 
@@ -594,7 +594,10 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         pages: 1,
         rows: 2,
       };
-      const n = await d.markDeletedNotSeenSince('tickets', refreshStart, deletedAt, cp);
+      const n = await d.markDeleted(
+        { table: 'tickets', notSeenSince: refreshStart, checkpoint: cp },
+        deletedAt,
+      );
       const mine = async () =>
         (await h.readRows('tickets')).filter((r) => [a.id, b.id, c.id].includes(r['id'] as string));
       expect(n).toBeGreaterThanOrEqual(1);
@@ -602,12 +605,12 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       expect(rows.find((r) => r['id'] === c.id)!['_deleted_at']).toBe(canonicalTimestamp(deletedAt));
       expect(rows.find((r) => r['id'] === b.id)!['_deleted_at']).toBeNull();
       expect(await d.readCheckpoint('tickets', 'full')).toMatchObject({ status: 'complete' });
-      expect(await d.markDeleted('tickets', [a.id], deletedAt)).toBe(1);
-      expect(await d.markDeleted('tickets', [a.id], deletedAt)).toBe(0);
+      expect(await d.markDeleted({ table: 'tickets', ids: [a.id] }, deletedAt)).toBe(1);
+      expect(await d.markDeleted({ table: 'tickets', ids: [a.id] }, deletedAt)).toBe(0);
       // a comes back (same version): revived.
       await writeBatch(d, { table: 'tickets', rows: [input(a)] });
       expect((await mine()).find((r) => r['id'] === a.id)!['_deleted_at']).toBeNull();
-      await expect(d.markDeleted('agent_sessions', ['x'], deletedAt)).rejects.toThrow(
+      await expect(d.markDeleted({ table: 'agent_sessions', ids: ['x'] }, deletedAt)).rejects.toThrow(
         /does not track deletions/,
       );
       await d.close();
@@ -662,7 +665,9 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       expect(rows.get(b.id)!['status']).toBe('resolved');
       expect(await d.readCheckpoint('tickets', 'sweep')).toMatchObject({ pages: 2 });
       const deletedAt = new Date('2031-01-02T01:00:00Z');
-      expect(await d.markDeletedNotSeenSince('tickets', sweepStart, deletedAt)).toBeGreaterThanOrEqual(1);
+      expect(
+        await d.markDeleted({ table: 'tickets', notSeenSince: sweepStart }, deletedAt),
+      ).toBeGreaterThanOrEqual(1);
       rows = await mine();
       expect(rows.get(c.id)!['_deleted_at']).toBe(canonicalTimestamp(deletedAt));
       expect(rows.get(a.id)!['_deleted_at']).toBeNull();
@@ -682,7 +687,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       await writeBatch(d, { table: 'ticket_messages', rows: [input(m)] });
       await writeBatch(d, { table: 'csat_surveys', rows: [input(sv)] });
       const deletedAt = new Date('2032-01-01T01:00:00Z');
-      await d.markDeleted('tickets', [parent.id], deletedAt);
+      await d.markDeleted({ table: 'tickets', ids: [parent.id] }, deletedAt);
       const messages = {
         child: 'ticket_messages',
         foreignKey: 'ticket_id',
@@ -695,20 +700,20 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         parent: 'tickets',
         revive: true,
       } as const;
-      expect(await d.cascadeDeletion(messages, deletedAt)).toMatchObject({ marked: 1 });
-      expect(await d.cascadeDeletion(surveys, deletedAt)).toMatchObject({ marked: 1 });
+      expect(await d.markDeleted({ cascade: messages }, deletedAt)).toMatchObject({ marked: 1 });
+      expect(await d.markDeleted({ cascade: surveys }, deletedAt)).toMatchObject({ marked: 1 });
       const deletedOf = async (table: 'ticket_messages' | 'csat_surveys', id: string) =>
         (await h.readRows(table)).find((r) => r['id'] === id)!['_deleted_at'];
       expect(await deletedOf('ticket_messages', m.id)).toBe(canonicalTimestamp(deletedAt));
       expect(await deletedOf('csat_surveys', sv.id)).toBe(canonicalTimestamp(deletedAt));
       // The ticket is restored in the source and listed again.
       await writeBatch(d, { table: 'tickets', rows: [input(parent)] });
-      expect(await d.cascadeDeletion(surveys, deletedAt)).toMatchObject({ marked: 0, revived: 1 });
-      expect(await d.cascadeDeletion(messages, deletedAt)).toMatchObject({ marked: 0, revived: 0 });
+      expect(await d.markDeleted({ cascade: surveys }, deletedAt)).toMatchObject({ marked: 0, revived: 1 });
+      expect(await d.markDeleted({ cascade: messages }, deletedAt)).toMatchObject({ marked: 0, revived: 0 });
       expect(await deletedOf('csat_surveys', sv.id)).toBeNull();
       expect(await deletedOf('ticket_messages', m.id)).toBe(canonicalTimestamp(deletedAt));
       await expect(
-        d.cascadeDeletion({ ...messages, foreignKey: 'no_such_column' }, deletedAt),
+        d.markDeleted({ cascade: { ...messages, foreignKey: 'no_such_column' } }, deletedAt),
       ).rejects.toThrow(/does not exist/);
       await d.close();
     });
@@ -727,18 +732,20 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         pages: 1,
         rows: 1,
       });
-      await d.writeCheckpoints([queued(91002, 'complete')]);
+      await d.writeTables([], [queued(91002, 'complete')]);
       now = new Date('2033-01-01T01:00:00Z');
-      await d.writeCheckpoints([queued(91001, 'complete'), queued(91003, 'complete')]);
-      await d.writeCheckpoints([queued(91004, 'running')]);
-      await d.markDeleted('tickets', [z!.id], now);
-      const stale = await d.staleThreads(new Date('2033-01-01T02:00:00Z'), 1000);
+      await d.writeTables([], [queued(91001, 'complete'), queued(91003, 'complete')]);
+      await d.writeTables([], [queued(91004, 'running')]);
+      await d.markDeleted({ table: 'tickets', ids: [z!.id] }, now);
+      const stale = await d.bookkeeping.staleThreads(new Date('2033-01-01T02:00:00Z'), 1000);
       const mineOnly = stale.filter((s) => s.startsWith('9100'));
       expect(mineOnly).toEqual(['91002', '91001']);
       expect(
-        (await d.staleThreads(new Date('2033-01-01T00:30:00Z'), 1000)).filter((s) => s.startsWith('9100')),
+        (await d.bookkeeping.staleThreads(new Date('2033-01-01T00:30:00Z'), 1000)).filter((s) =>
+          s.startsWith('9100'),
+        ),
       ).toEqual(['91002']);
-      const f = await d.freshness();
+      const f = await d.bookkeeping.freshness();
       expect(f.tickets.live).toBeGreaterThanOrEqual(3);
       expect(f.tickets.oldestVerifiedAt).not.toBeNull();
       expect(f.threads.unread).toBeGreaterThanOrEqual(1); // 91004 is still queued
@@ -757,13 +764,15 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         pages,
         rows: 0,
       });
-      await d.writeCheckpoints([entry(0, null)]);
-      const [listed] = (await d.listThreadQueue({ status: 'running' })).filter((cp) => cp.scope === '92001');
+      await d.writeTables([], [entry(0, null)]);
+      const [listed] = (await d.listCheckpoints({ threadQueue: true, status: 'running' })).filter(
+        (cp) => cp.scope === '92001',
+      );
       expect(listed).toMatchObject(entry(0, null));
       const tag = checkpointTagOf(listed!);
       expect(await d.readCheckpoint('ticket_messages', '92001', { lastSeenTag: tag })).toEqual(listed);
       // A first page that staged page 1 and was retried: the retry reads page 1's checkpoint, not the listed one.
-      await d.writeCheckpoints([entry(1, 'm1')]);
+      await d.writeTables([], [entry(1, 'm1')]);
       expect(await d.readCheckpoint('ticket_messages', '92001', { lastSeenTag: tag })).toMatchObject(
         entry(1, 'm1'),
       );
@@ -807,10 +816,13 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         ).map((r) => `${r['stream']} ${r['scope']}`);
       const kept = [`${pass} ${windowScope(1)}`, `report_snapshots ${rereadScope(1)}`];
 
-      await dest.writeCheckpoints([
-        restartedCheckpoint({ kind: 'reread', pass, from: w(1), before: w(2) }),
-        { ...restartedCheckpoint({ kind: 'reread', pass, from: w(3), before: w(4) }), status: 'complete' },
-      ]);
+      await dest.writeTables(
+        [],
+        [
+          restartedCheckpoint({ kind: 'reread', pass, from: w(1), before: w(2) }),
+          { ...restartedCheckpoint({ kind: 'reread', pass, from: w(3), before: w(4) }), status: 'complete' },
+        ],
+      );
       // A re-read entry staged and not merged yet (BigQuery; PostgreSQL writes it at once) reaches the queue too.
       const staged = await h.create();
       await staged.stageBatch({
@@ -826,7 +838,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       // Readers see the entries as checkpoints of the pass, beside its windows, in (stream, scope) order.
       const after = await h.create();
       try {
-        const listed = (await after.listCheckpoints(pass)).map((c) => `${c.status} ${c.scope}`);
+        const listed = (await after.listCheckpoints({ stream: pass })).map((c) => `${c.status} ${c.scope}`);
         expect(listed).toEqual(
           [
             `complete ${windowScope(1)}`,
@@ -840,9 +852,15 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
           status: 'complete',
         });
         // Written now, an entry lands in the queue, never in _sync_state.
-        await after.writeCheckpoints([
-          { ...restartedCheckpoint({ kind: 'reread', pass, from: w(1), before: w(2) }), status: 'complete' },
-        ]);
+        await after.writeTables(
+          [],
+          [
+            {
+              ...restartedCheckpoint({ kind: 'reread', pass, from: w(1), before: w(2) }),
+              status: 'complete',
+            },
+          ],
+        );
         await after.flushStaged();
         expect((await queue())[0]).toBe(`complete ${w(1)}`);
         expect(await left()).toEqual(kept);
@@ -863,10 +881,17 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       // The refresh re-read surveys sent since 2025-03-01 and saw only `kept`.
       await writeBatch(d, { table: 'csat_surveys', rows: [input(kept)] });
       const deletedAt = new Date('2030-01-02T01:00:00Z');
-      const n = await d.markDeletedNotSeenSince('csat_surveys', refreshStart, deletedAt, undefined, {
-        column: 'sent_at',
-        from: new Date('2025-03-01T00:00:00Z'),
-      });
+      const n = await d.markDeleted(
+        {
+          table: 'csat_surveys',
+          notSeenSince: refreshStart,
+          within: {
+            column: 'sent_at',
+            from: new Date('2025-03-01T00:00:00Z'),
+          },
+        },
+        deletedAt,
+      );
       expect(n).toBeGreaterThanOrEqual(1); // other tests' surveys share the table
       const rows = (await h.readRows('csat_surveys')).filter((r) =>
         [old.id, gone.id, kept.id].includes(r['id'] as string),
@@ -876,10 +901,17 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       expect(deleted(old.id)).toBeNull();
       expect(deleted(kept.id)).toBeNull();
       await expect(
-        d.markDeletedNotSeenSince('csat_surveys', refreshStart, deletedAt, undefined, {
-          column: 'score',
-          from: now,
-        }),
+        d.markDeleted(
+          {
+            table: 'csat_surveys',
+            notSeenSince: refreshStart,
+            within: {
+              column: 'score',
+              from: now,
+            },
+          },
+          deletedAt,
+        ),
       ).rejects.toThrow(/not a timestamp column/);
       await d.close();
     });
@@ -902,16 +934,12 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         rows: 0,
       });
       // This refresh read thread 93001 (its message is gone from it); 93002 failed, 93003 is still queued.
-      await d.writeCheckpoints([queue(read, 'complete'), queue(failed, 'failed'), queue(queued, 'running')]);
+      await d.writeTables([], [queue(read, 'complete'), queue(failed, 'failed'), queue(queued, 'running')]);
       const deletedAt = new Date('2034-01-02T01:00:00Z');
       const guard = { column: 'ticket_number' };
-      await d.markDeletedNotSeenSince(
-        'ticket_messages',
-        refreshStart,
+      await d.markDeleted(
+        { table: 'ticket_messages', notSeenSince: refreshStart, unlessUnread: guard },
         deletedAt,
-        undefined,
-        undefined,
-        guard,
       );
       const deleted = async () =>
         new Map(
@@ -927,21 +955,24 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         ]),
       );
       // Once the failed thread is read (its message still not served), the next refresh flags it.
-      await d.writeCheckpoints([queue(failed, 'complete')]);
-      await d.markDeletedNotSeenSince(
-        'ticket_messages',
-        refreshStart,
+      await d.writeTables([], [queue(failed, 'complete')]);
+      await d.markDeleted(
+        { table: 'ticket_messages', notSeenSince: refreshStart, unlessUnread: guard },
         deletedAt,
-        undefined,
-        undefined,
-        guard,
       );
       expect((await deleted()).get(failed)).toBe(canonicalTimestamp(deletedAt));
       expect((await deleted()).get(queued)).toBeNull();
       await expect(
-        d.markDeletedNotSeenSince('ticket_messages', refreshStart, deletedAt, undefined, undefined, {
-          column: 'attachments',
-        }),
+        d.markDeleted(
+          {
+            table: 'ticket_messages',
+            notSeenSince: refreshStart,
+            unlessUnread: {
+              column: 'attachments',
+            },
+          },
+          deletedAt,
+        ),
       ).rejects.toThrow(/not an integer column/);
       await d.close();
     });
@@ -1055,7 +1086,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       await writeBatch(d, { table: 'tickets', rows: [], rejected: [a, b] });
       await writeBatch(d, { table: 'ticket_messages', rows: [], rejected: [m] });
       const ours = async () =>
-        (await d.openRejections())
+        (await d.bookkeeping.openRejections())
           .filter((r) => r.scope === scope)
           .sort((x, y) => x.table_name.localeCompare(y.table_name));
       expect(await ours()).toEqual([
@@ -1103,7 +1134,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       for (const item of items) expect(byKey.get(item.itemKey)!['raw']).toEqual(item.raw);
       const hugeRaw = byKey.get(huge.itemKey)!['raw'];
       expect(hugeRaw).toEqual(h.staged ? omittedRaw(JSON.stringify(huge.raw).length) : huge.raw);
-      expect((await d.openRejections()).filter((r) => r.scope === scope)).toEqual([
+      expect((await d.bookkeeping.openRejections()).filter((r) => r.scope === scope)).toEqual([
         { table_name: 'tickets', stream: 'tickets', scope, items: 301 },
       ]);
       await d.close();
@@ -1279,9 +1310,9 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
           ['requester', 1],
         ]),
       );
-      expect((await d.listSchemaChanges({ firstRunId: 'run-2' })).map((r) => r.observed)).toContain(
-        'requester',
-      );
+      expect(
+        (await d.bookkeeping.listSchemaChanges({ firstRunId: 'run-2' })).map((r) => r.observed),
+      ).toContain('requester');
 
       // A new field seen with another JSON type than before: a type change of its own (counted per run).
       now = new Date('2036-01-02T12:00:00Z');
@@ -1401,9 +1432,19 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         requests: 0,
         error: null,
       };
-      await dest.recordRun({ ...base, run_id: 'r1', status: 'running', started_at: '2025-03-01T10:00:00Z' });
-      await dest.recordRun({ ...base, run_id: 'r2', status: 'running', started_at: '2025-03-02T10:00:00Z' });
-      await dest.recordRun({
+      await dest.bookkeeping.recordRun({
+        ...base,
+        run_id: 'r1',
+        status: 'running',
+        started_at: '2025-03-01T10:00:00Z',
+      });
+      await dest.bookkeeping.recordRun({
+        ...base,
+        run_id: 'r2',
+        status: 'running',
+        started_at: '2025-03-02T10:00:00Z',
+      });
+      await dest.bookkeeping.recordRun({
         ...base,
         run_id: 'r1',
         status: 'failed',
@@ -1417,7 +1458,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         window_start: '2025-01-01T00:00:00Z',
         window_end: '2025-03-31T00:00:00Z',
       });
-      const runs = await dest.listRuns(10);
+      const runs = await dest.bookkeeping.listRuns(10);
       expect(runs.map((r) => r.run_id)).toEqual(['r2', 'r1']);
       expect(runs[1]).toMatchObject({
         status: 'failed',
@@ -1425,7 +1466,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         rows_written: 250,
         finished_at: '2025-03-01T10:05:00.500000Z',
       });
-      expect(await dest.listRuns(1)).toHaveLength(1);
+      expect(await dest.bookkeeping.listRuns(1)).toHaveLength(1);
     });
 
     it("the audit's sample: live rows by MD5 of id and seed, the same order on every warehouse", async () => {
@@ -1443,9 +1484,13 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
           })
           .slice(0, 4)
           .map((x) => ({ id: x.id, ticketNumber: x.n, at: null }));
-      expect(await dest.auditSample('tickets', 'ticket_number', 'run-a', 4)).toEqual(expected('run-a'));
-      expect(await dest.auditSample('tickets', 'ticket_number', 'run-b', 4)).toEqual(expected('run-b'));
-      const [byDate] = await dest.auditSample('tickets', 'created_at', 'run-a', 1);
+      expect(await dest.bookkeeping.auditSample('tickets', 'ticket_number', 'run-a', 4)).toEqual(
+        expected('run-a'),
+      );
+      expect(await dest.bookkeeping.auditSample('tickets', 'ticket_number', 'run-b', 4)).toEqual(
+        expected('run-b'),
+      );
+      const [byDate] = await dest.bookkeeping.auditSample('tickets', 'created_at', 'run-a', 1);
       expect(byDate).toEqual({ id: expected('run-a')[0]!.id, ticketNumber: null, at: expect.any(String) });
     });
 
@@ -1461,13 +1506,16 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         healed,
         checked_at: at(10),
       });
-      await dest.recordAudit([
+      await dest.bookkeeping.recordAudit([
         record('a', 'differs', true),
         record('b', 'equal'),
         record('c', 'changed_since'),
       ]);
-      await dest.recordAudit([record('b', 'equal'), { ...record('d', 'equal'), table_name: 'csat_surveys' }]);
-      const counts = await dest.auditCounts({ runId: 'audit-1' });
+      await dest.bookkeeping.recordAudit([
+        record('b', 'equal'),
+        { ...record('d', 'equal'), table_name: 'csat_surveys' },
+      ]);
+      const counts = await dest.bookkeeping.auditCounts({ runId: 'audit-1' });
       expect(counts).toEqual({
         csat_surveys: {
           equal: 1,
@@ -1486,8 +1534,8 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
           healed: 1,
         },
       });
-      expect(await dest.auditCounts({ since: new Date(at(11)) })).toEqual({});
-      expect(Object.keys(await dest.auditCounts({ since: new Date(at(0)) }))).toEqual([
+      expect(await dest.bookkeeping.auditCounts({ since: new Date(at(11)) })).toEqual({});
+      expect(Object.keys(await dest.bookkeeping.auditCounts({ since: new Date(at(0)) }))).toEqual([
         'csat_surveys',
         'tickets',
       ]);
@@ -1517,7 +1565,7 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
           rejection({ table: 'csat_surveys', stream: 'csat_surveys.sent', raw: { sent_at: 'garbage' } }),
         ],
       });
-      await d.markDeleted('csat_surveys', [gone.id], new Date('2090-01-04T00:00:00Z'));
+      await d.markDeleted({ table: 'csat_surveys', ids: [gone.id] }, new Date('2090-01-04T00:00:00Z'));
       await writeBatch(d, {
         table: 'tickets',
         rows: [input(ticket({ updated_at: '2090-02-01T00:00:00Z' }))],
@@ -1535,20 +1583,20 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         requests: 1,
         error: null,
       };
-      await d.recordRun({
+      await d.bookkeeping.recordRun({
         ...window,
         run_id: 'fresh-1',
         status: 'succeeded',
         finished_at: '2090-01-05T00:10:00Z',
       });
       // Neither a failed window nor a backfill's says the stream is current.
-      await d.recordRun({
+      await d.bookkeeping.recordRun({
         ...window,
         run_id: 'fresh-2',
         status: 'failed',
         finished_at: '2090-01-06T00:00:00Z',
       });
-      await d.recordRun({
+      await d.bookkeeping.recordRun({
         ...window,
         run_id: 'fresh-3',
         mode: 'backfill',

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { refreshCustomFieldView } from '../../connectors/custom-field-view.js';
 import type { Destination } from '../../connectors/destination.js';
 import { customFieldEntries } from '../../schemas/api/custom-fields.js';
 import {
@@ -102,7 +103,7 @@ export function customFieldsSuite(name: string, makeHarness: () => Promise<Views
           .filter((f) => f.key !== 'fld_text')
           .map((f) => firstSighting(f.key, f.label)),
       });
-      await dest.markDeleted('tickets', [T3], new Date('2025-03-04T00:00:00Z'));
+      await dest.markDeleted({ table: 'tickets', ids: [T3] }, new Date('2025-03-04T00:00:00Z'));
     }, 600_000);
     afterAll(async () => {
       await dest?.close();
@@ -137,7 +138,7 @@ export function customFieldsSuite(name: string, makeHarness: () => Promise<Views
       ]);
 
     it('one column per field and type of value, named by the field id and the type', async () => {
-      const columns = await dest.refreshCustomFieldView();
+      const columns = await refreshCustomFieldView(dest);
       expect(EVIL).toMatch(/^cf_[0-9a-f]{12}_text$/);
       expect(columns.map((c) => [c.key, c.column, c.type])).toEqual([
         ['fld_text', 'fld_text_text', 'string'],
@@ -214,7 +215,7 @@ export function customFieldsSuite(name: string, makeHarness: () => Promise<Views
     });
 
     it('a label renamed at the source: the same column with its values, the new label in the label view', async () => {
-      const before = (await dest.refreshCustomFieldView()).map((c) => c.column);
+      const before = (await refreshCustomFieldView(dest)).map((c) => c.column);
       await writeBatch(dest, {
         table: 'tickets',
         rows: [
@@ -230,7 +231,7 @@ export function customFieldsSuite(name: string, makeHarness: () => Promise<Views
         ],
         schemaChanges: [],
       });
-      const columns = await dest.refreshCustomFieldView();
+      const columns = await refreshCustomFieldView(dest);
       expect(columns.map((c) => c.column)).toEqual(before);
       // A dashboard's query written before the rename, unchanged: T2 (not re-read) keeps its value.
       expect(await rowsOf('fld_num_number')).toEqual([
@@ -261,7 +262,7 @@ export function customFieldsSuite(name: string, makeHarness: () => Promise<Views
         ],
         schemaChanges: [],
       });
-      let columns = await dest.refreshCustomFieldView();
+      let columns = await refreshCustomFieldView(dest);
       expect(columns.filter((c) => c.key === 'fld_bool').map((c) => [c.column, c.type])).toEqual([
         ['fld_bool_boolean', 'boolean'],
         ['fld_bool_text', 'string'],
@@ -287,7 +288,7 @@ export function customFieldsSuite(name: string, makeHarness: () => Promise<Views
         ],
         schemaChanges: [],
       });
-      columns = await dest.refreshCustomFieldView();
+      columns = await refreshCustomFieldView(dest);
       expect(columns.filter((c) => c.key === 'fld_bool').map((c) => [c.column, c.tickets])).toEqual([
         ['fld_bool_boolean', 0],
         ['fld_bool_text', 2],
@@ -304,7 +305,7 @@ export function customFieldsSuite(name: string, makeHarness: () => Promise<Views
     });
 
     it('a field that appears is a new column; the columns charted before keep their names', async () => {
-      const before = (await dest.refreshCustomFieldView()).map((c) => c.column);
+      const before = (await refreshCustomFieldView(dest)).map((c) => c.column);
       await writeBatch(dest, {
         table: 'tickets',
         rows: [
@@ -318,7 +319,7 @@ export function customFieldsSuite(name: string, makeHarness: () => Promise<Views
         ],
         schemaChanges: [{ ...firstSighting('fld_new', 'Due date'), runId: 'run-2' }],
       });
-      const columns = await dest.refreshCustomFieldView();
+      const columns = await refreshCustomFieldView(dest);
       expect(columns.map((c) => c.column)).toEqual([...before, 'fld_new_boolean']);
       const [row] = await dest.select(
         (d) =>

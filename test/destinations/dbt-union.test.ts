@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { refreshCustomFieldView } from '../../connectors/custom-field-view.js';
 import { PostgresDestination } from '../../connectors/postgres/destination.js';
 import { dbtEnvironment, provisionDbt } from '../../scripts/dbt.js';
 import { DBT_DIR, DBT_RELATIONS, stagingModelName } from '../../scripts/dbt-sources.js';
@@ -115,7 +116,7 @@ beforeAll(async () => {
       message({ id: M2, ticket_id: T3, ticket_number: 3, text: 'globex again' }),
     ].map(input),
   });
-  await Promise.all([acme.refreshCustomFieldView(), globex.refreshCustomFieldView()]);
+  await Promise.all([refreshCustomFieldView(acme), refreshCustomFieldView(globex)]);
   await Promise.all([acme.close(), globex.close()]);
 
   // A data team's project adding the package.

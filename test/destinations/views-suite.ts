@@ -176,7 +176,7 @@ const catalogEntry: MetricCatalogEntry = {
   higherIsBetter: false,
 };
 
-const run = (over: Partial<Parameters<Destination['recordRun']>[0]>) => ({
+const run = (over: Partial<Parameters<Destination['bookkeeping']['recordRun']>[0]>) => ({
   run_id: 'r',
   parent_run_id: 'parent',
   workflow_id: 'tickets/x/y',
@@ -230,8 +230,11 @@ export function viewsSuite(name: string, makeHarness: () => Promise<ViewsHarness
       await writeBatch(dest, { table: 'ticket_messages', rows: messages.map(input) });
       await writeBatch(dest, { table: 'csat_surveys', rows: surveys.map(input) });
       await writeBatch(dest, { table: 'metric_catalog', rows: [input(catalogEntry)] });
-      await dest.markDeleted('tickets', [T3], new Date('2025-03-04T00:00:00Z'));
-      await dest.markDeleted('ticket_messages', [DELETED_MESSAGE], new Date('2025-03-04T00:00:00Z'));
+      await dest.markDeleted({ table: 'tickets', ids: [T3] }, new Date('2025-03-04T00:00:00Z'));
+      await dest.markDeleted(
+        { table: 'ticket_messages', ids: [DELETED_MESSAGE] },
+        new Date('2025-03-04T00:00:00Z'),
+      );
       for (const s of snapshots) {
         const { reportSnapshotValues } = await import('../../schemas/warehouse.js');
         await dest.writeTables([
@@ -241,7 +244,7 @@ export function viewsSuite(name: string, makeHarness: () => Promise<ViewsHarness
       }
       let i = 0;
       for (const [pass, from, before, status] of windows)
-        await dest.recordRun(
+        await dest.bookkeeping.recordRun(
           run({
             run_id: `w${i++}`,
             workflow_id: `${pass}/${from}T00:00:00.000Z/${before}T00:00:00.000Z`,
@@ -251,17 +254,20 @@ export function viewsSuite(name: string, makeHarness: () => Promise<ViewsHarness
             status,
           }),
         );
-      await dest.writeCheckpoints([
-        {
-          stream: 'csat_surveys.sent',
-          scope: 'hwm',
-          cursor: null,
-          high_water_mark: '2025-03-20T00:00:00.000Z',
-          status: 'complete',
-          pages: 0,
-          rows: 0,
-        },
-      ]);
+      await dest.writeTables(
+        [],
+        [
+          {
+            stream: 'csat_surveys.sent',
+            scope: 'hwm',
+            cursor: null,
+            high_water_mark: '2025-03-20T00:00:00.000Z',
+            status: 'complete',
+            pages: 0,
+            rows: 0,
+          },
+        ],
+      );
       // prepare() again, as every run does: the views are replaced, not duplicated or broken.
       await dest.prepare();
     }, 600_000);
@@ -437,22 +443,22 @@ export function viewsSuite(name: string, makeHarness: () => Promise<ViewsHarness
         status: 'skipped' as const,
         note: 'filter condition "tag" … not computed; 50% — spec 2.4\nsecond line',
       };
-      await dest.recordReconciliation([base, odd]);
+      await dest.bookkeeping.recordReconciliation([base, odd]);
       // A retry of the same check rewrites, never duplicates; a later run is listed by default.
-      await dest.recordReconciliation([
+      await dest.bookkeeping.recordReconciliation([
         { ...base, warehouse_value: 2, status: 'mismatch', note: 'short by one' },
       ]);
-      await dest.recordReconciliation([
+      await dest.bookkeeping.recordReconciliation([
         { ...base, run_id: 'run-b', checked_at: '2025-03-06T00:00:00.000000Z' },
       ]);
-      expect(await dest.listReconciliation('run-a')).toEqual(
+      expect(await dest.bookkeeping.listReconciliation('run-a')).toEqual(
         sorted(
           [{ ...base, warehouse_value: 2, status: 'mismatch', note: 'short by one' }, odd],
           'metric',
           'period',
         ),
       );
-      expect((await dest.listReconciliation()).map((r) => r.run_id)).toEqual(['run-b']);
+      expect((await dest.bookkeeping.listReconciliation()).map((r) => r.run_id)).toEqual(['run-b']);
     });
 
     it('sync_coverage: merged intervals of succeeded windows per pass, with the high-water mark', async () => {

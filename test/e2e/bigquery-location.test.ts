@@ -61,7 +61,7 @@ describe('BigQuery outside the US: BIGQUERY_LOCATION and the dataset’s own loc
     const destination = destinationOn(dataset);
     try {
       await destination.prepare();
-      expect(await destination.listRuns(5)).toEqual([]);
+      expect(await destination.bookkeeping.listRuns(5)).toEqual([]);
       expect(proxy.report().violations).toEqual([]);
     } finally {
       await destination.close();
@@ -112,7 +112,7 @@ describe('BigQuery outside the US: BIGQUERY_LOCATION and the dataset’s own loc
       await destination.prepare();
       const [meta] = await bq.dataset(created).getMetadata();
       expect(meta.location).toBe('europe-west2');
-      expect(await destination.listRuns(5)).toEqual([]);
+      expect(await destination.bookkeeping.listRuns(5)).toEqual([]);
       expect(proxy.report().violations).toEqual([]);
     } finally {
       await destination.close();

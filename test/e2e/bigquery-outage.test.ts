@@ -78,7 +78,7 @@ describe(`BigQuery unreachable for ${(2 * PHASE_MS) / 1000} s during a sync`, ()
     const summary = await run;
     expect(summary.error).toBeUndefined();
     expect(summary.status).toBe('succeeded');
-    const windows = (await p.deps.destination.listRuns(500)).filter(
+    const windows = (await p.deps.destination.bookkeeping.listRuns(500)).filter(
       (r) => r.parent_run_id === summary.run_id,
     );
     expect(windows.length).toBeGreaterThan(0);

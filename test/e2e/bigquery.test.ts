@@ -100,12 +100,12 @@ describe('the pipeline into BigQuery (bqemulator), end to end', () => {
     expect(proxy.report().violations).toEqual([]);
     await expectBigQueryEqualsSource(bq, dataset, await sourceSnapshot(p.deps.client, from()));
     expect(await duplicateIds(bq, dataset)).toEqual(noDuplicates);
-    const runs = await p.deps.destination.listRuns(100);
+    const runs = await p.deps.destination.bookkeeping.listRuns(100);
     expect(runs.find((r) => r.run_id === summary.run_id)?.status).toBe('succeeded');
     // The reconciliation ran against BigQuery too, found the source's numbers, and wrote them.
     expect(summary.reconciliation).toMatchObject({ mismatch: 0 });
     expect(summary.reconciliation?.error).toBeUndefined();
-    const checked = await p.deps.destination.listReconciliation(summary.run_id);
+    const checked = await p.deps.destination.bookkeeping.listReconciliation(summary.run_id);
     // The tie-out on BigQuery: the 14 complete UTC days and the run's day so far, every metric compared.
     expect(checked.filter((r) => r.metric === 'new_tickets')).toHaveLength(15);
     for (const m of [
@@ -140,10 +140,10 @@ describe('the pipeline into BigQuery (bqemulator), end to end', () => {
       'complete',
     );
     // The thread queue is drained.
-    expect(await p.deps.destination.listThreadQueue({ status: 'running' })).toEqual([]);
+    expect(await p.deps.destination.listCheckpoints({ threadQueue: true, status: 'running' })).toEqual([]);
     // Schema drift: the workspace's custom fields recorded once, and a typed column each.
     const fields = p.companion.world.ticketFields.filter((f) => f.orgId === p.companion.world.orgA.id);
-    const drift = await p.deps.destination.listSchemaChanges();
+    const drift = await p.deps.destination.bookkeeping.listSchemaChanges();
     expect(drift.map((c) => [c.kind, c.field_path, c.runs_seen]).sort()).toEqual(
       fields.map((f) => ['new_custom_field', `ticket_fields.${f.id}`, 1]).sort(),
     );
@@ -185,9 +185,9 @@ describe('the pipeline into BigQuery (bqemulator), end to end', () => {
       expect(summary.status).toBe('succeeded');
       const report = proxy.report();
       expect(report.violations).toEqual([]);
-      const read = (await p.deps.destination.listThreadQueue({ status: 'complete' })).filter(
-        (cp) => Date.parse(cp.updated_at) >= startedAt - 1000,
-      );
+      const read = (
+        await p.deps.destination.listCheckpoints({ threadQueue: true, status: 'complete' })
+      ).filter((cp) => Date.parse(cp.updated_at) >= startedAt - 1000);
       return {
         threads: read.length,
         queryJobs: report.queryJobs,

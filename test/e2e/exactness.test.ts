@@ -181,12 +181,12 @@ describe('exact and current by default: the change sweep', () => {
     const perRun = 90;
     const live = (await warehouseRows(p.db, 'tickets')).size;
     let runs = 0;
-    let bound: Awaited<ReturnType<typeof p.deps.destination.freshness>>;
+    let bound: Awaited<ReturnType<typeof p.deps.destination.bookkeeping.freshness>>;
     for (;;) {
       runs += 1;
       const summary = await p.run('incremental', { threadReverifyPerRun: perRun });
       expect(summary.status).toBe('succeeded');
-      bound = await p.deps.destination.freshness();
+      bound = await p.deps.destination.bookkeeping.freshness();
       if (bound.threads.unread === 0 && Date.parse(bound.threads.oldestVerifiedAt!) > writtenAt) break;
       // The re-read spends spare budget (up to perRun a run) and reads one round a run at least (issue 22):
       // every thread within ⌈live / 4⌉ runs however quick the runs are.

@@ -47,7 +47,10 @@ describe('a batch of thread pages in one activity', () => {
   });
 
   const queue = (ns: readonly number[]) =>
-    p.deps.destination.writeCheckpoints(ns.map((n) => restartedCheckpoint(threadKeyOf(String(n)))));
+    p.deps.destination.writeTables(
+      [],
+      ns.map((n) => restartedCheckpoint(threadKeyOf(String(n)))),
+    );
   const threadRequests = () =>
     p.companion.requestLog.filter((r) => /^\/public\/v1\/tickets\/\d+\/messages$/.test(r.path));
   const depsWith = (destination: Destination): ActivityDeps => ({
@@ -115,7 +118,7 @@ describe('a batch of thread pages in one activity', () => {
     expect(Object.fromEntries(stored.rows.map((r) => [r.ticket_number, Number(r.n)]))).toEqual(
       Object.fromEntries(ns.filter((n) => messagesOf.get(n)! > 0).map((n) => [n, messagesOf.get(n)])),
     );
-    const entries = await p.deps.destination.listThreadQueue({ status: 'running' });
+    const entries = await p.deps.destination.listCheckpoints({ threadQueue: true, status: 'running' });
     expect(entries.filter((e) => ns.includes(Number(e.scope)))).toEqual([]);
   }, 120_000);
 
@@ -143,7 +146,9 @@ describe('a batch of thread pages in one activity', () => {
       env.run(syncThreadBatch(depsWith(destination)), { threads: ns.map((n) => ({ scope: String(n) })) }),
     ).rejects.toBeInstanceOf(CancelledFailure);
     const running = new Set(
-      (await p.deps.destination.listThreadQueue({ status: 'running' })).map((e) => Number(e.scope)),
+      (await p.deps.destination.listCheckpoints({ threadQueue: true, status: 'running' })).map((e) =>
+        Number(e.scope),
+      ),
     );
     // The five threads read before the cancellation are committed; the rest wait in the queue.
     expect(ns.filter((n) => !running.has(n))).toEqual(ns.slice(0, 5));
@@ -160,7 +165,7 @@ describe('a batch of thread pages in one activity', () => {
     expect(report.handedBack).toEqual([String(gone)]);
     expect(report.completed).toBe(ns.length);
     // Left for the page path, which knows a ticket gone from the source: still queued here.
-    const running = await p.deps.destination.listThreadQueue({ status: 'running' });
+    const running = await p.deps.destination.listCheckpoints({ threadQueue: true, status: 'running' });
     expect(running.map((e) => e.scope)).toContain(String(gone));
     expect(running.map((e) => e.scope)).not.toContain(String(ns[0]));
   }, 60_000);

@@ -62,7 +62,7 @@ export function ticketHistorySuite({ kind, rounds, env }: HistoryWarehouse): voi
 
     /** The run's tie-out rows, read through the destination (either warehouse). */
     const reconciliation = async (runId: string): Promise<Row[]> =>
-      (await p.deps.destination.listReconciliation(runId)).sort(
+      (await p.deps.destination.bookkeeping.listReconciliation(runId)).sort(
         (a, b) => a.metric.localeCompare(b.metric) || a.period.localeCompare(b.period),
       );
     /** A query in the destination's own dialect. */

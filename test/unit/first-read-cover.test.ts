@@ -42,7 +42,7 @@ function plan(
       return mark ? ({ high_water_mark: mark } as never) : null;
     },
     listCheckpoints: async () => [],
-    openRejections: async () => [],
+    bookkeeping: { openRejections: async () => [] },
     select: async () => [],
   };
   return planRun({ destination: destination as never })({
@@ -143,7 +143,7 @@ describe('planning a pending cover again after the sweep', () => {
         return mark ? ({ high_water_mark: mark } as never) : null;
       },
       listCheckpoints: async () => [],
-      openRejections: async () => [],
+      bookkeeping: { openRejections: async () => [] },
       select: async () => [],
     };
     const again = (coverPendingSinceStart?: true) =>

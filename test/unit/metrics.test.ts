@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseMetricsAddress } from '../../cli/arguments.js';
-import type { Destination } from '../../connectors/destination.js';
+import type { Bookkeeping } from '../../connectors/destination.js';
 import type { RateClassStats } from '../../connectors/support-api/index.js';
 import type { FreshStream } from '../../schemas/freshness.js';
 import type { SyncRunRecord } from '../../schemas/warehouse.js';
@@ -221,8 +221,8 @@ describe("the worker's metrics read freshness from bookkeeping (worker/compose.t
   it('never query a data table: one read of the items set aside, whatever is scraped', async () => {
     const calls: string[] = [];
     const open = [{ table_name: 'csat_surveys', stream: 'csat_surveys.sent', scope: 'w', items: 1 }];
-    // A destination that records every call; only bookkeeping's set-aside read answers.
-    const destination = new Proxy({} as Destination, {
+    // The destination's bookkeeping, recording every call; only its set-aside read answers.
+    const bookkeeping = new Proxy({} as Bookkeeping, {
       get:
         (_target, name) =>
         (...args: unknown[]) => {
@@ -235,7 +235,7 @@ describe("the worker's metrics read freshness from bookkeeping (worker/compose.t
     const metrics = syncMetricsOf(
       { SYNC_FRESHNESS_SLO: 2 * HOUR },
       { rateStats: () => [] },
-      destination,
+      bookkeeping,
       silent,
     );
     for (const stream of ['tickets', 'ticket_messages', 'csat_surveys', 'agent_sessions'] as const) {
