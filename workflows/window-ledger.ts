@@ -14,35 +14,45 @@ export interface WindowMeta {
   mode: SyncMode;
 }
 
+/** One attempt of a window as the ledger keys it. */
+export interface LedgerAttempt {
+  /** The sync run the window belongs to. */
+  readonly runId: string;
+  /** The window's name: its workflow id, or for a window the run reads itself, the id it is known by. */
+  readonly workflowId: string;
+  readonly attempt: WindowAttempt;
+  /** Its `running` row is written already (a continue-as-new of the same attempt). */
+  readonly begun: boolean;
+}
+
 /**
- * A window records its own attempts in `_sync_runs` — one row per execution of its workflow id, keyed
- * `<parent run>:<workflow id>:<attempt>` — so a window re-run by itself (the UI's Reset or "start workflow
+ * A window records its own attempts in `_sync_runs` — one row per attempt, keyed
+ * `<parent run>:<window>:<attempt>` — so a window re-run by itself (the UI's Reset or "start workflow
  * like this one", the `replay` command) leaves the ledger true: a `running` row at start, then `succeeded`
- * with its counts or `failed` with the API's code and request id. The attempt (the Temporal run that began
- * it) is carried over a continue-as-new, so one attempt stays one row.
+ * with its counts or `failed` with the API's code and request id. A window of its own workflow records
+ * through `recordedWindow`; one the run reads itself (workflows/run/in-run.ts) calls this directly.
  */
-export async function recordedWindow<
-  I extends { runId: string; attempt?: WindowAttempt | undefined },
-  C extends StreamCounts,
->(meta: WindowMeta, input: I, body: (input: I) => Promise<C>): Promise<C> {
-  const info = workflowInfo();
-  const attempt = input.attempt ?? { id: info.runId, startedAt: new Date().toISOString() };
+export async function recordedAttempt<C extends StreamCounts>(
+  meta: WindowMeta,
+  at: LedgerAttempt,
+  body: () => Promise<C>,
+): Promise<C> {
   const record = {
-    run_id: `${input.runId}:${info.workflowId}:${attempt.id}`,
-    parent_run_id: input.runId,
-    workflow_id: info.workflowId,
+    run_id: `${at.runId}:${at.workflowId}:${at.attempt.id}`,
+    parent_run_id: at.runId,
+    workflow_id: at.workflowId,
     stream: meta.stream,
     window_start: meta.windowStart,
     window_end: meta.windowEnd,
     mode: meta.mode,
-    started_at: attempt.startedAt,
+    started_at: at.attempt.startedAt,
   };
   const zero = { pages: 0, rows_written: 0, requests: 0 };
-  if (!input.attempt) {
+  if (!at.begun) {
     await bookkeeping.recordRun({ ...record, ...zero, status: 'running', finished_at: null, error: null });
   }
   try {
-    const counts = await body({ ...input, attempt });
+    const counts = await body();
     // A window that wrote rows merges what its pages staged before it records itself succeeded (BigQuery's
     // staged write path; a no-op elsewhere), so `succeeded` in `_sync_runs` means "its rows are in the
     // tables". A window that wrote none skips it (a flush reads what is pending, billed even when nothing
@@ -67,8 +77,25 @@ export async function recordedWindow<
       ...zero,
       status: 'failed',
       finished_at: new Date().toISOString(),
-      error: `${info.workflowId}: ${innermostMessage(err)}`,
+      error: `${at.workflowId}: ${innermostMessage(err)}`,
     });
     throw err;
   }
+}
+
+/**
+ * A window workflow's attempts in the ledger (recordedAttempt): the attempt is the Temporal run that began
+ * it, carried over a continue-as-new in the input, so one attempt stays one row.
+ */
+export async function recordedWindow<
+  I extends { runId: string; attempt?: WindowAttempt | undefined },
+  C extends StreamCounts,
+>(meta: WindowMeta, input: I, body: (input: I) => Promise<C>): Promise<C> {
+  const info = workflowInfo();
+  const attempt = input.attempt ?? { id: info.runId, startedAt: new Date().toISOString() };
+  return recordedAttempt(
+    meta,
+    { runId: input.runId, workflowId: info.workflowId, attempt, begun: input.attempt !== undefined },
+    () => body({ ...input, attempt }),
+  );
 }
