@@ -12,6 +12,11 @@ export interface WindowMeta {
   windowStart: string | null;
   windowEnd: string | null;
   mode: SyncMode;
+  /**
+   * The page scope the window reads, begun with its `running` row (a scope a previous attempt completed is
+   * read again from its start; one a crash left resumes at its page checkpoint).
+   */
+  scope?: { stream: string; scope: string };
 }
 
 /** One attempt of a window as the ledger keys it. */
@@ -30,14 +35,15 @@ export interface LedgerAttempt {
  * `<parent run>:<window>:<attempt>` — so a window re-run by itself (the UI's Reset or "start workflow
  * like this one", the `replay` command) leaves the ledger true: a `running` row at start, then `succeeded`
  * with its counts or `failed` with the API's code and request id. A window of its own workflow records
- * through `recordedWindow`; one the run reads itself (workflows/run/in-run.ts) calls this directly.
+ * through `recordedWindow`; one the run reads itself (workflows/run/in-run.ts) calls this directly. The
+ * rows cost one activity at each end (beginWindow, finishWindow): each activity is history events.
  */
 export async function recordedAttempt<C extends StreamCounts>(
   meta: WindowMeta,
   at: LedgerAttempt,
   body: () => Promise<C>,
 ): Promise<C> {
-  const record = {
+  const run = {
     run_id: `${at.runId}:${at.workflowId}:${at.attempt.id}`,
     parent_run_id: at.runId,
     workflow_id: at.workflowId,
@@ -49,7 +55,10 @@ export async function recordedAttempt<C extends StreamCounts>(
   };
   const zero = { pages: 0, rows_written: 0, requests: 0 };
   if (!at.begun) {
-    await bookkeeping.recordRun({ ...record, ...zero, status: 'running', finished_at: null, error: null });
+    await bookkeeping.beginWindow({
+      run: { ...run, ...zero, status: 'running', finished_at: null, error: null },
+      ...(meta.scope ? { scope: meta.scope } : {}),
+    });
   }
   try {
     const counts = await body();
@@ -59,21 +68,23 @@ export async function recordedAttempt<C extends StreamCounts>(
     // changed): what it staged besides rows — checkpoints (read with the staged ones over them), ids seen
     // again, its ledger entries — is merged by the run's flush before its closing reads
     // (workflows/run/finish.ts) or by the next window's.
-    if (counts.rows > 0) await flushing.flushStaged();
-    await bookkeeping.recordRun({
-      ...record,
-      status: 'succeeded',
-      finished_at: new Date().toISOString(),
-      pages: counts.pages,
-      rows_written: counts.rows,
-      requests: counts.requests ?? counts.pages,
-      error: null,
+    await flushing.finishWindow({
+      flush: counts.rows > 0,
+      run: {
+        ...run,
+        status: 'succeeded',
+        finished_at: new Date().toISOString(),
+        pages: counts.pages,
+        rows_written: counts.rows,
+        requests: counts.requests ?? counts.pages,
+        error: null,
+      },
     });
     return counts;
   } catch (err) {
     if (err instanceof ContinueAsNew) throw err;
     await bookkeeping.recordRun({
-      ...record,
+      ...run,
       ...zero,
       status: 'failed',
       finished_at: new Date().toISOString(),

@@ -116,30 +116,32 @@ function stubActivities(world: World): { activities: Activities; recording: Reco
   let ticketsPage = 0;
   let staleLeft = world.stale;
   let rounds = 0;
+  const planRun = async (): Promise<RunPlan> => {
+    const known = !world.historyFromListing || events.some((e) => e.what === 'tickets listed');
+    return {
+      tickets:
+        world.ticketPages > 0
+          ? {
+              head: null,
+              headFloor: null,
+              sweep: { restart: false, maxPages: null },
+              queueAllThreads: false,
+            }
+          : null,
+      passes: known ? world.passes : [],
+      historyStart: known ? '2025-01-01T00:00:00.000Z' : null,
+    };
+  };
   const page = { cursorTag: null, restarted: false, pages: 1, rows: 1, requests: 1, done: true };
   const stubs = {
-    prepareDestination: async () => undefined,
+    beginRun: async (input: { run: SyncRunRecord }) => {
+      ledger.push(input.run);
+      return { deletionSince: new Date().toISOString(), plan: await planRun() };
+    },
     recordRun: async (run: SyncRunRecord) => {
       ledger.push(run);
     },
-    deletionCutoff: async () => new Date().toISOString(),
-    planRun: async (): Promise<RunPlan> => {
-      const known = !world.historyFromListing || events.some((e) => e.what === 'tickets listed');
-      return {
-        tickets:
-          world.ticketPages > 0
-            ? {
-                head: null,
-                headFloor: null,
-                sweep: { restart: false, maxPages: null },
-                queueAllThreads: false,
-              }
-            : null,
-        passes: known ? world.passes : [],
-        historyStart: known ? '2025-01-01T00:00:00.000Z' : null,
-      };
-    },
-    requeueUnsettledThreads: async () => ({ requeued: 0 }),
+    planRun,
     beginSweep: async () => ({ startedAt: new Date().toISOString(), resumedAtPage: ticketsPage }),
     // One page per run: each call stands for a run of pages as long as its one page.
     syncTicketsPages: async () => {
@@ -204,7 +206,13 @@ function stubActivities(world: World): { activities: Activities; recording: Reco
       return { queued };
     },
     finishThreads: async () => undefined,
-    beginScope: async () => undefined,
+    beginWindow: async (input: { run: SyncRunRecord }) => {
+      ledger.push(input.run);
+      return { resumedAtPage: 0 };
+    },
+    finishWindow: async (input: { run: SyncRunRecord }) => {
+      ledger.push(input.run);
+    },
     syncExportPages: async (input: { pass: ExportPass; windowStart: string }) => {
       await sleep(world.windowMs(input.windowStart));
       if (world.windowFails(input.windowStart)) {
