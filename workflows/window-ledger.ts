@@ -54,13 +54,14 @@ export async function recordedAttempt<C extends StreamCounts>(
     started_at: at.attempt.startedAt,
   };
   const zero = { pages: 0, rows_written: 0, requests: 0 };
-  if (!at.begun) {
-    await bookkeeping.beginWindow({
-      run: { ...run, ...zero, status: 'running', finished_at: null, error: null },
-      ...(meta.scope ? { scope: meta.scope } : {}),
-    });
-  }
   try {
+    // Inside the try: a scope that cannot be begun fails the window with its row saying why.
+    if (!at.begun) {
+      await bookkeeping.beginWindow({
+        run: { ...run, ...zero, status: 'running', finished_at: null, error: null },
+        ...(meta.scope ? { scope: meta.scope } : {}),
+      });
+    }
     const counts = await body();
     // A window that wrote rows merges what its pages staged before it records itself succeeded (BigQuery's
     // staged write path; a no-op elsewhere), so `succeeded` in `_sync_runs` means "its rows are in the

@@ -13,7 +13,9 @@ import { type ChildWindow, countedWindow, type RunContext, windowIdOf } from './
  * the id the child had (`[<workspace>/]<stream>/<from>/<before>`, attempt = the run's Temporal run), the
  * counts in the stream's progress, a failure that fails only its stream, named by the window. What a child
  * gives that these do not need: a replay of its own (`replay` re-runs export windows only) and a
- * continue-as-new (a snapshot is a few pages; `body` must not continue as new).
+ * continue-as-new (a snapshot is a few pages; `body` must not continue as new). The kinds of stream read
+ * this way are listed for the CLI in schemas/workflow-names.ts (`isReadByTheRun`: their window ids name no
+ * workflow).
  */
 export function inRunWindow(
   ctx: RunContext,
