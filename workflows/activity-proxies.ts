@@ -1,10 +1,4 @@
-import {
-  type ActivityOptions,
-  type LocalActivityOptions,
-  proxyActivities,
-  proxyLocalActivities,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { type ActivityOptions, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { StreamRouteClass } from '../schemas/streams.js';
 import { classTaskQueue } from '../schemas/workflow-names.js';
@@ -36,40 +30,27 @@ const base = (patienceMs = DEFAULT_PATIENCE_MS): ActivityOptions => ({
   retry,
 });
 
-/**
- * Bookkeeping steps (a plan, checkpoints, ledger rows, marks): a few warehouse statements each, idempotent,
- * no request to the source. They run as local activities, in the worker running the workflow, within its
- * workflow task: one marker event in the history where a queued activity costs three and, usually, a
- * workflow task of three more to resume the workflow — most of a small run's history was these steps
- * (bench/RESULTS.md, bench:workspaces). What a local activity gives up, bookkeeping does not need: a
- * heartbeat (a killed worker's step is run again when its workflow task times out, which idempotence
- * allows) and a dispatch of its own (the workflow task it runs in was dispatched by priority and fairness
- * key). A backoff beyond LOCAL_RETRY_THRESHOLD waits on a server timer, so a warehouse outage does not
- * keep the workflow task open.
- */
-const LOCAL_RETRY_THRESHOLD = '10 seconds';
-
-const local = (startToCloseTimeout: '1 minute' | '5 minutes'): LocalActivityOptions => ({
-  startToCloseTimeout,
-  scheduleToCloseTimeout: DEFAULT_PATIENCE_MS,
-  localRetryThreshold: LOCAL_RETRY_THRESHOLD,
+/** Bookkeeping (plan, checkpoints, run records): destination only, on the workflow's own task queue. */
+export const bookkeeping = proxyActivities<Activities>({
+  ...base(),
+  startToCloseTimeout: '1 minute',
   retry: { ...retry, maximumAttempts: 30 },
 });
 
-/** Bookkeeping (plan, checkpoints, run records): destination only, local activities (see `local`). */
-export const bookkeeping = proxyLocalActivities<Activities>(local('1 minute'));
-
 /**
  * The start of a run (activities/begin-run.ts): the destination prepared (its DDL, on a first run), the run
- * recorded and planned in one local activity, given the time of several bookkeeping steps.
+ * recorded and planned in one activity, given the time of several bookkeeping steps.
  */
-export const runStart = proxyLocalActivities<Activities>(local('5 minutes'));
+export const runStart = proxyActivities<Activities>({
+  ...base(),
+  startToCloseTimeout: '5 minutes',
+  retry: { ...retry, maximumAttempts: 30 },
+});
 
 /**
- * The flush of staged rows (activities/bookkeeping.ts flushStaged, and a window's finishWindow that begins
- * with it): warehouse work that may take minutes on a large backlog, retried until the warehouse answers
- * (an outage of BigQuery waits, it does not fail the window), for the default patience. A queued activity,
- * not a local one: a local activity that long would keep its workflow task open, heartbeating it.
+ * The flush of staged rows (activities/bookkeeping.ts flushStaged): warehouse work that may take minutes on
+ * a large backlog, retried until the warehouse answers (an outage of BigQuery waits, it does not fail the
+ * window), for the default patience.
  */
 export const flushing = proxyActivities<Activities>({
   ...base(),

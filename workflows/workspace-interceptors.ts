@@ -4,7 +4,6 @@ import {
   type ChildWorkflowOptions,
   defaultPayloadConverter,
   type GetLogAttributesInput,
-  type LocalActivityInput,
   type Next,
   type StartChildWorkflowExecutionInput,
   type WorkflowInterceptors,
@@ -57,18 +56,6 @@ class WorkspaceOutbound implements WorkflowOutboundCallsInterceptor {
         ...input.options,
         priority: { ...workflowInfo().priority, ...input.options.priority, fairnessKey: workspace },
       },
-    });
-  }
-
-  /** A local activity (bookkeeping) runs in this worker, in its workflow task: it needs only the header. */
-  scheduleLocalActivity(
-    input: LocalActivityInput,
-    next: Next<WorkflowOutboundCallsInterceptor, 'scheduleLocalActivity'>,
-  ) {
-    const workspace = workspaceOfRun();
-    return next({
-      ...input,
-      headers: { ...input.headers, [WORKSPACE_HEADER]: defaultPayloadConverter.toPayload(workspace) },
     });
   }
 
