@@ -278,7 +278,7 @@ async function findHistoryStart(deps: PlanningReads, settings: SyncSettings): Pr
  * Starts a scope: a scope that a previous run completed (a replayed window, a re-run) is read again from
  * its start; one left running by a crash resumes from its page checkpoint.
  */
-export function beginScope(deps: ActivityDeps) {
+function beginScope(deps: ActivityDeps) {
   return async (input: { stream: string; scope: string }) => {
     const key = requireKey(input);
     const previous = await readState(deps.destination, key);
@@ -344,6 +344,32 @@ export function markUnseenDeleted(deps: ActivityDeps) {
 export function succeededWindows(deps: PlanningReads) {
   return async (input: { workflowIds: string[] }): Promise<string[]> => {
     return succeededWorkflowIds(deps.destination, input.workflowIds);
+  };
+}
+
+/**
+ * A window's `running` row in `_sync_runs`, and the scope it reads begun (beginScope) when it reads one:
+ * one activity where the record and the scope's start were two (each costs the workflow history events).
+ */
+export function beginWindow(deps: ActivityDeps) {
+  const record = recordRun(deps);
+  const begin = beginScope(deps);
+  return async (input: { run: SyncRunRecord; scope?: { stream: string; scope: string } }) => {
+    await record(input.run);
+    return input.scope ? begin(input.scope) : { resumedAtPage: 0 };
+  };
+}
+
+/**
+ * A window's closing `succeeded` row, after what its pages staged is merged when it wrote rows (BigQuery's
+ * staged write path; a no-op elsewhere), so that `succeeded` means "its rows are in the tables": one
+ * activity where the flush and the record were two.
+ */
+export function finishWindow(deps: ActivityDeps) {
+  const record = recordRun(deps);
+  return async (input: { run: SyncRunRecord; flush: boolean }) => {
+    if (input.flush) await deps.destination.flushStaged();
+    await record(input.run);
   };
 }
 

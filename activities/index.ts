@@ -4,14 +4,14 @@ import { AUDIT_TABLES } from '../schemas/audit.js';
 import { ALL_STREAMS, STREAMS, type StreamKind, type StreamRouteClass } from '../schemas/streams.js';
 import { finishAudit, planAudit } from './audit/plan.js';
 import { auditThread, auditTicket, auditWindow } from './audit/units.js';
+import { beginRun } from './begin-run.js';
 import {
   advanceHighWaterMark,
-  beginScope,
-  deletionCutoff,
+  beginWindow,
+  finishWindow,
   flushStaged,
   markUnseenDeleted,
   planRun,
-  prepareDestination,
   recordRun,
   succeededWindows,
 } from './bookkeeping.js';
@@ -30,7 +30,6 @@ import {
   listQueuedThreadCheckpoints,
   markThreadFailed,
   queueThreadsToReverify,
-  requeueUnsettledThreads,
 } from './threads.js';
 import { beginSweep, finishSweep, finishTickets, syncTicketsPages } from './tickets.js';
 
@@ -45,15 +44,15 @@ export type { ActivityDeps } from './deps.js';
  */
 export function createActivities(deps: ActivityDeps) {
   const activities = {
-    prepareDestination: prepareDestination(deps),
+    beginRun: beginRun(deps),
     planRun: planRun(deps),
     recordRun: recordRun(deps),
     flushStaged: flushStaged(deps),
     missingData: missingData(deps),
     succeededWindows: succeededWindows(deps),
-    beginScope: beginScope(deps),
+    beginWindow: beginWindow(deps),
+    finishWindow: finishWindow(deps),
     advanceHighWaterMark: advanceHighWaterMark(deps),
-    deletionCutoff: deletionCutoff(deps),
     markUnseenDeleted: markUnseenDeleted(deps),
     syncReferencePages: syncReferencePages(deps),
     syncTicketsPages: syncTicketsPages(deps),
@@ -65,7 +64,6 @@ export function createActivities(deps: ActivityDeps) {
     listQueuedThreadCheckpoints: listQueuedThreadCheckpoints(deps),
     markThreadFailed: markThreadFailed(deps),
     queueThreadsToReverify: queueThreadsToReverify(deps),
-    requeueUnsettledThreads: requeueUnsettledThreads(deps),
     finishThreads: finishThreads(deps),
     syncExportPages: syncExportPages(deps),
     syncReportSnapshot: syncReportSnapshot(deps),

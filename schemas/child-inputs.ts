@@ -1,11 +1,10 @@
 import { z } from 'zod';
-import { ReportQuery } from './report-query.js';
 import { Instant, SyncMode } from './run-input.js';
-import { ExportPass, ReferenceStream, TicketFollower } from './streams.js';
+import { ExportPass, TicketFollower } from './streams.js';
 
 /**
- * What each child workflow of a run (a stream, a window, the threads, the report snapshots) takes: the
- * common part (ChildInput) and each child's own, as the run workflow starts them.
+ * What each child workflow of a run (the tickets, the threads, an export window) takes: the common part
+ * (ChildInput) and each child's own, as the run workflow starts them.
  */
 
 /** Counts carried over a continue-as-new, so a run's totals include the pages of its earlier runs. */
@@ -113,25 +112,6 @@ export type TicketsInput = z.infer<typeof TicketsInput>;
 export function threadCutoffOf(mode: SyncMode, before: string, threadLookbackMs: number): string | null {
   return mode === 'full_refresh' ? null : new Date(Date.parse(before) - threadLookbackMs).toISOString();
 }
-
-/** The report snapshots of one run: every query taken at `takenAt` (the run's upper bound). */
-export const ReportSnapshotsInput = ChildInput.extend({
-  takenAt: Instant,
-  queries: z.array(ReportQuery),
-  analyticsTaskQueue: z.string().min(1),
-});
-export type ReportSnapshotsInput = z.infer<typeof ReportSnapshotsInput>;
-
-export const ReferenceInput = PagingChildInput.extend({
-  /**
-   * After a complete snapshot, rows not received since this instant (on the workers' clock, which also
-   * stamps `_synced_at`) are marked deleted.
-   */
-  deletionSince: Instant,
-  stream: ReferenceStream,
-  pageSize: z.number().int().min(1).max(100),
-});
-export type ReferenceInput = z.infer<typeof ReferenceInput>;
 
 export const ThreadsInput = PagingChildInput.extend({
   /**

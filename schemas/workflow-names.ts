@@ -1,4 +1,4 @@
-import type { StreamRouteClass } from './streams.js';
+import { STREAMS, type StreamKind, type StreamName, type StreamRouteClass } from './streams.js';
 import { DEFAULT_WORKSPACE } from './workspaces.js';
 
 /** The names Temporal sees that the pipeline makes up: a route class's task queue, a window's workflow id. */
@@ -23,4 +23,16 @@ export function windowWorkflowId(pass: string, from: string, before: string): st
  */
 export function workspaceWorkflowId(workspace: string, id: string): string {
   return workspace === DEFAULT_WORKSPACE ? id : `${workspace}/${id}`;
+}
+
+/**
+ * The kinds of stream the run reads itself, with no child workflow of their own (workflows/run/in-run.ts):
+ * their windows are in `_sync_runs` under `<stream>/<from>/<before>`, their activities in their run's history.
+ */
+const KINDS_READ_BY_THE_RUN: ReadonlySet<StreamKind> = new Set(['reference', 'report']);
+
+/** Whether a window of this stream is read by its run itself (no workflow of that id exists). */
+export function isReadByTheRun(stream: string): boolean {
+  const facts = (STREAMS as Partial<Record<string, { kind: StreamKind }>>)[stream as StreamName];
+  return facts !== undefined && KINDS_READ_BY_THE_RUN.has(facts.kind);
 }

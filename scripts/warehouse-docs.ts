@@ -129,8 +129,9 @@ unset. Daily series are also in long form in the view \`report_daily_values\` (b
 
 The file is validated at start-up; a problem is reported with the entry's position and name and the field
 (exit code 2). A query the API rejects (400) fails the \`report_snapshots\` stream of that run with the
-query's name, the offending line and the API's message; queries taken before it in the run are kept. Each
-run appears in Temporal as the child workflow \`report_snapshots/<from>/<before>\`. To chart a KPI over time:
+query's name, the offending line and the API's message; queries taken before it in the run are kept. The
+run takes them itself (one activity per query in its history); \`_sync_runs\` records them as the window
+\`report_snapshots/<from>/<before>\`. To chart a KPI over time:
 
 \`\`\`sql
 SELECT s.taken_at, v.value

@@ -38,6 +38,16 @@ export const bookkeeping = proxyActivities<Activities>({
 });
 
 /**
+ * The start of a run (activities/begin-run.ts): the destination prepared (its DDL, on a first run), the run
+ * recorded and planned in one activity, given the time of several bookkeeping steps.
+ */
+export const runStart = proxyActivities<Activities>({
+  ...base(),
+  startToCloseTimeout: '5 minutes',
+  retry: { ...retry, maximumAttempts: 30 },
+});
+
+/**
  * The flush of staged rows (activities/bookkeeping.ts flushStaged): warehouse work that may take minutes on
  * a large backlog, retried until the warehouse answers (an outage of BigQuery waits, it does not fail the
  * window), for the default patience.

@@ -2,27 +2,26 @@ import type { WindowInput } from '../schemas/child-inputs.js';
 import type { StreamCounts } from '../schemas/run-summary.js';
 import { encodeStateKey } from '../schemas/state-key.js';
 import { streamOfPass } from '../schemas/streams.js';
-import { analyticsActivities, bookkeeping } from './activity-proxies.js';
+import { analyticsActivities } from './activity-proxies.js';
 import { pageGuard } from './page-guard.js';
 import { readPages } from './page-loop.js';
 import { trackChildProgress } from './progress.js';
 import { recordedWindow } from './window-ledger.js';
 
+/** The window's page scope in `_sync_state`. */
+const scopeOf = (input: WindowInput): string =>
+  encodeStateKey({ kind: 'window', pass: input.pass, from: input.windowStart, before: input.windowEnd })
+    .scope;
+
 /**
  * One export window `[windowStart, windowEnd)` of one pass (CSAT by sent date, CSAT by submitted date,
  * agent sessions). Its id is `<pass>/<from>/<before>`, so a failed window can be found and re-run from the
  * Temporal UI. A re-run of a completed window re-reads it from the start (upserts make that harmless); a
- * run after a crash resumes from the page checkpoint.
+ * run after a crash resumes from the page checkpoint (the scope is begun with the window's ledger row).
  */
 async function exportWindowWorkflowBody(input: WindowInput): Promise<StreamCounts> {
   const progress = trackChildProgress(`${input.windowStart} → ${input.windowEnd}`, input.carried);
-  const { scope } = encodeStateKey({
-    kind: 'window',
-    pass: input.pass,
-    from: input.windowStart,
-    before: input.windowEnd,
-  });
-  await bookkeeping.beginScope({ stream: input.pass, scope });
+  const scope = scopeOf(input);
   const analytics = analyticsActivities(input.analyticsTaskQueue, { patienceMs: input.patienceMs });
   await readPages({
     input,
@@ -51,6 +50,7 @@ export async function exportWindowWorkflow(input: WindowInput): Promise<StreamCo
       windowStart: input.windowStart,
       windowEnd: input.windowEnd,
       mode: input.mode,
+      scope: { stream: input.pass, scope: scopeOf(input) },
     },
     input,
     exportWindowWorkflowBody,

@@ -2,8 +2,6 @@
 export { auditWorkflow } from './audit.js';
 export { exportWindowWorkflow } from './export-window.js';
 export { fleetBudgetWorkflow } from './fleet-budget.js';
-export { referenceStreamWorkflow } from './reference-stream.js';
-export { reportSnapshotsWorkflow } from './report-snapshots.js';
 export { syncRunWorkflow } from './sync-run.js';
 export { threadsWorkflow } from './threads.js';
 export { ticketsWorkflow } from './tickets.js';

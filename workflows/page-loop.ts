@@ -62,8 +62,12 @@ export interface PageLoop<P extends LoopPage> {
   readonly onPage?: (page: P) => void;
   /** Pages the loop may still read (a page budget; default: no bound): at 0 it stops before the scope is done. */
   readonly budget?: () => number;
-  /** The input a continue-as-new starts again from (asked each time: what the workflow carries moves). */
-  readonly carryOn?: () => object;
+  /**
+   * The input a continue-as-new starts again from (asked each time: what the workflow carries moves); null:
+   * the loop never continues as new — it runs in the sync run itself (workflows/run/in-run.ts), whose
+   * continue-as-new would begin the run again.
+   */
+  readonly carryOn?: (() => object) | null;
 }
 
 /**
@@ -90,6 +94,7 @@ export async function readPages<P extends LoopPage>(loop: PageLoop<P>): Promise<
       loop.onPage?.(page);
       if (page.done) return true;
     }
+    if (loop.carryOn === null) continue;
     await continueAsNewIfSuggested(
       { ...(loop.carryOn?.() ?? input), cursorProbes: guard.probes() },
       progress,

@@ -1,7 +1,7 @@
 import type { SyncRunInput } from '../schemas/run-input.js';
 import type { StreamCounts } from '../schemas/run-summary.js';
 import { THREADS_STREAM } from '../schemas/streams.js';
-import { bookkeeping } from './activity-proxies.js';
+import { runStart } from './activity-proxies.js';
 import { allSettledWithLimit } from './concurrency.js';
 import { openRun, type RunContext } from './run/context.js';
 import { LaneCoordinator } from './run/coordinator.js';
@@ -12,10 +12,10 @@ import { reportLanes } from './run/reports.js';
 import { ticketsLanes } from './run/tickets.js';
 
 /**
- * One sync run: plans what to read (from the destination's high-water marks), then runs every stream as
- * child workflows with bounded parallelism — reference snapshots, tickets with their threads, the export
- * passes window by window (oldest first, so the high-water mark only moves over complete windows), the
- * report snapshots. Records the run in `_sync_runs` (every window records itself). A failing stream does
+ * One sync run: plans what to read (from the destination's high-water marks), then runs every stream with
+ * bounded parallelism — the reference snapshots (read by the run itself), tickets with their threads (child
+ * workflows), the export passes window by window (a child each, oldest first, so the high-water mark only
+ * moves over complete windows), the report snapshots (read by the run itself). Records the run in `_sync_runs` (every window records itself). A failing stream does
  * not stop the others; the run fails at the end naming each failed stream/window and the API's error code.
  *
  * Each kind of stream is a lane of its own (workflows/run/); this function is the order they start in.
@@ -24,20 +24,21 @@ import { ticketsLanes } from './run/tickets.js';
  */
 export async function syncRunWorkflow(input: SyncRunInput): Promise<Record<string, StreamCounts>> {
   const run = openRun(input);
-  await bookkeeping.prepareDestination();
-  await bookkeeping.recordRun({
-    ...run.record,
-    status: 'running',
-    finished_at: null,
-    pages: 0,
-    rows_written: 0,
-    requests: 0,
-    error: null,
+  // One activity: the destination prepared, the run's `running` row, the deletion cutoff (rows a complete
+  // re-read did not receive after it are gone from the source), the plan, the unsettled threads requeued.
+  const { deletionSince, plan } = await runStart.beginRun({
+    run: {
+      ...run.record,
+      status: 'running',
+      finished_at: null,
+      pages: 0,
+      rows_written: 0,
+      requests: 0,
+      error: null,
+    },
+    plan: run.planInput,
+    requeueThreads: input.streams.includes(THREADS_STREAM),
   });
-  // Rows a complete re-read did not receive after this instant are gone from the source (see the activity).
-  const deletionSince = await bookkeeping.deletionCutoff();
-  const plan = await bookkeeping.planRun(run.planInput);
-  if (input.streams.includes(THREADS_STREAM)) await bookkeeping.requeueUnsettledThreads();
   const ctx: RunContext = { ...run, deletionSince, plan };
 
   // The lanes in the order they start and are listed (the progress keeps this order); how they wait for

@@ -22,9 +22,10 @@ import { WorkspaceKey } from './search-attributes.js';
  * its fairness key (dispatch shared fairly between workspaces within a priority), and each activity a
  * `workspace` header, which the worker's activity interceptor turns into that workspace's API client and
  * destination (worker/workspace-context.ts). A run without the attribute is the deployment's own
- * workspace: ids and children exactly as a deployment of one workspace has them.
+ * workspace: ids and children exactly as a deployment of one workspace has them. (A window the run reads
+ * itself is named in the ledger the same way: workflows/run/in-run.ts.)
  */
-function workspaceOfRun(): string {
+export function workspaceOfRun(): string {
   return workflowInfo().typedSearchAttributes.get(WorkspaceKey) ?? DEFAULT_WORKSPACE;
 }
 

@@ -92,7 +92,7 @@ export interface ScaleResult {
   workerPeakRss: number[];
   history: {
     smallFirst: { median: number; max: number; executions: number };
-    smallHourly: { median: number; max: number };
+    smallHourly: { median: number; max: number; executions: number };
     backfill: { events: number; executions: number };
     sampledChildren: number;
     maxOpenChildrenSmall: number;
@@ -305,6 +305,7 @@ export async function measureScale(postgres: EmbeddedPostgres, o: ScaleOptions):
         smallHourly: {
           median: median(hourly.slice(1).map((r) => eventsOf(r).events)),
           max: Math.max(...hourly.slice(1).map((r) => eventsOf(r).events)),
+          executions: median(hourly.slice(1).map((r) => eventsOf(r).executions)),
         },
         backfill: eventsOf(big1),
         sampledChildren: childrenSmall.parents + childrenBig.parents,

@@ -2,6 +2,7 @@ import type { Config } from '../../schemas/config.js';
 import { decodeThreadFailure } from '../../schemas/state-key.js';
 import { ExportPass } from '../../schemas/streams.js';
 import type { SyncRunRecord } from '../../schemas/warehouse.js';
+import { isReadByTheRun } from '../../schemas/workflow-names.js';
 import { DEFAULT_WORKSPACE } from '../../schemas/workspaces.js';
 
 export interface FailedWindow {
@@ -33,7 +34,7 @@ const ms = (t: string | null) => (t === null ? Number.NaN : Date.parse(t));
  * The failed windows that nothing has covered since, from the ledger: a window whose latest attempt failed
  * and whose range no later succeeded window of the same pass contains. For each: the API's code and request
  * id (parsed from the error the window recorded), how many attempts it had, when it failed, its page in the
- * Temporal UI and the command that replays it (export windows).
+ * Temporal UI (its run's, for a window the run read itself) and the command that replays it (export windows).
  */
 export function uncoveredFailures(
   runs: readonly SyncRunRecord[],
@@ -66,6 +67,11 @@ export function uncoveredFailures(
     const api = /HTTP (\d{3}) ([A-Z_]+)/.exec(error);
     const pass = passOf(workflowId, workspace);
     const exportWindow = ExportPass.safeParse(pass).success;
+    // A window its run read itself has no workflow of its own: its activities are in the run's history.
+    const readByRun = latest.stream !== null && isReadByTheRun(latest.stream);
+    const run = readByRun
+      ? runs.find((r) => r.parent_run_id === null && r.run_id === latest.parent_run_id)
+      : undefined;
     out.push({
       workflow_id: workflowId,
       stream: latest.stream,
@@ -78,7 +84,7 @@ export function uncoveredFailures(
       attempts: attempts.length,
       failed_at: latest.finished_at,
       error,
-      ui_url: windowLink(config, workflowId),
+      ui_url: windowLink(config, run?.workflow_id ?? workflowId),
       replay: exportWindow
         ? `npm run cli -- replay '${workflowId}' --wait${configFile ? ` --config ${configFile}` : ''}`
         : null,
@@ -102,7 +108,9 @@ export function failedWindowLines(failures: readonly FailedWindow[]): string[] {
       `  ${f.workflow_id}`,
       `    ${why}${f.request_id ? `, request_id ${f.request_id}` : ''}; ${f.attempts} attempt${f.attempts === 1 ? '' : 's'}, last failed ${f.failed_at ?? '?'}`,
       `    error:  ${f.error}`,
-      `    UI:     ${f.ui_url}  (Reset to the first workflow task, or "Start workflow like this one")`,
+      f.stream !== null && isReadByTheRun(f.stream)
+        ? `    UI:     ${f.ui_url}  (the run that read it)`
+        : `    UI:     ${f.ui_url}  (Reset to the first workflow task, or "Start workflow like this one")`,
       ...(f.replay ? [`    replay: ${f.replay}`] : ['    re-run: the next run of its stream reads it again']),
     );
   }

@@ -8,6 +8,7 @@ import { locateTemporalCli } from '../../embedded/temporal-cli.js';
 import type { SyncRunInput, SyncSettings } from '../../schemas/run-input.js';
 import type { StreamCounts } from '../../schemas/run-summary.js';
 import type { ExportPass, StreamName } from '../../schemas/streams.js';
+import type { SyncRunRecord } from '../../schemas/warehouse.js';
 import { loadConfig, settingsFromConfig } from '../../worker/config.js';
 import { runWorkflowId } from '../../worker/run-sync.js';
 import { type RunningWorkers, startWorkers } from '../../worker/workers.js';
@@ -72,6 +73,8 @@ interface World {
   /** How long a window's page takes, and whether it fails (by the window's start). */
   windowMs: (windowStart: string) => number;
   windowFails: (windowStart: string) => boolean;
+  /** Whether a reference stream's pages fail. */
+  referenceFails: (stream: string) => boolean;
 }
 
 const WORLD: World = {
@@ -85,6 +88,7 @@ const WORLD: World = {
   historyFromListing: false,
   windowMs: () => 0,
   windowFails: () => false,
+  referenceFails: () => false,
 };
 
 /** What the stub activities saw, in order, with when (ms since the run began). */
@@ -93,6 +97,8 @@ interface Recording {
   readonly reads: Map<string, number>;
   readonly marks: { stream: string; value: string }[];
   readonly queue: Map<string, 'running' | 'complete' | 'failed'>;
+  /** Every `_sync_runs` row recorded, in order. */
+  readonly ledger: SyncRunRecord[];
   at(what: string): number | undefined;
   all(what: string): number[];
 }
@@ -106,31 +112,36 @@ function stubActivities(world: World): { activities: Activities; recording: Reco
   for (let i = 0; i < world.queuedBefore; i++) queue.set(`q${i}`, 'running');
   const reads = new Map<string, number>();
   const marks: Recording['marks'] = [];
+  const ledger: SyncRunRecord[] = [];
   let ticketsPage = 0;
   let staleLeft = world.stale;
   let rounds = 0;
+  const planRun = async (): Promise<RunPlan> => {
+    const known = !world.historyFromListing || events.some((e) => e.what === 'tickets listed');
+    return {
+      tickets:
+        world.ticketPages > 0
+          ? {
+              head: null,
+              headFloor: null,
+              sweep: { restart: false, maxPages: null },
+              queueAllThreads: false,
+            }
+          : null,
+      passes: known ? world.passes : [],
+      historyStart: known ? '2025-01-01T00:00:00.000Z' : null,
+    };
+  };
   const page = { cursorTag: null, restarted: false, pages: 1, rows: 1, requests: 1, done: true };
   const stubs = {
-    prepareDestination: async () => undefined,
-    recordRun: async () => undefined,
-    deletionCutoff: async () => new Date().toISOString(),
-    planRun: async (): Promise<RunPlan> => {
-      const known = !world.historyFromListing || events.some((e) => e.what === 'tickets listed');
-      return {
-        tickets:
-          world.ticketPages > 0
-            ? {
-                head: null,
-                headFloor: null,
-                sweep: { restart: false, maxPages: null },
-                queueAllThreads: false,
-              }
-            : null,
-        passes: known ? world.passes : [],
-        historyStart: known ? '2025-01-01T00:00:00.000Z' : null,
-      };
+    beginRun: async (input: { run: SyncRunRecord }) => {
+      ledger.push(input.run);
+      return { deletionSince: new Date().toISOString(), plan: await planRun() };
     },
-    requeueUnsettledThreads: async () => ({ requeued: 0 }),
+    recordRun: async (run: SyncRunRecord) => {
+      ledger.push(run);
+    },
+    planRun,
     beginSweep: async () => ({ startedAt: new Date().toISOString(), resumedAtPage: ticketsPage }),
     // One page per run: each call stands for a run of pages as long as its one page.
     syncTicketsPages: async () => {
@@ -195,7 +206,13 @@ function stubActivities(world: World): { activities: Activities; recording: Reco
       return { queued };
     },
     finishThreads: async () => undefined,
-    beginScope: async () => undefined,
+    beginWindow: async (input: { run: SyncRunRecord }) => {
+      ledger.push(input.run);
+      return { resumedAtPage: 0 };
+    },
+    finishWindow: async (input: { run: SyncRunRecord }) => {
+      ledger.push(input.run);
+    },
     syncExportPages: async (input: { pass: ExportPass; windowStart: string }) => {
       await sleep(world.windowMs(input.windowStart));
       if (world.windowFails(input.windowStart)) {
@@ -209,7 +226,12 @@ function stubActivities(world: World): { activities: Activities; recording: Reco
       marks.push(input);
     },
     succeededWindows: async () => [],
-    syncReferencePages: async () => ({ pages: [page], requests: 1 }),
+    syncReferencePages: async (input: { stream: string }) => {
+      if (world.referenceFails(input.stream)) {
+        throw ApplicationFailure.nonRetryable(`injected failure of ${input.stream}`, 'Injected');
+      }
+      return { pages: [page], requests: 1 };
+    },
     markUnseenDeleted: async () => ({ deleted: 0 }),
     flushStaged: async () => ({}),
     readReportAccess: async () => ({ requests: 0, restricted: null, detail: 'stub' }),
@@ -242,6 +264,7 @@ function stubActivities(world: World): { activities: Activities; recording: Reco
     reads,
     marks,
     queue,
+    ledger,
     at: (what) => events.find((e) => e.what === what)?.at,
     all: (what) => events.filter((e) => e.what.startsWith(what)).map((e) => e.at),
   };
@@ -462,6 +485,36 @@ describe('the run orchestration, with stub activities', () => {
     expect(alone.outcome.error).toBeUndefined();
     expect(alone.recording.all('re-read round')).toHaveLength(1);
     expect(alone.recording.reads.size).toBe(4); // one round: REVERIFY_ROUND threads
+  });
+
+  it('reads the reference streams in the run itself: no child, each recorded in the ledger under its window id, a failing one failing only itself', async () => {
+    const { recording, outcome, history } = await syncOn({ referenceFails: (s) => s === 'tags' }, [
+      'views',
+      'tags',
+      'teams',
+    ]);
+    expect(childrenOf(history)).toEqual([]);
+    const failure = (outcome.error as { cause?: Error } | undefined)?.cause?.message ?? '';
+    expect(failure).toMatch(/tags\/[^/]+\/[^/]+: injected failure of tags/);
+    expect(failure).not.toMatch(/views|teams/);
+    const windows = recording.ledger.filter((r) => r.parent_run_id !== null);
+    const statusesOf = (stream: string) =>
+      windows.filter((r) => r.stream === stream).map((r) => [r.workflow_id.split('/')[0], r.status]);
+    expect(statusesOf('views')).toEqual([
+      ['views', 'running'],
+      ['views', 'succeeded'],
+    ]);
+    expect(statusesOf('teams')).toEqual([
+      ['teams', 'running'],
+      ['teams', 'succeeded'],
+    ]);
+    expect(statusesOf('tags')).toEqual([
+      ['tags', 'running'],
+      ['tags', 'failed'],
+    ]);
+    // One attempt is one row: its running and closing records share the key.
+    expect(new Set(windows.map((r) => r.run_id)).size).toBe(3);
+    expect(windows.find((r) => r.status === 'failed')?.error).toMatch(/^tags\/.*: injected failure of tags$/);
   });
 
   it('moves an export mark, and the mark of the pass it covers, over the complete prefix of windows only', async () => {

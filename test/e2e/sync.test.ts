@@ -1,5 +1,6 @@
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isReadByTheRun } from '../../schemas/workflow-names.js';
 import { DAY_MS, type Pipeline, startPipeline, workflowBundle } from './harness.js';
 import { sourceSnapshot } from './source-snapshot.js';
 import { expectWarehouseEqualsSource, rowCounts, warehouseRows } from './warehouse-compare.js';
@@ -151,9 +152,11 @@ describe('the pipeline on Temporal: full and incremental sync of a seeded world'
   });
 
   it('recorded workflow histories replay deterministically', async () => {
-    const runs = await p.db.query(`SELECT DISTINCT workflow_id FROM support._sync_runs LIMIT 25`);
+    const runs = await p.db.query(`SELECT DISTINCT workflow_id, stream FROM support._sync_runs LIMIT 40`);
     const histories = [];
-    for (const { workflow_id } of runs.rows) {
+    // A window its run read itself (a reference snapshot) is in the run's history, not a workflow of its own.
+    const workflows = runs.rows.filter((r) => r.stream === null || !isReadByTheRun(r.stream));
+    for (const { workflow_id } of workflows.slice(0, 25)) {
       const handle = p.env.client.workflow.getHandle(workflow_id);
       histories.push({ workflowId: workflow_id, history: await handle.fetchHistory() });
     }

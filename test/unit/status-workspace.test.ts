@@ -90,4 +90,23 @@ describe('status --workspace names the workspace and reads its windows as its ow
     const same = { ...other, workflow_id: failed.workflow_id.replace('2026-01-01', '2025-12-01') };
     expect(uncoveredFailures([failed, { ...same, stream: 'agent_sessions' }], acme)).toHaveLength(0);
   });
+
+  it('--failed: a reference window, read by its run itself, links to the run and has no replay', () => {
+    const acme = loadConfig(deployment(), undefined, { SYNC_WORKSPACE: 'acme' });
+    const failed = window({
+      workflow_id: 'acme/tags/2026-04-02T00:00:00.000Z/2026-04-02T00:00:00.000Z',
+      stream: 'tags',
+      window_start: null,
+      window_end: null,
+    });
+    const run = window({
+      run_id: 'r1',
+      parent_run_id: null,
+      workflow_id: 'sync-run/acme/r1',
+      stream: null,
+    });
+    const [failure] = uncoveredFailures([run, failed], acme);
+    expect(failure).toMatchObject({ pass: 'tags', replay: null });
+    expect(failure?.ui_url).toMatch(/\/workflows\/sync-run%2Facme%2Fr1$/);
+  });
 });

@@ -136,10 +136,14 @@ export interface ChildWindow {
   readonly windowEnd: string;
 }
 
+/** A window's workflow id as the run names it (before the workspace interceptor prefixes a workspace's). */
+export function windowIdOf(window: ChildWindow): string {
+  return windowWorkflowId(window.name ?? window.stream, window.windowStart, window.windowEnd);
+}
+
 /**
  * Runs one window of a stream as a child workflow, `<name>/<from>/<before>` (`start` starts it with the
- * options given), and adds its counts to the stream's progress. A failed window fails as
- * `<workflow id>: <innermost cause>`, the API's code and request id included. (The window records its own
+ * options given), and adds its counts to the stream's progress (countedWindow). (The window records its own
  * attempts in `_sync_runs`, workflows/window-ledger.ts.)
  */
 export async function child(
@@ -148,18 +152,32 @@ export async function child(
   window: ChildWindow,
   start: (options: ChildOptions) => Promise<StreamCounts>,
 ): Promise<StreamCounts> {
-  const { stream, windowStart, windowEnd } = window;
-  const workflowId = windowWorkflowId(window.name ?? stream, windowStart, windowEnd);
-  entry.current = workflowId;
+  const workflowId = windowIdOf(window);
+  return countedWindow(entry, workflowId, () =>
+    start(childOptions(ctx, workflowId, window.stream, window.windowStart, window.windowEnd)),
+  );
+}
+
+/**
+ * Runs one window of a stream (a child workflow, or the run's own activities: workflows/run/in-run.ts) and
+ * adds its counts to the stream's progress. A failed window fails as `<window id>: <innermost cause>`, the
+ * API's code and request id included.
+ */
+export async function countedWindow(
+  entry: StreamProgress,
+  windowId: string,
+  run: () => Promise<StreamCounts>,
+): Promise<StreamCounts> {
+  entry.current = windowId;
   try {
-    const counts = await start(childOptions(ctx, workflowId, stream, windowStart, windowEnd));
+    const counts = await run();
     entry.windowsDone += 1;
     entry.pages += counts.pages;
     entry.rows += counts.rows;
     entry.requests = (entry.requests ?? 0) + (counts.requests ?? counts.pages);
     return counts;
   } catch (err) {
-    throw ApplicationFailure.nonRetryable(`${workflowId}: ${innermostMessage(err)}`, 'StreamFailed');
+    throw ApplicationFailure.nonRetryable(`${windowId}: ${innermostMessage(err)}`, 'StreamFailed');
   } finally {
     entry.current = null;
   }
