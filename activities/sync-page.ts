@@ -120,9 +120,10 @@ export const STORE_ALL: PageStore<AnyPage, object> = {
   async write(deps, target, step, previous) {
     const { page } = step;
     const write = pageWrite(deps, target, step, previous);
-    const staged = await deps.destination.stageBatch(
-      { table: target.table, ...write, rows: write.rows as never, repair: target.repair },
-      runScope(deps.destination, target.runId),
+    const staged = await deps.destination.writeTables(
+      [{ table: target.table, ...write, rows: write.rows as never, repair: target.repair }],
+      undefined,
+      { stage: true, ...runScope(deps.destination, target.runId) },
     );
     recordedDrift(deps).remember(write.schemaChanges);
     // Rows staged: those the warehouse stored as they are may be left out (a re-read that changed nothing

@@ -147,16 +147,19 @@ export function syncThreadBatch(deps: ActivityDeps) {
           commitSlots.set(deps.destination, slots);
         }
         const staged = await slots(() =>
-          deps.destination.stageBatch(
-            {
-              table,
-              rows: batch.rows as never,
-              checkpoint: batch.checkpoints,
-              rejected: batch.rejected,
-              schemaChanges: batch.schemaChanges,
-              repair: input.repair === true,
-            },
-            runScope(deps.destination, input.runId ?? null),
+          deps.destination.writeTables(
+            [
+              {
+                table,
+                rows: batch.rows as never,
+                checkpoint: batch.checkpoints,
+                rejected: batch.rejected,
+                schemaChanges: batch.schemaChanges,
+                repair: input.repair === true,
+              },
+            ],
+            undefined,
+            { stage: true, ...runScope(deps.destination, input.runId ?? null) },
           ),
         );
         drift.remember(batch.schemaChanges);

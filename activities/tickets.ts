@@ -186,26 +186,25 @@ function changedTickets(input: TicketsPageInput): PageStore<
       const rejected = rejectedOf('tickets', 'tickets', target.scope, step);
       const drift = recordedDrift(deps);
       const schemaChanges = drift.unrecorded(schemaChangesOf('tickets', 'tickets', target.runId, step));
-      await destination.stageBatch(
-        {
-          table: 'tickets',
-          rows: changedRows,
-          seen: page.items.filter((t) => !changed.has(t.id)).map((t) => t.id),
-          checkpoint: checkpoints,
-          rejected,
-          schemaChanges,
-          repair: target.repair,
-        },
-        {
-          ...runScope(destination, target.runId),
-          alongside: [
-            ticketSightings(
-              changedRows.map((r) => r.item),
-              deps.now?.() ?? new Date(),
-              { firstSeen: (id) => !stored.has(id), repair: target.repair },
-            ),
-          ],
-        },
+      await destination.writeTables(
+        [
+          {
+            table: 'tickets',
+            rows: changedRows,
+            seen: page.items.filter((t) => !changed.has(t.id)).map((t) => t.id),
+            checkpoint: checkpoints,
+            rejected,
+            schemaChanges,
+            repair: target.repair,
+          },
+          ticketSightings(
+            changedRows.map((r) => r.item),
+            deps.now?.() ?? new Date(),
+            { firstSeen: (id) => !stored.has(id), repair: target.repair },
+          ),
+        ],
+        undefined,
+        { stage: true, ...runScope(destination, target.runId) },
       );
       drift.remember(schemaChanges);
       return {

@@ -66,18 +66,18 @@ export interface RunScope {
   readonly runId?: string | null;
 }
 
-/** How the page path stages a batch (`stageBatch`). */
-export interface PageWrite extends RunScope {
-  /**
-   * Rows of other tables (what the page says about the rows, e.g. `ticket_observations`), written in the
-   * same transaction or staged append as the batch.
-   */
-  readonly alongside?: readonly WriteBatch[];
+/**
+ * The page path's write (`writeTables` with it): the rows may stay staged until the next `flushStaged` where
+ * the capabilities say `stagesWrites`, and with the page's run (RunScope) rows the table stores as they are
+ * may be left out where they say `cachesVersionsPerRun`.
+ */
+export interface StagedWrite extends RunScope {
+  readonly stage: true;
 }
 
 /**
- * What `stageBatch` staged: rows, after those the destination stores as they are were left out (with a run:
- * a page that changed nothing stages nothing, and its window skips its flush).
+ * What a staged write staged: rows of every batch, after those the destination stores as they are were left
+ * out (with a run: a page that changed nothing stages nothing, and its window skips its flush).
  */
 export interface StageReport {
   readonly rows: number;
@@ -173,8 +173,8 @@ export interface DestinationHooks {
  */
 export interface DestinationCapabilities {
   /**
-   * `stageBatch` only stages: rows reach their tables at the next `flushStaged` (BigQuery: Storage Write API
-   * appends, merged per table by a flush). Without it a staged batch is written and merged at once, and
+   * A staged write (StagedWrite) only stages: rows reach their tables at the next `flushStaged` (BigQuery: Storage Write API
+   * appends, merged per table by a flush). Without it a staged write is written and merged at once, and
    * there is never anything to flush.
    */
   readonly stagesWrites: boolean;
@@ -185,7 +185,7 @@ export interface DestinationCapabilities {
   readonly remembersCheckpointTags: boolean;
   /**
    * With a run (RunScope), `storedVersions` answers from what it read of the table once for the run, and
-   * `stageBatch` leaves out rows the table stores as they are. Without it both work as without a run.
+   * a staged write leaves out rows the table stores as they are. Without it both work as without a run.
    */
   readonly cachesVersionsPerRun: boolean;
 }
@@ -226,16 +226,25 @@ export interface DestinationSchema {
 /** Rows and checkpoints in, each call atomic. */
 export interface WarehouseWrites {
   /**
-   * Batches of one or several tables (a report snapshot and its flattened values), every batch's
-   * checkpoints and `checkpoint`, all in one transaction, merged on return; one result per batch, in
-   * order. An invalid row rejects everything. Checkpoints alone (no batch: a window restarted, a
-   * high-water mark moved) are written atomically as the page path writes its own — durable and read back
-   * at once; with no rows there is nothing to merge, so nothing staged is flushed for them.
+   * Batches of one or several tables (a page and what it says about its rows, a report snapshot and its
+   * flattened values), every batch's checkpoints and `checkpoint`, all in one transaction (or one staged
+   * append); an invalid row rejects everything. Checkpoints alone (no batch: a window restarted, a
+   * high-water mark moved) are written atomically as a page's are — durable and read back at once.
+   *
+   * Without `staging`, merged on return: one result per batch, in order. With it (the page path), durable
+   * on return, a checkpoint never without the rows it follows, but the rows may reach their tables only at
+   * the next `flushStaged` (StagedWrite). Re-staging a batch (a retried page) is harmless: the merge keeps
+   * the latest version.
    */
   writeTables(
     batches: readonly WriteBatch[],
     checkpoint?: CheckpointUpdate | readonly CheckpointUpdate[],
   ): Promise<WriteResult[]>;
+  writeTables(
+    batches: readonly WriteBatch[],
+    checkpoint: CheckpointUpdate | readonly CheckpointUpdate[] | undefined,
+    staging: StagedWrite,
+  ): Promise<StageReport>;
   /**
    * The table spec this destination writes `table` with (the column policy applied): what a row read again
    * from the source must go through to compare with the stored one (the audit), hashed and dropped fields
@@ -243,14 +252,6 @@ export interface WarehouseWrites {
    * a writer compares like with like against `storedVersions`; tickets: a content-only change).
    */
   writtenSpec(table: TableName): TableSpec<unknown>;
-  /**
-   * The page path's write: a batch by the rules of `writeTables` — durable on return, a checkpoint never
-   * without the rows it follows, its checkpoints read back at once — whose rows may reach their table only
-   * at the next `flushStaged` when the capabilities say `stagesWrites` (else written as by `writeTables`).
-   * Re-staging a batch (a retried page) is harmless: the merge keeps the latest version. With the page's
-   * run (RunScope), rows the table stores as they are may be left out; the report says how many were staged.
-   */
-  stageBatch<T extends TableName>(batch: WriteBatch<T>, page?: PageWrite): Promise<StageReport>;
   /**
    * Merges every staged batch into its tables (whichever process staged it), one writer per table at a
    * time in this process; idempotent. A window flushes before it records itself succeeded.

@@ -2,14 +2,7 @@ import type { BigQueryOptions } from '@google-cloud/bigquery';
 import { GoogleAuth, PassThroughClient } from 'google-auth-library';
 import type { Checkpoint, StoredVersion, TableName } from '../../schemas/warehouse.js';
 import type { SqlDialect } from '../../schemas/warehouse-views.js';
-import type {
-  CheckpointFilter,
-  Destination,
-  DestinationOptions,
-  PageWrite,
-  StageReport,
-  WriteBatch,
-} from '../destination.js';
+import type { CheckpointFilter, Destination, DestinationOptions } from '../destination.js';
 import { type RowFilter, rowMatches } from '../row-filter.js';
 import { DestinationSettings } from '../settings.js';
 import { SqlBookkeeping } from '../sql/bookkeeping.js';
@@ -181,20 +174,6 @@ export class BigQueryDestination extends SqlDestination {
   }
 
   // --- the staged path ------------------------------------------------------------------------------------
-
-  /** Staged; with the batch's run id, only rows the table does not store as they are (version-cache.ts). */
-  override async stageBatch<T extends TableName>(
-    batch: WriteBatch<T>,
-    page: PageWrite = {},
-  ): Promise<StageReport> {
-    // One append: the batch and what goes along with it are durable together and merged by one flush.
-    const batches = [batch, ...(page.alongside ?? [])];
-    return { rows: await this.#writer.stage(batches, [], page.runId ?? null) };
-  }
-
-  override async flushStaged(): Promise<void> {
-    await this.#writer.flush();
-  }
 
   override readCheckpoint(
     ...[stream, scope, options]: Parameters<Destination['readCheckpoint']>

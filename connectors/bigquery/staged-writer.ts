@@ -14,7 +14,6 @@ import { bearsTag } from '../cursor-tag.js';
 import type {
   CheckpointFilter,
   DeletionCounts,
-  Destination,
   DestinationHooks,
   WriteBatch,
   WriteResult,
@@ -194,7 +193,7 @@ export class StagedBigQueryWriter implements WarehouseWriter {
   }
 
   async writeTables(
-    ...[batches, checkpoint]: Parameters<Destination['writeTables']>
+    ...[batches, checkpoint]: Parameters<WarehouseWriter['writeTables']>
   ): Promise<WriteResult[]> {
     await this.stage(batches, checkpointList(checkpoint));
     const report = await this.flush({ counts: true });

@@ -11,7 +11,7 @@ import {
   type TableSpec,
 } from '../../schemas/warehouse.js';
 import { batchRows, checkpointList, stagedColumns, writeResult } from '../batch.js';
-import type { DeletionCounts, Destination, WriteBatch, WriteResult } from '../destination.js';
+import type { DeletionCounts, WriteBatch, WriteResult } from '../destination.js';
 import type { DestinationSettings } from '../settings.js';
 import type { CascadeConditions, DeletionRequest } from '../sql/deletions.js';
 import type { WarehouseWriter } from '../sql/destination.js';
@@ -49,7 +49,7 @@ export class PostgresWriter implements WarehouseWriter {
     private readonly settings: DestinationSettings,
   ) {}
 
-  writeTables(...[batches, checkpoint]: Parameters<Destination['writeTables']>): Promise<WriteResult[]> {
+  writeTables(...[batches, checkpoint]: Parameters<WarehouseWriter['writeTables']>): Promise<WriteResult[]> {
     const checkpoints = [
       ...batches.flatMap((b) => checkpointList(b.checkpoint)),
       ...checkpointList(checkpoint),

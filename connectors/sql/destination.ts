@@ -15,8 +15,8 @@ import type {
   DeletionCounts,
   Destination,
   DestinationCapabilities,
-  PageWrite,
   RowsDeletion,
+  StagedWrite,
   StageReport,
   WriteBatch,
   WriteResult,
@@ -35,7 +35,24 @@ import { parsedRows, type Row, type SqlSession, statement } from './dialect.js';
 import { readCheckpointAt, readCheckpoints, readThreadQueue, storedVersions } from './state-reads.js';
 
 /** The write path of one warehouse: rows, checkpoints and deletions, each atomic. */
-export interface WarehouseWriter extends Pick<Destination, 'writeTables'> {
+export interface WarehouseWriter {
+  /** Batches and checkpoints merged in one transaction (Destination.writeTables without staging). */
+  writeTables(
+    batches: readonly WriteBatch[],
+    checkpoint?: CheckpointUpdate | readonly CheckpointUpdate[],
+  ): Promise<WriteResult[]>;
+  /**
+   * A warehouse with a staging path of its own (capabilities `stagesWrites`): appends the batches and
+   * checkpoints durably, merged by `flush`; how many rows it staged (with a run, those stored as they are
+   * left out). Without it a staged write is written and merged at once.
+   */
+  stage?(
+    batches: readonly WriteBatch[],
+    checkpoints: readonly CheckpointUpdate[],
+    runId: string | null,
+  ): Promise<number>;
+  /** Merges what `stage` appended (Destination.flushStaged). */
+  flush?(): Promise<unknown>;
   /** Checkpoints alone, atomically (Destination.writeTables without a batch). */
   writeCheckpoints(checkpoints: readonly CheckpointUpdate[]): Promise<void>;
   /** Marks deleted the rows a request selects and upserts its checkpoint, in one transaction; how many. */
@@ -101,29 +118,40 @@ export class SqlDestination implements Destination {
     return this.#createView(view);
   }
 
+  writeTables(
+    batches: readonly WriteBatch[],
+    checkpoint?: CheckpointUpdate | readonly CheckpointUpdate[],
+  ): Promise<WriteResult[]>;
+  writeTables(
+    batches: readonly WriteBatch[],
+    checkpoint: CheckpointUpdate | readonly CheckpointUpdate[] | undefined,
+    staging: StagedWrite,
+  ): Promise<StageReport>;
   async writeTables(
-    ...[batches, checkpoint]: Parameters<Destination['writeTables']>
-  ): Promise<WriteResult[]> {
-    if (batches.length > 0) return this.#writer.writeTables(batches, checkpoint);
-    await this.#writer.writeCheckpoints(checkpointList(checkpoint));
-    return [];
+    batches: readonly WriteBatch[],
+    checkpoint?: CheckpointUpdate | readonly CheckpointUpdate[],
+    staging?: StagedWrite,
+  ): Promise<WriteResult[] | StageReport> {
+    if (staging && this.#writer.stage)
+      return { rows: await this.#writer.stage(batches, checkpointList(checkpoint), staging.runId ?? null) };
+    if (batches.length === 0) {
+      await this.#writer.writeCheckpoints(checkpointList(checkpoint));
+      return staging ? { rows: 0 } : [];
+    }
+    const results = await this.#writer.writeTables(batches, checkpoint);
+    // Without a staging path of its own a staged write is merged at once, every row of it (a comparison
+    // with what is stored would cost PostgreSQL more than the write).
+    return staging ? { rows: results.reduce((sum, r) => sum + r.received, 0) } : results;
   }
 
   writtenSpec(table: TableName): TableSpec<unknown> {
     return this.#settings.spec(table);
   }
 
-  /**
-   * Without a staging path of its own, a staged batch is written (and merged) at once, every row of it (a
-   * comparison with what is stored would cost PostgreSQL more than the write).
-   */
-  async stageBatch<T extends TableName>(batch: WriteBatch<T>, page: PageWrite = {}): Promise<StageReport> {
-    await this.writeTables([batch, ...(page.alongside ?? [])]);
-    return { rows: batch.rows.length };
+  /** Merges what the warehouse's staging path appended; nothing is ever left staged without one. */
+  async flushStaged(): Promise<void> {
+    await this.#writer.flush?.();
   }
-
-  /** Nothing is ever left staged here (capabilities: no `stagesWrites`). */
-  async flushStaged(): Promise<void> {}
 
   async currentTime(): Promise<Date> {
     if (!this.#settings.serverClock) return this.#settings.clock();

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { STREAMS, type StreamKind, type StreamName } from '../streams.js';
 
 /**
- * The names of the warehouse's tables — data tables written by `Destination.writeTables` and `stageBatch`,
+ * The names of the warehouse's tables — data tables written by `Destination.writeTables`,
  * bookkeeping tables written by the checkpoint, run and batch methods — apart from their specs, so every
  * other module can name a table without loading the catalog.
  */
@@ -38,7 +38,7 @@ export const TABLE_NAMES: [
   ...(StreamTableName | (typeof DERIVED_TABLE_NAMES)[number])[],
 ] = [STREAM_TABLE_NAMES[0] as StreamTableName, ...STREAM_TABLE_NAMES.slice(1), ...DERIVED_TABLE_NAMES];
 
-/** A data table written through `Destination.writeTables` and `stageBatch`. */
+/** A data table written through `Destination.writeTables`. */
 export const TableName = z.enum(TABLE_NAMES);
 export type TableName = z.infer<typeof TableName>;
 

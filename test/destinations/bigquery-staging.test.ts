@@ -7,11 +7,16 @@ import {
   emulatorClientOptions,
 } from '../../connectors/bigquery/destination.js';
 import { checkpointTagOf, cursorTagOf } from '../../connectors/cursor-tag.js';
+import type { Destination, RunScope, WriteBatch } from '../../connectors/destination.js';
 import { DestinationSettings } from '../../connectors/settings.js';
 import { canonicalTimestamp } from '../../schemas/warehouse.js';
 import { type BigQueryEmulator, startBigQueryEmulator } from '../../scripts/bigquery-emulator.js';
 import { type BigQueryQuotaProxy, startBigQueryQuotaProxy } from '../support/bigquery-quota-proxy.js';
 import { at, input, message, sighting, ticket, writeBatch } from './fixtures.js';
+
+/** The page path's write: one batch staged, with the page's run when given. */
+const stage = (dest: Destination, batch: WriteBatch, scope: RunScope = {}) =>
+  dest.writeTables([batch], undefined, { stage: true, ...scope });
 
 /**
  * BigQuery's staged write path (connectors/bigquery/staged-writer.ts, flush.ts) through the quota proxy in
@@ -93,9 +98,9 @@ describe('BigQuery staged writes', () => {
       pages: n,
       rows: n,
     });
-    await dest.stageBatch({ table: 'tickets', rows: [input(a), input(b)], checkpoint: checkpoint(1, 'c1') });
+    await stage(dest, { table: 'tickets', rows: [input(a), input(b)], checkpoint: checkpoint(1, 'c1') });
     // The same ids again, newer for a, and an older version of b fetched later: b keeps its newer version.
-    await dest.stageBatch({
+    await stage(dest, {
       table: 'tickets',
       rows: [
         input({ ...a, updated_at: at(5), subject: 'a v2' }),
@@ -103,7 +108,7 @@ describe('BigQuery staged writes', () => {
       ],
       checkpoint: checkpoint(2, 'c2'),
     });
-    await dest.stageBatch({ table: 'ticket_messages', rows: [input(m)] });
+    await stage(dest, { table: 'ticket_messages', rows: [input(m)] });
     expect(proxy.report().queryJobs + proxy.report().loadJobs).toBe(0);
     // The checkpoint staged last is the one read, before any flush: from memory with the workflow's tag …
     expect(
@@ -142,7 +147,7 @@ describe('BigQuery staged writes', () => {
     await dest.flushStaged();
     expect(proxy.report().queryJobs).toBe(0);
     // An older version staged after the merge never overwrites the newer row.
-    await dest.stageBatch({ table: 'tickets', rows: [input({ ...a, updated_at: at(2), subject: 'a old' })] });
+    await stage(dest, { table: 'tickets', rows: [input({ ...a, updated_at: at(2), subject: 'a old' })] });
     await dest.flushStaged();
     expect((await rowsOf('tickets', [a.id]))[0]).toMatchObject({ subject: 'a v2' });
     await Promise.all([dest.close(), other.close()]);
@@ -158,25 +163,31 @@ describe('BigQuery staged writes', () => {
       repair: false,
     });
     proxy.reset();
-    await dest.stageBatch(
-      { table: 'tickets', rows: [input(t)] },
-      {
-        alongside: [{ table: 'ticket_observations', rows: [sightingOf(t, 2)] }],
-      },
+    await dest.writeTables(
+      [
+        { table: 'tickets', rows: [input(t)] },
+        { table: 'ticket_observations', rows: [sightingOf(t, 2)] },
+      ],
+      undefined,
+      { stage: true },
     );
     const resolved = { ...t, status: 'resolved' as const, updated_at: at(3), resolved_at: at(3) };
-    await dest.stageBatch(
-      { table: 'tickets', rows: [input(resolved)] },
-      {
-        alongside: [{ table: 'ticket_observations', rows: [sightingOf(resolved, 4)] }],
-      },
+    await dest.writeTables(
+      [
+        { table: 'tickets', rows: [input(resolved)] },
+        { table: 'ticket_observations', rows: [sightingOf(resolved, 4)] },
+      ],
+      undefined,
+      { stage: true },
     );
     // The same page again (a retried activity): one row per (ticket, version, state) still.
-    await dest.stageBatch(
-      { table: 'tickets', rows: [input(resolved)] },
-      {
-        alongside: [{ table: 'ticket_observations', rows: [sightingOf(resolved, 4)] }],
-      },
+    await dest.writeTables(
+      [
+        { table: 'tickets', rows: [input(resolved)] },
+        { table: 'ticket_observations', rows: [sightingOf(resolved, 4)] },
+      ],
+      undefined,
+      { stage: true },
     );
     expect(proxy.report().queryJobs + proxy.report().loadJobs).toBe(0);
     await dest.flushStaged();
@@ -202,13 +213,13 @@ describe('BigQuery staged writes', () => {
       ...checkpointOf('ticket_messages', `long-queue-${i}`, null, 1),
       high_water_mark: '2026-11-05T12:12:40.707Z',
     }));
-    await dest.stageBatch({ table: 'tickets', rows: [], checkpoint: queue });
+    await stage(dest, { table: 'tickets', rows: [], checkpoint: queue });
     const seen = Array.from(
       // Long ids, so that fewer of them pass a megabyte (the emulator parses every literal).
       { length: 6000 },
       (_, i) => `message-${String(i).padStart(8, '0')}-${'x'.repeat(180)}`,
     );
-    await dest.stageBatch({ table: 'ticket_messages', rows: [], seen });
+    await stage(dest, { table: 'ticket_messages', rows: [], seen });
     proxy.reset();
     await dest.flushStaged();
     // `query` folds every sighting first: 1.2 MB of ids, several statements.
@@ -238,12 +249,12 @@ describe('BigQuery staged writes', () => {
       },
     });
     const t = ticket({ ticket_number: 3, updated_at: at(3), subject: 'kept' });
-    await crashing.stageBatch({ table: 'tickets', rows: [input(t)] });
+    await stage(crashing, { table: 'tickets', rows: [input(t)] });
     await expect(crashing.flushStaged()).rejects.toThrow(/injected crash/);
     expect(await rowsOf('tickets', [t.id])).toEqual([]);
     crash = false;
     // A retried page stages its rows again: harmless.
-    await crashing.stageBatch({ table: 'tickets', rows: [input(t)] });
+    await stage(crashing, { table: 'tickets', rows: [input(t)] });
     await crashing.flushStaged();
     await crashing.flushStaged();
     expect(await rowsOf('tickets', [t.id])).toEqual([
@@ -268,7 +279,7 @@ describe('BigQuery staged writes', () => {
     });
     const other = create();
     const t = ticket({ ticket_number: 4, updated_at: at(4), subject: 'once' });
-    await crashing.stageBatch({
+    await stage(crashing, {
       table: 'tickets',
       rows: [input(t)],
       checkpoint: { ...checkpointOf('tickets', 'crash-after', 'c1', 1), high_water_mark: null },
@@ -279,7 +290,7 @@ describe('BigQuery staged writes', () => {
     expect(await other.readCheckpoint('tickets', 'crash-after')).toMatchObject({ cursor: 'c1' });
     crash = false;
     // A newer version merged in between is never undone by merging the old batch again.
-    await other.stageBatch({
+    await stage(other, {
       table: 'tickets',
       rows: [input({ ...t, updated_at: at(6), subject: 'newer' })],
     });
@@ -384,7 +395,7 @@ describe('BigQuery staged writes', () => {
     const dayAgo = new Date(Date.now() - 24 * 60 * 60 * 1000);
     const before = create({ clock: () => dayAgo });
     const tickets = [801, 802, 803].map((n) => ticket({ ticket_number: n, updated_at: at(n) }));
-    await before.stageBatch({ table: 'tickets', rows: tickets.map(input) });
+    await stage(before, { table: 'tickets', rows: tickets.map(input) });
     await before.writeTables(
       [],
       ['801', '802', '803'].map((s) => checkpointOf('ticket_messages', s, null, 1)),
@@ -557,13 +568,13 @@ describe('BigQuery staged writes', () => {
     const dest = create();
     const t = ticket({ ticket_number: 811, updated_at: at(811) });
     const m = message({ ticket_id: t.id, ticket_number: 811 });
-    await dest.stageBatch({ table: 'tickets', rows: [input(t)] });
-    await dest.stageBatch({ table: 'ticket_messages', rows: [input(m)] });
+    await stage(dest, { table: 'tickets', rows: [input(t)] });
+    await stage(dest, { table: 'ticket_messages', rows: [input(m)] });
     await dest.flushStaged();
     proxy.reset();
     // No ticket is deleted: nothing to cascade — and only seen ids are staged (threads read on meanwhile),
     // which a cascade does not depend on: no flush either, so no job at all.
-    await dest.stageBatch({ table: 'ticket_messages', rows: [], seen: [m.id] });
+    await stage(dest, { table: 'ticket_messages', rows: [], seen: [m.id] });
     const cascade = { child: 'ticket_messages', foreignKey: 'ticket_id', parent: 'tickets' } as const;
     expect(await dest.markDeleted({ cascade: { ...cascade, revive: true } }, new Date())).toEqual({
       marked: 0,
@@ -605,9 +616,9 @@ describe('BigQuery staged writes', () => {
     });
     // A message of the deleted ticket staged since: the cascade flushes first, and marks it.
     const late = message({ ticket_id: t.id, ticket_number: 811 });
-    await dest.stageBatch({ table: 'ticket_messages', rows: [input(late)] });
+    await stage(dest, { table: 'ticket_messages', rows: [input(late)] });
     expect((await dest.markDeleted({ cascade: { ...cascade, revive: false } }, new Date())).marked).toBe(1);
-    await dest.stageBatch({ table: 'tickets', rows: [input({ ...t, updated_at: at(812) })] });
+    await stage(dest, { table: 'tickets', rows: [input({ ...t, updated_at: at(812) })] });
     expect((await dest.markDeleted({ cascade: { ...cascade, revive: true } }, new Date())).revived).toBe(2);
     expect(await liveMessage()).toBe(true);
     expect(proxy.report().violations).toEqual([]);
@@ -618,7 +629,7 @@ describe('BigQuery staged writes', () => {
     const dest = create();
     const a = ticket({ ticket_number: 821, updated_at: at(821), subject: 'v821' });
     const b = ticket({ ticket_number: 822, updated_at: at(822), subject: 'v822' });
-    await dest.stageBatch({ table: 'tickets', rows: [input(a)] });
+    await stage(dest, { table: 'tickets', rows: [input(a)] });
     proxy.reset();
     // Three at once (a window's end, a deletion, a read of merged rows): the first flush, begun after all
     // three asked, merges what each needs; the other two run nothing. Before: three pending reads. The
@@ -635,7 +646,7 @@ describe('BigQuery staged writes', () => {
       { id: a.id, subject: 'v821', updated_at: canonicalTimestamp(at(821)) },
     ]);
     // Staged after that flush began: the next request flushes again.
-    await dest.stageBatch({ table: 'tickets', rows: [input(b)] });
+    await stage(dest, { table: 'tickets', rows: [input(b)] });
     await dest.flushStaged();
     expect(tableReads('_staging_batches')).toBe(4);
     expect(proxy.report().queryJobs).toBe(2);
@@ -658,8 +669,8 @@ describe('BigQuery staged writes', () => {
     });
     const a = ticket({ ticket_number: 831, updated_at: at(831) });
     const late = ticket({ ticket_number: 832, updated_at: at(832) });
-    await dest.stageBatch({ table: 'tickets', rows: [input(a)] });
-    during = () => dest.stageBatch({ table: 'tickets', rows: [input(late)] });
+    await stage(dest, { table: 'tickets', rows: [input(a)] });
+    during = () => stage(dest, { table: 'tickets', rows: [input(late)] });
     await Promise.all([dest.flushStaged(), dest.flushStaged()]);
     expect(await rowsOf('tickets', [late.id])).toEqual([]);
     const read = await dest.query(`SELECT id FROM \`${datasetId}\`.tickets WHERE id = @id`, { id: late.id });
@@ -685,11 +696,11 @@ describe('BigQuery staged writes', () => {
       const dest = create();
       const a = ticket({ ticket_number: 41, updated_at: at(1), subject: 'a' });
       const b = ticket({ ticket_number: 42, updated_at: at(1), subject: 'b' });
-      expect(
-        await dest.stageBatch({ table: 'tickets', rows: [input(a), input(b)] }, { runId: 'run-1' }),
-      ).toEqual({
-        rows: 2,
-      });
+      expect(await stage(dest, { table: 'tickets', rows: [input(a), input(b)] }, { runId: 'run-1' })).toEqual(
+        {
+          rows: 2,
+        },
+      );
       await dest.flushStaged();
       const before = await liveOf([a.id, b.id]);
       // Another process, the next run: one table read fills its cache; a changed and an unchanged row.
@@ -697,16 +708,16 @@ describe('BigQuery staged writes', () => {
       proxy.reset();
       const changed = { ...b, updated_at: at(2), subject: 'b v2' };
       expect(
-        await next.stageBatch({ table: 'tickets', rows: [input(a), input(changed)] }, { runId: 'run-2' }),
+        await stage(next, { table: 'tickets', rows: [input(a), input(changed)] }, { runId: 'run-2' }),
       ).toEqual({ rows: 1 });
       // The same rows again in the same run: both stored (or staged) as they are.
       expect(
-        await next.stageBatch({ table: 'tickets', rows: [input(a), input(changed)] }, { runId: 'run-2' }),
+        await stage(next, { table: 'tickets', rows: [input(a), input(changed)] }, { runId: 'run-2' }),
       ).toEqual({ rows: 0 });
       expect(proxy.report().queryJobs).toBe(0);
       expect(tableReads('tickets')).toBe(1);
       // Only a version it does not store is compared the old way: a batch without a run stages every row.
-      expect(await next.stageBatch({ table: 'tickets', rows: [input(a)] })).toEqual({ rows: 1 });
+      expect(await stage(next, { table: 'tickets', rows: [input(a)] })).toEqual({ rows: 1 });
       await next.flushStaged();
       const after = await liveOf([a.id, b.id]);
       expect(after.map(({ synced: _, ...r }) => r)).toEqual(
@@ -730,7 +741,7 @@ describe('BigQuery staged writes', () => {
       const dest = create();
       const a = ticket({ ticket_number: 9001, updated_at: at(9001), subject: 'a' });
       const b = ticket({ ticket_number: 9002, updated_at: at(9002), subject: 'b' });
-      await dest.stageBatch({ table: 'tickets', rows: [input(a), input(b)] }, { runId: 'run-1' });
+      await stage(dest, { table: 'tickets', rows: [input(a), input(b)] }, { runId: 'run-1' });
       await dest.flushStaged();
       const before = await liveOf([a.id, b.id]);
       const syncedOf = (rows: typeof before, id: string) => rows.find((r) => r.id === id)!.synced;
@@ -739,7 +750,7 @@ describe('BigQuery staged writes', () => {
       await next.flushStaged();
       const since = await next.currentTime();
       proxy.reset();
-      expect(await next.stageBatch({ table: 'tickets', rows: [input(a)] }, { runId: 'run-2' })).toEqual({
+      expect(await stage(next, { table: 'tickets', rows: [input(a)] }, { runId: 'run-2' })).toEqual({
         rows: 0,
       });
       await next.flushStaged();
@@ -767,7 +778,7 @@ describe('BigQuery staged writes', () => {
       expect(Date.parse(syncedOf(after, a.id))).toBe(Date.parse(String(seenA!['_synced_at'])));
       // Seen again, then nothing to delete: the pre-check reads the sighting, no job.
       const since2 = next.currentTime();
-      expect(await next.stageBatch({ table: 'tickets', rows: [input(a)] }, { runId: 'run-2' })).toEqual({
+      expect(await stage(next, { table: 'tickets', rows: [input(a)] }, { runId: 'run-2' })).toEqual({
         rows: 0,
       });
       proxy.reset();
@@ -781,12 +792,12 @@ describe('BigQuery staged writes', () => {
     it('a sighting a day old is folded by the next flush; a reader of _synced_at by a query sees every sighting folded', async () => {
       const dest = create();
       const c = ticket({ ticket_number: 9011, updated_at: at(9011), subject: 'c' });
-      await dest.stageBatch({ table: 'tickets', rows: [input(c)] }, { runId: 'run-1' });
+      await stage(dest, { table: 'tickets', rows: [input(c)] }, { runId: 'run-1' });
       await dest.flushStaged();
       const [before] = await liveOf([c.id]);
       // A clock a day and a minute ahead of the sighting's stamp: the flush after the sighting folds it.
       const next = create();
-      await next.stageBatch({ table: 'tickets', rows: [input(c)] }, { runId: 'run-2' });
+      await stage(next, { table: 'tickets', rows: [input(c)] }, { runId: 'run-2' });
       await next.flushStaged();
       expect((await liveOf([c.id]))[0]!.synced).toBe(before!.synced);
       const later = create({ clock: () => new Date(Date.now() + 24 * 60 * 60 * 1000 + 60_000) });
@@ -796,7 +807,7 @@ describe('BigQuery staged writes', () => {
       const [folded] = await liveOf([c.id]);
       expect(Date.parse(folded!.synced)).toBeGreaterThan(Date.parse(before!.synced));
       // Seen again; `query` (tests, status) folds before it reads.
-      await next.stageBatch({ table: 'tickets', rows: [input(c)] }, { runId: 'run-2' });
+      await stage(next, { table: 'tickets', rows: [input(c)] }, { runId: 'run-2' });
       const [queried] = await next.query(`SELECT _synced_at FROM \`${datasetId}\`.tickets WHERE id = @id`, {
         id: c.id,
       });
@@ -807,21 +818,21 @@ describe('BigQuery staged writes', () => {
     it('a table larger than the cache holds is not cached: every row is staged, versions are queried', async () => {
       const dest = create();
       const rows = [51, 52, 53, 54, 55].map((n) => ticket({ ticket_number: n, updated_at: at(1) }));
-      await dest.stageBatch({ table: 'tickets', rows: rows.map((t) => input(t)) }, { runId: 'run-7' });
+      await stage(dest, { table: 'tickets', rows: rows.map((t) => input(t)) }, { runId: 'run-7' });
       await dest.flushStaged();
       const holds = (maxRows: number) => create({ versionCacheLimits: { maxRows, pageRows: 2 } });
       // Read two rows a request, to the end: cached.
       const roomy = holds(10_000);
       proxy.reset();
       expect(
-        await roomy.stageBatch({ table: 'tickets', rows: rows.map((t) => input(t)) }, { runId: 'run-8' }),
+        await stage(roomy, { table: 'tickets', rows: rows.map((t) => input(t)) }, { runId: 'run-8' }),
       ).toEqual({ rows: 0 });
       expect(tableReads('tickets')).toBeGreaterThan(2);
       // Two rows: more than it holds, so it stops reading and stages them all.
       const small = holds(2);
       proxy.reset();
       expect(
-        await small.stageBatch({ table: 'tickets', rows: rows.map((t) => input(t)) }, { runId: 'run-8' }),
+        await stage(small, { table: 'tickets', rows: rows.map((t) => input(t)) }, { runId: 'run-8' }),
       ).toEqual({ rows: 5 });
       expect(tableReads('tickets')).toBe(2);
       expect((await small.storedVersions('tickets', [rows[0]!.id], { runId: 'run-8' })).size).toBe(1);
@@ -832,16 +843,16 @@ describe('BigQuery staged writes', () => {
     it('a row marked deleted since the cache was filled is still written', async () => {
       const dest = create();
       const t = ticket({ ticket_number: 43, updated_at: at(1), subject: 'back' });
-      await dest.stageBatch({ table: 'tickets', rows: [input(t)] }, { runId: 'run-3' });
+      await stage(dest, { table: 'tickets', rows: [input(t)] }, { runId: 'run-3' });
       await dest.flushStaged();
       // The cache holds t as stored; then a deletion of this process marks it.
-      expect(await dest.stageBatch({ table: 'tickets', rows: [input(t)] }, { runId: 'run-3' })).toEqual({
+      expect(await stage(dest, { table: 'tickets', rows: [input(t)] }, { runId: 'run-3' })).toEqual({
         rows: 0,
       });
       expect(await dest.markDeleted({ table: 'tickets', ids: [t.id] }, new Date())).toBe(1);
       expect((await liveOf([t.id]))[0]).toMatchObject({ live: false });
       // Served again, same version: written, so the merge revives it.
-      expect(await dest.stageBatch({ table: 'tickets', rows: [input(t)] }, { runId: 'run-3' })).toEqual({
+      expect(await stage(dest, { table: 'tickets', rows: [input(t)] }, { runId: 'run-3' })).toEqual({
         rows: 1,
       });
       await dest.flushStaged();
@@ -849,7 +860,7 @@ describe('BigQuery staged writes', () => {
       // A process filling its cache after the deletion holds live rows only.
       await dest.markDeleted({ table: 'tickets', ids: [t.id] }, new Date());
       const other = create();
-      expect(await other.stageBatch({ table: 'tickets', rows: [input(t)] }, { runId: 'run-4' })).toEqual({
+      expect(await stage(other, { table: 'tickets', rows: [input(t)] }, { runId: 'run-4' })).toEqual({
         rows: 1,
       });
       await other.flushStaged();
@@ -860,7 +871,7 @@ describe('BigQuery staged writes', () => {
     it('an item with an open _rejected entry is still written, so the entry is resolved', async () => {
       const dest = create();
       const t = ticket({ ticket_number: 44, updated_at: at(1), subject: 'fine' });
-      await dest.stageBatch({ table: 'tickets', rows: [input(t)] }, { runId: 'run-5' });
+      await stage(dest, { table: 'tickets', rows: [input(t)] }, { runId: 'run-5' });
       await dest.flushStaged();
       const item = {
         table: 'tickets' as const,
@@ -873,8 +884,8 @@ describe('BigQuery staged writes', () => {
         raw: { id: t.id },
       };
       // Set aside by a page of this run (this process) …
-      await dest.stageBatch({ table: 'tickets', rows: [], rejected: [item] }, { runId: 'run-5' });
-      expect(await dest.stageBatch({ table: 'tickets', rows: [input(t)] }, { runId: 'run-5' })).toEqual({
+      await stage(dest, { table: 'tickets', rows: [], rejected: [item] }, { runId: 'run-5' });
+      expect(await stage(dest, { table: 'tickets', rows: [input(t)] }, { runId: 'run-5' })).toEqual({
         rows: 1,
       });
       await dest.flushStaged();
@@ -886,11 +897,11 @@ describe('BigQuery staged writes', () => {
       };
       expect(await open()).toBe(0);
       // … or before another process filled its cache: left out of it.
-      await dest.stageBatch({ table: 'tickets', rows: [], rejected: [item] }, { runId: 'run-5' });
+      await stage(dest, { table: 'tickets', rows: [], rejected: [item] }, { runId: 'run-5' });
       await dest.flushStaged();
       expect(await open()).toBe(1);
       const other = create();
-      expect(await other.stageBatch({ table: 'tickets', rows: [input(t)] }, { runId: 'run-6' })).toEqual({
+      expect(await stage(other, { table: 'tickets', rows: [input(t)] }, { runId: 'run-6' })).toEqual({
         rows: 1,
       });
       await other.flushStaged();

@@ -825,11 +825,17 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       );
       // A re-read entry staged and not merged yet (BigQuery; PostgreSQL writes it at once) reaches the queue too.
       const staged = await h.create();
-      await staged.stageBatch({
-        table: 'tickets',
-        rows: [],
-        checkpoint: restartedCheckpoint({ kind: 'reread', pass, from: w(5), before: w(6) }),
-      });
+      await staged.writeTables(
+        [
+          {
+            table: 'tickets',
+            rows: [],
+            checkpoint: restartedCheckpoint({ kind: 'reread', pass, from: w(5), before: w(6) }),
+          },
+        ],
+        undefined,
+        { stage: true },
+      );
       await staged.close();
       await dest.flushStaged();
       expect(await queue()).toEqual([`running ${w(1)}`, `complete ${w(3)}`, `running ${w(5)}`]);

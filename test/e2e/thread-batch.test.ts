@@ -58,17 +58,18 @@ describe('a batch of thread pages in one activity', () => {
     destination,
     logger: silentLogger,
   });
-  /** The destination, whose `stageBatch` fails on its `n`-th call (1-based), once. */
+  /** The destination, whose staged `writeTables` (the page path's write) fails on its `n`-th call (1-based), once. */
   const failingAt = (n: number): { destination: Destination; calls: () => number } => {
     let calls = 0;
     const target = p.deps.destination;
     const destination = new Proxy(target, {
       get(t, prop) {
-        if (prop === 'stageBatch') {
-          return async (...args: Parameters<Destination['stageBatch']>) => {
-            calls += 1;
-            if (calls === n) throw new Error('the warehouse went away');
-            return t.stageBatch(...args);
+        if (prop === 'writeTables') {
+          const write = t.writeTables.bind(t) as (...args: unknown[]) => Promise<unknown>;
+          return async (...args: unknown[]) => {
+            if (args[2] !== undefined) calls += 1;
+            if (args[2] !== undefined && calls === n) throw new Error('the warehouse went away');
+            return write(...args);
           };
         }
         const v = Reflect.get(t, prop, t);
