@@ -4,6 +4,7 @@ import type { ActivityDeps } from '../../activities/deps.js';
 import { syncTicketsPages } from '../../activities/tickets.js';
 import type { Destination } from '../../connectors/destination.js';
 import { encodeStateKey } from '../../schemas/state-key.js';
+import { failingStagedWriteAt } from '../support/failing-writes.js';
 import { type Pipeline, silentLogger, startPipeline } from './harness.js';
 
 const TICKETS = 750;
@@ -45,25 +46,7 @@ describe('a run of list pages in one activity', () => {
     queueAll: false,
     maxPages,
   });
-  /** The destination, whose staged `writeTables` (the page path's write) fails on its `n`-th call (1-based), once. */
-  const failingAt = (n: number): Destination => {
-    let calls = 0;
-    const target = p.deps.destination;
-    return new Proxy(target, {
-      get(t, prop) {
-        if (prop === 'writeTables') {
-          const write = t.writeTables.bind(t) as (...args: unknown[]) => Promise<unknown>;
-          return async (...args: unknown[]) => {
-            if (args[2] !== undefined) calls += 1;
-            if (args[2] !== undefined && calls === n) throw new Error('the warehouse went away');
-            return write(...args);
-          };
-        }
-        const v = Reflect.get(t, prop, t);
-        return typeof v === 'function' ? v.bind(t) : v;
-      },
-    });
-  };
+  const failingAt = (n: number): Destination => failingStagedWriteAt(p.deps.destination, n).destination;
 
   it('commits page by page; a retry resumes from the last committed page with every report', async () => {
     const scope = encodeStateKey({ kind: 'head_pass', before: '2100-01-01T00:00:00.000Z' }).scope;

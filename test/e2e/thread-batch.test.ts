@@ -9,6 +9,7 @@ import { crawl, sum } from '../../bench/support/harness.js';
 import type { Destination } from '../../connectors/destination.js';
 import { fetchTicketsPage } from '../../connectors/support-api/index.js';
 import { threadKeyOf } from '../../schemas/state-key.js';
+import { failingStagedWriteAt } from '../support/failing-writes.js';
 import { type Pipeline, silentLogger, startPipeline } from './harness.js';
 
 /**
@@ -58,26 +59,7 @@ describe('a batch of thread pages in one activity', () => {
     destination,
     logger: silentLogger,
   });
-  /** The destination, whose staged `writeTables` (the page path's write) fails on its `n`-th call (1-based), once. */
-  const failingAt = (n: number): { destination: Destination; calls: () => number } => {
-    let calls = 0;
-    const target = p.deps.destination;
-    const destination = new Proxy(target, {
-      get(t, prop) {
-        if (prop === 'writeTables') {
-          const write = t.writeTables.bind(t) as (...args: unknown[]) => Promise<unknown>;
-          return async (...args: unknown[]) => {
-            if (args[2] !== undefined) calls += 1;
-            if (args[2] !== undefined && calls === n) throw new Error('the warehouse went away');
-            return write(...args);
-          };
-        }
-        const v = Reflect.get(t, prop, t);
-        return typeof v === 'function' ? v.bind(t) : v;
-      },
-    });
-    return { destination, calls: () => calls };
-  };
+  const failingAt = (n: number) => failingStagedWriteAt(p.deps.destination, n);
 
   it('commits many pages per write, and a retry resumes from the last heartbeat with exact counts', async () => {
     const ns = numbers.slice(0, 80);
