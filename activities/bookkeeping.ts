@@ -1,4 +1,5 @@
 import type { Bookkeeping, StateReads } from '../connectors/destination.js';
+import { prepareOnce } from '../connectors/prepare-once.js';
 import { succeededWorkflowIds } from '../connectors/queries/runs.js';
 import { oldestTicketCreatedAt } from '../connectors/queries/tickets.js';
 import { planWindows } from '../connectors/support-api/index.js';
@@ -53,18 +54,14 @@ export interface PlanningReads {
 }
 
 /**
- * Creates or migrates the destination's tables once per worker process; then, every run, rewrites the
+ * Creates or migrates the destination's tables once per worker process (connectors/prepare-once.ts: the
+ * preflight in the same process counts); then, every run, rewrites the
  * business calendar the views read (the business-hours file, or none: activities/business-hours/write.ts),
  * so that it follows the file and reaches ahead of the run.
  */
 export function prepareDestination(deps: ActivityDeps) {
-  let prepared: Promise<void> | undefined;
   return async () => {
-    prepared ??= deps.destination.prepare().catch((err: unknown) => {
-      prepared = undefined;
-      throw err;
-    });
-    await prepared;
+    await prepareOnce(deps.destination);
     const written = await writeBusinessCalendar(
       deps.destination,
       deps.businessHours,

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { prepareOnce } from '../../connectors/prepare-once.js';
 import type { Config } from '../../schemas/config.js';
 import type { StreamName } from '../../schemas/streams.js';
 import { buildDependencies, type Dependencies } from '../../worker/compose.js';
@@ -55,7 +56,7 @@ export async function preflight(
       'preflight: some streams could not be verified; the run reads them, and their reads retry on their own',
     );
   try {
-    await deps.destination.prepare();
+    await prepareOnce(deps.destination);
   } catch (err) {
     throw new PreflightError(`the destination is not usable: ${(err as Error).message}`);
   }
