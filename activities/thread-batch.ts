@@ -3,9 +3,14 @@ import pLimit, { type LimitFunction } from 'p-limit';
 import { lastSeen, runScope } from '../connectors/destination.js';
 import { currentCancellation, type Page, SupportClientError } from '../connectors/support-api/index.js';
 import { newestStampMs } from '../schemas/freshness.js';
-import { encodeStateKey, threadKeyOf } from '../schemas/state-key.js';
+import { encodeStateKey, THREAD_QUEUE_STREAM, threadKeyOf } from '../schemas/state-key.js';
 import { STREAMS } from '../schemas/streams.js';
-import type { CheckpointUpdate, RejectedItem, SchemaChangeSighting } from '../schemas/warehouse.js';
+import type {
+  Checkpoint,
+  CheckpointUpdate,
+  RejectedItem,
+  SchemaChangeSighting,
+} from '../schemas/warehouse.js';
 import type { CheckpointCounts } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
 import { PAGE_FETCHERS } from './fetchers.js';
@@ -192,6 +197,7 @@ export function syncThreadBatch(deps: ActivityDeps) {
       held.rows.length >= COMMIT_ROWS ||
       (held.pages > 0 && Date.now() - held.since >= COMMIT_MS);
 
+    const entries = queueEntries(deps, input.threads.slice(committed.resumeAt));
     let stop = false;
     for (let i = committed.resumeAt; i < input.threads.length; i++) {
       const thread = input.threads[i]!;
@@ -211,11 +217,7 @@ export function syncThreadBatch(deps: ActivityDeps) {
         fetch: (cursor) =>
           PAGE_FETCHERS.ticket_messages(deps.client, { ticketNumber: key.ticketNumber }, cursor),
       };
-      const entry = await deps.destination.readCheckpoint(
-        target.checkpointStream!,
-        thread.scope,
-        lastSeen(deps.destination, thread.listedTag),
-      );
+      const entry = await entries.read(thread);
       // Completed already (an earlier attempt committed it), failed or gone from the queue: nothing to read.
       if (entry?.status !== 'running') continue;
       let previous: CheckpointCounts | null = entry;
@@ -285,6 +287,33 @@ export function syncThreadBatch(deps: ActivityDeps) {
       completed: committed.completed,
       handedBack: [...handedBack],
     };
+  };
+}
+
+/**
+ * The batch's queue entries as each thread's read begins. A destination that remembers the entries it
+ * listed answers each from memory (its listed tag); any other is asked once for all of them (one listing
+ * of their key range, not a query per thread on each lane's path), the listing made when the first thread
+ * needs it. An entry only its lane writes while it holds the thread, so the batch's own listing stays true.
+ */
+function queueEntries(deps: ActivityDeps, threads: readonly BatchThread[]) {
+  if (deps.destination.capabilities.remembersCheckpointTags)
+    return {
+      read: (thread: BatchThread) =>
+        deps.destination.readCheckpoint(
+          THREAD_QUEUE_STREAM,
+          thread.scope,
+          lastSeen(deps.destination, thread.listedTag),
+        ),
+    };
+  let listed: Promise<Map<string, Checkpoint>> | undefined;
+  return {
+    read: async (thread: BatchThread): Promise<Checkpoint | null> => {
+      listed ??= deps.destination
+        .listCheckpoints({ threadQueue: true, scopes: threads.map((t) => t.scope) })
+        .then((list) => new Map(list.map((cp) => [cp.scope, cp])));
+      return (await listed).get(thread.scope) ?? null;
+    },
   };
 }
 

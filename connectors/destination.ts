@@ -150,6 +150,11 @@ export interface CheckpointFilter {
   /** Only this stream's (not of the thread queue, whose entries all have one). */
   readonly stream?: string;
   readonly status?: CheckpointStatus;
+  /**
+   * Only these scopes (a thread batch's entries: one listing instead of a read per thread, where the
+   * capabilities do not say `remembersCheckpointTags`).
+   */
+  readonly scopes?: readonly string[];
   /** At most this many, in the listing's order. */
   readonly limit?: number;
 }

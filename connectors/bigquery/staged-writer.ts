@@ -327,12 +327,14 @@ export class StagedBigQueryWriter implements WarehouseWriter {
       () => checkpointsByTableReads(this.session),
     );
     const exact = filter.stream !== undefined && filter.scope !== undefined;
+    const scopes = filter.scopes === undefined ? undefined : new Set(filter.scopes);
     const list = all
       .map((cp) => ({ cp, ticketNumber: queuedTicketOf(cp) }))
       .filter(({ ticketNumber }) => exact || (ticketNumber !== null) === (filter.threadQueue ?? false))
       .filter(({ cp }) =>
         (['stream', 'scope', 'status'] as const).every((k) => filter[k] === undefined || cp[k] === filter[k]),
       )
+      .filter(({ cp }) => scopes === undefined || scopes.has(cp.scope))
       .sort((a, b) =>
         a.ticketNumber !== null && b.ticketNumber !== null
           ? a.ticketNumber - b.ticketNumber

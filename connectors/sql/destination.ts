@@ -1,3 +1,4 @@
+import { threadKeyOf } from '../../schemas/state-key.js';
 import type {
   Checkpoint,
   CheckpointUpdate,
@@ -207,10 +208,24 @@ export class SqlDestination implements Destination {
     return readCheckpointAt(this.#session, 'readCheckpoint', { stream, scope });
   }
 
-  async listCheckpoints({ threadQueue, ...filter }: CheckpointFilter = {}): Promise<Checkpoint[]> {
-    return threadQueue
-      ? readThreadQueue(this.#session, 'listThreadQueue', filter)
-      : readCheckpoints(this.#session, 'listCheckpoints', filter);
+  async listCheckpoints({ threadQueue, scopes, ...filter }: CheckpointFilter = {}): Promise<Checkpoint[]> {
+    if (scopes === undefined)
+      return threadQueue
+        ? readThreadQueue(this.#session, 'listThreadQueue', filter)
+        : readCheckpoints(this.#session, 'listCheckpoints', filter);
+    if (scopes.length === 0) return [];
+    // The scopes' key range read by the index, then only the scopes asked for (a batch's threads are
+    // listed together, so the range holds little else).
+    const { limit, ...where } = filter;
+    const numbers = threadQueue ? scopes.map((scope) => threadKeyOf(scope).ticketNumber) : [];
+    const listed = threadQueue
+      ? await readThreadQueue(this.#session, 'listThreadQueue', {
+          ...where,
+          ticketNumbers: { from: Math.min(...numbers), to: Math.max(...numbers) },
+        })
+      : await readCheckpoints(this.#session, 'listCheckpoints', where);
+    const wanted = new Set(scopes);
+    return listed.filter((cp) => wanted.has(cp.scope)).slice(0, limit);
   }
 
   async storedVersions(table: TableName, ids: readonly string[]): Promise<Map<string, StoredVersion>> {

@@ -64,6 +64,8 @@ export async function readCheckpoints(
 /** Which thread-queue entries to read: every condition given must hold. */
 export interface ThreadQueueQuery {
   readonly status?: CheckpointStatus | undefined;
+  /** Ticket numbers from `from` to `to`, both included (the key's index: a batch's threads). */
+  readonly ticketNumbers?: { readonly from: number; readonly to: number } | undefined;
   /** At most this many, in ticket-number order. */
   readonly limit?: number | undefined;
 }
@@ -82,7 +84,10 @@ async function readStateTable(
   session: SqlSession,
   context: string,
   table: StateTable,
-  where: CheckpointQuery & { readonly key?: readonly KeyValue[] },
+  where: CheckpointQuery & {
+    readonly key?: readonly KeyValue[];
+    readonly ticketNumbers?: ThreadQueueQuery['ticketNumbers'];
+  },
 ): Promise<Checkpoint[]> {
   const d = session.dialect;
   const query = statement(d, (bind) => {
@@ -93,6 +98,11 @@ async function readStateTable(
         ? [`${d.ident(table.streamColumn)} = ${bind(where.stream, 'string')}`]
         : []),
       ...(where.status === undefined ? [] : [`status = ${bind(where.status, 'string')}`]),
+      ...(where.ticketNumbers === undefined
+        ? []
+        : [
+            `${d.ident('ticket_number')} BETWEEN ${bind(where.ticketNumbers.from, 'integer')} AND ${bind(where.ticketNumbers.to, 'integer')}`,
+          ]),
     ];
     const filter = conditions.length > 0 ? ` WHERE ${conditions.join(' AND ')}` : '';
     return `SELECT ${stateColumnsOf(table)

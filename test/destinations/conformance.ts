@@ -736,6 +736,10 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
       now = new Date('2033-01-01T01:00:00Z');
       await d.writeTables([], [queued(91001, 'complete'), queued(91003, 'complete')]);
       await d.writeTables([], [queued(91004, 'running')]);
+      // A batch's entries in one listing: only the scopes asked for, whatever else lies in their range.
+      const batch = await d.listCheckpoints({ threadQueue: true, scopes: ['91004', '91001', '91999'] });
+      expect(batch.map((cp) => `${cp.scope} ${cp.status}`)).toEqual(['91001 complete', '91004 running']);
+      expect(await d.listCheckpoints({ threadQueue: true, scopes: [] })).toEqual([]);
       await d.markDeleted({ table: 'tickets', ids: [z!.id] }, now);
       const stale = await d.bookkeeping.staleThreads(new Date('2033-01-01T02:00:00Z'), 1000);
       const mineOnly = stale.filter((s) => s.startsWith('9100'));

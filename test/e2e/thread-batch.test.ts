@@ -109,16 +109,19 @@ describe('a batch of thread pages in one activity', () => {
     const ns = numbers.slice(90, 100);
     await queue(ns);
     const env = new MockActivityEnvironment();
-    let reads = 0;
-    const target = p.deps.destination;
-    // The cancellation arrives while the sixth thread's entry is read (between two pages).
-    const destination = new Proxy(target, {
+    const threadsAsked = new Set<string>();
+    const client = p.deps.client;
+    // The cancellation arrives with the fifth thread's last page (before the sixth thread is read).
+    const cancelling = new Proxy(client, {
       get(t, prop) {
-        if (prop === 'readCheckpoint') {
-          return (...args: Parameters<Destination['readCheckpoint']>) => {
-            reads += 1;
-            if (reads === 6) env.cancel();
-            return t.readCheckpoint(...args);
+        if (prop === 'getPage') {
+          const getPage = t.getPage.bind(t) as (...args: unknown[]) => Promise<unknown>;
+          return async (...args: unknown[]) => {
+            const thread = String(args[0]).match(/\/tickets\/(\d+)\/messages/)?.[1];
+            if (thread !== undefined) threadsAsked.add(thread);
+            const page = await getPage(...args);
+            if (threadsAsked.size === 5 && (page as { hasMore?: boolean }).hasMore === false) env.cancel();
+            return page;
           };
         }
         const v = Reflect.get(t, prop, t);
@@ -126,7 +129,9 @@ describe('a batch of thread pages in one activity', () => {
       },
     });
     await expect(
-      env.run(syncThreadBatch(depsWith(destination)), { threads: ns.map((n) => ({ scope: String(n) })) }),
+      env.run(syncThreadBatch({ ...depsWith(p.deps.destination), client: cancelling }), {
+        threads: ns.map((n) => ({ scope: String(n) })),
+      }),
     ).rejects.toBeInstanceOf(CancelledFailure);
     const running = new Set(
       (await p.deps.destination.listCheckpoints({ threadQueue: true, status: 'running' })).map((e) =>
