@@ -1,8 +1,9 @@
 import pg from 'pg';
 import { Secret } from '../../schemas/secret.js';
-import { canonicalTimestamp } from '../../schemas/warehouse.js';
+import { canonicalTimestamp, SCHEMA_PER_WORKSPACE, type WarehouseScope } from '../../schemas/warehouse.js';
 import type { WithErrorMapping } from '../errors.js';
 import type { Row, SqlSession, Statement, WarehouseDialect } from '../sql/dialect.js';
+import { scopedDialect } from '../sql/scoped-dialect.js';
 import { ident, postgresDialect } from './dialect.js';
 import { passwordOf, postgresErrors } from './errors.js';
 
@@ -37,8 +38,9 @@ export class PostgresSession implements SqlSession {
     connectionString: string,
     readonly schema: string,
     poolSize: number,
+    scope: WarehouseScope = SCHEMA_PER_WORKSPACE,
   ) {
-    this.dialect = postgresDialect(schema);
+    this.dialect = scopedDialect(postgresDialect(schema), scope);
     this.withErrorMapping = postgresErrors(new Secret(passwordOf(connectionString)));
     this.#pool = new pg.Pool({ connectionString, max: poolSize, application_name: 'support-sync' });
     // An idle client losing its connection must not crash the process; the next query reports it.

@@ -15,6 +15,19 @@ export type Bind = (value: ParamValue, type: ParamType) => string;
  * (sql/state-reads.ts, sql/ledger.ts, sql/deletions.ts) are written once against it.
  */
 export interface WarehouseDialect extends SqlDialect {
+  /**
+   * `table` is what a statement reads: in shared tables the destination's workspace's rows only (see
+   * scopedDialect). `target` is the table itself, what DDL and a write statement name; a write's own
+   * condition then adds `ownRows`.
+   */
+  target(name: string): string;
+  /**
+   * ` AND <alias.>workspace_id = '<workspace>'` in shared tables, '' in a schema of the workspace's own: the
+   * condition that keeps an UPDATE of `target` to the destination's rows.
+   */
+  ownRows(alias?: string): string;
+  /** A key as `target` holds rows by it (ON CONFLICT, a join of staged rows): `workspace_id` first in shared tables. */
+  storedKey(key: readonly string[]): readonly string[];
   /** The placeholder of a statement's `index`-th (from 0) bound value. */
   placeholder(index: number, type: ParamType): string;
   /** True when `expr` is one of the strings of `list` (a bound `string_list`). */

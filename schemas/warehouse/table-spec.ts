@@ -88,8 +88,11 @@ const CONTENT_HASH = column(
   "SHA-256 (hex) of the row's content as stored (after the column policy): its typed columns and _raw as canonical JSON (keys sorted). The merge compares it to see a change the version does not show; null on rows written before the column existed (they count as changed).",
 );
 
-/** Columns that are bookkeeping, not content: left out of the content hash. */
-const NOT_CONTENT = new Set(['_synced_at', '_deleted_at', '_content_hash']);
+/**
+ * Columns that are bookkeeping, not content: left out of the content hash (`workspace_id`, which shared
+ * tables add, too: a row's hash is the same in either layout).
+ */
+const NOT_CONTENT = new Set(['_synced_at', '_deleted_at', '_content_hash', 'workspace_id']);
 
 /** `_content_hash` of a row: SHA-256 hex of the canonical JSON of its data columns and `_raw`. */
 export function rowContentHash(row: WarehouseRow): string {
