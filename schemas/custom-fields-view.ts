@@ -141,7 +141,7 @@ export function customFieldScanSql(d: SqlDialect): string {
   return `SELECT x.field_key, x.label, x.value_class, COUNT(*) AS n, MAX(x.updated_at) AS updated_at
 FROM (
   SELECT ${entryKey(d, 'e')} AS field_key, ${entryLabel(d, 'e')} AS label, ${d.jsonValueClass(entryValue(d, 'e'))} AS value_class, t.updated_at
-  FROM ${d.table('tickets')} t, ${d.jsonElements('t.ticket_fields', 'e')}
+  FROM ${d.target('tickets')} t, ${d.jsonElements('t.ticket_fields', 'e')}
 ) x
 WHERE x.field_key IS NOT NULL
 GROUP BY x.field_key, x.label, x.value_class`;
@@ -248,6 +248,7 @@ export function customFieldLabelsView(sources: readonly CustomFieldSource[]): Vi
     description:
       'The labels of the custom-field columns: one row per column of ticket_custom_fields (field id, column name, current label, type, when the field was first and last seen), and one with a null column for a field none of whose values is set. Join it to map a column to the label a person reads, or to find the column of a label; regenerated with ticket_custom_fields.',
     columns: LABEL_COLUMNS,
+    everyWorkspace: true,
     sql: (d) => {
       const literal = (value: unknown, type: ColumnType): string => {
         if (value === null || value === undefined) return `CAST(NULL AS ${d.type(type)})`;

@@ -16,14 +16,9 @@ export type Bind = (value: ParamValue, type: ParamType) => string;
  */
 export interface WarehouseDialect extends SqlDialect {
   /**
-   * `table` is what a statement reads: in shared tables the destination's workspace's rows only (see
-   * scopedDialect). `target` is the table itself, what DDL and a write statement name; a write's own
-   * condition then adds `ownRows`.
-   */
-  target(name: string): string;
-  /**
    * ` AND <alias.>workspace_id = '<workspace>'` in shared tables, '' in a schema of the workspace's own: the
-   * condition that keeps an UPDATE of `target` to the destination's rows.
+   * condition that keeps an UPDATE of `target` (the table itself; `table` is what a statement reads, the
+   * workspace's rows) to the destination's rows.
    */
   ownRows(alias?: string): string;
   /** A key as `target` holds rows by it (ON CONFLICT, a join of staged rows): `workspace_id` first in shared tables. */

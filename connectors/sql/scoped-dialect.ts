@@ -61,7 +61,7 @@ export function scopedDialect(dialect: WarehouseDialect, scope: WarehouseScope):
  * BigQuery has no LATERAL (shared tables are refused there, schemas/config.ts).
  */
 export function viewSql(dialect: WarehouseDialect, scope: WarehouseScope, view: ViewSpec): string {
-  if (!sharesTables(scope)) return view.sql(dialect);
+  if (!sharesTables(scope) || view.everyWorkspace) return view.sql(dialect);
   const column = dialect.ident(WORKSPACE_COLUMN);
   const each: WarehouseDialect = {
     ...dialect,
@@ -76,7 +76,7 @@ ${view.sql(each)}
 
 /** A view's columns as `viewSql` creates it: `workspace_id` first in shared tables. */
 export function viewColumnsOf(scope: WarehouseScope, view: ViewSpec): readonly ViewColumn[] {
-  return sharesTables(scope)
+  return sharesTables(scope) && !view.everyWorkspace
     ? [
         {
           name: WORKSPACE_COLUMN,
