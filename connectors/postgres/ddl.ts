@@ -134,7 +134,7 @@ function checkLayout(scope: WarehouseScope, table: string, columns: ReadonlySet<
   if (has === sharesTables(scope)) return;
   const was = has ? 'shared-tables' : 'schema-per-workspace';
   throw new DestinationError(
-    `${table} ${has ? 'has' : 'has no'} a ${WORKSPACE_COLUMN} column: it was created with SYNC_WAREHOUSE_LAYOUT=${was}, and this deployment is set to ${scope.layout}. A populated deployment keeps its layout: set SYNC_WAREHOUSE_LAYOUT=${was}, or sync into a new schema (POSTGRES_SCHEMA) with a full refresh (docs/guides/workspaces.md)`,
+    `${table} ${has ? 'has a' : 'has no'} ${WORKSPACE_COLUMN} column: it was created with SYNC_WAREHOUSE_LAYOUT=${was}, and this deployment is set to ${scope.layout}. A populated deployment keeps its layout: set SYNC_WAREHOUSE_LAYOUT=${was}, or sync into a new schema (POSTGRES_SCHEMA) with a full refresh (docs/guides/workspaces.md)`,
   );
 }
 

@@ -168,6 +168,23 @@ describe('PostgreSQL destination specifics', () => {
     await dest.close();
   });
 
+  it('refuses to switch a populated schema between layouts, naming the table and the way out', async () => {
+    const url = await freshDatabase('destination_layout_switch');
+    const perWorkspace = new PostgresDestination(url, { schema: 'one' });
+    await perWorkspace.prepare();
+    const shared = new PostgresDestination(url, { schema: 'one', scope: ACME });
+    await expect(shared.prepare()).rejects.toThrow(
+      /one\.\S+ has no workspace_id column: it was created with SYNC_WAREHOUSE_LAYOUT=schema-per-workspace, and this deployment is set to shared-tables\..*set SYNC_WAREHOUSE_LAYOUT=schema-per-workspace, or sync into a new schema/,
+    );
+    const sharedTwo = new PostgresDestination(url, { schema: 'two', scope: ACME });
+    await sharedTwo.prepare();
+    const perWorkspaceTwo = new PostgresDestination(url, { schema: 'two' });
+    await expect(perWorkspaceTwo.prepare()).rejects.toThrow(
+      /two\.\S+ has a workspace_id column: it was created with SYNC_WAREHOUSE_LAYOUT=shared-tables/,
+    );
+    await Promise.all([perWorkspace, shared, sharedTwo, perWorkspaceTwo].map((d) => d.close()));
+  });
+
   it('rejects an unknown destination scheme with a clear message', async () => {
     await expect(createDestination('mysql://x')).rejects.toThrow(/postgres:\/\/.*bigquery:\/\//);
   });
