@@ -44,6 +44,7 @@ export function preparePostgres(session: PostgresSession, settings: DestinationS
   const table = (name: string) => `${ident(schema)}.${ident(name)}`;
   return session.transaction('prepare', async (client) => {
     await session.lockDdl(client);
+    if (sharesTables(settings.scope)) await checkSharedTablesServer(client);
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${ident(schema)}`);
     const existing = await client.query<{ table_name: string; column_name: string; is_nullable: string }>(
       'SELECT table_name, column_name, is_nullable FROM information_schema.columns WHERE table_schema = $1',
@@ -123,6 +124,19 @@ export function replaceView(session: PostgresSession, scope: WarehouseScope, vie
     await session.lockDdl(client);
     await createView(client, session, scope, view);
   });
+}
+
+/**
+ * Shared tables read a workspace's rows as a subquery in FROM, which statements name without an alias
+ * (`FROM (SELECT …) WHERE …`): PostgreSQL takes that from version 16 on.
+ */
+async function checkSharedTablesServer(client: pg.PoolClient): Promise<void> {
+  const r = await client.query<{ v: string }>('SHOW server_version_num');
+  const version = Number(r.rows[0]?.v ?? 0);
+  if (version < 160000)
+    throw new DestinationError(
+      `SYNC_WAREHOUSE_LAYOUT=shared-tables needs PostgreSQL 16 or later; this server is ${Math.floor(version / 10000)}`,
+    );
 }
 
 /**
