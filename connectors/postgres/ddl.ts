@@ -131,7 +131,7 @@ export function replaceView(session: PostgresSession, scope: WarehouseScope, vie
  * (`FROM (SELECT …) WHERE …`): PostgreSQL takes that from version 16 on.
  */
 async function checkSharedTablesServer(client: pg.PoolClient): Promise<void> {
-  const r = await client.query<{ v: string }>('SHOW server_version_num');
+  const r = await client.query<{ v: string }>("SELECT current_setting('server_version_num') AS v");
   const version = Number(r.rows[0]?.v ?? 0);
   if (version < 160000)
     throw new DestinationError(
