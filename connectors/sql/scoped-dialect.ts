@@ -1,3 +1,4 @@
+import { CUSTOM_FIELD_LABELS_VIEW } from '../../schemas/custom-fields-view.js';
 import {
   scopedKey,
   sharesTables,
@@ -23,6 +24,9 @@ import type { WarehouseDialect } from './dialect.js';
  * A write statement naming `table` as its target fails (an UPDATE of a subquery is no statement), so a write
  * path that forgot the scope fails loudly rather than touching other workspaces' rows.
  */
+/** The relations of the deployment, not of a workspace (ViewSpec.everyWorkspace): read as they are. */
+const EVERY_WORKSPACE = new Set([CUSTOM_FIELD_LABELS_VIEW]);
+
 export function scopedDialect(dialect: WarehouseDialect, scope: WarehouseScope): WarehouseDialect {
   if (!sharesTables(scope)) return dialect;
   const column = dialect.ident(WORKSPACE_COLUMN);
@@ -31,7 +35,10 @@ export function scopedDialect(dialect: WarehouseDialect, scope: WarehouseScope):
   const ownRows = (alias?: string) => ` AND ${alias ? `${alias}.` : ''}${column} = ${workspace}`;
   return {
     ...dialect,
-    table: (name) => `(SELECT * FROM ${dialect.target(name)} WHERE ${column} = ${workspace})`,
+    table: (name) =>
+      EVERY_WORKSPACE.has(name)
+        ? dialect.target(name)
+        : `(SELECT * FROM ${dialect.target(name)} WHERE ${column} = ${workspace})`,
     ownRows,
     storedKey: (key) => scopedKey(scope, key),
     upsert: (table, key, columns, rows) =>

@@ -190,24 +190,77 @@ describe('PostgreSQL destination specifics', () => {
   });
 });
 
-/** A destination on a fresh database of its own, and its views' columns (the BI view suites). */
+/** A run of a workspace in the ledger: a shared-tables view holds the workspaces with a run. */
+const ledgerRun = (workspace: string) => ({
+  run_id: `run-${workspace}`,
+  parent_run_id: null,
+  workflow_id: `sync-run/${workspace}/run`,
+  stream: null,
+  window_start: null,
+  window_end: null,
+  mode: 'incremental' as const,
+  status: 'succeeded' as const,
+  started_at: '2025-03-01T00:00:00.000000Z',
+  finished_at: '2025-03-01T00:01:00.000000Z',
+  pages: 0,
+  rows_written: 0,
+  requests: 0,
+  error: null,
+});
+
+/**
+ * A destination on a fresh database of its own, and its views' columns (the BI view suites). With `scope`
+ * (shared tables), the suite's workspace beside a neighbour that writes every batch first (withNeighbour),
+ * both with a run in the ledger: every view must show the suite's workspace exactly what it shows a schema
+ * of its own, `workspace_id` its first column.
+ */
 const viewsHarness =
-  (database: string, settings: Record<string, string> = {}) =>
+  (
+    database: string,
+    settings: Record<string, string> = {},
+    scope: WarehouseScope | null = null,
+    neighbour = true,
+  ) =>
   async () => {
     const url = await freshDatabase(database);
     const admin = new pg.Pool({ connectionString: url, max: 2 });
     for (const [name, value] of Object.entries(settings))
       await admin.query(`ALTER DATABASE ${new URL(url).pathname.slice(1)} SET ${name} = ${value}`);
+    const neighbours: Destination[] = [];
     return {
-      create: async () => new PostgresDestination(url, { schema: SCHEMA }),
+      create: async (): Promise<Destination> => {
+        if (!scope) return new PostgresDestination(url, { schema: SCHEMA });
+        const dest = new PostgresDestination(url, { schema: SCHEMA, scope });
+        const other = new PostgresDestination(url, { schema: SCHEMA, scope: ZETA });
+        neighbours.push(other);
+        const prepare = async () => {
+          await dest.prepare();
+          await dest.bookkeeping.recordRun(ledgerRun(scope.workspace));
+          if (neighbour) await other.bookkeeping.recordRun(ledgerRun(ZETA.workspace));
+        };
+        const mirrored = neighbour ? withNeighbour(dest, other) : dest;
+        return new Proxy(mirrored, {
+          get: (target, name) => {
+            if (name === 'prepare') return prepare;
+            const value = Reflect.get(target, name);
+            return typeof value === 'function' ? value.bind(target) : value;
+          },
+        });
+      },
       async viewColumns(view: string) {
         const r = await admin.query(
           'SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2 ORDER BY ordinal_position',
           [SCHEMA, view],
         );
-        return r.rows.map((x: { column_name: string }) => x.column_name);
+        const names = r.rows.map((x: { column_name: string }) => x.column_name);
+        if (!scope || view === 'ticket_custom_field_labels') return names;
+        expect(names[0], view).toBe('workspace_id');
+        return names.slice(1);
       },
-      teardown: () => admin.end(),
+      async teardown() {
+        await Promise.all(neighbours.map((n) => n.close()));
+        await admin.end();
+      },
     };
   };
 
@@ -220,3 +273,11 @@ customFieldsSuite(
   viewsHarness('destination_custom_fields_nonstd', { standard_conforming_strings: 'off' }),
 );
 historyViewsSuite('PostgreSQL', viewsHarness('destination_history_views'));
+viewsSuite('PostgreSQL, shared tables', viewsHarness('destination_views_shared', {}, ACME));
+// Without a neighbour: the custom-field columns are the deployment's (a column's ticket count is every
+// workspace's), which test/destinations/dbt-union.test.ts checks with two workspaces' fields.
+customFieldsSuite(
+  'PostgreSQL, shared tables',
+  viewsHarness('destination_custom_fields_shared', {}, ACME, false),
+);
+historyViewsSuite('PostgreSQL, shared tables', viewsHarness('destination_history_views_shared', {}, ACME));
