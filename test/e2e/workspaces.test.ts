@@ -174,6 +174,9 @@ describe.each(['schema-per-workspace', 'shared-tables'] as const)(
       for (const summary of [home, north, south]) {
         expect(summary.error).toBeUndefined();
         expect(summary.status).toBe('succeeded');
+        // The run's tie-out compares its workspace's source with its own rows (in shared tables: the views).
+        expect(summary.reconciliation).toMatchObject({ mismatch: 0 });
+        expect(summary.reconciliation?.equal).toBeGreaterThan(0);
       }
       expect(north.workflow_id).toMatch(/^sync-run\/north\//);
       expect(home.workflow_id).not.toMatch(/^sync-run\/(north|south)\//);
