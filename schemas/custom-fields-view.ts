@@ -248,7 +248,6 @@ export function customFieldLabelsView(sources: readonly CustomFieldSource[]): Vi
     description:
       'The labels of the custom-field columns: one row per column of ticket_custom_fields (field id, column name, current label, type, when the field was first and last seen), and one with a null column for a field none of whose values is set. Join it to map a column to the label a person reads, or to find the column of a label; regenerated with ticket_custom_fields.',
     columns: LABEL_COLUMNS,
-    everyWorkspace: true,
     sql: (d) => {
       const literal = (value: unknown, type: ColumnType): string => {
         if (value === null || value === undefined) return `CAST(NULL AS ${d.type(type)})`;

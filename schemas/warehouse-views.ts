@@ -88,11 +88,6 @@ export interface ViewSpec {
   readonly columns: readonly ViewColumn[];
   /** The SELECT of the view; its output columns are `columns`, in order. */
   sql(d: SqlDialect): string;
-  /**
-   * A view of the deployment rather than of each workspace's rows (the column list of ticket_custom_fields,
-   * which every workspace shares): shared tables do not split it by `workspace_id`.
-   */
-  readonly everyWorkspace?: true;
 }
 
 const columnsOf = (table: keyof typeof TABLES, except: readonly string[] = []): ColumnSpec[] =>

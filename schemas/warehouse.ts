@@ -101,7 +101,7 @@ export {
   scopedKey,
   scopedSpec,
   sharesTables,
-  type WarehouseScope,
+  WarehouseScope,
   WORKSPACE_COLUMN,
   WORKSPACE_ID_COLUMN,
 } from './warehouse/workspace-column.js';

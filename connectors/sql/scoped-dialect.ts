@@ -10,6 +10,13 @@ import type { ViewColumn, ViewSpec } from '../../schemas/warehouse-views.js';
 import type { WarehouseDialect } from './dialect.js';
 
 /**
+ * The relations of the deployment rather than of each workspace's rows: the column list of
+ * ticket_custom_fields, whose columns every workspace shares. Shared tables neither split them by
+ * `workspace_id` (viewSql) nor read them as a workspace's rows (`table`).
+ */
+const EVERY_WORKSPACE: ReadonlySet<string> = new Set([CUSTOM_FIELD_LABELS_VIEW]);
+
+/**
  * A warehouse's dialect for one workspace of a shared-tables deployment: the one place the bookkeeping SQL
  * (sql/state-reads.ts, sql/ledger.ts, sql/audit.ts, queries/, …) is kept to the workspace's rows, without a
  * statement naming `workspace_id`:
@@ -24,9 +31,6 @@ import type { WarehouseDialect } from './dialect.js';
  * A write statement naming `table` as its target fails (an UPDATE of a subquery is no statement), so a write
  * path that forgot the scope fails loudly rather than touching other workspaces' rows.
  */
-/** The relations of the deployment, not of a workspace (ViewSpec.everyWorkspace): read as they are. */
-const EVERY_WORKSPACE = new Set([CUSTOM_FIELD_LABELS_VIEW]);
-
 export function scopedDialect(dialect: WarehouseDialect, scope: WarehouseScope): WarehouseDialect {
   if (!sharesTables(scope)) return dialect;
   const column = dialect.ident(WORKSPACE_COLUMN);
@@ -68,7 +72,7 @@ export function scopedDialect(dialect: WarehouseDialect, scope: WarehouseScope):
  * BigQuery has no LATERAL (shared tables are refused there, schemas/config.ts).
  */
 export function viewSql(dialect: WarehouseDialect, scope: WarehouseScope, view: ViewSpec): string {
-  if (!sharesTables(scope) || view.everyWorkspace) return view.sql(dialect);
+  if (!sharesTables(scope) || EVERY_WORKSPACE.has(view.name)) return view.sql(dialect);
   const column = dialect.ident(WORKSPACE_COLUMN);
   const each: WarehouseDialect = {
     ...dialect,
@@ -83,7 +87,7 @@ ${view.sql(each)}
 
 /** A view's columns as `viewSql` creates it: `workspace_id` first in shared tables. */
 export function viewColumnsOf(scope: WarehouseScope, view: ViewSpec): readonly ViewColumn[] {
-  return sharesTables(scope) && !view.everyWorkspace
+  return sharesTables(scope) && !EVERY_WORKSPACE.has(view.name)
     ? [
         {
           name: WORKSPACE_COLUMN,

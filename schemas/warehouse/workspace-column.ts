@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEFAULT_WORKSPACE, type WarehouseLayout } from '../workspaces.js';
+import { DEFAULT_WORKSPACE, WarehouseLayout, WorkspaceId } from '../workspaces.js';
 import { type ColumnSpec, column } from './derive.js';
 import type { TableSpec } from './table-spec.js';
 
@@ -20,10 +20,8 @@ export const WORKSPACE_ID_COLUMN: ColumnSpec = column(
 );
 
 /** Where a destination writes: its workspace, and whether that workspace shares its tables with others. */
-export interface WarehouseScope {
-  readonly workspace: string;
-  readonly layout: WarehouseLayout;
-}
+export const WarehouseScope = z.object({ workspace: WorkspaceId, layout: WarehouseLayout }).readonly();
+export type WarehouseScope = z.infer<typeof WarehouseScope>;
 
 /** A deployment of one workspace, as it has always been. */
 export const SCHEMA_PER_WORKSPACE: WarehouseScope = {
