@@ -15,7 +15,9 @@ import { isMissingRelation } from './sql/dialect.js';
 
 /*
  * The views `ticket_custom_fields` and `ticket_custom_field_labels` (schemas/custom-fields-view.ts), built on
- * the destination's core: which fields, of which classes of value, under which current label, read with
+ * the destination's core, from the custom fields of every workspace the tables hold (`target`: in shared
+ * tables one view's columns are the union of the workspaces' fields, a workspace's rows null where it has no
+ * such field): which fields, of which classes of value, under which current label, read with
  * `select` against the shared dialect — a scan of `tickets.ticket_fields`, when `_schema_changes` first and
  * last saw each field, and the columns the view had (its label view), which stay even when no stored ticket
  * holds such a value any more (a field retyped everywhere), so no query on them breaks — then both views
@@ -51,8 +53,9 @@ async function customFieldSourcesOf(reader: SqlReader): Promise<CustomFieldSourc
   }));
   const newFieldChanges = (
     await reader.select(
-      (d) => `SELECT field_path, first_seen_at, last_seen_at FROM ${d.table('_schema_changes')}
-        WHERE table_name = 'tickets' AND kind = 'new_custom_field'`,
+      (d) => `SELECT field_path, MIN(first_seen_at) AS first_seen_at, MAX(last_seen_at) AS last_seen_at
+        FROM ${d.target('_schema_changes')}
+        WHERE table_name = 'tickets' AND kind = 'new_custom_field' GROUP BY field_path`,
     )
   ).map((row) => ({
     key: String(row['field_path']).slice(CUSTOM_FIELD_PATH_PREFIX.length),
@@ -101,7 +104,7 @@ async function previousColumns(
   try {
     const rows = await reader.select(
       (d) =>
-        `SELECT field_id, label, value_type FROM ${d.table(CUSTOM_FIELD_LABELS_VIEW)} WHERE column_name IS NOT NULL`,
+        `SELECT field_id, label, value_type FROM ${d.target(CUSTOM_FIELD_LABELS_VIEW)} WHERE column_name IS NOT NULL`,
     );
     return rows.flatMap((row) =>
       isValueClass(row['value_type'])

@@ -16,6 +16,7 @@ import type {
   SyncRunRecord,
   TableName,
   TableSpec,
+  WarehouseScope,
 } from '../schemas/warehouse.js';
 import type { SqlDialect, ViewSpec } from '../schemas/warehouse-views.js';
 import type { RowFilter } from './row-filter.js';
@@ -405,6 +406,11 @@ export interface DestinationOptions {
    * it is written (schemas/warehouse/redactor.ts). Default: none.
    */
   readonly redactor?: Redactor;
+  /**
+   * The workspace the destination writes and how the deployment stores workspaces (SYNC_WAREHOUSE_LAYOUT):
+   * in shared tables every row, key, read and update is the workspace's own. Default: a schema of its own.
+   */
+  readonly scope?: WarehouseScope;
 }
 
 /** Replacement specs by table name (see DestinationOptions.tables). */

@@ -1,11 +1,14 @@
 import {
   type RejectedItem,
   rejectedItemKey,
+  SCHEMA_PER_WORKSPACE,
   type SchemaChangeSighting,
+  scopedSpec,
   TABLE_NAMES,
   type TableName,
   type TableSpec,
   tableSpecOf,
+  type WarehouseScope,
 } from '../schemas/warehouse.js';
 import { rejectedList, schemaChangeList } from './batch.js';
 import type { DestinationHooks, DestinationOptions, WriteBatch } from './destination.js';
@@ -26,6 +29,8 @@ export class DestinationSettings {
    */
   readonly serverClock: boolean;
   readonly hooks: DestinationHooks;
+  /** The workspace written, and whether its tables are shared with other workspaces (a `workspace_id` each). */
+  readonly scope: WarehouseScope;
   readonly #specs: ReadonlyMap<TableName, TableSpec<unknown>>;
   readonly #redactor: DestinationOptions['redactor'];
 
@@ -34,12 +39,14 @@ export class DestinationSettings {
     this.serverClock = options.clock === undefined;
     this.hooks = options.hooks ?? {};
     this.#redactor = options.redactor;
+    this.scope = options.scope ?? SCHEMA_PER_WORKSPACE;
     const tables = options.tables ?? {};
-    // Every write path takes its spec here, so the column policy is applied once, to every row written.
+    // Every write path takes its spec here, so the column policy is applied once, to every row written,
+    // and in shared tables every row carries its workspace.
     this.#specs = new Map(
       TABLE_NAMES.map((name) => {
         const spec = (tables[name] ?? tableSpecOf(name)) as TableSpec<unknown>;
-        return [name, this.#redactor?.spec(spec) ?? spec];
+        return [name, scopedSpec(this.scope, this.#redactor?.spec(spec) ?? spec)];
       }),
     );
   }

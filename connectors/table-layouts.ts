@@ -1,4 +1,10 @@
-import { type ColumnSpec, SYSTEM_TABLES, TABLE_NAMES } from '../schemas/warehouse.js';
+import {
+  type ColumnSpec,
+  SYSTEM_TABLES,
+  scopedColumns,
+  scopedKey,
+  TABLE_NAMES,
+} from '../schemas/warehouse.js';
 import type { DestinationSettings } from './settings.js';
 
 /**
@@ -26,26 +32,33 @@ const SYSTEM_INDEXES: { readonly [name: string]: readonly (readonly string[])[] 
   _thread_queue: [['status', 'updated_at']],
 };
 
-/** Every table of the warehouse: the synced tables (their specs, overrides included), then the bookkeeping. */
+/**
+ * Every table of the warehouse: the synced tables (their specs, overrides included), then the bookkeeping.
+ * In shared tables every key, index and clustering starts with `workspace_id` (the synced tables' specs
+ * already have the column: DestinationSettings.spec; the bookkeeping tables get it here).
+ */
 export function tableLayouts(settings: DestinationSettings): TableLayout[] {
+  const scope = settings.scope;
+  const keyed = (key: readonly string[]) => scopedKey(scope, key);
   return [
     ...TABLE_NAMES.map((name) => settings.spec(name)).map((t) => ({
       name: t.name as string,
       description: t.description,
-      primaryKey: t.primaryKey,
+      primaryKey: keyed(t.primaryKey),
       columns: t.columns,
-      indexes: t.indexes,
+      indexes: t.indexes.map(keyed),
       partitionBy: t.partitionBy,
-      clusterBy: t.clusterBy,
+      // BigQuery clusters by at most four columns: the workspace's, then the table's first three.
+      clusterBy: keyed(t.clusterBy).slice(0, 4),
     })),
     ...Object.values(SYSTEM_TABLES).map((t) => ({
       name: t.name as string,
       description: t.description,
-      primaryKey: t.primaryKey,
-      columns: t.columns,
-      indexes: SYSTEM_INDEXES[t.name] ?? [],
+      primaryKey: keyed(t.primaryKey),
+      columns: scopedColumns(scope, t.columns),
+      indexes: (SYSTEM_INDEXES[t.name] ?? []).map(keyed),
       partitionBy: null,
-      clusterBy: t.primaryKey,
+      clusterBy: keyed(t.primaryKey).slice(0, 4),
     })),
   ];
 }

@@ -141,7 +141,7 @@ export function customFieldScanSql(d: SqlDialect): string {
   return `SELECT x.field_key, x.label, x.value_class, COUNT(*) AS n, MAX(x.updated_at) AS updated_at
 FROM (
   SELECT ${entryKey(d, 'e')} AS field_key, ${entryLabel(d, 'e')} AS label, ${d.jsonValueClass(entryValue(d, 'e'))} AS value_class, t.updated_at
-  FROM ${d.table('tickets')} t, ${d.jsonElements('t.ticket_fields', 'e')}
+  FROM ${d.target('tickets')} t, ${d.jsonElements('t.ticket_fields', 'e')}
 ) x
 WHERE x.field_key IS NOT NULL
 GROUP BY x.field_key, x.label, x.value_class`;

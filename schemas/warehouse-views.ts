@@ -16,8 +16,17 @@ import { type ColumnSpec, type ColumnType, deriveColumns, TABLES } from './wareh
  */
 export interface SqlDialect {
   readonly kind: 'postgres' | 'bigquery';
-  /** A table or view of the sync, qualified by schema/dataset. */
+  /**
+   * A table or view of the sync, qualified by schema/dataset: in shared tables (SYNC_WAREHOUSE_LAYOUT), the
+   * rows of the workspace the statement is for.
+   */
   table(name: string): string;
+  /**
+   * The table or view itself, every workspace's rows in shared tables (the same as `table` in a schema of
+   * one workspace): what DDL and write statements name, and a read that is the deployment's, not a
+   * workspace's (the custom fields of every workspace, connectors/custom-field-view.ts).
+   */
+  target(name: string): string;
   ident(name: string): string;
   /** A string literal. */
   string(value: string): string;

@@ -95,3 +95,13 @@ export {
   storableJson,
   storableString,
 } from './warehouse/values.js';
+export {
+  SCHEMA_PER_WORKSPACE,
+  scopedColumns,
+  scopedKey,
+  scopedSpec,
+  sharesTables,
+  WarehouseScope,
+  WORKSPACE_COLUMN,
+  WORKSPACE_ID_COLUMN,
+} from './warehouse/workspace-column.js';

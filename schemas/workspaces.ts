@@ -21,6 +21,14 @@ export const WorkspaceId = z
 export type WorkspaceId = z.infer<typeof WorkspaceId>;
 
 /**
+ * How a deployment stores its workspaces (SYNC_WAREHOUSE_LAYOUT): a schema (BigQuery: dataset) each, or the
+ * deployment's one schema with a `workspace_id` column first in every table's key. docs/design/decisions.md
+ * says why schema-per-workspace tables carry no such column.
+ */
+export const WarehouseLayout = z.enum(['schema-per-workspace', 'shared-tables']);
+export type WarehouseLayout = z.infer<typeof WarehouseLayout>;
+
+/**
  * Where a workspace's API key is: an environment variable's name, or a file (a mounted secret). Never the key
  * itself: the workspaces file is configuration, kept in a repository or a ConfigMap.
  */

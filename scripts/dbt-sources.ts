@@ -101,7 +101,7 @@ export function renderDbtSources(): string {
       {
         name: 'support_sync',
         description:
-          "The Support API v1 workspace as support-sync writes it (docs/warehouse.md), in the schema (BigQuery: dataset) of var `support_sync_schema`. Freshness: `_synced_at` is when a sync last received the row; the ticket sweep touches every ticket it lists, so a stale maximum means the sync stopped. The keys are tested on the staging models (stg_support_sync__*), per workspace: with `support_sync_workspaces` set, they read every workspace's schema, not this one's (docs/guides/workspaces.md, 'The dbt union').",
+          "The Support API v1 workspace as support-sync writes it (docs/warehouse.md), in the schema (BigQuery: dataset) of var `support_sync_schema`. Freshness: `_synced_at` is when a sync last received the row; the ticket sweep touches every ticket it lists, so a stale maximum means the sync stopped. The keys are tested on the staging models (stg_support_sync__*), per workspace: with `support_sync_workspaces` set, they read every workspace's schema, not this one's (docs/guides/workspaces.md, 'The dbt union'). In shared tables (SYNC_WAREHOUSE_LAYOUT=shared-tables) this one schema holds every workspace, each table with its `workspace_id`.",
         schema: "{{ var('support_sync_schema', 'support') }}",
         tables,
       },

@@ -166,6 +166,7 @@ export function destinationFromConfig(config: Config): Promise<Destination> {
   return createDestination(config.DESTINATION_URL.reveal(), {
     schema: config.POSTGRES_SCHEMA,
     redactor: redactorOf(config),
+    scope: { workspace: config.SYNC_WORKSPACE, layout: config.SYNC_WAREHOUSE_LAYOUT },
     ...(config.BIGQUERY_API_ENDPOINT ? { apiEndpoint: config.BIGQUERY_API_ENDPOINT } : {}),
     ...(config.BIGQUERY_LOCATION ? { location: config.BIGQUERY_LOCATION } : {}),
     ...(config.BIGQUERY_DEPLOYMENT_DATASET

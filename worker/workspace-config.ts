@@ -76,7 +76,11 @@ export function workspaceSettings(
       ],
     };
   }
-  const shared = sharedStorage(entry, read.file.workspaces, input);
+  const shared = sharedTables(input)
+    ? entry.schema === undefined
+      ? null
+      : `schema "${entry.schema}": with SYNC_WAREHOUSE_LAYOUT=shared-tables every workspace is in the deployment's schema; remove the entry's schema`
+    : sharedStorage(entry, read.file.workspaces, input);
   if (shared) return { problems: [`SYNC_WORKSPACES_FILE ${path}: workspace "${id}": ${shared}`] };
   const key = keyOf(entry, path, env);
   if ('problem' in key && options.keyNeeded) return { problems: [key.problem] };
@@ -84,7 +88,8 @@ export function workspaceSettings(
     SUPPORT_API_URL: entry.url,
     // A command that never calls the API gets a placeholder where the key cannot be read.
     SUPPORT_API_KEY: 'key' in key ? key.key : 'not-needed',
-    ...storageOf(entry, input),
+    // Shared tables: the deployment's own schema, which the workspace's configuration inherits as it is.
+    ...(sharedTables(input) ? {} : storageOf(entry, input)),
   };
   for (const [name, value] of Object.entries(entry.settings ?? {})) {
     if (value === undefined) continue;
@@ -113,6 +118,11 @@ function keyOf(
   } catch (err) {
     return { problem: `${where}: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})` };
   }
+}
+
+/** Whether the deployment keeps every workspace in its own schema's tables (SYNC_WAREHOUSE_LAYOUT). */
+function sharedTables(input: Record<string, unknown>): boolean {
+  return input['SYNC_WAREHOUSE_LAYOUT'] === 'shared-tables';
 }
 
 /** The schema (dataset) name of a workspace's storage, or of the deployment's own. */

@@ -261,13 +261,22 @@ function statusOf(
  * (SYNC_WORKSPACES_FILE, or another than `default`), never in one of a single workspace.
  */
 export function workspaceLines(
-  config: Pick<Config, 'SYNC_WORKSPACE' | 'SYNC_WORKSPACES_FILE' | 'POSTGRES_SCHEMA' | 'DESTINATION_URL'>,
+  config: Pick<
+    Config,
+    | 'SYNC_WORKSPACE'
+    | 'SYNC_WORKSPACES_FILE'
+    | 'POSTGRES_SCHEMA'
+    | 'DESTINATION_URL'
+    | 'SYNC_WAREHOUSE_LAYOUT'
+  >,
 ): string[] {
   if (config.SYNC_WORKSPACE === DEFAULT_WORKSPACE && config.SYNC_WORKSPACES_FILE === undefined) return [];
   const url = config.DESTINATION_URL.reveal();
-  const where = url.startsWith('bigquery://')
-    ? `dataset ${parseBigQueryUrl(url).datasetId}`
-    : `schema ${config.POSTGRES_SCHEMA}`;
+  const where = `${
+    url.startsWith('bigquery://')
+      ? `dataset ${parseBigQueryUrl(url).datasetId}`
+      : `schema ${config.POSTGRES_SCHEMA}`
+  }${config.SYNC_WAREHOUSE_LAYOUT === 'shared-tables' ? ', shared tables' : ''}`;
   return [
     `Workspace: ${config.SYNC_WORKSPACE} (${where}${config.SYNC_WORKSPACE === DEFAULT_WORKSPACE ? "; the deployment's own settings" : ''})`,
     '',

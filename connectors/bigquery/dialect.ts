@@ -87,6 +87,9 @@ export function bigQueryDialect(dataset: string): WarehouseDialect {
   return {
     kind: 'bigquery',
     table,
+    target: table,
+    ownRows: () => '',
+    storedKey: (key) => key,
     ident: bqIdent,
     string: (value) => stringLiteral(value),
     secondsBetween: (later, earlier) => `TIMESTAMP_DIFF(${later}, ${earlier}, MICROSECOND) / 1000000`,

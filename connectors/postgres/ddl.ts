@@ -1,7 +1,14 @@
 import type pg from 'pg';
-import type { ColumnSpec } from '../../schemas/warehouse.js';
+import {
+  type ColumnSpec,
+  sharesTables,
+  type WarehouseScope,
+  WORKSPACE_COLUMN,
+} from '../../schemas/warehouse.js';
 import { type ViewSpec, WAREHOUSE_VIEWS } from '../../schemas/warehouse-views.js';
+import { DestinationError } from '../errors.js';
 import type { DestinationSettings } from '../settings.js';
+import { viewColumnsOf, viewSql } from '../sql/scoped-dialect.js';
 import { tableLayouts } from '../table-layouts.js';
 import { ident, PG_TYPES, stringLiteral } from './dialect.js';
 import type { PostgresSession } from './session.js';
@@ -37,6 +44,7 @@ export function preparePostgres(session: PostgresSession, settings: DestinationS
   const table = (name: string) => `${ident(schema)}.${ident(name)}`;
   return session.transaction('prepare', async (client) => {
     await session.lockDdl(client);
+    if (sharesTables(settings.scope)) await checkSharedTablesServer(client);
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${ident(schema)}`);
     const existing = await client.query<{ table_name: string; column_name: string; is_nullable: string }>(
       'SELECT table_name, column_name, is_nullable FROM information_schema.columns WHERE table_schema = $1',
@@ -51,6 +59,7 @@ export function preparePostgres(session: PostgresSession, settings: DestinationS
     }
     for (const t of tableLayouts(settings)) {
       const cols = have.get(t.name);
+      if (cols) checkLayout(settings.scope, `${schema}.${t.name}`, cols);
       if (!cols) {
         await client.query(createTableSql(schema, t.name, t.columns, t.primaryKey));
       } else {
@@ -69,7 +78,7 @@ export function preparePostgres(session: PostgresSession, settings: DestinationS
       }
       for (const index of t.indexes) await client.query(indexSql(schema, t.name, index));
     }
-    await createViews(client, session);
+    await createViews(client, session, settings.scope);
   });
 }
 
@@ -78,14 +87,23 @@ export function preparePostgres(session: PostgresSession, settings: DestinationS
  * REPLACE cannot drop or retype a view column: when a definition changed that way the view is dropped and
  * created again (without CASCADE: a user's object built on it makes prepare() fail loudly instead).
  */
-async function createViews(client: pg.PoolClient, session: PostgresSession): Promise<void> {
-  for (const view of WAREHOUSE_VIEWS) await createView(client, session, view);
+async function createViews(
+  client: pg.PoolClient,
+  session: PostgresSession,
+  scope: WarehouseScope,
+): Promise<void> {
+  for (const view of WAREHOUSE_VIEWS) await createView(client, session, scope, view);
 }
 
-async function createView(client: pg.PoolClient, session: PostgresSession, view: ViewSpec): Promise<void> {
+async function createView(
+  client: pg.PoolClient,
+  session: PostgresSession,
+  scope: WarehouseScope,
+  view: ViewSpec,
+): Promise<void> {
   const d = session.dialect;
-  const name = d.table(view.name);
-  const body = view.sql(d);
+  const name = d.target(view.name);
+  const body = viewSql(d, scope, view);
   await client.query('SAVEPOINT view_ddl');
   try {
     await client.query(`CREATE OR REPLACE VIEW ${name} AS\n${body}`);
@@ -96,16 +114,42 @@ async function createView(client: pg.PoolClient, session: PostgresSession, view:
   }
   await client.query('RELEASE SAVEPOINT view_ddl');
   await client.query(`COMMENT ON VIEW ${name} IS ${d.string(view.description)}`);
-  for (const c of view.columns)
+  for (const c of viewColumnsOf(scope, view))
     await client.query(`COMMENT ON COLUMN ${name}.${ident(c.name)} IS ${d.string(c.description)}`);
 }
 
 /** One view, created or replaced in a transaction of its own, serialized with prepare() (the DDL lock). */
-export function replaceView(session: PostgresSession, view: ViewSpec): Promise<void> {
+export function replaceView(session: PostgresSession, scope: WarehouseScope, view: ViewSpec): Promise<void> {
   return session.transaction(`createView ${view.name}`, async (client) => {
     await session.lockDdl(client);
-    await createView(client, session, view);
+    await createView(client, session, scope, view);
   });
+}
+
+/**
+ * Shared tables read a workspace's rows as a subquery in FROM, which statements name without an alias
+ * (`FROM (SELECT …) WHERE …`): PostgreSQL takes that from version 16 on.
+ */
+async function checkSharedTablesServer(client: pg.PoolClient): Promise<void> {
+  const r = await client.query<{ v: string }>("SELECT current_setting('server_version_num') AS v");
+  const version = Number(r.rows[0]?.v ?? 0);
+  if (version < 160000)
+    throw new DestinationError(
+      `SYNC_WAREHOUSE_LAYOUT=shared-tables needs PostgreSQL 16 or later; this server is ${Math.floor(version / 10000)}`,
+    );
+}
+
+/**
+ * A table of the other layout is refused, never migrated: a schema-per-workspace table given `workspace_id`
+ * would keep its key without it (two workspaces' rows would merge), and shared tables cannot be split.
+ */
+function checkLayout(scope: WarehouseScope, table: string, columns: ReadonlySet<string>): void {
+  const has = columns.has(WORKSPACE_COLUMN);
+  if (has === sharesTables(scope)) return;
+  const was = has ? 'shared-tables' : 'schema-per-workspace';
+  throw new DestinationError(
+    `${table} ${has ? 'has a' : 'has no'} ${WORKSPACE_COLUMN} column: it was created with SYNC_WAREHOUSE_LAYOUT=${was}, and this deployment is set to ${scope.layout}. A populated deployment keeps its layout: set SYNC_WAREHOUSE_LAYOUT=${was}, or sync into a new schema (POSTGRES_SCHEMA) with a full refresh (docs/guides/workspaces.md)`,
+  );
 }
 
 // --- migrations: new columns filled from `_raw` ----------------------------------------------------------

@@ -29,14 +29,14 @@ export class PostgresDestination extends SqlDestination {
     const schema = options.schema ?? 'support';
     ident(schema);
     const settings = new DestinationSettings(options);
-    const session = new PostgresSession(connectionString, schema, options.poolSize ?? 8);
+    const session = new PostgresSession(connectionString, schema, options.poolSize ?? 8, settings.scope);
     super({
       // Every write is merged at once, and every read reads: nothing kept in memory between calls.
       capabilities: { stagesWrites: false, remembersCheckpointTags: false, cachesVersionsPerRun: false },
       settings,
       session,
       prepare: () => preparePostgres(session, settings),
-      createView: (view) => replaceView(session, view),
+      createView: (view) => replaceView(session, settings.scope, view),
       writer: new PostgresWriter(session, settings),
       probeWrite: () => session.probeWrite(),
     });

@@ -56,6 +56,9 @@ export function postgresDialect(schema: string): WarehouseDialect {
   return {
     kind: 'postgres',
     table: (name) => `${ident(schema)}.${ident(name)}`,
+    target: (name) => `${ident(schema)}.${ident(name)}`,
+    ownRows: () => '',
+    storedKey: (key) => key,
     ident,
     string: stringLiteral,
     secondsBetween: (later, earlier) =>

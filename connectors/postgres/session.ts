@@ -1,8 +1,14 @@
 import pg from 'pg';
 import { Secret } from '../../schemas/secret.js';
-import { canonicalTimestamp } from '../../schemas/warehouse.js';
+import {
+  canonicalTimestamp,
+  SCHEMA_PER_WORKSPACE,
+  sharesTables,
+  type WarehouseScope,
+} from '../../schemas/warehouse.js';
 import type { WithErrorMapping } from '../errors.js';
 import type { Row, SqlSession, Statement, WarehouseDialect } from '../sql/dialect.js';
+import { scopedDialect } from '../sql/scoped-dialect.js';
 import { ident, postgresDialect } from './dialect.js';
 import { passwordOf, postgresErrors } from './errors.js';
 
@@ -32,13 +38,17 @@ export class PostgresSession implements SqlSession {
   readonly dialect: WarehouseDialect;
   readonly withErrorMapping: WithErrorMapping;
   readonly #pool: pg.Pool;
+  /** What a table's merge lock is taken on besides the table: its workspace's rows, in shared tables. */
+  readonly #lockedRows: string;
 
   constructor(
     connectionString: string,
     readonly schema: string,
     poolSize: number,
+    scope: WarehouseScope = SCHEMA_PER_WORKSPACE,
   ) {
-    this.dialect = postgresDialect(schema);
+    this.dialect = scopedDialect(postgresDialect(schema), scope);
+    this.#lockedRows = sharesTables(scope) ? `/${scope.workspace}` : '';
     this.withErrorMapping = postgresErrors(new Secret(passwordOf(connectionString)));
     this.#pool = new pg.Pool({ connectionString, max: poolSize, application_name: 'support-sync' });
     // An idle client losing its connection must not crash the process; the next query reports it.
@@ -127,9 +137,14 @@ export class PostgresSession implements SqlSession {
     });
   }
 
-  /** Serializes merges into one table: the transaction's advisory lock on it, released at commit. */
+  /**
+   * Serializes merges into one table: the transaction's advisory lock on it, released at commit. In shared
+   * tables the lock is the workspace's part of the table: two workspaces' writers never share a key (each
+   * key starts with its workspace_id), so they neither deadlock nor lose updates, and one workspace's
+   * backfill does not queue another's merges behind it.
+   */
   lockTable(client: pg.PoolClient, table: string): Promise<void> {
-    return this.#advisoryLock(client, `${this.schema}.${table}`);
+    return this.#advisoryLock(client, `${this.schema}.${table}${this.#lockedRows}`);
   }
 
   /** Serializes concurrent prepare() calls (CREATE … IF NOT EXISTS is not race-free). */

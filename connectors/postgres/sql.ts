@@ -1,10 +1,13 @@
-import type { TableSpec } from '../../schemas/warehouse.js';
+import { RejectedRecord, type TableSpec } from '../../schemas/warehouse.js';
 import { stagedColumns } from '../batch.js';
+import type { WarehouseDialect } from '../sql/dialect.js';
 import { ident } from './dialect.js';
 
 /*
  * The SQL of PostgreSQL's write path: the merge of a staged batch by the table's rule, the `_synced_at` of
- * rows seen again, and `_rejected`. (DDL: ddl.ts; dialect: dialect.ts; COPY format: copy.ts.)
+ * rows seen again, and `_rejected`. (DDL: ddl.ts; dialect: dialect.ts; COPY format: copy.ts.) Each takes
+ * the destination's dialect: its `target`, `storedKey` and `ownRows` keep a shared table's writes to the
+ * workspace's rows (sql/scoped-dialect.ts); staged rows carry their workspace like any column.
  */
 
 /**
@@ -26,14 +29,20 @@ export function winsSql(spec: TableSpec<unknown>, repair = false): string {
  * incoming row wins (winsSql), or when the stored row is marked deleted (it came back). `$1` is the batch's
  * `_synced_at`. Returns (inserted, updated).
  */
-export function mergeSql(schema: string, spec: TableSpec<unknown>, stage: string, repair = false): string {
-  const target = `${ident(schema)}.${ident(spec.name)}`;
+export function mergeSql(
+  d: WarehouseDialect,
+  spec: TableSpec<unknown>,
+  stage: string,
+  repair = false,
+): string {
+  const target = d.target(spec.name);
   const cols = stagedColumns(spec);
   const names = cols.map((c) => ident(c.name));
-  const pk = spec.primaryKey.map(ident).join(', ');
+  const key = d.storedKey(spec.primaryKey);
+  const pk = key.map(ident).join(', ');
   const insertCols = [...names, '"_synced_at"', ...(spec.tracksDeletion ? ['"_deleted_at"'] : [])];
   const selectCols = [...names, '$1::timestamptz', ...(spec.tracksDeletion ? ['NULL::timestamptz'] : [])];
-  const nonKey = cols.filter((c) => !spec.primaryKey.includes(c.name)).map((c) => ident(c.name));
+  const nonKey = cols.filter((c) => !key.includes(c.name)).map((c) => ident(c.name));
   const sets = [
     ...nonKey.map((n) => `${n} = EXCLUDED.${n}`),
     '"_synced_at" = EXCLUDED."_synced_at"',
@@ -52,38 +61,47 @@ SELECT count(*) FILTER (WHERE inserted)::int AS inserted, count(*) FILTER (WHERE
 }
 
 /** Refreshes `_synced_at` of rows received in this batch whose content did not change. */
-export function touchSql(schema: string, spec: TableSpec<unknown>, stage: string): string {
-  const target = `${ident(schema)}.${ident(spec.name)}`;
-  const join = spec.primaryKey.map((k) => `t.${ident(k)} = s.${ident(k)}`).join(' AND ');
+export function touchSql(d: WarehouseDialect, spec: TableSpec<unknown>, stage: string): string {
+  const target = d.target(spec.name);
+  const join = d
+    .storedKey(spec.primaryKey)
+    .map((k) => `t.${ident(k)} = s.${ident(k)}`)
+    .join(' AND ');
   return `UPDATE ${target} AS t SET "_synced_at" = $1::timestamptz FROM ${ident(stage)} AS s WHERE ${join} AND t."_synced_at" < $1::timestamptz`;
 }
 
 /** Moves `_synced_at` of live rows served again unchanged (`$2`, their ids) to the batch's stamp `$1`. */
-export function seenSql(schema: string, spec: TableSpec<unknown>): string {
+export function seenSql(d: WarehouseDialect, spec: TableSpec<unknown>): string {
   if (spec.primaryKey.length !== 1) throw new Error(`seen ids need a single-column key (${spec.name})`);
   const live = spec.tracksDeletion ? ' AND "_deleted_at" IS NULL' : '';
-  return `UPDATE ${ident(schema)}.${ident(spec.name)} SET "_synced_at" = $1::timestamptz WHERE ${ident(spec.primaryKey[0]!)} = ANY($2::text[]) AND "_synced_at" < $1::timestamptz${live}`;
+  return `UPDATE ${d.target(spec.name)} SET "_synced_at" = $1::timestamptz WHERE ${ident(spec.primaryKey[0]!)} = ANY($2::text[]) AND "_synced_at" < $1::timestamptz${live}${d.ownRows()}`;
 }
 
 // --- _rejected --------------------------------------------------------------------------------------------
+
+/** The columns of `_rejected`, from its record (schemas/warehouse/system-tables.ts). */
+const REJECTED_COLUMNS = Object.keys(RejectedRecord.shape);
 
 /**
  * Upserts a batch's rejected items (`$2`: a JSON array of {table_name, item_key, …, raw}) with stamp `$1`:
  * a new entry is first seen now; a known one keeps first_seen_at, is seen once more and, if it had been
  * resolved, is open again.
  */
-export function rejectedUpsertSql(schema: string): string {
-  const target = `${ident(schema)}."_rejected"`;
-  return `INSERT INTO ${target} AS t (table_name, item_key, item_id, stream, scope, page_cursor, reason, raw,
-  first_seen_at, last_seen_at, times_seen, resolved_at)
-SELECT r.table_name, r.item_key, r.item_id, r.stream, r.scope, r.page_cursor, r.reason, COALESCE(r.raw, 'null'::jsonb),
-  $1::timestamptz, $1::timestamptz, 1, NULL
+export function rejectedUpsertSql(d: WarehouseDialect): string {
+  const source = `SELECT r.table_name, r.item_key, r.item_id, r.stream, r.scope, r.page_cursor, r.reason,
+  COALESCE(r.raw, 'null'::jsonb) AS raw, $1::timestamptz AS first_seen_at, $1::timestamptz AS last_seen_at,
+  1 AS times_seen, NULL::timestamptz AS resolved_at
 FROM jsonb_to_recordset($2::jsonb) AS r(table_name text, item_key text, item_id text, stream text, scope text,
-  page_cursor text, reason text, raw jsonb)
-ORDER BY r.table_name, r.item_key
-ON CONFLICT (table_name, item_key) DO UPDATE SET item_id = EXCLUDED.item_id, stream = EXCLUDED.stream,
-  scope = EXCLUDED.scope, page_cursor = EXCLUDED.page_cursor, reason = EXCLUDED.reason, raw = EXCLUDED.raw,
-  last_seen_at = EXCLUDED.last_seen_at, times_seen = t.times_seen + 1, resolved_at = NULL`;
+  page_cursor text, reason text, raw jsonb)`;
+  const kept = new Set(['table_name', 'item_key', 'first_seen_at', 'times_seen', 'resolved_at']);
+  return d.mergeSource('_rejected', ['table_name', 'item_key'], REJECTED_COLUMNS, source, (incoming) => ({
+    set: {
+      ...Object.fromEntries(REJECTED_COLUMNS.filter((c) => !kept.has(c)).map((c) => [c, `${incoming}.${c}`])),
+      times_seen: 'T.times_seen + 1',
+      resolved_at: 'NULL',
+    },
+    when: 'TRUE',
+  }));
 }
 
 /** Condition on `_rejected`: open entries of table `$1` whose item id is a row of the staged batch. */
@@ -93,11 +111,11 @@ function storedAfterAll(spec: TableSpec<unknown>, stage: string): string {
 }
 
 /** Whether the staged batch stores an item `_rejected` still holds open (a read: takes no row locks). */
-export function hasOpenRejectedSql(schema: string, spec: TableSpec<unknown>, stage: string): string {
-  return `SELECT EXISTS (SELECT 1 FROM ${ident(schema)}."_rejected" WHERE ${storedAfterAll(spec, stage)}) AS open`;
+export function hasOpenRejectedSql(d: WarehouseDialect, spec: TableSpec<unknown>, stage: string): string {
+  return `SELECT EXISTS (SELECT 1 FROM ${d.table('_rejected')} R WHERE ${storedAfterAll(spec, stage)}) AS open`;
 }
 
 /** Resolves (stamp `$2`) the open `_rejected` entries of table `$1` whose item the staged batch stores. */
-export function resolveRejectedSql(schema: string, spec: TableSpec<unknown>, stage: string): string {
-  return `UPDATE ${ident(schema)}."_rejected" SET resolved_at = $2::timestamptz WHERE ${storedAfterAll(spec, stage)}`;
+export function resolveRejectedSql(d: WarehouseDialect, spec: TableSpec<unknown>, stage: string): string {
+  return `UPDATE ${d.target('_rejected')} SET resolved_at = $2::timestamptz WHERE ${storedAfterAll(spec, stage)}${d.ownRows()}`;
 }

@@ -31,7 +31,8 @@ import {
 } from './sql.js';
 
 /** A checkpoint upsert's second half: a known key takes every new value. */
-const CHECKPOINT_UPDATE = CHECKPOINT_BODY.map((c) => `${ident(c)} = EXCLUDED.${ident(c)}`).join(', ');
+const checkpointUpdate = (incoming: string) =>
+  Object.fromEntries(CHECKPOINT_BODY.map((c) => [c, `${incoming}.${ident(c)}`]));
 
 /** The temporary staging table of a table's batch (dropped at commit). */
 const stageOf = (spec: TableSpec<unknown>) => `_stage_${spec.name}`;
@@ -94,7 +95,7 @@ export class PostgresWriter implements WarehouseWriter {
         const merged = rows.length > 0 ? await this.#merge(client, batch, spec, rows, syncedAt) : null;
         if (batch.seen && batch.seen.length > 0) {
           if (rows.length === 0) await this.session.lockTable(client, spec.name);
-          await client.query(seenSql(this.session.schema, spec), [syncedAt, batch.seen]);
+          await client.query(seenSql(this.session.dialect, spec), [syncedAt, batch.seen]);
         }
         results[i] = writeResult(batch, merged?.inserted, merged?.updated);
       }
@@ -127,12 +128,12 @@ export class PostgresWriter implements WarehouseWriter {
     await pipeline(Readable.from(copyChunks(cols, rows)), copy);
     await this.settings.hooks.beforeMerge?.(batch.table);
     await this.session.lockTable(client, spec.name);
-    const schema = this.session.schema;
+    const d = this.session.dialect;
     const merged = await client.query<{ inserted: number; updated: number }>(
-      mergeSql(schema, spec, stage, batch.repair === true),
+      mergeSql(d, spec, stage, batch.repair === true),
       [syncedAt],
     );
-    await client.query(touchSql(schema, spec, stage), [syncedAt]);
+    await client.query(touchSql(d, spec, stage), [syncedAt]);
     return { inserted: merged.rows[0]?.inserted ?? 0, updated: merged.rows[0]?.updated ?? 0 };
   }
 
@@ -149,10 +150,10 @@ export class PostgresWriter implements WarehouseWriter {
     rejected: readonly RejectedItem[],
     syncedAt: Date,
   ): Promise<void> {
-    const schema = this.session.schema;
+    const d = this.session.dialect;
     const toResolve: TableSpec<unknown>[] = [];
     for (const spec of stored.filter((s) => s.primaryKey.length === 1)) {
-      const r = await client.query<{ open: boolean }>(hasOpenRejectedSql(schema, spec, stageOf(spec)), [
+      const r = await client.query<{ open: boolean }>(hasOpenRejectedSql(d, spec, stageOf(spec)), [
         spec.name,
       ]);
       if (r.rows[0]?.open) toResolve.push(spec);
@@ -160,7 +161,7 @@ export class PostgresWriter implements WarehouseWriter {
     if (toResolve.length === 0 && rejected.length === 0) return;
     await this.session.lockTable(client, '_rejected');
     for (const spec of toResolve)
-      await client.query(resolveRejectedSql(schema, spec, stageOf(spec)), [spec.name, syncedAt]);
+      await client.query(resolveRejectedSql(d, spec, stageOf(spec)), [spec.name, syncedAt]);
     if (rejected.length === 0) return;
     const records = rejected.map((r) => ({
       table_name: r.table,
@@ -172,7 +173,7 @@ export class PostgresWriter implements WarehouseWriter {
       reason: r.reason,
       raw: r.raw,
     }));
-    await client.query(rejectedUpsertSql(schema), [syncedAt, JSON.stringify(records)]);
+    await client.query(rejectedUpsertSql(d), [syncedAt, JSON.stringify(records)]);
   }
 
   /**
@@ -227,11 +228,16 @@ export class PostgresWriter implements WarehouseWriter {
       ];
       const names = columns.map(ident).join(', ');
       const unnest = columns.map((c, i) => `$${i + 1}::${typeOf(c)}[]`).join(', ');
+      const source = `SELECT ${columns.map((c) => `s.${ident(c)}`).join(', ')}, $${columns.length + 1}::timestamptz AS updated_at
+         FROM unnest(${unnest}) AS s(${names})`;
       await client.query(
-        `INSERT INTO ${this.session.dialect.table(table.name)} (${names}, updated_at)
-         SELECT ${columns.map((c) => `s.${ident(c)}`).join(', ')}, $${columns.length + 1}
-         FROM unnest(${unnest}) AS s(${names})
-         ON CONFLICT (${table.keyColumns.map(ident).join(', ')}) DO UPDATE SET ${CHECKPOINT_UPDATE}`,
+        this.session.dialect.mergeSource(
+          table.name,
+          table.keyColumns,
+          [...columns, 'updated_at'],
+          source,
+          (incoming) => ({ set: checkpointUpdate(incoming), when: 'TRUE' }),
+        ),
         [...arrays, at],
       );
     }
@@ -244,7 +250,7 @@ export class PostgresWriter implements WarehouseWriter {
     const update = statement(
       d,
       (bind) =>
-        `UPDATE ${d.table(spec.name)} AS t SET "_deleted_at" = ${bind(deletedAt, 'timestamp')} WHERE ${where(d, bind)}`,
+        `UPDATE ${d.target(spec.name)} AS t SET "_deleted_at" = ${bind(deletedAt, 'timestamp')} WHERE (${where(d, bind)})${d.ownRows('t')}`,
     );
     return this.session.transaction(`${operation} ${spec.name}`, async (client) => {
       await this.session.lockTable(client, spec.name);
@@ -262,14 +268,18 @@ export class PostgresWriter implements WarehouseWriter {
     conditions: CascadeConditions,
     deletedAt: Date,
   ): Promise<DeletionCounts> {
-    const target = this.session.dialect.table(child.name);
+    const d = this.session.dialect;
+    const target = d.target(child.name);
     return this.session.transaction(`cascadeDeletion ${child.name}`, async (client) => {
       await this.session.lockTable(client, child.name);
-      const marked = await client.query(`UPDATE ${target} SET "_deleted_at" = $1 WHERE ${conditions.mark}`, [
-        deletedAt,
-      ]);
+      const marked = await client.query(
+        `UPDATE ${target} SET "_deleted_at" = $1 WHERE (${conditions.mark})${d.ownRows()}`,
+        [deletedAt],
+      );
       const revived = conditions.revive
-        ? await client.query(`UPDATE ${target} SET "_deleted_at" = NULL WHERE ${conditions.revive}`)
+        ? await client.query(
+            `UPDATE ${target} SET "_deleted_at" = NULL WHERE (${conditions.revive})${d.ownRows()}`,
+          )
         : { rowCount: 0 };
       return { marked: marked.rowCount ?? 0, revived: revived.rowCount ?? 0 };
     });

@@ -15,6 +15,14 @@ export type Bind = (value: ParamValue, type: ParamType) => string;
  * (sql/state-reads.ts, sql/ledger.ts, sql/deletions.ts) are written once against it.
  */
 export interface WarehouseDialect extends SqlDialect {
+  /**
+   * ` AND <alias.>workspace_id = '<workspace>'` in shared tables, '' in a schema of the workspace's own: the
+   * condition that keeps an UPDATE of `target` (the table itself; `table` is what a statement reads, the
+   * workspace's rows) to the destination's rows.
+   */
+  ownRows(alias?: string): string;
+  /** A key as `target` holds rows by it (ON CONFLICT, a join of staged rows): `workspace_id` first in shared tables. */
+  storedKey(key: readonly string[]): readonly string[];
   /** The placeholder of a statement's `index`-th (from 0) bound value. */
   placeholder(index: number, type: ParamType): string;
   /** True when `expr` is one of the strings of `list` (a bound `string_list`). */

@@ -9,6 +9,8 @@
     each row's workspace_id the id it is listed under.
   - otherwise the one schema of the source, var `support_sync_schema` (default `support`), its workspace_id
     `default` (the deployment's own workspace is `default`).
+  A relation with a `workspace_id` column of its own (SYNC_WAREHOUSE_LAYOUT=shared-tables: one schema holds
+  every workspace) keeps it: its rows know their workspace, whichever id the relation is listed under.
 
   The columns (dbt_utils.union_relations' rule, written here so that the package needs no other package):
   `columns` — the spec's, as [name, type] pairs — in their order, then every other column any workspace's
@@ -58,7 +60,11 @@
 
   {%- for part in found %}
 select
+  {% if 'workspace_id' in part.present -%}
+  cast({{ adapter.quote('workspace_id') }} as {{ dbt.type_string() }}) as {{ adapter.quote('workspace_id') }}
+  {%- else -%}
   cast({{ dbt.string_literal(part.id) }} as {{ dbt.type_string() }}) as {{ adapter.quote('workspace_id') }}
+  {%- endif -%}
   {%- for column_name in names %},
   {% if column_name in part.present -%}
   {{ adapter.quote(column_name) }}

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { type ColumnSpec, column, type DeriveOptions, deriveColumns } from './derive.js';
 import type { TableName } from './table-names.js';
 import { canonicalJson, storableJson, toColumnValue } from './values.js';
+import { WORKSPACE_COLUMN } from './workspace-column.js';
 
 /**
  * The TableSpec machinery: what a table is (key, merge rule, columns, layout), the bookkeeping columns every
@@ -88,8 +89,11 @@ const CONTENT_HASH = column(
   "SHA-256 (hex) of the row's content as stored (after the column policy): its typed columns and _raw as canonical JSON (keys sorted). The merge compares it to see a change the version does not show; null on rows written before the column existed (they count as changed).",
 );
 
-/** Columns that are bookkeeping, not content: left out of the content hash. */
-const NOT_CONTENT = new Set(['_synced_at', '_deleted_at', '_content_hash']);
+/**
+ * Columns that are bookkeeping, not content: left out of the content hash (`workspace_id`, which shared
+ * tables add, too: a row's hash is the same in either layout).
+ */
+const NOT_CONTENT = new Set(['_synced_at', '_deleted_at', '_content_hash', WORKSPACE_COLUMN]);
 
 /** `_content_hash` of a row: SHA-256 hex of the canonical JSON of its data columns and `_raw`. */
 export function rowContentHash(row: WarehouseRow): string {

@@ -49,6 +49,11 @@ export interface ConformanceHarness {
   readonly staged: boolean;
   /** Size of the very long text (characters). */
   readonly longTextLength: number;
+  /**
+   * In shared tables (SYNC_WAREHOUSE_LAYOUT), the workspace the suite's destinations write: a row the suite
+   * inserts itself carries it, and it is left out of the rows the suite reads back.
+   */
+  readonly workspace?: string;
   teardown(): Promise<void>;
 }
 
@@ -76,13 +81,16 @@ function expectedHash(row: Record<string, unknown>): string {
     .digest('hex');
 }
 
-/** The `_rejected` rows of some item keys, as `select` returns them (how status and summaries read them). */
+/**
+ * The `_rejected` rows of some item keys, as `select` returns them (how status and summaries read them),
+ * without the `workspace_id` of shared tables (the workspace's own rows: `table` reads no other).
+ */
 async function rejectedRows(dest: Destination, keys: readonly string[]) {
   const rows = await dest.select(
     (d) =>
       `SELECT * FROM ${d.table('_rejected')} WHERE item_key IN (${keys.map((k) => d.string(k)).join(', ')}) ORDER BY table_name, item_key`,
   );
-  return rows;
+  return rows.map(({ workspace_id: _workspace, ...row }) => row);
 }
 
 /** A destination whose writes fail after staging, before the merge (a crash mid-batch). */
@@ -797,10 +805,11 @@ export function destinationConformance(name: string, makeHarness: () => Promise<
         encodeStateKey({ kind: 'window', pass, from: w(day), before: w(day + 1) }).scope;
       // Rows of _sync_state: the window of the pass, and a report query whose name looks like a re-read
       // scope (a report key: it stays there).
+      const workspace = h.workspace === undefined ? '' : `${d.string(h.workspace)}, `;
       const row = (stream: string, scope: string, status: string, at: string) =>
-        `(${d.string(stream)}, ${d.string(scope)}, NULL, CAST(NULL AS ${d.type('string')}), ${d.string(status)}, 0, 0, ${d.timestamp(at)})`;
+        `(${workspace}${d.string(stream)}, ${d.string(scope)}, NULL, CAST(NULL AS ${d.type('string')}), ${d.string(status)}, 0, 0, ${d.timestamp(at)})`;
       await h.execute(
-        `INSERT INTO ${d.table('_sync_state')} (stream, scope, cursor, high_water_mark, status, pages, ${d.ident('rows')}, updated_at) VALUES
+        `INSERT INTO ${d.target('_sync_state')} (${workspace && 'workspace_id, '}stream, scope, cursor, high_water_mark, status, pages, ${d.ident('rows')}, updated_at) VALUES
         ${row(pass, windowScope(1), 'complete', '2024-06-04T00:00:00Z')},
         ${row('report_snapshots', rereadScope(1), 'complete', '2024-06-04T00:00:00Z')}`,
       );

@@ -161,7 +161,8 @@ export function customFieldsSuite(name: string, makeHarness: () => Promise<Views
       ]);
       const rows = (
         await dest.select((d) => `SELECT * FROM ${d.table(CUSTOM_FIELDS_VIEW)} ORDER BY ticket_number`)
-      ).map((r) => ({
+      ).map(({ workspace_id: _workspace, ...r }) => ({
+        // (the workspace's own rows: shared tables' workspace_id left out)
         ...r,
         fld_json_json:
           typeof r['fld_json_json'] === 'string' ? JSON.parse(r['fld_json_json']) : r['fld_json_json'],

@@ -24,6 +24,8 @@ const execFileAsync = promisify(execFile);
 const ACME = 'support_acme';
 const GLOBEX = 'support_globex';
 const WORKSPACES = { acme: ACME, 'globex-eu': GLOBEX };
+/** The schema of the same two workspaces in shared tables. */
+const SHARED = 'support_shared';
 /** Ids both workspaces hold (the API's ids collide between workspaces). */
 const T1 = '00000000-0000-4000-8000-0000000d0001';
 const T2 = '00000000-0000-4000-8000-0000000d0002';
@@ -37,6 +39,7 @@ let project: string;
 let dbt: string;
 let union: { stdout: string; ms: number };
 let single: { stdout: string; ms: number };
+let shared: { stdout: string; ms: number };
 
 async function runDbt(args: string[], target?: string): Promise<{ stdout: string; ms: number }> {
   const started = Date.now();
@@ -67,12 +70,55 @@ const columnsOf = async (schema: string, relation: string) =>
 const count = async (from: string) => Number((await rows(`SELECT count(*) AS n FROM ${from}`))[0]!['n']);
 const quoted = (names: readonly string[]) => names.map((n) => `"${n}"`).join(', ');
 
-beforeAll(async () => {
-  [dbt, url] = await Promise.all([provisionDbt(), freshDatabase('dbt_union')]);
-  admin = new pg.Pool({ connectionString: url, max: 2 });
-  const acme = new PostgresDestination(url, { schema: ACME });
-  const globex = new PostgresDestination(url, { schema: GLOBEX });
-  await Promise.all([acme.prepare(), globex.prepare()]);
+/** Ticket T1 of both workspaces in a dbt schema's tickets model: the colliding id twice, each its own content. */
+async function expectCollidingApart(schema: string): Promise<void> {
+  expect(
+    await rows(
+      `SELECT workspace_id, id, subject FROM ${schema}.stg_support_sync__tickets WHERE id = '${T1}' ORDER BY 1`,
+    ),
+  ).toEqual([
+    { workspace_id: 'acme', id: T1, subject: 'acme one' },
+    { workspace_id: 'globex-eu', id: T1, subject: 'globex one' },
+  ]);
+}
+
+/** T1's custom fields in a dbt schema: every workspace's field columns, null where a workspace lacks one. */
+async function expectCustomFieldsApart(schema: string): Promise<void> {
+  expect(
+    await rows(
+      `SELECT workspace_id, region_text, acme_sku_text, seats_number FROM ${schema}.stg_support_sync__ticket_custom_fields WHERE ticket_id = '${T1}' ORDER BY 1`,
+    ),
+  ).toEqual([
+    { workspace_id: 'acme', region_text: 'north', acme_sku_text: 'A-1', seats_number: null },
+    { workspace_id: 'globex-eu', region_text: 'south', acme_sku_text: null, seats_number: 12 },
+  ]);
+}
+
+/**
+ * The two workspaces' rows, through each one's destination (prepared): its run in the ledger (a shared view
+ * holds the workspaces with a run), tickets and messages, its custom-field views.
+ */
+async function populate(acme: PostgresDestination, globex: PostgresDestination): Promise<void> {
+  const run = (run_id: string) => ({
+    run_id,
+    parent_run_id: null,
+    workflow_id: `sync-run/${run_id}`,
+    stream: null,
+    window_start: null,
+    window_end: null,
+    mode: 'incremental' as const,
+    status: 'succeeded' as const,
+    started_at: '2026-01-01T00:00:00.000000Z',
+    finished_at: '2026-01-01T00:01:00.000000Z',
+    pages: 0,
+    rows_written: 0,
+    requests: 0,
+    error: null,
+  });
+  await Promise.all([
+    acme.bookkeeping.recordRun(run('r-acme')),
+    globex.bookkeeping.recordRun(run('r-globex')),
+  ]);
   // Same ticket and message ids in both, other content; a custom field of each workspace's own, one shared.
   await writeBatch(acme, {
     table: 'tickets',
@@ -117,7 +163,24 @@ beforeAll(async () => {
     ].map(input),
   });
   await Promise.all([refreshCustomFieldView(acme), refreshCustomFieldView(globex)]);
+}
+
+beforeAll(async () => {
+  [dbt, url] = await Promise.all([provisionDbt(), freshDatabase('dbt_union')]);
+  admin = new pg.Pool({ connectionString: url, max: 2 });
+  const acme = new PostgresDestination(url, { schema: ACME });
+  const globex = new PostgresDestination(url, { schema: GLOBEX });
+  await Promise.all([acme.prepare(), globex.prepare()]);
+  await populate(acme, globex);
   await Promise.all([acme.close(), globex.close()]);
+  // The same two workspaces in shared tables (SYNC_WAREHOUSE_LAYOUT=shared-tables): one schema.
+  const sharedOf = (workspace: string) =>
+    new PostgresDestination(url, { schema: SHARED, scope: { workspace, layout: 'shared-tables' } });
+  const [sharedAcme, sharedGlobex] = [sharedOf('acme'), sharedOf('globex-eu')];
+  await sharedAcme.prepare();
+  await sharedGlobex.prepare();
+  await populate(sharedAcme, sharedGlobex);
+  await Promise.all([sharedAcme.close(), sharedGlobex.close()]);
 
   // A data team's project adding the package.
   project = await mkdtemp(join(tmpdir(), 'dbt-union-'));
@@ -141,7 +204,10 @@ beforeAll(async () => {
     writeFile(
       join(project, 'profiles.yml'),
       JSON.stringify({
-        analytics: { target: 'union', outputs: { union: output('dbt_union'), single: output('dbt_single') } },
+        analytics: {
+          target: 'union',
+          outputs: { union: output('dbt_union'), single: output('dbt_single'), shared: output('dbt_shared') },
+        },
       }),
     ),
   ]);
@@ -149,8 +215,9 @@ beforeAll(async () => {
   // One after the other: at once, on two cores, they took as long in all (dbt's start-up is CPU).
   union = await runDbt(['build', '--vars', JSON.stringify({ support_sync_workspaces: WORKSPACES })], 'union');
   single = await runDbt(['run', '--vars', JSON.stringify({ support_sync_schema: ACME })], 'single');
+  shared = await runDbt(['build', '--vars', JSON.stringify({ support_sync_schema: SHARED })], 'shared');
   process.stderr.write(
-    `[dbt-union] dbt deps ${deps.ms} ms, dbt build (union) ${union.ms} ms, dbt run (one schema) ${single.ms} ms\n`,
+    `[dbt-union] dbt deps ${deps.ms} ms, dbt build (union) ${union.ms} ms, dbt run (one schema) ${single.ms} ms, dbt build (shared tables) ${shared.ms} ms\n`,
   );
 }, 600_000);
 
@@ -186,14 +253,7 @@ describe('the dbt package over two workspace schemas', () => {
       expect(byWorkspace, r).toEqual(expected);
     }
     // The colliding ids stay apart, each with its own workspace's content.
-    expect(
-      await rows(
-        `SELECT workspace_id, id, subject FROM dbt_union.stg_support_sync__tickets WHERE id = '${T1}' ORDER BY 1`,
-      ),
-    ).toEqual([
-      { workspace_id: 'acme', id: T1, subject: 'acme one' },
-      { workspace_id: 'globex-eu', id: T1, subject: 'globex one' },
-    ]);
+    await expectCollidingApart('dbt_union');
     // Joined on workspace_id too, each message finds its own ticket only.
     expect(
       await rows(`SELECT m.workspace_id, m.text, t.subject
@@ -220,14 +280,7 @@ describe('the dbt package over two workspace schemas', () => {
       'ticket_number',
       ...fields.sort(),
     ]);
-    expect(
-      await rows(
-        `SELECT workspace_id, region_text, acme_sku_text, seats_number FROM dbt_union.stg_support_sync__ticket_custom_fields WHERE ticket_id = '${T1}' ORDER BY 1`,
-      ),
-    ).toEqual([
-      { workspace_id: 'acme', region_text: 'north', acme_sku_text: 'A-1', seats_number: null },
-      { workspace_id: 'globex-eu', region_text: 'south', acme_sku_text: null, seats_number: 12 },
-    ]);
+    await expectCustomFieldsApart('dbt_union');
     // Every table's model: workspace_id, then the table's own columns in its order.
     expect(await columnsOf('dbt_union', 'stg_support_sync__tickets')).toEqual([
       'workspace_id',
@@ -250,5 +303,35 @@ describe('the dbt package over two workspace schemas', () => {
       ).toBe(0);
       expect(await count(`${model} WHERE workspace_id IS DISTINCT FROM 'default'`), r).toBe(0);
     }
+  });
+
+  it("over shared tables: every model is the schema's rows with their own workspace_id, as the union has them", async () => {
+    expect(shared.stdout).toMatch(/WARN=0 ERROR=0 SKIP=0/);
+    for (const r of DBT_RELATIONS) {
+      const model = `dbt_shared.${stagingModelName(r)}`;
+      const columns = quoted(await columnsOf(SHARED, r));
+      expect(
+        await count(`(SELECT ${columns} FROM ${model} EXCEPT ALL SELECT ${columns} FROM ${SHARED}.${r}) d`),
+        r,
+      ).toBe(0);
+      expect(
+        await count(`(SELECT ${columns} FROM ${SHARED}.${r} EXCEPT ALL SELECT ${columns} FROM ${model}) d`),
+        r,
+      ).toBe(0);
+      // The label view lists the deployment's custom-field columns once (no workspace of its own).
+      if (r === 'ticket_custom_field_labels') continue;
+      const perWorkspace = async (schema: string) =>
+        Object.fromEntries(
+          (
+            await rows(
+              `SELECT workspace_id, count(*) AS n FROM ${schema}.${stagingModelName(r)} GROUP BY workspace_id`,
+            )
+          ).map((x) => [x['workspace_id'], Number(x['n'])]),
+        );
+      expect(await perWorkspace('dbt_shared'), r).toEqual(await perWorkspace('dbt_union'));
+    }
+    await expectCollidingApart('dbt_shared');
+    // One custom-field view for both workspaces: every field's column, null where a workspace lacks it.
+    await expectCustomFieldsApart('dbt_shared');
   });
 });

@@ -1,8 +1,14 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import type { Destination } from '../../connectors/destination.js';
 import { createDestination } from '../../connectors/index.js';
 import { PostgresDestination } from '../../connectors/postgres/destination.js';
-import { canonicalTimestamp, type TableName, tableSpecOf } from '../../schemas/warehouse.js';
+import {
+  canonicalTimestamp,
+  type TableName,
+  tableSpecOf,
+  type WarehouseScope,
+} from '../../schemas/warehouse.js';
 import { freshDatabase } from '../support/postgres.js';
 import { destinationConformance } from './conformance.js';
 import { customFieldsSuite } from './custom-fields-suite.js';
@@ -11,53 +17,122 @@ import { viewsSuite } from './views-suite.js';
 
 const SCHEMA = 'support_test';
 
-destinationConformance('PostgreSQL', async () => {
-  const url = await freshDatabase('destination_conformance');
-  // Timestamps as text, so the harness sees microseconds (pg's Date has milliseconds only).
-  const asText = (oid: number, format?: 'text' | 'binary') =>
-    oid === 1184 ? (v: string) => v : pg.types.getTypeParser(oid, format as 'text');
-  const admin = new pg.Pool({ connectionString: url, max: 2, types: { getTypeParser: asText as never } });
-  const pgTimestamp = (v: string) => canonicalTimestamp(v.replace(' ', 'T').replace(/([+-]\d\d)$/, '$1:00'));
-  return {
-    create: async (options = {}) => new PostgresDestination(url, { schema: SCHEMA, ...options }),
-    async readRows(table: TableName) {
-      const spec = tableSpecOf(table);
-      const r = await admin.query(
-        `SELECT * FROM "${SCHEMA}"."${table}" ORDER BY ${spec.primaryKey.map((k) => `"${k}"`).join(', ')}`,
-      );
-      return r.rows.map((row: Record<string, unknown>) => {
-        const out: Record<string, unknown> = {};
-        for (const [k, v] of Object.entries(row)) out[k] = v;
-        for (const c of spec.columns)
-          if (c.type === 'timestamp' && typeof out[c.name] === 'string')
-            out[c.name] = pgTimestamp(out[c.name] as string);
-        // bigint columns come back as strings from pg
-        for (const c of spec.columns)
-          if (c.type === 'integer' && out[c.name] !== null) out[c.name] = Number(out[c.name]);
-        return out;
-      });
+/** The two workspaces of the shared-tables run: the suite's, and a neighbour that writes the same rows first. */
+const ACME: WarehouseScope = { workspace: 'acme', layout: 'shared-tables' };
+const ZETA: WarehouseScope = { workspace: 'zeta', layout: 'shared-tables' };
+
+/**
+ * The suite's destination in shared tables, with a neighbour: every batch the suite writes is written first
+ * by workspace `zeta` into the same tables — the same ids, keys and checkpoints — so a key without
+ * `workspace_id` would make the suite's inserts updates or no-ops, and its reads see two rows. The
+ * neighbour never deletes: none of its rows may be marked deleted by the suite's deletions and cascades.
+ */
+function withNeighbour(dest: Destination, neighbour: Destination): Destination {
+  const mirrored = new Set<PropertyKey>(['writeTables', 'stageBatch']);
+  return new Proxy(dest, {
+    get(target, name, receiver) {
+      const value = Reflect.get(target, name, receiver);
+      if (typeof value !== 'function') return value;
+      if (!mirrored.has(name)) return value.bind(target);
+      return async (...args: unknown[]) => {
+        // A batch the suite expects to be refused is refused for the neighbour too; the suite checks how.
+        await (Reflect.get(neighbour, name) as (...a: unknown[]) => Promise<unknown>)
+          .apply(neighbour, args)
+          .catch(() => undefined);
+        return value.apply(target, args);
+      };
     },
-    async columns(table: TableName) {
-      const r = await admin.query(
-        'SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2',
-        [SCHEMA, table],
-      );
-      return r.rows.map((x: { column_name: string }) => x.column_name);
-    },
-    async execute(sql: string) {
-      await admin.query(sql);
-    },
-    async dropColumn(table: TableName, column: string) {
-      // CASCADE: the BI views of this model depend on the column (an older model had neither); prepare()
-      // re-creates them.
-      await admin.query(`ALTER TABLE "${SCHEMA}"."${table}" DROP COLUMN "${column}" CASCADE`);
-    },
-    concurrency: 6,
-    staged: false,
-    longTextLength: 5_000_000,
-    teardown: () => admin.end(),
-  };
-});
+  });
+}
+
+for (const scope of [null, ACME])
+  destinationConformance(scope ? 'PostgreSQL, shared tables' : 'PostgreSQL', async () => {
+    const url = await freshDatabase(scope ? 'destination_conformance_shared' : 'destination_conformance');
+    // Timestamps as text, so the harness sees microseconds (pg's Date has milliseconds only).
+    const asText = (oid: number, format?: 'text' | 'binary') =>
+      oid === 1184 ? (v: string) => v : pg.types.getTypeParser(oid, format as 'text');
+    const admin = new pg.Pool({ connectionString: url, max: 2, types: { getTypeParser: asText as never } });
+    const pgTimestamp = (v: string) =>
+      canonicalTimestamp(v.replace(' ', 'T').replace(/([+-]\d\d)$/, '$1:00'));
+    const neighbours: Destination[] = [];
+    return {
+      create: async (options = {}) => {
+        const dest = new PostgresDestination(url, {
+          schema: SCHEMA,
+          ...options,
+          ...(scope ? { scope } : {}),
+        });
+        if (!scope) return dest;
+        const { hooks: _hooks, ...unhooked } = options;
+        const neighbour = new PostgresDestination(url, { schema: SCHEMA, ...unhooked, scope: ZETA });
+        neighbours.push(neighbour);
+        return withNeighbour(dest, neighbour);
+      },
+      async readRows(table: TableName) {
+        const spec = tableSpecOf(table);
+        const r = await admin.query(
+          `SELECT * FROM "${SCHEMA}"."${table}"${scope ? ` WHERE workspace_id = '${scope.workspace}'` : ''} ORDER BY ${spec.primaryKey.map((k) => `"${k}"`).join(', ')}`,
+        );
+        return r.rows.map((row: Record<string, unknown>) => {
+          const out: Record<string, unknown> = {};
+          for (const [k, v] of Object.entries(row)) if (k !== 'workspace_id') out[k] = v;
+          for (const c of spec.columns)
+            if (c.type === 'timestamp' && typeof out[c.name] === 'string')
+              out[c.name] = pgTimestamp(out[c.name] as string);
+          // bigint columns come back as strings from pg
+          for (const c of spec.columns)
+            if (c.type === 'integer' && out[c.name] !== null) out[c.name] = Number(out[c.name]);
+          return out;
+        });
+      },
+      async columns(table: TableName) {
+        const r = await admin.query(
+          'SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2',
+          [SCHEMA, table],
+        );
+        return r.rows.map((x: { column_name: string }) => x.column_name);
+      },
+      async execute(sql: string) {
+        await admin.query(sql);
+      },
+      async dropColumn(table: TableName, column: string) {
+        // CASCADE: the BI views of this model depend on the column (an older model had neither); prepare()
+        // re-creates them.
+        await admin.query(`ALTER TABLE "${SCHEMA}"."${table}" DROP COLUMN "${column}" CASCADE`);
+      },
+      concurrency: 6,
+      staged: false,
+      longTextLength: 5_000_000,
+      ...(scope ? { workspace: scope.workspace } : {}),
+      async teardown() {
+        try {
+          if (scope) {
+            // The neighbour wrote every batch the suite did and deleted nothing: none of its rows is deleted.
+            const deleted = await admin.query(
+              `SELECT table_name FROM information_schema.columns WHERE table_schema = $1 AND column_name = '_deleted_at'
+               AND table_name IN (SELECT table_name FROM information_schema.tables WHERE table_schema = $1 AND table_type = 'BASE TABLE')`,
+              [SCHEMA],
+            );
+            const marked: string[] = [];
+            for (const { table_name } of deleted.rows) {
+              const n = await admin.query(
+                `SELECT count(*)::int AS n FROM "${SCHEMA}"."${table_name}" WHERE workspace_id = 'zeta' AND _deleted_at IS NOT NULL`,
+              );
+              if (n.rows[0].n > 0) marked.push(`${table_name}: ${n.rows[0].n}`);
+            }
+            expect(marked).toEqual([]);
+            const written = await admin.query(
+              `SELECT count(*)::int AS n FROM "${SCHEMA}".tickets WHERE workspace_id = 'zeta'`,
+            );
+            expect(written.rows[0].n).toBeGreaterThan(10);
+          }
+        } finally {
+          await Promise.all(neighbours.map((n) => n.close()));
+          await admin.end();
+        }
+      },
+    };
+  });
 
 describe('PostgreSQL destination specifics', () => {
   it('uses schema support by default, via createDestination, with the indexes BI needs', async () => {
@@ -93,29 +168,99 @@ describe('PostgreSQL destination specifics', () => {
     await dest.close();
   });
 
+  it('refuses to switch a populated schema between layouts, naming the table and the way out', async () => {
+    const url = await freshDatabase('destination_layout_switch');
+    const perWorkspace = new PostgresDestination(url, { schema: 'one' });
+    await perWorkspace.prepare();
+    const shared = new PostgresDestination(url, { schema: 'one', scope: ACME });
+    await expect(shared.prepare()).rejects.toThrow(
+      /one\.\S+ has no workspace_id column: it was created with SYNC_WAREHOUSE_LAYOUT=schema-per-workspace, and this deployment is set to shared-tables\..*set SYNC_WAREHOUSE_LAYOUT=schema-per-workspace, or sync into a new schema/,
+    );
+    const sharedTwo = new PostgresDestination(url, { schema: 'two', scope: ACME });
+    await sharedTwo.prepare();
+    const perWorkspaceTwo = new PostgresDestination(url, { schema: 'two' });
+    await expect(perWorkspaceTwo.prepare()).rejects.toThrow(
+      /two\.\S+ has a workspace_id column: it was created with SYNC_WAREHOUSE_LAYOUT=shared-tables/,
+    );
+    await Promise.all([perWorkspace, shared, sharedTwo, perWorkspaceTwo].map((d) => d.close()));
+  });
+
   it('rejects an unknown destination scheme with a clear message', async () => {
     await expect(createDestination('mysql://x')).rejects.toThrow(/postgres:\/\/.*bigquery:\/\//);
   });
 });
 
-/** A destination on a fresh database of its own, and its views' columns (the BI view suites). */
+/** A run of a workspace in the ledger: a shared-tables view holds the workspaces with a run. */
+const ledgerRun = (workspace: string) => ({
+  run_id: `run-${workspace}`,
+  parent_run_id: null,
+  workflow_id: `sync-run/${workspace}/run`,
+  stream: null,
+  window_start: null,
+  window_end: null,
+  mode: 'incremental' as const,
+  status: 'succeeded' as const,
+  started_at: '2025-03-01T00:00:00.000000Z',
+  finished_at: '2025-03-01T00:01:00.000000Z',
+  pages: 0,
+  rows_written: 0,
+  requests: 0,
+  error: null,
+});
+
+/**
+ * A destination on a fresh database of its own, and its views' columns (the BI view suites). With `scope`
+ * (shared tables), the suite's workspace beside a neighbour that writes every batch first (withNeighbour),
+ * both with a run in the ledger: every view must show the suite's workspace exactly what it shows a schema
+ * of its own, `workspace_id` its first column.
+ */
 const viewsHarness =
-  (database: string, settings: Record<string, string> = {}) =>
+  (
+    database: string,
+    settings: Record<string, string> = {},
+    scope: WarehouseScope | null = null,
+    neighbour = true,
+  ) =>
   async () => {
     const url = await freshDatabase(database);
     const admin = new pg.Pool({ connectionString: url, max: 2 });
     for (const [name, value] of Object.entries(settings))
       await admin.query(`ALTER DATABASE ${new URL(url).pathname.slice(1)} SET ${name} = ${value}`);
+    const neighbours: Destination[] = [];
     return {
-      create: async () => new PostgresDestination(url, { schema: SCHEMA }),
+      create: async (): Promise<Destination> => {
+        if (!scope) return new PostgresDestination(url, { schema: SCHEMA });
+        const dest = new PostgresDestination(url, { schema: SCHEMA, scope });
+        const other = new PostgresDestination(url, { schema: SCHEMA, scope: ZETA });
+        neighbours.push(other);
+        const prepare = async () => {
+          await dest.prepare();
+          await dest.bookkeeping.recordRun(ledgerRun(scope.workspace));
+          if (neighbour) await other.bookkeeping.recordRun(ledgerRun(ZETA.workspace));
+        };
+        const mirrored = neighbour ? withNeighbour(dest, other) : dest;
+        return new Proxy(mirrored, {
+          get: (target, name) => {
+            if (name === 'prepare') return prepare;
+            const value = Reflect.get(target, name);
+            return typeof value === 'function' ? value.bind(target) : value;
+          },
+        });
+      },
       async viewColumns(view: string) {
         const r = await admin.query(
           'SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2 ORDER BY ordinal_position',
           [SCHEMA, view],
         );
-        return r.rows.map((x: { column_name: string }) => x.column_name);
+        const names = r.rows.map((x: { column_name: string }) => x.column_name);
+        if (!scope || view === 'ticket_custom_field_labels') return names;
+        expect(names[0], view).toBe('workspace_id');
+        return names.slice(1);
       },
-      teardown: () => admin.end(),
+      async teardown() {
+        await Promise.all(neighbours.map((n) => n.close()));
+        await admin.end();
+      },
     };
   };
 
@@ -128,3 +273,11 @@ customFieldsSuite(
   viewsHarness('destination_custom_fields_nonstd', { standard_conforming_strings: 'off' }),
 );
 historyViewsSuite('PostgreSQL', viewsHarness('destination_history_views'));
+viewsSuite('PostgreSQL, shared tables', viewsHarness('destination_views_shared', {}, ACME));
+// Without a neighbour: the custom-field columns are the deployment's (a column's ticket count is every
+// workspace's), which test/destinations/dbt-union.test.ts checks with two workspaces' fields.
+customFieldsSuite(
+  'PostgreSQL, shared tables',
+  viewsHarness('destination_custom_fields_shared', {}, ACME, false),
+);
+historyViewsSuite('PostgreSQL, shared tables', viewsHarness('destination_history_views_shared', {}, ACME));

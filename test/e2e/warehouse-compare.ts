@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { expect } from 'vitest';
 import { COMPARED_TABLES, type SourceSnapshot } from './source-snapshot.js';
-import { warehouseRows } from './warehouse-rows.js';
+import { type StoredAt, warehouseRows } from './warehouse-rows.js';
 
 export { warehouseRows };
 
@@ -9,10 +9,10 @@ export { warehouseRows };
 export async function expectWarehouseEqualsSource(
   db: pg.Client,
   source: SourceSnapshot,
-  schema = 'support',
+  at: StoredAt = 'support',
 ): Promise<void> {
   for (const table of COMPARED_TABLES) {
-    const stored = await warehouseRows(db, table, schema);
+    const stored = await warehouseRows(db, table, at);
     const expected = source[table];
     expect({ table, ids: [...stored.keys()].sort() }).toEqual({ table, ids: [...expected.keys()].sort() });
     for (const [id, raw] of expected) {

@@ -1,18 +1,29 @@
 import { isDeepStrictEqual } from 'node:util';
 import type pg from 'pg';
 
+/** Where a workspace's rows are: a schema of its own, or its rows of a schema's shared tables. */
+export type StoredAt = string | { readonly schema: string; readonly workspace: string };
+
 /** Live (not deleted) rows of a warehouse table: id → raw JSON as received. */
 export async function warehouseRows(
   db: pg.Client,
   table: string,
-  schema = 'support',
+  at: StoredAt = 'support',
 ): Promise<Map<string, unknown>> {
+  const { schema, workspace } = typeof at === 'string' ? { schema: at, workspace: null } : at;
   const hasDeleted = await db.query(
     `SELECT 1 FROM information_schema.columns WHERE table_schema = $2 AND table_name = $1 AND column_name = '_deleted_at'`,
     [table, schema],
   );
-  const where = hasDeleted.rowCount ? 'WHERE _deleted_at IS NULL' : '';
-  const { rows } = await db.query(`SELECT id, _raw FROM ${schema}.${table} ${where}`);
+  const conditions = [
+    ...(hasDeleted.rowCount ? ['_deleted_at IS NULL'] : []),
+    ...(workspace === null ? [] : ['workspace_id = $1']),
+  ];
+  const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
+  const { rows } = await db.query(
+    `SELECT id, _raw FROM ${schema}.${table} ${where}`,
+    workspace === null ? [] : [workspace],
+  );
   return new Map(rows.map((r) => [String(r.id), r._raw]));
 }
 

@@ -54,6 +54,11 @@ describe('status --workspace names the workspace and reads its windows as its ow
       SYNC_WORKSPACE: 'acme',
     });
     expect(workspaceLines(bigquery)[0]).toBe('Workspace: acme (dataset support_acme)');
+    // Shared tables: every workspace reads its rows of the deployment's schema.
+    const shared = loadConfig({ ...env, SYNC_WAREHOUSE_LAYOUT: 'shared-tables' }, undefined, {
+      SYNC_WORKSPACE: 'acme',
+    });
+    expect(workspaceLines(shared)[0]).toBe('Workspace: acme (schema support, shared tables)');
   });
 
   it('loads a workspace whose key this machine lacks only for a command that never calls the API', () => {

@@ -138,6 +138,25 @@ describe('SYNC_WORKSPACES_FILE', () => {
     );
   });
 
+  it("shared tables: every workspace in the deployment's schema; an entry naming a schema, or BigQuery, is refused", () => {
+    const folder = folderWith({ 'w.yaml': NORTH, 'hours.yaml': HOURS, 'south.key': 'k_south_0123456789\n' });
+    const env = deployment(join(folder, 'w.yaml'), { SYNC_WAREHOUSE_LAYOUT: 'shared-tables' });
+    const north = loadConfig({ ...env, SYNC_WORKSPACE: 'north' });
+    expect([north.POSTGRES_SCHEMA, north.SYNC_WAREHOUSE_LAYOUT, north.SYNC_WORKSPACE]).toEqual([
+      'support',
+      'shared-tables',
+      'north',
+    ]);
+    expect(loadConfig(env).SYNC_WAREHOUSE_LAYOUT).toBe('shared-tables');
+    expect(loadConfig(deployment(join(folder, 'w.yaml'))).SYNC_WAREHOUSE_LAYOUT).toBe('schema-per-workspace');
+    expect(problemsOf({ ...env, SYNC_WORKSPACE: 'south-east' })).toEqual([
+      `SYNC_WORKSPACES_FILE ${join(folder, 'w.yaml')}: workspace "south-east": schema "desk_se": with SYNC_WAREHOUSE_LAYOUT=shared-tables every workspace is in the deployment's schema; remove the entry's schema`,
+    ]);
+    expect(problemsOf({ ...env, DESTINATION_URL: 'bigquery://proj/support' })).toEqual([
+      'SYNC_WAREHOUSE_LAYOUT: shared-tables is built for PostgreSQL only so far: on BigQuery use schema-per-workspace',
+    ]);
+  });
+
   it('every problem names the file, the workspace and the field, never a key', () => {
     const folder = folderWith({
       'bad.yaml': [
