@@ -37,9 +37,15 @@ export function jsonStructureOnly(text: string): string {
 export function decodeJson(endpoint: Endpoint, res: RawResponse, key: Scrubber): unknown {
   const contentType = headerValue(res.headers, 'content-type');
   // An HTML or text page is shown as it starts (a proxy's error page); anything JSON-like by its structure.
-  const snippet = bodySnippet(res.text, key);
+  // Made only for an error: over a whole page's text, on every page, it was most of the decoding's cost.
   const fail = (problem: string) =>
-    new ResponseFormatError({ endpoint, status: res.status, contentType, problem, bodySnippet: snippet });
+    new ResponseFormatError({
+      endpoint,
+      status: res.status,
+      contentType,
+      problem,
+      bodySnippet: bodySnippet(res.text, key),
+    });
   const trimmed = res.text.trimStart();
   if (trimmed === '') throw fail('empty body');
   if (trimmed.startsWith('<')) throw fail('an HTML/XML page instead of JSON (proxy or gateway page?)');
