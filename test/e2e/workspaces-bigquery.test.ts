@@ -7,13 +7,11 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorkspaces, type WorkspacesHandle } from '../../companion/index.js';
 import { emulatorClientOptions } from '../../connectors/bigquery/destination.js';
-import { SupportApiClient } from '../../connectors/support-api/index.js';
 import type { Config } from '../../schemas/config.js';
-import { Secret } from '../../schemas/secret.js';
 import { type BigQueryEmulator, startBigQueryEmulator } from '../../scripts/bigquery-emulator.js';
 import { buildDependencies, type Dependencies } from '../../worker/compose.js';
-import { loadConfig, settingsFromConfig, workspaceConfigLoader } from '../../worker/config.js';
-import { newRunId, runSync, workspaceQuery } from '../../worker/run-sync.js';
+import { loadConfig, workspaceConfigLoader } from '../../worker/config.js';
+import { workspaceQuery } from '../../worker/run-sync.js';
 import { pacingOf, type RunningWorkers, routeWorkspaces, startWorkers } from '../../worker/workers.js';
 import type { WorkspaceRouter } from '../../worker/workspace-router.js';
 import { type BigQueryQuotaProxy, startBigQueryQuotaProxy } from '../support/bigquery-quota-proxy.js';
@@ -22,7 +20,8 @@ import { connectToTestServer, testTemporalAddress } from '../support/temporal.js
 import { expectBigQueryEqualsSource } from './bigquery-compare.js';
 import { cli } from './cli.js';
 import { DAY_MS, silentLogger, workflowBundle } from './harness.js';
-import { COMPARED_TABLES, sourceSnapshot } from './source-snapshot.js';
+import { COMPARED_TABLES } from './source-snapshot.js';
+import { runWorkspace, workspaceSnapshot } from './workspace-runs.js';
 
 /**
  * Where the exports' history starts: within one export window of the run's start (SYNC_WINDOW, 90 days),
@@ -72,35 +71,8 @@ describe('many workspaces on BigQuery: each synced into its own dataset, equal t
   const northDataset = `${deployment}_north`;
   const southDataset = `south_${randomBytes(4).toString('hex')}`;
 
-  const run = (workspace: string) => {
-    const config = workspaceConfigLoader(base)(workspace);
-    const now = new Date();
-    return runSync(
-      env.client,
-      taskQueue,
-      {
-        runId: newRunId(now),
-        mode: 'incremental',
-        streams: config.SYNC_STREAMS,
-        settings: settingsFromConfig(config, now),
-      },
-      undefined,
-      undefined,
-      workspace,
-    );
-  };
-  const snapshotOf = async (workspace: string) => {
-    const client = new SupportApiClient({
-      baseUrl: fleet.baseUrl,
-      apiKey: new Secret(fleet.workspace(workspace).keys.admin),
-      logger: silentLogger,
-    });
-    try {
-      return await sourceSnapshot(client, HISTORY_START);
-    } finally {
-      await client.close();
-    }
-  };
+  const run = (workspace: string) => runWorkspace(env.client, taskQueue, base, workspace);
+  const snapshotOf = (workspace: string) => workspaceSnapshot(fleet, workspace, HISTORY_START);
 
   beforeAll(async () => {
     const started = Promise.all([

@@ -6,20 +6,18 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorkspaces, type WorkspacesHandle } from '../../companion/index.js';
-import { SupportApiClient } from '../../connectors/support-api/index.js';
 import type { Config } from '../../schemas/config.js';
-import { Secret } from '../../schemas/secret.js';
 import { buildDependencies, type Dependencies } from '../../worker/compose.js';
-import { loadConfig, settingsFromConfig, workspaceConfigLoader } from '../../worker/config.js';
-import { newRunId, runSync, workspaceQuery } from '../../worker/run-sync.js';
+import { loadConfig, workspaceConfigLoader } from '../../worker/config.js';
+import { workspaceQuery } from '../../worker/run-sync.js';
 import { pacingOf, type RunningWorkers, routeWorkspaces, startWorkers } from '../../worker/workers.js';
 import type { WorkspaceRouter } from '../../worker/workspace-router.js';
 import { freshDatabase } from '../support/postgres.js';
 import { connectToTestServer, testTemporalAddress } from '../support/temporal.js';
 import { cli } from './cli.js';
 import { DAY_MS, silentLogger, workflowBundle } from './harness.js';
-import { sourceSnapshot } from './source-snapshot.js';
 import { expectWarehouseEqualsSource, warehouseRows } from './warehouse-compare.js';
+import { runWorkspace, workspaceSnapshot } from './workspace-runs.js';
 
 const EVERYTHING_SINCE = () => new Date(Date.now() - 500 * DAY_MS).toISOString();
 
@@ -44,35 +42,8 @@ describe.each(['schema-per-workspace', 'shared-tables'] as const)(
     let workers: RunningWorkers;
     let taskQueue: string;
 
-    const run = (workspace: string) => {
-      const config = workspaceConfigLoader(base)(workspace);
-      const now = new Date();
-      return runSync(
-        env.client,
-        taskQueue,
-        {
-          runId: newRunId(now),
-          mode: 'incremental',
-          streams: config.SYNC_STREAMS,
-          settings: settingsFromConfig(config, now),
-        },
-        undefined,
-        undefined,
-        workspace,
-      );
-    };
-    const snapshotOf = async (workspace: string) => {
-      const client = new SupportApiClient({
-        baseUrl: fleet.baseUrl,
-        apiKey: new Secret(fleet.workspace(workspace).keys.admin),
-        logger: silentLogger,
-      });
-      try {
-        return await sourceSnapshot(client, EVERYTHING_SINCE());
-      } finally {
-        await client.close();
-      }
-    };
+    const run = (workspace: string) => runWorkspace(env.client, taskQueue, base, workspace);
+    const snapshotOf = (workspace: string) => workspaceSnapshot(fleet, workspace, EVERYTHING_SINCE());
 
     beforeAll(async () => {
       fleet = await startWorkspaces({
