@@ -143,6 +143,8 @@ export interface StorageEndpoint {
 interface OpenWriter {
   readonly client: managedwriter.WriterClient;
   readonly writer: managedwriter.JSONWriter;
+  /** Rejects with the stream's first error: the stream is then closed, and its pending append with it. */
+  readonly broken: Promise<never>;
 }
 
 /**
@@ -231,7 +233,7 @@ export class StagingAppender {
    * The preflight's append (Destination.probeWrite): a merged marker of a batch that never existed, which no
    * flush reads (a flush asks for the markers of the batches it found). One attempt, at most `timeoutMs`
    * for opening the stream and the append together: a Storage Write endpoint that does not answer fails
-   * the probe in seconds, not after the appends' retries.
+   * the probe in seconds, one that refuses the connection at once, not after the appends' retries.
    */
   async probe(timeoutMs: number): Promise<void> {
     await this.#merged.appendOnce(
@@ -327,8 +329,8 @@ class DefaultStreamAppender {
           timeoutMs,
         );
       });
-      const { writer } = await Promise.race([opened, timeout]);
-      const result = await Promise.race([writer.appendRows(rows as never).getResult(), timeout]);
+      const { writer, broken } = await Promise.race([opened, timeout]);
+      const result = await Promise.race([writer.appendRows(rows as never).getResult(), broken, timeout]);
       const errors = result.rowErrors ?? [];
       if (result.error || errors.length > 0) {
         const why = result.error?.message ?? errors[0]?.message ?? 'row error';
@@ -356,15 +358,22 @@ class DefaultStreamAppender {
         streamId: managedwriter.DefaultStream,
         destinationTable: parent,
       });
-      // A stream error is an event: unheard, it would end the process. The pending append fails (or times
-      // out) on its own; the broken stream is dropped so the next append opens another.
-      connection.on('error', () => {
+      // A stream error is an event: unheard, it would end the process. The broken stream is dropped so the
+      // next append opens another, and closing it leaves its pending append unanswered: the append fails
+      // with the stream's error at once (a refused connection in milliseconds, not at the timeout).
+      let breaks: (err: Error) => void = () => undefined;
+      const broken = new Promise<never>((_, reject) => {
+        breaks = reject;
+      });
+      broken.catch(() => undefined); // an error while no append waits is only the stream's end
+      connection.on('error', (err: Error) => {
+        breaks(err);
         if (this.#writer === opening) this.close();
       });
       const schema = adapt.convertBigQuerySchemaToStorageTableSchema({ fields: this.fields });
       const protoDescriptor = adapt.convertStorageSchemaToProto2Descriptor(schema, 'root');
       const writer = new managedwriter.JSONWriter({ connection, protoDescriptor });
-      return { client, writer };
+      return { client, writer, broken };
     })();
     this.#writer = opening;
     return opening;
