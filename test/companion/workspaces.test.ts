@@ -198,9 +198,12 @@ describe('npm run companion -- --workspaces <file>', () => {
       file,
       'workspaces:\n  - id: alpha\n    tickets: 25\n  - id: beta\n    tickets: 45\n    seed: 9\n',
     );
-    const child = spawn('npx', ['tsx', 'companion/cli.ts', '--workspaces', file, '--rate-limits', 'off'], {
-      stdio: ['ignore', 'pipe', 'ignore'],
-    });
+    // The companion's own process (not npx's, whose SIGTERM would leave its child serving after the test).
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'companion/cli.ts', '--workspaces', file, '--rate-limits', 'off'],
+      { stdio: ['ignore', 'pipe', 'ignore'] },
+    );
     try {
       const line = await new Promise<string>((resolve, reject) => {
         createInterface({ input: child.stdout }).once('line', resolve);
@@ -223,7 +226,11 @@ describe('npm run companion -- --workspaces <file>', () => {
       expect(await count(out.workspaces['alpha']?.keys['admin'])).toBe(25);
       expect(await count(out.workspaces['beta']?.keys['admin'])).toBe(45);
     } finally {
-      child.kill('SIGTERM');
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        child.kill('SIGTERM');
+        await exited;
+      }
     }
   }, 60_000);
 });
