@@ -1,5 +1,5 @@
 import { createServer } from 'node:net';
-import { DefaultLogger, type LogLevel, Runtime } from '@temporalio/worker';
+import { DefaultLogger, type LogLevel, makeTelemetryFilterString, Runtime } from '@temporalio/worker';
 import type { Logger } from 'pino';
 
 let installed: { metricsUrl: string | null } | undefined;
@@ -30,9 +30,13 @@ export async function installTemporalRuntime(
       if (entry.message.startsWith('No workflows registered')) return;
       logger[levels[entry.level]](runtimeLogFields(entry.meta), entry.message);
     }),
-    ...(bindAddress
-      ? {
-          telemetryOptions: {
+    telemetryOptions: {
+      // The native core's own lines (a workflow task over 5 s on a starved CPU, a poll that failed) come
+      // through the logger above too: without `forward` the core prints them itself, coloured with terminal
+      // escapes and outside the JSON log and its redaction.
+      logging: { forward: {}, filter: makeTelemetryFilterString({ core: 'WARN', other: 'ERROR' }) },
+      ...(bindAddress
+        ? {
             // Prometheus' conventions: counters end in _total, durations in seconds with the unit in the name.
             metrics: {
               prometheus: {
@@ -42,9 +46,9 @@ export async function installTemporalRuntime(
                 unitSuffix: true,
               },
             },
-          },
-        }
-      : {}),
+          }
+        : {}),
+    },
   });
 }
 
