@@ -62,8 +62,8 @@ const stagedOn = new WeakMap<pg.PoolClient, Set<string>>();
 
 /**
  * PostgreSQL's write path. A batch is validated, de-duplicated by primary key and sorted, COPY'd (text
- * format, pg-copy-streams) into a temporary staging table created for the transaction, then merged with
- * `INSERT … SELECT … ON CONFLICT DO UPDATE WHERE <incoming wins>`; the checkpoint is upserted in the same
+ * format, pg-copy-streams) into the connection's temporary staging table (emptied at commit), then merged
+ * with `INSERT … SELECT … ON CONFLICT DO UPDATE WHERE <incoming wins>`; the checkpoint is upserted in the same
  * transaction. Merges into one table are serialized by a transaction-scoped advisory lock taken after
  * staging, so concurrent writers neither deadlock nor lose updates, and staging still runs in parallel.
  */
