@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Checkpoint } from '../schemas/warehouse.js';
 
 /**
@@ -7,7 +7,7 @@ import type { Checkpoint } from '../schemas/warehouse.js';
  * in memory can tell whether the one it holds is the one the workflow last saw.
  */
 export function cursorTagOf(cursor: string): string {
-  return createHash('sha256').update(cursor).digest('hex').slice(0, 16);
+  return hash('sha256', cursor, 'hex').slice(0, 16);
 }
 
 /**

@@ -110,8 +110,16 @@ export class PostgresSession implements SqlSession {
     });
   }
 
-  /** `fn` in one transaction, committed when it returns, rolled back when it throws; errors mapped. */
-  transaction<T>(context: string, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  /**
+   * `fn` in one transaction, committed when it returns, rolled back when it throws; errors mapped.
+   * `opening`: a statement without parameters sent with the BEGIN in one round trip (a simple query of two
+   * statements), its rows handed to `fn` — a write's stamp costs no round trip of its own.
+   */
+  transaction<T>(
+    context: string,
+    fn: (client: pg.PoolClient, opened: pg.QueryResultRow[]) => Promise<T>,
+    opening?: string,
+  ): Promise<T> {
     return this.withErrorMapping(context, async () => {
       const client = await this.#pool.connect();
       // A checked-out client has no pool listener: a server that goes away between two statements of the
@@ -123,8 +131,9 @@ export class PostgresSession implements SqlSession {
       };
       client.on('error', onError);
       try {
-        await client.query('BEGIN');
-        const out = await fn(client);
+        const begun = await client.query(opening === undefined ? 'BEGIN' : `BEGIN; ${opening}`);
+        const opened = opening === undefined ? [] : (begun as unknown as pg.QueryResult[])[1]!.rows;
+        const out = await fn(client, opened);
         await client.query('COMMIT');
         return out;
       } catch (err) {

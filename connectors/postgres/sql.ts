@@ -25,15 +25,23 @@ export function winsSql(spec: TableSpec<unknown>, repair = false): string {
 }
 
 /**
- * The merge of a staged batch: insert new keys; on conflict replace the row only when the rule says the
- * incoming row wins (winsSql), or when the stored row is marked deleted (it came back). `$1` is the batch's
- * `_synced_at`. Returns (inserted, updated).
+ * The merge of a staged batch, in one statement: insert new keys; on conflict replace the row only when
+ * the rule says the incoming row wins (winsSql), or when the stored row is marked deleted (it came back);
+ * refresh `_synced_at` of the staged rows the merge left as they were (received again, content unchanged);
+ * with `checkRejected` (`$2`: the table's name; a single-column key), whether `_rejected` holds an open
+ * entry of a staged item. `$1` is the batch's `_synced_at`. Returns (inserted, updated[, open]).
+ *
+ * The refresh is a second data-modifying statement of the same WITH: both see the snapshot from before the
+ * statement, and a row two of them modify is modified by one only, so the refresh leaves out the keys the
+ * merge returned (it reads them all before it updates a row) and never meets a row the merge wrote. One
+ * statement, not three: each costs a round trip and its parse and plan.
  */
 export function mergeSql(
   d: WarehouseDialect,
   spec: TableSpec<unknown>,
   stage: string,
   repair = false,
+  checkRejected = false,
 ): string {
   const target = d.target(spec.name);
   const cols = stagedColumns(spec);
@@ -50,24 +58,23 @@ export function mergeSql(
   ];
   const wins = winsSql(spec, repair);
   const revived = spec.tracksDeletion ? ' OR t."_deleted_at" IS NOT NULL' : '';
+  const sameRow = key.map((k) => `t.${ident(k)} = s.${ident(k)}`).join(' AND ');
+  const mergedKey = key.map((k) => `m.${ident(k)} = s.${ident(k)}`).join(' AND ');
+  const open = checkRejected
+    ? `, EXISTS (SELECT 1 FROM ${d.table('_rejected')} R WHERE ${storedAfterAll(spec, stage, 2)}) AS open`
+    : '';
   return `WITH merged AS (
   INSERT INTO ${target} AS t (${insertCols.join(', ')})
   SELECT ${selectCols.join(', ')} FROM ${ident(stage)} ORDER BY ${pk}
   ON CONFLICT (${pk}) DO UPDATE SET ${sets.join(', ')}
   WHERE ${wins}${revived}
-  RETURNING (xmax = 0) AS inserted
+  RETURNING (xmax = 0) AS inserted, ${key.map((k) => `t.${ident(k)}`).join(', ')}
+), touched AS (
+  UPDATE ${target} AS t SET "_synced_at" = $1::timestamptz FROM ${ident(stage)} AS s
+  WHERE ${sameRow} AND t."_synced_at" < $1::timestamptz
+    AND NOT EXISTS (SELECT 1 FROM merged m WHERE ${mergedKey})
 )
-SELECT count(*) FILTER (WHERE inserted)::int AS inserted, count(*) FILTER (WHERE NOT inserted)::int AS updated FROM merged`;
-}
-
-/** Refreshes `_synced_at` of rows received in this batch whose content did not change. */
-export function touchSql(d: WarehouseDialect, spec: TableSpec<unknown>, stage: string): string {
-  const target = d.target(spec.name);
-  const join = d
-    .storedKey(spec.primaryKey)
-    .map((k) => `t.${ident(k)} = s.${ident(k)}`)
-    .join(' AND ');
-  return `UPDATE ${target} AS t SET "_synced_at" = $1::timestamptz FROM ${ident(stage)} AS s WHERE ${join} AND t."_synced_at" < $1::timestamptz`;
+SELECT count(*) FILTER (WHERE inserted)::int AS inserted, count(*) FILTER (WHERE NOT inserted)::int AS updated${open} FROM merged`;
 }
 
 /** Moves `_synced_at` of live rows served again unchanged (`$2`, their ids) to the batch's stamp `$1`. */
@@ -104,15 +111,10 @@ FROM jsonb_to_recordset($2::jsonb) AS r(table_name text, item_key text, item_id 
   }));
 }
 
-/** Condition on `_rejected`: open entries of table `$1` whose item id is a row of the staged batch. */
-function storedAfterAll(spec: TableSpec<unknown>, stage: string): string {
+/** Condition on `_rejected`: open entries of table `$n` whose item id is a row of the staged batch. */
+function storedAfterAll(spec: TableSpec<unknown>, stage: string, n = 1): string {
   const id = ident(spec.primaryKey[0]!);
-  return `table_name = $1 AND resolved_at IS NULL AND item_id IN (SELECT s.${id}::text FROM ${ident(stage)} s)`;
-}
-
-/** Whether the staged batch stores an item `_rejected` still holds open (a read: takes no row locks). */
-export function hasOpenRejectedSql(d: WarehouseDialect, spec: TableSpec<unknown>, stage: string): string {
-  return `SELECT EXISTS (SELECT 1 FROM ${d.table('_rejected')} R WHERE ${storedAfterAll(spec, stage)}) AS open`;
+  return `table_name = $${n} AND resolved_at IS NULL AND item_id IN (SELECT s.${id}::text FROM ${ident(stage)} s)`;
 }
 
 /** Resolves (stamp `$2`) the open `_rejected` entries of table `$1` whose item the staged batch stores. */

@@ -170,6 +170,32 @@ function itemIdOf(raw: unknown): string | undefined {
   return typeof id === 'string' || typeof id === 'number' ? String(id) : undefined;
 }
 
+/*
+ * The envelopes are built once, not per response: zod compiles an object schema's fast path on its first
+ * parse, so a schema made for each page cost its construction and that compilation on every page (more
+ * than the envelope's check itself).
+ */
+const SINGLE_ENVELOPE = z.object({ success: z.literal(true), data: z.unknown() });
+const ARRAY_ENVELOPE = z.object({ success: z.literal(true), data: z.array(z.unknown()) });
+const PAGE_ENVELOPE = z.object({
+  success: z.literal(true),
+  data: z.array(z.unknown()),
+  pagination: Pagination,
+});
+/** A page's envelope with its `meta` schema, one per meta schema (the exports' few). */
+const pageEnvelopes = new WeakMap<z.ZodType, typeof PAGE_ENVELOPE>();
+
+/** Typed as the envelope without `meta`: parsePage reads `meta` off the parsed value itself. */
+function pageEnvelopeOf(meta: z.ZodType | undefined): typeof PAGE_ENVELOPE {
+  if (!meta) return PAGE_ENVELOPE;
+  let envelope = pageEnvelopes.get(meta);
+  if (!envelope) {
+    envelope = PAGE_ENVELOPE.extend({ meta }) as unknown as typeof PAGE_ENVELOPE;
+    pageEnvelopes.set(meta, envelope);
+  }
+  return envelope;
+}
+
 /** `{success: true, data}` with `data` of `schema`. */
 export function parseSingle<S extends z.ZodType>(
   endpoint: Endpoint,
@@ -177,7 +203,7 @@ export function parseSingle<S extends z.ZodType>(
   json: unknown,
   schema: S,
 ): z.infer<S> {
-  const env = z.object({ success: z.literal(true), data: z.unknown() }).safeParse(json);
+  const env = SINGLE_ENVELOPE.safeParse(json);
   if (!env.success) throw violation(endpoint, status, env.error.issues, undefined, undefined, []);
   const data = schema.safeParse(env.data.data);
   if (!data.success)
@@ -200,7 +226,7 @@ export function parseArray<S extends z.ZodType>(
   item: S,
 ): ParsedItems<z.infer<S>> {
   refuseOverLimit(endpoint, status, json, MAX_UNPAGINATED_ITEMS, 'an unpaginated list may hold');
-  const env = z.object({ success: z.literal(true), data: z.array(z.unknown()) }).safeParse(json);
+  const env = ARRAY_ENVELOPE.safeParse(json);
   if (!env.success) throw violation(endpoint, status, env.error.issues, undefined, undefined, []);
   return parseItems(env.data.data, item);
 }
@@ -301,13 +327,7 @@ export function parsePage<S extends z.ZodType, M extends z.ZodType | undefined>(
   limit?: number,
 ): ParsedPage<z.infer<S>, M extends z.ZodType ? z.infer<M> : undefined> {
   if (limit !== undefined) refuseOverLimit(endpoint, status, json, limit, "the request's limit");
-  const envSchema = z.object({
-    success: z.literal(true),
-    data: z.array(z.unknown()),
-    pagination: Pagination,
-    ...(meta ? { meta } : {}),
-  });
-  const env = envSchema.safeParse(json);
+  const env = pageEnvelopeOf(meta).safeParse(json);
   if (!env.success) throw violation(endpoint, status, env.error.issues, undefined, undefined, []);
   const value = env.data as { pagination: { has_more: boolean; next_cursor: string | null }; meta?: unknown };
   return {

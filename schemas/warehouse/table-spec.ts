@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { z } from 'zod';
 import { type ColumnSpec, column, type DeriveOptions, deriveColumns } from './derive.js';
 import type { TableName } from './table-names.js';
@@ -99,7 +99,8 @@ const NOT_CONTENT = new Set(['_synced_at', '_deleted_at', '_content_hash', WORKS
 export function rowContentHash(row: WarehouseRow): string {
   const content: WarehouseRow = {};
   for (const [k, v] of Object.entries(row)) if (!NOT_CONTENT.has(k)) content[k] = v;
-  return createHash('sha256').update(canonicalJson(content)).digest('hex');
+  // The one-shot hash: no Hash object per row.
+  return hash('sha256', canonicalJson(content), 'hex');
 }
 
 function valueAt(item: unknown, path: readonly string[]): unknown {

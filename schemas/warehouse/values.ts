@@ -97,19 +97,52 @@ export function jsonCutAt(value: unknown, limit = MAX_JSON_DEPTH, depth = 0): un
 }
 
 /**
- * Deep copy of a JSON value with every string (keys included) made storable; JsonTooDeepError past the cap.
- * An item's keys are data: the copy's members are defined (`Object.fromEntries`), never assigned, so a key
- * `__proto__` (which JSON.parse makes an own member) is kept as a member instead of setting the prototype.
+ * A JSON value with every string (keys included) made storable; JsonTooDeepError past the cap. A value that
+ * is storable already — what JSON.parse gives for nearly every item — is returned as it is: it is walked
+ * once to check, not copied (a copy of every item's `_raw` was garbage made on each row). Otherwise a deep
+ * copy: its members defined (`Object.fromEntries`), never assigned, so a key `__proto__` (which JSON.parse
+ * makes an own member) is kept as a member instead of setting the prototype. The value is never changed.
  */
 export function storableJson(value: unknown, depth = 0): unknown {
+  return isStorableJson(value, depth) ? value : storableCopy(value, depth);
+}
+
+/**
+ * Whether `storableJson` would copy nothing away: every string well formed and free of U+0000, every
+ * number finite, no undefined member, and every object a plain one (an object of another prototype is
+ * copied into a plain one). JsonTooDeepError past the cap, as the copy throws.
+ */
+function isStorableJson(value: unknown, depth: number): boolean {
+  if (typeof value === 'string') return isStorableString(value);
+  if (typeof value === 'number') return Number.isFinite(value);
+  if (value === null || typeof value !== 'object') return true;
+  if (depth >= MAX_JSON_DEPTH) throw new JsonTooDeepError(MAX_JSON_DEPTH);
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (!isStorableJson(value[i], depth + 1)) return false;
+    return true;
+  }
+  if (Object.getPrototypeOf(value) !== Object.prototype) return false;
+  for (const k in value) {
+    if (!Object.hasOwn(value, k)) return false;
+    const v = (value as Record<string, unknown>)[k];
+    if (v === undefined || !isStorableString(k) || !isStorableJson(v, depth + 1)) return false;
+  }
+  return true;
+}
+
+const isStorableString = (text: string) =>
+  (text as string & { isWellFormed(): boolean }).isWellFormed() && !text.includes('\u0000');
+
+/** The deep copy of storableJson (a value that is not storable as it is). */
+function storableCopy(value: unknown, depth: number): unknown {
   if (typeof value === 'string') return storableString(value);
   if (value !== null && typeof value === 'object' && depth >= MAX_JSON_DEPTH)
     throw new JsonTooDeepError(MAX_JSON_DEPTH);
-  if (Array.isArray(value)) return value.map((v) => storableJson(v, depth + 1));
+  if (Array.isArray(value)) return value.map((v) => storableCopy(v, depth + 1));
   if (value !== null && typeof value === 'object') {
     return Object.fromEntries(
       Object.entries(value).flatMap(([k, v]) =>
-        v === undefined ? [] : [[storableString(k), storableJson(v, depth + 1)]],
+        v === undefined ? [] : [[storableString(k), storableCopy(v, depth + 1)]],
       ),
     );
   }
@@ -125,21 +158,34 @@ export const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /**
  * JSON with object keys sorted at every depth, so equal content gives equal text whatever order the source
- * (or a JSON round-trip) put the keys in. Undefined object members are dropped, as JSON.stringify does.
- * JsonTooDeepError past MAX_JSON_DEPTH.
+ * (or a JSON round-trip) put the keys in. Undefined object members are dropped, as JSON.stringify does;
+ * an undefined array element is null. JsonTooDeepError past MAX_JSON_DEPTH. Written into one string as it
+ * walks (it runs over every row's content for its hash): no entry arrays, no sort callback — the default
+ * sort is code-unit order, as byText.
  */
 export function canonicalJson(value: unknown, depth = 0): string {
-  if (value !== null && typeof value === 'object' && depth >= MAX_JSON_DEPTH)
-    throw new JsonTooDeepError(MAX_JSON_DEPTH);
-  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v ?? null, depth + 1)).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => byText(a, b));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v, depth + 1)}`).join(',')}}`;
+  if (value === null || typeof value !== 'object') {
+    if (typeof value === 'bigint') return JSON.stringify(value.toString());
+    return JSON.stringify(value ?? null);
   }
-  if (typeof value === 'bigint') return JSON.stringify(value.toString());
-  return JSON.stringify(value ?? null);
+  if (depth >= MAX_JSON_DEPTH) throw new JsonTooDeepError(MAX_JSON_DEPTH);
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) out += ',';
+      out += canonicalJson(value[i] ?? null, depth + 1);
+    }
+    return `${out}]`;
+  }
+  const keys = Object.keys(value).sort();
+  let out = '{';
+  for (const k of keys) {
+    const v = (value as Record<string, unknown>)[k];
+    if (v === undefined) continue;
+    if (out.length > 1) out += ',';
+    out += `${JSON.stringify(k)}:${canonicalJson(v, depth + 1)}`;
+  }
+  return `${out}}`;
 }
 
 /** Converts an extracted value to its warehouse form; invalid values pass through for the row schema. */

@@ -12,6 +12,7 @@ import {
 import { freshDatabase } from '../support/postgres.js';
 import { destinationConformance } from './conformance.js';
 import { customFieldsSuite } from './custom-fields-suite.js';
+import { input, ticket, writeBatch } from './fixtures.js';
 import { historyViewsSuite } from './history-views-suite.js';
 import { viewsSuite } from './views-suite.js';
 
@@ -183,6 +184,62 @@ describe('PostgreSQL destination specifics', () => {
       /two\.\S+ has a workspace_id column: it was created with SYNC_WAREHOUSE_LAYOUT=shared-tables/,
     );
     await Promise.all([perWorkspace, shared, sharedTwo, perWorkspaceTwo].map((d) => d.close()));
+  });
+
+  it('a connection keeps its staging table across commits; one a rolled-back write created is made again', async () => {
+    const url = await freshDatabase('destination_staging_table');
+    let now = new Date('2025-03-01T10:00:00.000Z');
+    let crash = true;
+    // One connection: every write stages on it, so a staging table it wrongly took to exist would fail.
+    const dest = new PostgresDestination(url, {
+      schema: SCHEMA,
+      poolSize: 1,
+      clock: () => now,
+      hooks: {
+        beforeMerge: () => {
+          if (crash) throw new Error('injected crash after staging');
+        },
+      },
+    });
+    await dest.prepare();
+    const a = ticket({ ticket_number: 1 });
+    const b = ticket({ ticket_number: 2 });
+    const batch = { table: 'tickets' as const, rows: [input(a), input(b)] };
+    // The first write creates the staging table, then rolls back: the table goes with it.
+    await expect(writeBatch(dest, batch)).rejects.toThrow(/injected crash/);
+    crash = false;
+    expect(await writeBatch(dest, batch)).toEqual({ received: 2, inserted: 2, updated: 0, unchanged: 0 });
+    const syncedAt = async () =>
+      (
+        await dest.query<{ ticket_number: number; s: string }>(
+          `SELECT ticket_number, to_char(_synced_at AT TIME ZONE 'UTC', 'HH24:MI') AS s FROM "${SCHEMA}".tickets ORDER BY 1`,
+        )
+      ).map((r) => [Number(r.ticket_number), r.s]);
+    expect(await syncedAt()).toEqual([
+      [1, '10:00'],
+      [2, '10:00'],
+    ]);
+    // Received again unchanged: nothing rewritten, both stamped with the new write's time.
+    now = new Date('2025-03-01T11:00:00.000Z');
+    expect(await writeBatch(dest, batch)).toEqual({ received: 2, inserted: 0, updated: 0, unchanged: 2 });
+    expect(await syncedAt()).toEqual([
+      [1, '11:00'],
+      [2, '11:00'],
+    ]);
+    // One changed, one not: the changed row is rewritten, the other stamped; each counted once.
+    now = new Date('2025-03-01T12:00:00.000Z');
+    const changed = { ...a, status: 'resolved' as const, updated_at: '2031-01-01T12:00:00.000Z' };
+    const next = { table: 'tickets' as const, rows: [input(changed), input(b)] };
+    expect(await writeBatch(dest, next)).toEqual({ received: 2, inserted: 0, updated: 1, unchanged: 1 });
+    expect(await syncedAt()).toEqual([
+      [1, '12:00'],
+      [2, '12:00'],
+    ]);
+    const status = await dest.query<{ status: string }>(
+      `SELECT status FROM "${SCHEMA}".tickets WHERE ticket_number = 1`,
+    );
+    expect(status[0]!.status).toBe('resolved');
+    await dest.close();
   });
 
   it('rejects an unknown destination scheme with a clear message', async () => {
