@@ -110,7 +110,11 @@ async function probeBigQueryWrites(
   );
   await session.withErrorMapping(
     `a BigQuery query job (DML on ${options.datasetId}._sync_state) was refused; every flush is one (it needs bigquery.jobs.create and bigquery.tables.updateData)`,
-    () => session.run(`UPDATE ${bqIdent(options.datasetId)}.\`_sync_state\` SET stream = stream WHERE FALSE`),
+    // Changes no row (WHERE FALSE), in shared tables none of another workspace's either.
+    () =>
+      session.run(
+        `UPDATE ${session.dialect.target('_sync_state')} SET stream = stream WHERE FALSE${session.dialect.ownRows()}`,
+      ),
   );
   return 'probed';
 }
