@@ -591,7 +591,7 @@ export const ConfigFromEnv = z.object({
       'Path to a YAML file of further workspaces this deployment syncs (`workspaces:`, each with an `id`, its `url`, its `key` as `{ env: NAME }` or `{ file: PATH }`, an optional `schema`, `schedule` and `settings` by environment name); the settings above are the workspace `default`. Workers re-read it, so a workspace added or removed takes effect without a restart ([workspaces](guides/workspaces.md))',
     ),
   SYNC_WAREHOUSE_LAYOUT: WarehouseLayout.default('schema-per-workspace').describe(
-    "Where the workspaces of this deployment are stored: `schema-per-workspace` (each its own schema, BigQuery: dataset, as a deployment of one workspace has always been) or `shared-tables` (every workspace in the deployment's one schema, each table with a `workspace_id` column first in its key). PostgreSQL only so far. Switching a deployment whose tables exist is refused by the first run ([the two layouts](guides/workspaces.md#two-layouts))",
+    "Where the workspaces of this deployment are stored: `schema-per-workspace` (each its own schema, BigQuery: dataset, as a deployment of one workspace has always been) or `shared-tables` (every workspace in the deployment's one schema, each table with a `workspace_id` column first in its key; PostgreSQL 16 or later, or BigQuery). Switching a deployment whose tables exist is refused by the first run ([the two layouts](guides/workspaces.md#two-layouts))",
   ),
   SYNC_WORKSPACE: WorkspaceId.default(DEFAULT_WORKSPACE).describe(
     'The workspace a command acts on: `default` (the settings above) or an id of SYNC_WORKSPACES_FILE, whose entry then replaces the URL, the key, the schema and its own settings. `--workspace` sets it for one command',
@@ -624,18 +624,6 @@ export const Config = ConfigFromEnv.extend({
         code: 'custom',
         path: ['SYNC_HASH_KEY'],
         message: `is required: SYNC_COLUMN_POLICY hashes ${hashed.map((r) => r.entry.split('=')[0]).join(', ')}`,
-      });
-  })
-  .superRefine((config, ctx) => {
-    // The BigQuery write path (its staging, version caches and MERGEs) is not scoped to a workspace yet.
-    if (
-      config.SYNC_WAREHOUSE_LAYOUT === 'shared-tables' &&
-      config.DESTINATION_URL?.reveal().startsWith('bigquery://')
-    )
-      ctx.addIssue({
-        code: 'custom',
-        path: ['SYNC_WAREHOUSE_LAYOUT'],
-        message: 'shared-tables is built for PostgreSQL only so far: on BigQuery use schema-per-workspace',
       });
   })
   .superRefine(

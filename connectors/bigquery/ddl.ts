@@ -1,7 +1,14 @@
 import type { TableField, TableMetadata } from '@google-cloud/bigquery';
-import type { ColumnSpec } from '../../schemas/warehouse.js';
+import {
+  type ColumnSpec,
+  sharesTables,
+  type WarehouseScope,
+  WORKSPACE_COLUMN,
+} from '../../schemas/warehouse.js';
 import { type ViewSpec, WAREHOUSE_VIEWS } from '../../schemas/warehouse-views.js';
+import { DestinationError } from '../errors.js';
 import type { DestinationSettings } from '../settings.js';
+import { EVERY_WORKSPACE, viewOfOneWorkspace } from '../sql/scoped-dialect.js';
 import { type TableLayout, tableLayouts } from '../table-layouts.js';
 import { BQ_TYPES, bqIdent, stringLiteral } from './dialect.js';
 import type { BigQuerySession } from './session.js';
@@ -30,26 +37,135 @@ export function prepareBigQuery(session: BigQuerySession, settings: DestinationS
         if (err.code !== 409) throw err; // created concurrently
       });
     }
-    for (const t of tableLayouts(settings)) await prepareTable(session, t);
+    for (const t of tableLayouts(settings)) await prepareTable(session, settings.scope, t);
+    if (sharesTables(settings.scope)) await registerWorkspace(session);
     // The BI views (schemas/warehouse-views.ts), after the tables so they see every migrated column.
-    for (const view of WAREHOUSE_VIEWS) await replaceViewSql(session, view);
+    await replaceViews(session, WAREHOUSE_VIEWS);
   });
 }
 
 /** One view, created or replaced (BigQuery replaces a view whatever its columns were). */
 export function replaceView(session: BigQuerySession, view: ViewSpec): Promise<void> {
-  return session.withErrorMapping(`createView ${view.name}`, () => replaceViewSql(session, view));
+  return session.withErrorMapping(`createView ${view.name}`, () => replaceViews(session, [view]));
 }
 
-async function replaceViewSql(session: BigQuerySession, view: ViewSpec): Promise<void> {
+// --- views of shared tables -------------------------------------------------------------------------------
+
+/**
+ * The workspaces of a shared-tables dataset, one row each, written by each workspace's prepare(): what the
+ * views of shared tables union (BigQuery has no LATERAL to find them per query, as PostgreSQL's views do in
+ * `_sync_runs`; a workspace's first prepare runs before its first run is recorded, and two new workspaces
+ * prepare at once). Not in a schema of the workspace's own.
+ */
+export const WORKSPACES_TABLE = '_workspaces';
+
+const WORKSPACE_FIELDS: TableField[] = [
+  {
+    name: WORKSPACE_COLUMN,
+    type: 'STRING',
+    mode: 'REQUIRED',
+    description: 'A workspace writing the shared tables of this dataset (SYNC_WORKSPACE)',
+  },
+  { name: 'registered_at', type: 'TIMESTAMP', mode: 'REQUIRED', description: 'Its first prepare' },
+];
+
+/** The workspaces registered in `_workspaces` (a table read: no job). */
+async function registeredWorkspaces(session: BigQuerySession): Promise<string[]> {
+  const rows = await session.readTable(WORKSPACES_TABLE, [WORKSPACE_COLUMN]);
+  return [...new Set(rows.map((r) => String(r[WORKSPACE_COLUMN])))].sort();
+}
+
+/**
+ * Adds the workspace to `_workspaces` unless it is there: a table read first, so a prepare of a registered
+ * workspace (every one after its first) runs no job; the MERGE keeps two concurrent first prepares to one row.
+ */
+async function registerWorkspace(session: BigQuerySession): Promise<void> {
+  const table = session.client.dataset(session.dataset).table(WORKSPACES_TABLE);
+  const [exists] = await table.exists();
+  if (!exists)
+    await table
+      .create({
+        schema: { fields: WORKSPACE_FIELDS },
+        description: 'support-sync: the workspaces of these shared tables (what their views union)',
+      })
+      .catch((err: { code?: number }) => {
+        if (err.code !== 409) throw err;
+      });
+  const workspace = session.scope.workspace;
+  if ((await registeredWorkspaces(session)).includes(workspace)) return;
+  const target = `${bqIdent(session.dataset)}.${bqIdent(WORKSPACES_TABLE)}`;
+  const column = bqIdent(WORKSPACE_COLUMN);
+  await session.script(`MERGE ${target} T USING (SELECT ${stringLiteral(workspace)} AS ${column}) S
+ON T.${column} = S.${column}
+WHEN NOT MATCHED THEN INSERT (${column}, registered_at) VALUES (S.${column}, CURRENT_TIMESTAMP())`);
+}
+
+/** The table function holding a view's SELECT over one workspace's rows (shared tables). */
+const perWorkspaceFunction = (view: string) => `${view}__of_workspace`;
+
+/**
+ * Creates or replaces views. In a dataset of the workspace's own, the view's SELECT. In shared tables a view
+ * is every workspace's, `workspace_id` first: its SELECT over one workspace's rows is a table function of
+ * the workspace (every table it reads kept to that workspace's rows, sql/scoped-dialect.ts
+ * viewOfOneWorkspace, so no join, window or aggregate mixes workspaces), and the view is the union of the
+ * function over the workspaces registered in `_workspaces` — some 90 characters each, so a view holds some
+ * 2,500 workspaces within BigQuery's 256K characters of a view's SQL. The list is read again after the
+ * views are written and they are written again until it stands still: a workspace registered meanwhile
+ * writes its views after its registration, so whichever prepare writes last has every workspace.
+ */
+async function replaceViews(session: BigQuerySession, views: readonly ViewSpec[]): Promise<void> {
   const d = session.dialect;
-  await session.run(`CREATE OR REPLACE VIEW ${d.table(view.name)} AS\n${view.sql(d)}`);
+  if (!sharesTables(session.scope)) {
+    for (const view of views)
+      await session.run(`CREATE OR REPLACE VIEW ${d.target(view.name)} AS\n${view.sql(d)}`);
+    return;
+  }
+  const column = bqIdent(WORKSPACE_COLUMN);
+  for (const view of views) {
+    if (!EVERY_WORKSPACE.has(view.name)) {
+      const fn = `${bqIdent(session.dataset)}.${bqIdent(perWorkspaceFunction(view.name))}`;
+      await session.run(
+        `CREATE OR REPLACE TABLE FUNCTION ${fn}(view_workspace STRING) AS (\n${viewOfOneWorkspace(d, view, 'view_workspace')}\n)`,
+      );
+    }
+  }
+  let workspaces = await registeredWorkspaces(session);
+  for (;;) {
+    for (const view of views) {
+      const fn = `${bqIdent(session.dataset)}.${bqIdent(perWorkspaceFunction(view.name))}`;
+      const body = EVERY_WORKSPACE.has(view.name)
+        ? view.sql(d)
+        : workspaces
+            .map(
+              (w) => `SELECT ${stringLiteral(w)} AS ${column}, v__.* FROM ${fn}(${stringLiteral(w)}) AS v__`,
+            )
+            .join('\nUNION ALL\n');
+      await session.run(`CREATE OR REPLACE VIEW ${d.target(view.name)} AS\n${body}`);
+    }
+    const now = await registeredWorkspaces(session);
+    if (now.join() === workspaces.join()) return;
+    workspaces = now;
+  }
+}
+
+/**
+ * A table of the other layout is refused, never migrated: a table of a dataset of its own given
+ * `workspace_id` would keep its clustering and rows without it (two workspaces' rows would merge), and shared
+ * tables cannot be split.
+ */
+function checkLayout(scope: WarehouseScope, table: string, fields: readonly { name: string }[]): void {
+  const has = fields.some((f) => f.name === WORKSPACE_COLUMN);
+  if (has === sharesTables(scope)) return;
+  const was = has ? 'shared-tables' : 'schema-per-workspace';
+  throw new DestinationError(
+    `${table} ${has ? 'has' : 'has no'} a ${WORKSPACE_COLUMN} column: it was created with SYNC_WAREHOUSE_LAYOUT=${was}, and this deployment is set to ${scope.layout}. A populated deployment keeps its layout: set SYNC_WAREHOUSE_LAYOUT=${was}, or sync into a new dataset (DESTINATION_URL) with a full refresh (docs/guides/workspaces.md)`,
+  );
 }
 
 /** Creates a table, or migrates the one there: relaxed modes, added columns filled from `_raw`. */
-async function prepareTable(session: BigQuerySession, t: TableLayout): Promise<void> {
+async function prepareTable(session: BigQuerySession, scope: WarehouseScope, t: TableLayout): Promise<void> {
   const table = session.client.dataset(session.dataset).table(t.name);
-  const qualified = session.dialect.table(t.name);
+  const qualified = session.dialect.target(t.name);
   const [tableExists] = await table.exists();
   if (!tableExists) {
     const metadata: TableMetadata = {
@@ -66,6 +182,7 @@ async function prepareTable(session: BigQuerySession, t: TableLayout): Promise<v
   // Additive migration: append missing columns as NULLABLE (tables.patch keeps existing data).
   const [meta] = await table.getMetadata();
   const fields = (meta.schema?.fields ?? []) as { name: string; mode?: string }[];
+  checkLayout(scope, `${session.dataset}.${t.name}`, fields);
   const have = new Set(fields.map((f) => f.name));
   // Fields the reader now treats as open (they may be missing) become NULLABLE (a relaxation BigQuery
   // allows on a table with data).
@@ -115,7 +232,9 @@ export function rawValueSql(column: ColumnSpec): string {
 
 /**
  * Fills a column a migration just added, on the rows that have a value for it in `_raw` (no re-fetch: the
- * item is there). Only NULL cells are written. Null when the column has no path (computed columns stay NULL;
+ * item is there). Only NULL cells are written. In shared tables every workspace's rows, as PostgreSQL's
+ * does: the column is added once, by whichever workspace prepares first, and each row takes its value from
+ * its own `_raw` — no row is matched with another. Null when the column has no path (computed columns stay NULL;
  * their rows' hashes differ, so the next read rewrites them).
  */
 export function fillFromRawSql(dataset: string, table: string, column: ColumnSpec): string | null {

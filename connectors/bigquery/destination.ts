@@ -1,6 +1,11 @@
 import type { BigQueryOptions } from '@google-cloud/bigquery';
 import { GoogleAuth, PassThroughClient } from 'google-auth-library';
-import type { Checkpoint, StoredVersion, TableName } from '../../schemas/warehouse.js';
+import {
+  type Checkpoint,
+  type StoredVersion,
+  sharesTables,
+  type TableName,
+} from '../../schemas/warehouse.js';
 import type { SqlDialect } from '../../schemas/warehouse-views.js';
 import type { CheckpointFilter, Destination, DestinationOptions } from '../destination.js';
 import { type RowFilter, rowMatches } from '../row-filter.js';
@@ -10,6 +15,7 @@ import { SqlDestination } from '../sql/destination.js';
 import { BigQueryBookkeeping } from './bookkeeping.js';
 import { prepareBigQuery, replaceView } from './ddl.js';
 import { bqIdent } from './dialect.js';
+import { sharedTablesGate, WriteGate } from './flush.js';
 import { BigQuerySession, normalize } from './session.js';
 import { laySightingsOver } from './sightings.js';
 import {
@@ -18,7 +24,7 @@ import {
   type FlushThresholds,
   StagedBigQueryWriter,
 } from './staged-writer.js';
-import { MERGED_TABLE, prepareStaging, StagingAppender } from './staging.js';
+import { prepareStaging, StagingAppender } from './staging.js';
 import { liveRowsByTableRead, MINIMUM_BILLED_BYTES } from './table-reads.js';
 import { RunVersionCache, type VersionCacheLimits } from './version-cache.js';
 
@@ -93,9 +99,9 @@ async function probeBigQueryWrites(
   options: BigQueryDestinationOptions,
 ): Promise<'probed' | 'not_prepared'> {
   const endpoint = options.storageEndpoint ?? 'bigquerystorage.googleapis.com:443';
-  const target = `${options.datasetId}.${MERGED_TABLE}`;
+  const target = `${options.datasetId}.${session.staging.merged}`;
   const [prepared] = await session.withErrorMapping('probeWrite', () =>
-    session.client.dataset(options.datasetId).table(MERGED_TABLE).exists(),
+    session.client.dataset(options.datasetId).table(session.staging.merged).exists(),
   );
   if (!prepared) return 'not_prepared';
   await session.withErrorMapping(
@@ -104,7 +110,11 @@ async function probeBigQueryWrites(
   );
   await session.withErrorMapping(
     `a BigQuery query job (DML on ${options.datasetId}._sync_state) was refused; every flush is one (it needs bigquery.jobs.create and bigquery.tables.updateData)`,
-    () => session.run(`UPDATE ${bqIdent(options.datasetId)}.\`_sync_state\` SET stream = stream WHERE FALSE`),
+    // Changes no row (WHERE FALSE), in shared tables none of another workspace's either.
+    () =>
+      session.run(
+        `UPDATE ${session.dialect.target('_sync_state')} SET stream = stream WHERE FALSE${session.dialect.ownRows()}`,
+      ),
   );
   return 'probed';
 }
@@ -124,8 +134,9 @@ export class BigQueryDestination extends SqlDestination {
       newDatasetLocationOf: options.newDatasetLocationOf,
       client: options.apiEndpoint ? emulatorClientOptions(options.apiEndpoint) : {},
       maxConflictRetries: options.maxConflictRetries ?? 8,
+      scope: settings.scope,
     });
-    const appender = new StagingAppender(options.projectId, options.datasetId, {
+    const appender = new StagingAppender(options.projectId, options.datasetId, session.staging, {
       ...(options.storageEndpoint ? { emulator: options.storageEndpoint } : {}),
     });
     const writer = new StagedBigQueryWriter(
@@ -135,6 +146,8 @@ export class BigQueryDestination extends SqlDestination {
       options.flushThresholds ?? DEFAULT_FLUSH_THRESHOLDS,
       options.versionCacheLimits,
       options.hooks,
+      // Workspaces sharing the dataset's tables take turns writing them in this process.
+      sharesTables(settings.scope) ? sharedTablesGate(options.projectId, options.datasetId) : new WriteGate(),
     );
     const bookkeeping = new BigQueryBookkeeping(
       session,

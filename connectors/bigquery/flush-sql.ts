@@ -10,12 +10,7 @@ import { stagedColumns } from '../batch.js';
 import { STATE_TABLES, type StateTableName } from '../state-tables.js';
 import { BQ_TYPES, bqIdent, stringLiteral, timestampLiteral } from './dialect.js';
 import { mergeClauses, rejectedMergeStatements } from './sql.js';
-import {
-  STAGED_CHECKPOINTS_TABLE,
-  STAGING_RETENTION_DAYS,
-  STAGING_TABLE,
-  type StagedEntry,
-} from './staging.js';
+import { type BigQueryPlace, STAGING_RETENTION_DAYS, type StagedEntry } from './staging.js';
 import { inlineCheckpoints, stateTablesOf, upsertStateSql } from './state-sql.js';
 
 /*
@@ -68,7 +63,8 @@ export const staged = {
   }),
 };
 
-const staging = (dataset: string) => `${bqIdent(dataset)}.${bqIdent(STAGING_TABLE)}`;
+/** The staging table of the place (the workspace's own in shared tables). */
+const staging = (place: BigQueryPlace) => `${bqIdent(place.dataset)}.${bqIdent(place.staging.entries)}`;
 /** Entries of the retention, of the staging table aliased `alias` (their partitions: the rest expire). */
 const retainedIn = (alias: string) =>
   `${alias}.staged_at >= TIMESTAMP_SUB(CURRENT_TIMESTAMP(), INTERVAL ${STAGING_RETENTION_DAYS} DAY)`;
@@ -93,13 +89,20 @@ const batchList = (batches: readonly string[]) => `UNNEST([${batches.map(stringL
  * The latest staged version of each row of `spec` among `batches`: by the table's version, then by the
  * order of staging (a row fetched twice at one version: the later fetch). `_repair` rides along.
  */
-export function latestStagedRowsSql(dataset: string, spec: TableSpec<unknown>, batches: readonly string[]) {
+export function latestStagedRowsSql(
+  place: BigQueryPlace,
+  spec: TableSpec<unknown>,
+  batches: readonly string[],
+) {
   const cols = stagedColumns(spec);
-  const key = spec.primaryKey.map((k) => bqIdent(k)).join(', ');
+  const key = place.dialect
+    .storedKey(spec.primaryKey)
+    .map((k) => bqIdent(k))
+    .join(', ');
   const version = spec.merge.kind === 'version' ? `${bqIdent(spec.merge.column)} DESC, ` : '';
   return `SELECT * FROM (SELECT ${cols.map((c) => `${columnOf(c)} AS ${bqIdent(c.name)}`).join(', ')},
     IFNULL(s.repair, FALSE) AS _repair, s.seq AS _seq
-  FROM ${staging(dataset)} s
+  FROM ${staging(place)} s
   WHERE ${retained} AND s.op = 'row' AND s.table_name = ${stringLiteral(spec.name)} AND s.batch IN ${batchList(batches)}) x
 WHERE TRUE QUALIFY ROW_NUMBER() OVER (PARTITION BY ${key} ORDER BY ${version}_seq DESC) = 1`;
 }
@@ -120,15 +123,20 @@ function winsSql(spec: TableSpec<unknown>): string {
  * (`inserted_<i>`, `updated_<i>`, declared by the script).
  */
 export function mergeStagedSql(
-  dataset: string,
+  place: BigQueryPlace,
   spec: TableSpec<unknown>,
   batches: readonly string[],
   now: string,
   counts: number | null,
 ): string {
-  const target = `${bqIdent(dataset)}.${bqIdent(spec.name)}`;
-  const source = latestStagedRowsSql(dataset, spec, batches);
-  const { on, firstKey, sets, insertCols, insertVals } = mergeClauses(spec, now);
+  const d = place.dialect;
+  const target = d.target(spec.name);
+  const source = latestStagedRowsSql(place, spec, batches);
+  // In shared tables the key starts with `workspace_id` (the staged rows carry the workspace's), and the
+  // join names the workspace too: no stored row of another workspace can match.
+  const clauses = mergeClauses(spec, d.storedKey(spec.primaryKey), now);
+  const { firstKey, sets, insertCols, insertVals } = clauses;
+  const on = `${clauses.on}${d.ownRows('T')}`;
   const wins = `(${winsSql(spec)}${spec.tracksDeletion ? ' OR T.`_deleted_at` IS NOT NULL' : ''})`;
   const counting =
     counts === null
@@ -154,7 +162,7 @@ export const FOLD_STATEMENT_CHARS = 256 * 1024;
  * 10 MB floor, not two). Several statements when there are many ids.
  */
 export function foldSightingsSql(
-  dataset: string,
+  place: BigQueryPlace,
   spec: TableSpec<unknown>,
   groups: readonly { at: Date; ids: readonly string[] }[],
 ): string[] {
@@ -165,9 +173,9 @@ export function foldSightingsSql(
   let chars = 0;
   const close = () => {
     if (structs.length === 0) return;
-    statements.push(`UPDATE ${bqIdent(dataset)}.${bqIdent(spec.name)} T SET \`_synced_at\` = S.at
+    statements.push(`UPDATE ${place.dialect.target(spec.name)} T SET \`_synced_at\` = S.at
 FROM (SELECT id, MAX(g.at) AS at FROM UNNEST([${structs.join(', ')}]) g, UNNEST(g.ids) id GROUP BY id) S
-WHERE T.${id} = S.id AND T.\`_synced_at\` < S.at${live};`);
+WHERE T.${id} = S.id AND T.\`_synced_at\` < S.at${live}${place.dialect.ownRows('T')};`);
     structs = [];
     chars = 0;
   };
@@ -224,24 +232,24 @@ export function packStatements(statements: readonly string[], budget: number): s
  * Guarded so that a flush with nothing to resolve does not write `_rejected`.
  */
 export function rejectedStagedSql(
-  dataset: string,
+  place: BigQueryPlace,
   tables: readonly string[],
   batches: readonly string[],
   items: readonly RejectedItem[],
   now: string,
 ): string[] {
-  const upserts = rejectedMergeStatements(dataset, items, now).map((s) => `${s};`);
+  const upserts = rejectedMergeStatements(place, items, now).map((s) => `${s};`);
   if (tables.length === 0) return upserts;
-  const rejected = `${bqIdent(dataset)}.\`_rejected\``;
-  const stored = `SELECT 1 FROM ${staging(dataset)} s WHERE ${retained} AND s.op = 'row' AND s.batch IN ${batchList(batches)}
+  const d = place.dialect;
+  const stored = `SELECT 1 FROM ${staging(place)} s WHERE ${retained} AND s.op = 'row' AND s.batch IN ${batchList(batches)}
     AND s.table_name = r.table_name AND s.row_id = r.item_id
-    AND s.seq > IFNULL((SELECT MAX(x.seq) FROM ${staging(dataset)} x WHERE x.op = 'rejected'
+    AND s.seq > IFNULL((SELECT MAX(x.seq) FROM ${staging(place)} x WHERE x.op = 'rejected'
       AND x.batch IN ${batchList(batches)} AND x.table_name = r.table_name AND x.row_id = r.item_id), 0)`;
   const open = `r.resolved_at IS NULL AND r.table_name IN (${tables.map(stringLiteral).join(', ')})`;
   return [
     ...upserts,
-    `IF EXISTS (SELECT 1 FROM ${rejected} r WHERE ${open} AND EXISTS (${stored})) THEN
-  UPDATE ${rejected} r SET resolved_at = ${now} WHERE ${open} AND EXISTS (${stored});
+    `IF EXISTS (SELECT 1 FROM ${d.table('_rejected')} r WHERE ${open} AND EXISTS (${stored})) THEN
+  UPDATE ${d.target('_rejected')} r SET resolved_at = ${now} WHERE ${open} AND EXISTS (${stored})${d.ownRows('r')};
 END IF;`,
   ];
 }
@@ -251,12 +259,12 @@ END IF;`,
  * (`updated_at`), inline; a stored later one is kept. Few: only a backlog such a version left.
  */
 export function stagedCheckpointsSql(
-  dataset: string,
+  place: BigQueryPlace,
   list: readonly (CheckpointUpdate & { updated_at: string })[],
 ): string {
   if (list.length === 0) return '';
   const stamped = list.map((cp) => ({ ...cp, updated_at: new Date(cp.updated_at) }));
-  return `${upsertStateSql(dataset, inlineCheckpoints(stamped), stateTablesOf(list), true)};`;
+  return `${upsertStateSql(place, inlineCheckpoints(stamped), stateTablesOf(list), true)};`;
 }
 
 /**
@@ -266,16 +274,16 @@ export function stagedCheckpointsSql(
  * megabyte — past BigQuery's query length, and minutes of parsing for the emulator.
  */
 export function mergeStagedCheckpointsSql(
-  dataset: string,
+  place: BigQueryPlace,
   batches: readonly string[],
   tables: ReadonlySet<StateTableName> = new Set(STATE_TABLES.map((t) => t.name)),
 ): string {
   const fields = CHECKPOINT_COLUMNS.map((c) => `${columnOf(c, 'c')} AS ${bqIdent(c.name)}`).join(', ');
   const latest = `SELECT * EXCEPT (_seq) FROM (SELECT ${fields}, c.seq AS _seq
-  FROM ${bqIdent(dataset)}.${bqIdent(STAGED_CHECKPOINTS_TABLE)} c
+  FROM ${bqIdent(place.dataset)}.${bqIdent(place.staging.checkpoints)} c
   WHERE ${retainedIn('c')} AND c.batch IN ${batchList(batches)}) x
 WHERE TRUE QUALIFY ROW_NUMBER() OVER (PARTITION BY stream, scope ORDER BY _seq DESC) = 1`;
-  return `${upsertStateSql(dataset, latest, tables, true)};`;
+  return `${upsertStateSql(place, latest, tables, true)};`;
 }
 
 /**
@@ -291,15 +299,15 @@ export const INLINE_CHECKPOINT_CHARS = 64 * 1024;
  * the latest per (stream, scope) in staging order, and a stored later one is kept.
  */
 export function stagedCheckpointMergeSql(
-  dataset: string,
+  place: BigQueryPlace,
   batches: readonly string[],
   staged: readonly (CheckpointUpdate & { updated_at: string })[],
 ): string {
   const latest = latestCheckpoints(staged);
-  const inline = stagedCheckpointsSql(dataset, latest);
+  const inline = stagedCheckpointsSql(place, latest);
   return inline.length <= INLINE_CHECKPOINT_CHARS
     ? inline
-    : mergeStagedCheckpointsSql(dataset, batches, stateTablesOf(latest));
+    : mergeStagedCheckpointsSql(place, batches, stateTablesOf(latest));
 }
 
 /** The last staged checkpoint of each (stream, scope), `docs` in staging order. */

@@ -70,6 +70,40 @@ interface PendingRow {
 }
 
 /**
+ * Runs writes one at a time: a flush, or a deletion after its flush (StagedFlusher.exclusive), so this
+ * process is one writer per table.
+ */
+export class WriteGate {
+  #chain: Promise<unknown> = Promise.resolve();
+
+  run<T>(write: () => Promise<T>): Promise<T> {
+    const run = this.#chain.then(write);
+    this.#chain = run.catch(() => undefined);
+    return run;
+  }
+}
+
+/** The gates of datasets whose tables workspaces share, in this process (see sharedTablesGate). */
+const SHARED_TABLES_GATES = new Map<string, WriteGate>();
+
+/**
+ * The one gate of a dataset's shared tables in this process: the destinations of its workspaces (one each)
+ * all write the same tables, and BigQuery runs two mutating DML jobs on a table at once (more queue, a
+ * transaction aborts another's), so the workspaces' flushes and deletions take turns as one destination's
+ * do. Workers of other processes are told apart by BigQuery alone: a transaction aborted by their write is
+ * retried (BigQuerySession.retryConflicts).
+ */
+export function sharedTablesGate(projectId: string, dataset: string): WriteGate {
+  const key = `${projectId}\u0000${dataset}`;
+  let gate = SHARED_TABLES_GATES.get(key);
+  if (gate === undefined) {
+    gate = new WriteGate();
+    SHARED_TABLES_GATES.set(key, gate);
+  }
+  return gate;
+}
+
+/**
  * Merges what is staged and not merged yet, one script per flush (flush-sql.ts), one flush at a time in
  * this process. Everything staged counts, whoever staged it: a worker that died between staging and
  * merging leaves nothing behind. What is pending is found by table reads (the manifests, the staged
@@ -77,7 +111,6 @@ interface PendingRow {
  * script has run — so a flush's only job is its script, and a flush with nothing to merge has none.
  */
 export class StagedFlusher {
-  #chain: Promise<unknown> = Promise.resolve();
   /** Flushes begun in this process; the number of the latest one that merged everything it found. */
   #begun = 0;
   #lastDone = -1;
@@ -98,6 +131,8 @@ export class StagedFlusher {
     ) => Promise<void> = async () => {},
     /** Age at which an unfolded sighting is folded by the next flush that runs. */
     private readonly foldAfterMs = FOLD_AFTER_MS,
+    /** Whose turn it is to write: this destination's own, or its shared tables' (sharedTablesGate). */
+    private readonly gate = new WriteGate(),
   ) {}
 
   /** Whether rows of `tables` are staged and not merged (table reads of the manifests: no job). */
@@ -148,9 +183,7 @@ export class StagedFlusher {
    * their script, with no other writer of their tables in between), so this process is one writer per table.
    */
   exclusive<T>(write: () => Promise<T>): Promise<T> {
-    const run = this.#chain.then(write);
-    this.#chain = run.catch(() => undefined);
-    return run;
+    return this.gate.run(write);
   }
 
   async #flushAll(counts: boolean, fold: FoldRequest): Promise<FlushReport> {
@@ -242,7 +275,7 @@ export class StagedFlusher {
     report: FlushReport,
     counting: boolean,
   ) {
-    const dataset = this.session.dataset;
+    const place = this.session;
     const now = this.settings.serverClock ? 'CURRENT_TIMESTAMP()' : timestampLiteral(this.settings.clock());
     const count = (op: string) => {
       const by = new Map<TableName, number>();
@@ -260,27 +293,27 @@ export class StagedFlusher {
     const rowTables = TABLE_NAMES.filter((t) => rows.has(t));
     const statements: string[] = [];
     rowTables.forEach((t, i) => {
-      statements.push(mergeStagedSql(dataset, this.settings.spec(t), batches, now, counting ? i : null));
+      statements.push(mergeStagedSql(place, this.settings.spec(t), batches, now, counting ? i : null));
     });
     const folds = this.#folds(folding);
     for (const [t, groups] of folds.inline)
-      statements.push(...foldSightingsSql(dataset, this.settings.spec(t), groups));
+      statements.push(...foldSightingsSql(place, this.settings.spec(t), groups));
     const rejected = rejectedList(docs('rejected') as RejectedItem[]);
     // Open entries can be resolved only in tables that have some (a table read; usually none): the guard
     // that looks for them names `_rejected` and `_staging`, 20 MB a flush with rows.
     const resolvable = await this.#tablesWithOpenRejections(rowTables, rejected);
-    statements.push(...rejectedStagedSql(dataset, resolvable, batches, rejected, now));
+    statements.push(...rejectedStagedSql(place, resolvable, batches, rejected, now));
     const sightings = schemaChangeList([
       { table: 'tickets', rows: [], schemaChanges: docs('schema_change') as SchemaChangeSighting[] },
     ] as WriteBatch[]);
-    statements.push(schemaChangeStatements(dataset, sightings, now));
+    statements.push(schemaChangeStatements(place, sightings, now));
     // The checkpoints of `_staging_checkpoints` (inline when few, else read there by the statement): a
     // stored later one is kept.
     const checkpointBatches = [...new Set(checkpoints.map((c) => c.batch))];
     if (checkpointBatches.length > 0)
       statements.push(
         stagedCheckpointMergeSql(
-          dataset,
+          place,
           checkpointBatches,
           checkpoints.map((c) => c.checkpoint),
         ),

@@ -1,9 +1,18 @@
 import { BigQuery, type BigQueryOptions, type Job, type Query, type Table } from '@google-cloud/bigquery';
-import { canonicalTimestamp } from '../../schemas/warehouse.js';
+import {
+  canonicalTimestamp,
+  SCHEMA_PER_WORKSPACE,
+  sharesTables,
+  type WarehouseScope,
+  WORKSPACE_COLUMN,
+} from '../../schemas/warehouse.js';
 import type { WithErrorMapping } from '../errors.js';
 import type { BoundValue, Row, SqlSession, Statement, WarehouseDialect } from '../sql/dialect.js';
-import { BQ_TYPES, bigQueryDialect } from './dialect.js';
+import { EVERY_WORKSPACE } from '../sql/scoped-dialect.js';
+import { WORKSPACES_TABLE } from './ddl.js';
+import { BQ_TYPES } from './dialect.js';
 import { bigQueryErrors } from './errors.js';
+import { type BigQueryPlace, bigQueryPlace, isStagingTable, type StagingTables } from './staging.js';
 
 export interface BigQuerySessionOptions {
   readonly projectId: string;
@@ -22,6 +31,8 @@ export interface BigQuerySessionOptions {
   readonly client: BigQueryOptions;
   /** Attempts for a transaction aborted by a concurrent update of the same table. */
   readonly maxConflictRetries: number;
+  /** The workspace written, and whether its tables are shared (default: a dataset of its own). */
+  readonly scope?: WarehouseScope;
 }
 
 /**
@@ -29,8 +40,15 @@ export interface BigQuerySessionOptions {
  * rows come back normalized; a script BigQuery aborted for a concurrent update of the same table is retried
  * with backoff (BigQuery aborts one of two transactions that update one table).
  */
-export class BigQuerySession implements SqlSession {
+export class BigQuerySession implements SqlSession, BigQueryPlace {
+  /**
+   * The dataset's SQL, kept to the workspace's rows in shared tables (sql/scoped-dialect.ts): every
+   * statement of the write path, the deletions and the bookkeeping takes its tables, keys and updates here.
+   */
   readonly dialect: WarehouseDialect;
+  readonly scope: WarehouseScope;
+  /** This destination's staging tables (the workspace's own in shared tables). */
+  readonly staging: StagingTables;
   readonly withErrorMapping: WithErrorMapping = bigQueryErrors();
   readonly client: BigQuery;
   readonly dataset: string;
@@ -52,7 +70,10 @@ export class BigQuerySession implements SqlSession {
     this.#configuredLocation = options.location;
     this.#newDatasetLocationOf = options.newDatasetLocationOf;
     this.#maxRetries = options.maxConflictRetries;
-    this.dialect = bigQueryDialect(options.datasetId);
+    this.scope = options.scope ?? SCHEMA_PER_WORKSPACE;
+    const place = bigQueryPlace(options.datasetId, this.scope);
+    this.dialect = place.dialect;
+    this.staging = place.staging;
     this.client = new BigQuery({ projectId: options.projectId, ...options.client });
   }
 
@@ -158,7 +179,9 @@ export class BigQuerySession implements SqlSession {
 
   /**
    * `readTable`, or null as soon as the table has more than `maxRows` rows (nothing more is read);
-   * `pageRows` rows per request.
+   * `pageRows` rows per request. In shared tables only the workspace's rows come back (a table read has no
+   * WHERE: the rows of every workspace are read, and those of others dropped here, so no reader of a table
+   * ever sees them); `maxRows` counts every row read, since what a read costs is the whole table.
    */
   async readTableUpTo(
     table: string,
@@ -175,8 +198,11 @@ export class BigQuerySession implements SqlSession {
     // The client maps a row's values onto the selected fields in the schema's order (as BigQuery returns
     // them): ask in that order.
     const order = ((handle.metadata?.schema?.fields ?? []) as { name?: string }[]).map((f) => f.name);
-    const selected = [...fields].sort((a, b) => order.indexOf(a) - order.indexOf(b));
+    const scoped = this.#readsScoped(table);
+    const asked = scoped && !fields.includes(WORKSPACE_COLUMN) ? [...fields, WORKSPACE_COLUMN] : fields;
+    const selected = [...asked].sort((a, b) => order.indexOf(a) - order.indexOf(b));
     const out: Row[] = [];
+    let read = 0;
     let query: Record<string, unknown> | null = {
       selectedFields: selected.join(','),
       maxResults: pageRows,
@@ -187,11 +213,27 @@ export class BigQuerySession implements SqlSession {
         Row[],
         Record<string, unknown> | null,
       ];
-      for (const row of rows) out.push(normalize(row));
-      if (out.length > maxRows) return null;
+      read += rows.length;
+      if (read > maxRows) return null;
+      for (const row of rows) {
+        if (scoped && row[WORKSPACE_COLUMN] !== this.scope.workspace) continue;
+        const normalized = normalize(row);
+        if (asked !== fields) delete normalized[WORKSPACE_COLUMN];
+        out.push(normalized);
+      }
       query = next ? { ...next, autoPaginate: false } : null;
     }
     return out;
+  }
+
+  /** Whether a table read keeps to the workspace's rows: a shared table (not staging, nor the deployment's lists). */
+  #readsScoped(table: string): boolean {
+    return (
+      sharesTables(this.scope) &&
+      !isStagingTable(table) &&
+      !EVERY_WORKSPACE.has(table) &&
+      table !== WORKSPACES_TABLE
+    );
   }
 
   /** A script (a transaction), retried while BigQuery aborts it for a concurrent update. */

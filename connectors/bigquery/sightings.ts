@@ -1,7 +1,6 @@
 import { canonicalTimestamp, type TableName } from '../../schemas/warehouse.js';
 import type { DestinationSettings } from '../settings.js';
 import type { BigQuerySession } from './session.js';
-import { FOLDED_TABLE } from './staging.js';
 import { type MergedBatches, mergedBatches, stagedManifests, type UnmergedBatch } from './state-reads.js';
 
 /*
@@ -32,7 +31,7 @@ const pairKey = (batch: string, table: string) => `${batch}\u0000${table}`;
 
 /** The (batch, table) sightings folded (`_staging_folded`, a table read). */
 export async function foldedSightings(session: BigQuerySession): Promise<Set<string>> {
-  const rows = await session.readTable(FOLDED_TABLE, ['batch', 'table_name']);
+  const rows = await session.readTable(session.staging.folded, ['batch', 'table_name']);
   return new Set(rows.map((r) => pairKey(String(r['batch']), String(r['table_name']))));
 }
 

@@ -1,12 +1,14 @@
-import type {
-  CheckpointUpdate,
-  RejectedItem,
-  SchemaChangeSighting,
-  TableSpec,
+import {
+  type CheckpointUpdate,
+  type RejectedItem,
+  RejectedRecord,
+  type SchemaChangeSighting,
+  type TableSpec,
 } from '../../schemas/warehouse.js';
 import { stagedColumns } from '../batch.js';
 import { schemaChangesSql } from '../sql/schema-changes.js';
-import { bigQueryDialect, bindLiteral, bqIdent, stringLiteral } from './dialect.js';
+import { bindLiteral, bqIdent, stringLiteral } from './dialect.js';
+import type { BigQueryPlace } from './staging.js';
 import { inlineCheckpoints, stateTablesOf, upsertStateSql } from './state-sql.js';
 
 /*
@@ -15,29 +17,17 @@ import { inlineCheckpoints, stateTablesOf, upsertStateSql } from './state-sql.js
  */
 
 /**
- * Condition under which the staged row S replaces the target row T, by the table's merge rule: a strictly
- * newer version, or an equal one with different content; for content tables, different content. Content is
- * `_content_hash`; IS DISTINCT FROM makes a stored NULL (a row from before hashes) count as different.
- */
-export function winsSql(spec: TableSpec<unknown>, repair = false): string {
-  // A repair (full refresh) rewrites at an equal version whatever the stored hash says (see PostgreSQL's).
-  const hashDiffers = repair ? 'TRUE' : 'T.`_content_hash` IS DISTINCT FROM S.`_content_hash`';
-  if (spec.merge.kind === 'content') return hashDiffers;
-  const v = bqIdent(spec.merge.column);
-  return `(T.${v} < S.${v} OR (T.${v} = S.${v} AND ${hashDiffers}))`;
-}
-
-/**
- * The parts of a MERGE of staged rows `S` into a target `T` by key: the join, the key column to count
+ * The parts of a MERGE of staged rows `S` into a target `T` by `key` (the table's key as stored:
+ * `workspace_id` first in shared tables, WarehouseDialect.storedKey): the join, the key column to count
  * matches by, what an update sets (every staged column, `_synced_at`, and a revived row's `_deleted_at`) and
  * what an insert writes. `syncedAt`: the SQL of the stamp.
  */
-export function mergeClauses(spec: TableSpec<unknown>, syncedAt: string) {
+export function mergeClauses(spec: TableSpec<unknown>, key: readonly string[], syncedAt: string) {
   const cols = stagedColumns(spec);
-  const nonKey = cols.filter((c) => !spec.primaryKey.includes(c.name));
+  const nonKey = cols.filter((c) => !key.includes(c.name));
   return {
-    on: spec.primaryKey.map((k) => `T.${bqIdent(k)} = S.${bqIdent(k)}`).join(' AND '),
-    firstKey: `T.${bqIdent(spec.primaryKey[0]!)}`,
+    on: key.map((k) => `T.${bqIdent(k)} = S.${bqIdent(k)}`).join(' AND '),
+    firstKey: `T.${bqIdent(key[0]!)}`,
     sets: [
       ...nonKey.map((c) => `${bqIdent(c.name)} = S.${bqIdent(c.name)}`),
       `\`_synced_at\` = ${syncedAt}`,
@@ -57,26 +47,6 @@ export function mergeClauses(spec: TableSpec<unknown>, syncedAt: string) {
 }
 
 // --- _rejected --------------------------------------------------------------------------------------------
-
-/**
- * Resolves the open `_rejected` entries of a table whose item id is a row of the staged batch. Guarded by
- * IF EXISTS so that a batch with nothing to resolve does not mutate `_rejected`: BigQuery aborts one of two
- * transactions mutating the same table, and every batch of every table would otherwise touch this one.
- */
-export function resolveRejectedSql(
-  dataset: string,
-  spec: TableSpec<unknown>,
-  stage: string,
-  syncedAt: string,
-): string {
-  const id = bqIdent(spec.primaryKey[0]!);
-  const open = `table_name = ${stringLiteral(spec.name)} AND resolved_at IS NULL
-  AND item_id IN (SELECT CAST(s.${id} AS STRING) FROM ${bqIdent(dataset)}.${bqIdent(stage)} s)`;
-  const target = `${bqIdent(dataset)}.\`_rejected\``;
-  return `IF EXISTS (SELECT 1 FROM ${target} WHERE ${open}) THEN
-  UPDATE ${target} SET resolved_at = ${syncedAt} WHERE ${open};
-END IF`;
-}
 
 /**
  * Characters of one `_rejected` upsert at most: a batch of many or large set-aside items becomes several
@@ -101,18 +71,18 @@ export function omittedRaw(jsonChars: number): { raw_omitted: string } {
  * struct-array literals; both forms are equally valid on the service).
  */
 export function rejectedMergeStatements(
-  dataset: string,
+  place: BigQueryPlace,
   items: readonly RejectedItem[],
   syncedAt: string,
   budget = REJECTED_STATEMENT_CHARS,
 ): string[] {
-  const frame = rejectedMergeOf(dataset, [], syncedAt).length;
+  const frame = rejectedMergeOf(place, [], syncedAt).length;
   const rowBudget = budget - frame;
   const statements: string[] = [];
   let rows: string[] = [];
   let chars = 0;
   const close = () => {
-    if (rows.length > 0) statements.push(rejectedMergeOf(dataset, rows, syncedAt));
+    if (rows.length > 0) statements.push(rejectedMergeOf(place, rows, syncedAt));
     rows = [];
     chars = 0;
   };
@@ -141,17 +111,34 @@ function rejectedRowSql(r: RejectedItem): string {
   );
 }
 
-function rejectedMergeOf(dataset: string, rows: readonly string[], syncedAt: string): string {
-  const cols = ['table_name', 'item_key', 'item_id', 'stream', 'scope', 'page_cursor', 'reason', 'raw'];
-  return `MERGE ${bqIdent(dataset)}.\`_rejected\` T
-USING (${rows.join(ROW_SEPARATOR)}) S ON T.table_name = S.table_name AND T.item_key = S.item_key
-WHEN MATCHED THEN UPDATE SET ${cols
-    .slice(2)
-    .map((c) => `${c} = S.${c}`)
-    .join(', ')},
-  last_seen_at = ${syncedAt}, times_seen = T.times_seen + 1, resolved_at = CAST(NULL AS TIMESTAMP)
-WHEN NOT MATCHED THEN INSERT (${cols.join(', ')}, first_seen_at, last_seen_at, times_seen, resolved_at)
-  VALUES (${cols.map((c) => `S.${c}`).join(', ')}, ${syncedAt}, ${syncedAt}, 1, CAST(NULL AS TIMESTAMP))`;
+/** The columns of `_rejected`, from its record (schemas/warehouse/system-tables.ts). */
+const REJECTED_COLUMNS = Object.keys(RejectedRecord.shape);
+
+/**
+ * The MERGE of `_rejected` rows by the dialect's (keyed by `workspace_id` first in shared tables): a new
+ * entry is first and last seen now, once, open; a known one takes the item as read now, is seen once more
+ * and open again.
+ */
+function rejectedMergeOf(place: BigQueryPlace, rows: readonly string[], syncedAt: string): string {
+  const source = `SELECT *, ${syncedAt} AS first_seen_at, ${syncedAt} AS last_seen_at, 1 AS times_seen,
+  CAST(NULL AS TIMESTAMP) AS resolved_at FROM (${rows.join(ROW_SEPARATOR)})`;
+  const kept = new Set(['table_name', 'item_key', 'first_seen_at', 'times_seen', 'resolved_at']);
+  return place.dialect.mergeSource(
+    '_rejected',
+    ['table_name', 'item_key'],
+    REJECTED_COLUMNS,
+    source,
+    (incoming) => ({
+      set: {
+        ...Object.fromEntries(
+          REJECTED_COLUMNS.filter((c) => !kept.has(c)).map((c) => [c, `${incoming}.${bqIdent(c)}`]),
+        ),
+        times_seen: 'T.times_seen + 1',
+        resolved_at: 'CAST(NULL AS TIMESTAMP)',
+      },
+      when: 'TRUE',
+    }),
+  );
 }
 
 // --- _schema_changes ---------------------------------------------------------------------------------
@@ -162,12 +149,12 @@ WHEN NOT MATCHED THEN INSERT (${cols.join(', ')}, first_seen_at, last_seen_at, t
  * mutating the same table, and every page of a drifting source carries sightings). Empty without sightings.
  */
 export function schemaChangeStatements(
-  dataset: string,
+  place: BigQueryPlace,
   sightings: readonly SchemaChangeSighting[],
   syncedAt: string,
 ): string {
   if (sightings.length === 0) return '';
-  const sql = schemaChangesSql(bigQueryDialect(dataset), bindLiteral, sightings, syncedAt);
+  const sql = schemaChangesSql(place.dialect, bindLiteral, sightings, syncedAt);
   // Type changes first: they compare with the type the stored new field had before the upsert.
   return `IF EXISTS (${sql.pending}) THEN
 ${sql.typeChanges};
@@ -179,7 +166,11 @@ END IF;
 // --- checkpoints ------------------------------------------------------------------------------------
 
 /** Upserts checkpoints (any number: one MERGE per state table) with `updated_at = at`. */
-export function checkpointMergeSql(dataset: string, list: readonly CheckpointUpdate[], at: Date): string {
+export function checkpointMergeSql(
+  place: BigQueryPlace,
+  list: readonly CheckpointUpdate[],
+  at: Date,
+): string {
   const stamped = list.map((cp) => ({ ...cp, updated_at: at }));
-  return upsertStateSql(dataset, inlineCheckpoints(stamped), stateTablesOf(list), false);
+  return upsertStateSql(place, inlineCheckpoints(stamped), stateTablesOf(list), false);
 }

@@ -23,10 +23,10 @@ import type { CascadeConditions, DeletionRequest } from '../sql/deletions.js';
 import type { WarehouseWriter } from '../sql/destination.js';
 import { queuedTicketOf } from '../state-tables.js';
 import { cascadeMayChange, deletionMayMark } from './deletion-precheck.js';
-import { type FlushReport, type FoldRequest, StagedFlusher } from './flush.js';
+import { type FlushReport, type FoldRequest, StagedFlusher, WriteGate } from './flush.js';
 import { staged } from './flush-sql.js';
 import type { BigQuerySession } from './session.js';
-import { unfoldedSightingsOf } from './sightings.js';
+import { FOLD_AFTER_MS, unfoldedSightingsOf } from './sightings.js';
 import type { StagedEntry, StagingAppender } from './staging.js';
 import { checkpointsByTableReads } from './state-reads.js';
 import { DEFAULT_VERSION_CACHE_LIMITS, RunVersionCache, type VersionCacheLimits } from './version-cache.js';
@@ -88,6 +88,8 @@ export class StagedBigQueryWriter implements WarehouseWriter {
     private readonly thresholds: FlushThresholds = DEFAULT_FLUSH_THRESHOLDS,
     versionCacheLimits: VersionCacheLimits = DEFAULT_VERSION_CACHE_LIMITS,
     hooks: BigQueryHooks = {},
+    /** Whose turn it is to write (flush.ts WriteGate): this writer's own, or its shared tables'. */
+    gate: WriteGate = new WriteGate(),
   ) {
     this.#scripts = new BigQueryDeletions(session, settings);
     this.#flusher = new StagedFlusher(
@@ -99,6 +101,8 @@ export class StagedBigQueryWriter implements WarehouseWriter {
       },
       () => this.#flushBegins(),
       (folded) => appender.markFolded(folded),
+      FOLD_AFTER_MS,
+      gate,
     );
     this.versions = new RunVersionCache(session, versionCacheLimits);
   }

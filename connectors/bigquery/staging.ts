@@ -4,6 +4,10 @@ import { adapt, managedwriter } from '@google-cloud/bigquery-storage';
 import { credentials } from '@grpc/grpc-js';
 import { GoogleAuth, PassThroughClient } from 'google-auth-library';
 import type { BatchManifest, StagedOp } from '../../schemas/warehouse/staging.js';
+import { SCHEMA_PER_WORKSPACE, sharesTables, type WarehouseScope } from '../../schemas/warehouse.js';
+import type { WarehouseDialect } from '../sql/dialect.js';
+import { scopedDialect } from '../sql/scoped-dialect.js';
+import { bigQueryDialect } from './dialect.js';
 import type { BigQuerySession } from './session.js';
 
 /*
@@ -40,6 +44,60 @@ export const BATCHES_TABLE = '_staging_batches';
  * ids are folded lazily, after its merge, so a run that changes nothing pays no UPDATE for them.
  */
 export const FOLDED_TABLE = '_staging_folded';
+/**
+ * The staging tables of one destination. In shared tables (SYNC_WAREHOUSE_LAYOUT=shared-tables) each
+ * workspace has its own, suffixed with its id (`_staging__north`): a flush merges every batch its staging
+ * holds, whoever staged it (a worker that died leaves nothing behind), so staging shared by workspaces would
+ * have one workspace's flush merge another's batches, checkpoints and ledger entries — and its table reads
+ * of the manifests would grow with every workspace of the deployment. A schema of the workspace's own keeps
+ * the names above.
+ */
+export interface StagingTables {
+  readonly entries: string;
+  readonly checkpoints: string;
+  readonly batches: string;
+  readonly merged: string;
+  readonly folded: string;
+}
+
+export function stagingTablesOf(scope: WarehouseScope): StagingTables {
+  // A workspace id is `[a-z][a-z0-9-]*` (schemas/workspaces.ts) and has no `_`: `-` → `_` keeps ids apart
+  // and makes a plain identifier.
+  const suffix = sharesTables(scope) ? `__${scope.workspace.replaceAll('-', '_')}` : '';
+  return {
+    entries: `${STAGING_TABLE}${suffix}`,
+    checkpoints: `${STAGED_CHECKPOINTS_TABLE}${suffix}`,
+    batches: `${BATCHES_TABLE}${suffix}`,
+    merged: `${MERGED_TABLE}${suffix}`,
+    folded: `${FOLDED_TABLE}${suffix}`,
+  };
+}
+
+/**
+ * Where a destination's SQL writes: its dataset, the dataset's dialect kept to the workspace's rows (in
+ * shared tables: every MERGE keyed and every UPDATE filtered by `workspace_id`), and its staging tables. A
+ * BigQuerySession is one; the SQL builders (flush-sql.ts, state-sql.ts, sql.ts) take it.
+ */
+export interface BigQueryPlace {
+  readonly dataset: string;
+  readonly dialect: WarehouseDialect;
+  readonly staging: StagingTables;
+}
+
+/** The place of a dataset and scope, as a session has it (for SQL built without a session: tests). */
+export function bigQueryPlace(dataset: string, scope: WarehouseScope = SCHEMA_PER_WORKSPACE): BigQueryPlace {
+  return {
+    dataset,
+    dialect: scopedDialect(bigQueryDialect(dataset), scope),
+    staging: stagingTablesOf(scope),
+  };
+}
+
+/** Whether `table` is one of the staging tables of some workspace (they have no `workspace_id`). */
+export function isStagingTable(table: string): boolean {
+  return table.startsWith('_staging');
+}
+
 /** Staged entries older than this are gone (partition expiration): a flush never looks further back. */
 export const STAGING_RETENTION_DAYS = 7;
 
@@ -104,12 +162,13 @@ const carriedWhole = (op: StagedOp) => op !== 'row' && op !== 'seen';
  * (idempotent): day partitions that expire after the retention.
  */
 export async function prepareStaging(session: BigQuerySession): Promise<void> {
+  const names = session.staging;
   const tables: [string, TableField[], string, string[]][] = [
-    [STAGING_TABLE, FIELDS, 'staged_at', ['op', 'table_name', 'batch']],
-    [STAGED_CHECKPOINTS_TABLE, CHECKPOINT_FIELDS, 'staged_at', ['batch']],
-    [BATCHES_TABLE, BATCH_FIELDS, 'staged_at', ['batch']],
-    [MERGED_TABLE, MERGED_FIELDS, 'merged_at', ['batch']],
-    [FOLDED_TABLE, FOLDED_FIELDS, 'folded_at', ['batch']],
+    [names.entries, FIELDS, 'staged_at', ['op', 'table_name', 'batch']],
+    [names.checkpoints, CHECKPOINT_FIELDS, 'staged_at', ['batch']],
+    [names.batches, BATCH_FIELDS, 'staged_at', ['batch']],
+    [names.merged, MERGED_FIELDS, 'merged_at', ['batch']],
+    [names.folded, FOLDED_FIELDS, 'folded_at', ['batch']],
   ];
   for (const [name, fields, partition, cluster] of tables) {
     const table = session.client.dataset(session.dataset).table(name);
@@ -123,7 +182,7 @@ export async function prepareStaging(session: BigQuerySession): Promise<void> {
         field: partition,
         // The markers outlive the entries they mark by a day.
         expirationMs: String(
-          (STAGING_RETENTION_DAYS + (name === MERGED_TABLE || name === FOLDED_TABLE ? 1 : 0)) * DAY_MS,
+          (STAGING_RETENTION_DAYS + (name === names.merged || name === names.folded ? 1 : 0)) * DAY_MS,
         ),
       },
       clustering: { fields: cluster },
@@ -163,14 +222,14 @@ export class StagingAppender {
   readonly #folded: DefaultStreamAppender;
   #last = 0;
 
-  constructor(projectId: string, dataset: string, endpoint: StorageEndpoint) {
+  constructor(projectId: string, dataset: string, names: StagingTables, endpoint: StorageEndpoint) {
     const stream = (table: string, fields: TableField[]) =>
       new DefaultStreamAppender(projectId, dataset, table, fields, endpoint);
-    this.#entries = stream(STAGING_TABLE, FIELDS);
-    this.#manifests = stream(BATCHES_TABLE, BATCH_FIELDS);
-    this.#checkpoints = stream(STAGED_CHECKPOINTS_TABLE, CHECKPOINT_FIELDS);
-    this.#merged = stream(MERGED_TABLE, MERGED_FIELDS);
-    this.#folded = stream(FOLDED_TABLE, FOLDED_FIELDS);
+    this.#entries = stream(names.entries, FIELDS);
+    this.#manifests = stream(names.batches, BATCH_FIELDS);
+    this.#checkpoints = stream(names.checkpoints, CHECKPOINT_FIELDS);
+    this.#merged = stream(names.merged, MERGED_FIELDS);
+    this.#folded = stream(names.folded, FOLDED_FIELDS);
   }
 
   /** A new batch id: one per append. */

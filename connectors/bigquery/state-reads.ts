@@ -13,7 +13,7 @@ import {
 import type { SchemaChangeFilter } from '../sql/schema-changes.js';
 import { STATE_TABLES, stateColumnsOf } from '../state-tables.js';
 import type { BigQuerySession } from './session.js';
-import { BATCHES_TABLE, MERGED_TABLE, STAGED_CHECKPOINTS_TABLE, STAGING_RETENTION_DAYS } from './staging.js';
+import { STAGING_RETENTION_DAYS } from './staging.js';
 
 /*
  * Checkpoint reads without a query job: `_sync_state`, `_staging_checkpoints` and `_staging_merged` are read
@@ -38,7 +38,7 @@ export type MergedBatches = ReadonlyMap<string, number>;
 /** The batches flushes recorded merged (read first: see unmergedStagedCheckpoints). */
 export async function mergedBatches(session: BigQuerySession): Promise<MergedBatches> {
   const merged = new Map<string, number>();
-  for (const r of await session.readTable(MERGED_TABLE, ['batch', 'merged_at'])) {
+  for (const r of await session.readTable(session.staging.merged, ['batch', 'merged_at'])) {
     const batch = String(r['batch']);
     // A batch merged twice (a flush that died before its marker, run again) stands for the first stamp.
     const at = Date.parse(String(r['merged_at']));
@@ -58,7 +58,7 @@ export async function unmergedStagedCheckpoints(
 ): Promise<StagedCheckpoint[]> {
   const done = merged ?? (await mergedBatches(session));
   const since = Date.now() - STAGING_RETENTION_DAYS * DAY_MS;
-  return (await session.readTable(STAGED_CHECKPOINTS_TABLE, ['batch', 'seq', 'staged_at', 'doc']))
+  return (await session.readTable(session.staging.checkpoints, ['batch', 'seq', 'staged_at', 'doc']))
     .filter((r) => !done.has(String(r['batch'])) && Date.parse(String(r['staged_at'])) >= since)
     .map((r) => {
       const doc = JSON.parse(String(r['doc'])) as StagedCheckpoint['checkpoint'];
@@ -78,13 +78,13 @@ export interface UnmergedBatch {
 export async function stagedManifests(session: BigQuerySession): Promise<UnmergedBatch[]> {
   const since = Date.now() - STAGING_RETENTION_DAYS * DAY_MS;
   const out: UnmergedBatch[] = [];
-  for (const r of await session.readTable(BATCHES_TABLE, ['batch', 'seq', 'staged_at', 'doc'])) {
+  for (const r of await session.readTable(session.staging.batches, ['batch', 'seq', 'staged_at', 'doc'])) {
     const batch = String(r['batch']);
     if (Date.parse(String(r['staged_at'])) < since) continue;
     const parsed = BatchManifest.safeParse(JSON.parse(String(r['doc'])));
     if (!parsed.success)
       throw new Error(
-        `${BATCHES_TABLE}: the manifest of batch ${batch} is not one this version reads: ${parsed.error.message}`,
+        `${session.staging.batches}: the manifest of batch ${batch} is not one this version reads: ${parsed.error.message}`,
       );
     out.push({ batch, seq: Number(r['seq']), manifest: parsed.data });
   }

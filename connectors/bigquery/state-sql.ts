@@ -10,6 +10,7 @@ import {
   stateColumnsOf,
 } from '../state-tables.js';
 import { bqIdent, int64Literal, stringLiteral, timestampLiteral } from './dialect.js';
+import type { BigQueryPlace } from './staging.js';
 
 /*
  * The checkpoint upserts of BigQuery's write paths, one MERGE per state table (connectors/state-tables.ts):
@@ -73,7 +74,7 @@ export function stateTablesOf(list: readonly StateAddress[]): ReadonlySet<StateT
  * checkpoints merged in any order); otherwise the source's wins.
  */
 export function upsertStateSql(
-  dataset: string,
+  place: BigQueryPlace,
   source: string,
   tables: ReadonlySet<StateTableName>,
   keepLater: boolean,
@@ -82,7 +83,7 @@ export function upsertStateSql(
     .map((table) => {
       if (table.name === '_sync_state')
         return mergeSql(
-          dataset,
+          place,
           table,
           `SELECT * FROM (${source}) c WHERE NOT ${inQueueTable('c')}`,
           keepLater,
@@ -90,7 +91,7 @@ export function upsertStateSql(
       const queue = QUEUE_SQL[table.name];
       const key = queue.key('c').map((v, i) => `${v} AS ${bqIdent(table.keyColumns[i]!)}`);
       return mergeSql(
-        dataset,
+        place,
         table,
         `SELECT ${key.join(', ')}, c.* EXCEPT (stream, scope) FROM (${source}) c WHERE ${queue.holds('c')}`,
         keepLater,
@@ -99,13 +100,13 @@ export function upsertStateSql(
     .join(';\n');
 }
 
-function mergeSql(dataset: string, table: StateTable, source: string, keepLater: boolean): string {
-  const key = table.keyColumns;
-  const names = stateColumnsOf(table).map(bqIdent);
-  const updated = CHECKPOINT_BODY.map((c) => `${bqIdent(c)} = S.${bqIdent(c)}`);
-  return `MERGE ${bqIdent(dataset)}.${bqIdent(table.name)} T
-USING (${source}) S ON ${key.map((k) => `T.${bqIdent(k)} = S.${bqIdent(k)}`).join(' AND ')}
-WHEN MATCHED${keepLater ? ' AND T.updated_at <= S.updated_at' : ''} THEN UPDATE SET ${updated.join(', ')}
-WHEN NOT MATCHED THEN INSERT (${names.join(', ')})
-  VALUES (${names.map((n) => `S.${n}`).join(', ')})`;
+/**
+ * One state table's MERGE, by the dialect's (keyed by `workspace_id` first in shared tables, the source's
+ * rows the workspace's: sql/scoped-dialect.ts).
+ */
+function mergeSql(place: BigQueryPlace, table: StateTable, source: string, keepLater: boolean): string {
+  return place.dialect.mergeSource(table.name, table.keyColumns, stateColumnsOf(table), source, (s) => ({
+    set: Object.fromEntries(CHECKPOINT_BODY.map((c) => [c, `${s}.${bqIdent(c)}`])),
+    when: keepLater ? `T.updated_at <= ${s}.updated_at` : 'TRUE',
+  }));
 }

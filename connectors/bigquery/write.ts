@@ -27,16 +27,16 @@ export class BigQueryDeletions {
    */
   async markDeleted({ spec, where, deletedAt, checkpoint }: DeletionRequest): Promise<number> {
     const d = this.session.dialect;
-    const target = d.table(spec.name);
     const condition = where(d, bindLiteral);
     const checkpoints = checkpointList(checkpoint);
+    // Counted in the workspace's rows (`table`), marked in the table kept to them (`target` and `ownRows`).
     const script = `DECLARE n INT64 DEFAULT 0;
 BEGIN TRANSACTION;
-SET n = (SELECT COUNT(*) FROM ${target} t WHERE ${condition});
+SET n = (SELECT COUNT(*) FROM ${d.table(spec.name)} t WHERE ${condition});
 IF n > 0 THEN
-  UPDATE ${target} t SET _deleted_at = ${timestampLiteral(deletedAt)} WHERE ${condition};
+  UPDATE ${d.target(spec.name)} t SET _deleted_at = ${timestampLiteral(deletedAt)} WHERE (${condition})${d.ownRows('t')};
 END IF;
-${checkpoints.length > 0 ? `${checkpointMergeSql(this.session.dataset, checkpoints, this.settings.clock())};\n` : ''}COMMIT TRANSACTION;
+${checkpoints.length > 0 ? `${checkpointMergeSql(this.session, checkpoints, this.settings.clock())};\n` : ''}COMMIT TRANSACTION;
 SELECT n;`;
     const [row] = await this.session.withErrorMapping(`markDeleted ${spec.name}`, () =>
       this.session.script<{ n: number }>(script),
@@ -49,20 +49,22 @@ SELECT n;`;
     conditions: CascadeConditions,
     deletedAt: Date,
   ): Promise<DeletionCounts> {
-    const target = this.session.dialect.table(child.name);
+    const d = this.session.dialect;
+    const rows = d.table(child.name);
+    const target = d.target(child.name);
     const revive = conditions.revive
-      ? `SET revived = (SELECT COUNT(*) FROM ${target} WHERE ${conditions.revive});
+      ? `SET revived = (SELECT COUNT(*) FROM ${rows} WHERE ${conditions.revive});
 IF revived > 0 THEN
-  UPDATE ${target} SET _deleted_at = CAST(NULL AS TIMESTAMP) WHERE ${conditions.revive};
+  UPDATE ${target} SET _deleted_at = CAST(NULL AS TIMESTAMP) WHERE (${conditions.revive})${d.ownRows()};
 END IF;
 `
       : '';
     const script = `DECLARE marked INT64 DEFAULT 0;
 DECLARE revived INT64 DEFAULT 0;
 BEGIN TRANSACTION;
-SET marked = (SELECT COUNT(*) FROM ${target} WHERE ${conditions.mark});
+SET marked = (SELECT COUNT(*) FROM ${rows} WHERE ${conditions.mark});
 IF marked > 0 THEN
-  UPDATE ${target} SET _deleted_at = ${timestampLiteral(deletedAt)} WHERE ${conditions.mark};
+  UPDATE ${target} SET _deleted_at = ${timestampLiteral(deletedAt)} WHERE (${conditions.mark})${d.ownRows()};
 END IF;
 ${revive}COMMIT TRANSACTION;
 SELECT marked, revived;`;

@@ -14,7 +14,7 @@ import type { WarehouseDialect } from './dialect.js';
  * ticket_custom_fields, whose columns every workspace shares. Shared tables neither split them by
  * `workspace_id` (viewSql) nor read them as a workspace's rows (`table`).
  */
-const EVERY_WORKSPACE: ReadonlySet<string> = new Set([CUSTOM_FIELD_LABELS_VIEW]);
+export const EVERY_WORKSPACE: ReadonlySet<string> = new Set([CUSTOM_FIELD_LABELS_VIEW]);
 
 /**
  * A warehouse's dialect for one workspace of a shared-tables deployment: the one place the bookkeeping SQL
@@ -68,21 +68,30 @@ export function scopedDialect(dialect: WarehouseDialect, scope: WarehouseScope):
  * runs once per workspace (a LATERAL subquery) with every table it reads kept to that workspace's rows, so
  * each join, window and aggregate of it stays within one workspace without the view's SQL naming
  * `workspace_id`, and the view's first column is `workspace_id`. The workspaces are those with a run in
- * `_sync_runs` (a workspace's rows are written by its runs, each recorded there first). PostgreSQL only:
- * BigQuery has no LATERAL (shared tables are refused there, schemas/config.ts).
+ * `_sync_runs` (a workspace's rows are written by its runs, each recorded there first). PostgreSQL's: BigQuery
+ * has no LATERAL, and runs the same per-workspace SELECT as a table function instead (bigquery/ddl.ts).
  */
 export function viewSql(dialect: WarehouseDialect, scope: WarehouseScope, view: ViewSpec): string {
   if (!sharesTables(scope) || EVERY_WORKSPACE.has(view.name)) return view.sql(dialect);
   const column = dialect.ident(WORKSPACE_COLUMN);
-  const each: WarehouseDialect = {
-    ...dialect,
-    table: (name) => `(SELECT * FROM ${dialect.target(name)} WHERE ${column} = ws__.${column})`,
-  };
   return `SELECT ws__.${column}, v__.*
 FROM (SELECT DISTINCT ${column} FROM ${dialect.target('_sync_runs')}) AS ws__
 CROSS JOIN LATERAL (
-${view.sql(each)}
+${viewOfOneWorkspace(dialect, view, `ws__.${column}`)}
 ) AS v__`;
+}
+
+/**
+ * A view's SELECT over one workspace's rows of shared tables: every table it reads kept to the rows whose
+ * `workspace_id` is `workspace` (SQL: a correlated column, a table function's parameter), so each join,
+ * window and aggregate of it stays within that workspace.
+ */
+export function viewOfOneWorkspace(dialect: WarehouseDialect, view: ViewSpec, workspace: string): string {
+  const column = dialect.ident(WORKSPACE_COLUMN);
+  return view.sql({
+    ...dialect,
+    table: (name) => `(SELECT * FROM ${dialect.target(name)} WHERE ${column} = ${workspace})`,
+  });
 }
 
 /** A view's columns as `viewSql` creates it: `workspace_id` first in shared tables. */

@@ -14,6 +14,7 @@ import { destinationConformance } from './conformance.js';
 import { customFieldsSuite } from './custom-fields-suite.js';
 import { input, ticket, writeBatch } from './fixtures.js';
 import { historyViewsSuite } from './history-views-suite.js';
+import { withNeighbour } from './neighbour.js';
 import { viewsSuite } from './views-suite.js';
 
 const SCHEMA = 'support_test';
@@ -21,30 +22,6 @@ const SCHEMA = 'support_test';
 /** The two workspaces of the shared-tables run: the suite's, and a neighbour that writes the same rows first. */
 const ACME: WarehouseScope = { workspace: 'acme', layout: 'shared-tables' };
 const ZETA: WarehouseScope = { workspace: 'zeta', layout: 'shared-tables' };
-
-/**
- * The suite's destination in shared tables, with a neighbour: every batch the suite writes is written first
- * by workspace `zeta` into the same tables — the same ids, keys and checkpoints — so a key without
- * `workspace_id` would make the suite's inserts updates or no-ops, and its reads see two rows. The
- * neighbour never deletes: none of its rows may be marked deleted by the suite's deletions and cascades.
- */
-function withNeighbour(dest: Destination, neighbour: Destination): Destination {
-  const mirrored = new Set<PropertyKey>(['writeTables', 'stageBatch']);
-  return new Proxy(dest, {
-    get(target, name, receiver) {
-      const value = Reflect.get(target, name, receiver);
-      if (typeof value !== 'function') return value;
-      if (!mirrored.has(name)) return value.bind(target);
-      return async (...args: unknown[]) => {
-        // A batch the suite expects to be refused is refused for the neighbour too; the suite checks how.
-        await (Reflect.get(neighbour, name) as (...a: unknown[]) => Promise<unknown>)
-          .apply(neighbour, args)
-          .catch(() => undefined);
-        return value.apply(target, args);
-      };
-    },
-  });
-}
 
 for (const scope of [null, ACME])
   destinationConformance(scope ? 'PostgreSQL, shared tables' : 'PostgreSQL', async () => {

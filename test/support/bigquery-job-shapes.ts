@@ -107,6 +107,9 @@ const DDL_HEAD = new RegExp(
   'i',
 );
 
+const ROUTINE_HEAD =
+  /^(CREATE|DROP)\s+(?:OR\s+REPLACE\s+)?(?:TEMP\s+|TEMPORARY\s+)?(?:TABLE\s+)?(?:FUNCTION|PROCEDURE)\b/i;
+
 /** One statement of a script, at its place: conditional when inside an IF. */
 function shapeStatement(
   text: string,
@@ -114,6 +117,8 @@ function shapeStatement(
   out: { statements: DmlStatement[]; ddl: DdlStatement[]; children: ChildStatement[] },
 ): void {
   if (/^(BEGIN|COMMIT|ROLLBACK|END)\b/i.test(text)) return;
+  // A routine (a table function: the views of shared tables) is no table: no table's metadata changes.
+  if (ROUTINE_HEAD.test(text)) return;
   const ddl = DDL_HEAD.exec(text);
   if (ddl) {
     out.ddl.push({ kind: ddl[1]!.toLowerCase() as DdlStatement['kind'], table: tableOf(ddl[2]!) });

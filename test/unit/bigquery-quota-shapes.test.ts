@@ -109,6 +109,14 @@ describe('what a BigQuery job writes (quota proxy)', () => {
     expect(shape.children).toEqual([]);
   });
 
+  it('a table function is a routine, no table: creating one changes no table (nor one named FUNCTION)', () => {
+    const shape = shapeOfQuery(
+      'CREATE OR REPLACE TABLE FUNCTION `ds`.`v__of_workspace`(view_workspace STRING) AS (SELECT * FROM (SELECT * FROM `ds`.`t` WHERE `workspace_id` = view_workspace))',
+    );
+    expect(shape.ddl).toEqual([]);
+    expect(shape.statements).toEqual([]);
+  });
+
   it('a load job names its destination table', () => {
     expect(shapeOfJob({ load: { destinationTable: { tableId: '_stage_9' } } })).toEqual({
       kind: 'load',

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { restartedCheckpoint } from '../../activities/checkpoints.js';
 import { stagedCheckpointMergeSql } from '../../connectors/bigquery/flush-sql.js';
 import { checkpointMergeSql } from '../../connectors/bigquery/sql.js';
+import { bigQueryPlace } from '../../connectors/bigquery/staging.js';
 import { byStateTable, stateTableNamed, stateTableOf } from '../../connectors/state-tables.js';
 import { STATE_KEY_FORMATS } from '../../schemas/state-key.js';
 
@@ -63,12 +64,18 @@ describe('state tables: a thread key lives in _thread_queue, a reread key in _re
   });
 
   it('BigQuery upserts one MERGE per state table written, none into a table not written', () => {
-    const all = checkpointMergeSql('ds', [window, thread, reread], new Date('2024-01-01T00:00:00Z'));
+    const all = checkpointMergeSql(
+      bigQueryPlace('ds'),
+      [window, thread, reread],
+      new Date('2024-01-01T00:00:00Z'),
+    );
     for (const table of ['_sync_state', '_thread_queue', '_reread_queue'])
       expect(all.match(new RegExp(`MERGE \`ds\`\\.\`${table}\``, 'g'))).toHaveLength(1);
-    expect(checkpointMergeSql('ds', [window], new Date())).not.toMatch(/_thread_queue|_reread_queue/);
+    expect(checkpointMergeSql(bigQueryPlace('ds'), [window], new Date())).not.toMatch(
+      /_thread_queue|_reread_queue/,
+    );
     const staged = stagedCheckpointMergeSql(
-      'ds',
+      bigQueryPlace('ds'),
       ['b1'],
       [{ ...thread, updated_at: '2024-01-01T00:00:00Z' }],
     );

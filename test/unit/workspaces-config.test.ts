@@ -138,7 +138,7 @@ describe('SYNC_WORKSPACES_FILE', () => {
     );
   });
 
-  it("shared tables: every workspace in the deployment's schema; an entry naming a schema, or BigQuery, is refused", () => {
+  it("shared tables: every workspace in the deployment's schema (BigQuery: dataset); an entry naming a schema is refused", () => {
     const folder = folderWith({ 'w.yaml': NORTH, 'hours.yaml': HOURS, 'south.key': 'k_south_0123456789\n' });
     const env = deployment(join(folder, 'w.yaml'), { SYNC_WAREHOUSE_LAYOUT: 'shared-tables' });
     const north = loadConfig({ ...env, SYNC_WORKSPACE: 'north' });
@@ -152,8 +152,12 @@ describe('SYNC_WORKSPACES_FILE', () => {
     expect(problemsOf({ ...env, SYNC_WORKSPACE: 'south-east' })).toEqual([
       `SYNC_WORKSPACES_FILE ${join(folder, 'w.yaml')}: workspace "south-east": schema "desk_se": with SYNC_WAREHOUSE_LAYOUT=shared-tables every workspace is in the deployment's schema; remove the entry's schema`,
     ]);
-    expect(problemsOf({ ...env, DESTINATION_URL: 'bigquery://proj/support' })).toEqual([
-      'SYNC_WAREHOUSE_LAYOUT: shared-tables is built for PostgreSQL only so far: on BigQuery use schema-per-workspace',
+    const onBigQuery = { ...env, DESTINATION_URL: 'bigquery://proj/support' };
+    expect(problemsOf(onBigQuery)).toEqual([]);
+    const northOnBigQuery = loadConfig({ ...onBigQuery, SYNC_WORKSPACE: 'north' });
+    expect([northOnBigQuery.DESTINATION_URL.reveal(), northOnBigQuery.BIGQUERY_DEPLOYMENT_DATASET]).toEqual([
+      'bigquery://proj/support',
+      undefined,
     ]);
   });
 
