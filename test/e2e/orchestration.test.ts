@@ -404,11 +404,12 @@ describe('the run orchestration, with stub activities', () => {
     expect(recording.reads.size).toBe(30);
     expect([...recording.reads.values()].every((n) => n === 1)).toBe(true);
     expect([...recording.queue.values()].every((s) => s === 'complete')).toBe(true);
-    // Threads were read while the listing went on, and the last ones after it ended.
+    // Threads were read while the listing went on. (Whether the last read comes after the listing's mark is a
+    // race: the last page's threads can all be read before its activity returns and the mark is recorded;
+    // the lane settling after the listing is the children's close order below.)
     const listed = recording.at('tickets listed')!;
     const threads = recording.all('thread ');
     expect(Math.min(...threads)).toBeLessThan(listed);
-    expect(Math.max(...threads)).toBeGreaterThanOrEqual(listed);
     // The threads child is started before the tickets child, and closes after it.
     const children = childrenOf(history);
     expect(children.map((c) => c.workflowId.split('/')[0]).slice(0, 2)).toEqual([
