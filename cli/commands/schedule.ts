@@ -210,6 +210,22 @@ interface Timing {
   timezone: string;
 }
 
+/**
+ * A workspace's incremental interval, at a phase of its own: the offset into each interval is a hash of the
+ * workspace id, so a fleet's many workspaces start their runs spread over the interval instead of all at
+ * its boundary (where a thousand runs opened at once make the workers' workflow caches and the server's
+ * persistence the limit). The same id keeps the same phase across `schedule create`s; the `default`
+ * workspace keeps the boundary, as a deployment of one workspace always had it.
+ */
+export function intervalOf(every: string, workspace: string): { every: number; offset?: number } {
+  const everyMs = Duration.fromISO(every).as('milliseconds');
+  if (workspace === DEFAULT_WORKSPACE) return { every: everyMs };
+  const hash = createHash('sha256').update(workspace).digest().readUInt32BE(0);
+  // Whole seconds: a phase that reads plainly in `schedule list` and the Temporal UI.
+  const offset = (hash % Math.max(Math.floor(everyMs / 1000), 1)) * 1000;
+  return offset > 0 ? { every: everyMs, offset } : { every: everyMs };
+}
+
 /** The schedules a workspace's configuration and timing ask for, each with the memo that fingerprints it. */
 function wantedSchedules(
   config: Config,
@@ -258,7 +274,7 @@ function wantedSchedules(
   const wanted: Wanted[] = [
     {
       scheduleId: ids.incremental,
-      spec: { intervals: [{ every: Duration.fromISO(timing.every).as('milliseconds') }] },
+      spec: { intervals: [intervalOf(timing.every, workspace)] },
       action: startRun(input('incremental')),
       policies,
       when: `every ${timing.every}`,

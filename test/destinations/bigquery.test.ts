@@ -22,7 +22,7 @@ import { sized } from '../support/campaign.js';
 import { destinationConformance } from './conformance.js';
 import { customFieldsSuite } from './custom-fields-suite.js';
 import { historyViewsSuite } from './history-views-suite.js';
-import { withNeighbour } from './neighbour.js';
+import { withNeighbour, withPrepare } from './neighbour.js';
 import { viewsSuite } from './views-suite.js';
 
 let emulator: BigQueryEmulator;
@@ -299,14 +299,7 @@ const viewsHarness =
           await other.prepare();
           await dest.prepare();
         };
-        const mirrored = withNeighbour(dest, other, ['writeTables', 'flushStaged']);
-        return new Proxy(mirrored, {
-          get: (target, name) => {
-            if (name === 'prepare') return prepare;
-            const value = Reflect.get(target, name);
-            return typeof value === 'function' ? value.bind(target) : value;
-          },
-        });
+        return withPrepare(withNeighbour(dest, other, ['writeTables', 'flushStaged']), prepare);
       },
       async viewColumns(view: string) {
         const [meta] = await client.dataset(datasetId).table(view).getMetadata();

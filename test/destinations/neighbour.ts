@@ -28,3 +28,14 @@ export function withNeighbour(
     },
   });
 }
+
+/** `dest` with its `prepare` replaced by `prepare` (which prepares a neighbour too, or records its runs). */
+export function withPrepare(dest: Destination, prepare: () => Promise<void>): Destination {
+  return new Proxy(dest, {
+    get: (target, name) => {
+      if (name === 'prepare') return prepare;
+      const value = Reflect.get(target, name);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}

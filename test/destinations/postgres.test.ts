@@ -14,7 +14,7 @@ import { destinationConformance } from './conformance.js';
 import { customFieldsSuite } from './custom-fields-suite.js';
 import { input, ticket, writeBatch } from './fixtures.js';
 import { historyViewsSuite } from './history-views-suite.js';
-import { withNeighbour } from './neighbour.js';
+import { withNeighbour, withPrepare } from './neighbour.js';
 import { viewsSuite } from './views-suite.js';
 
 const SCHEMA = 'support_test';
@@ -272,14 +272,7 @@ const viewsHarness =
           await dest.bookkeeping.recordRun(ledgerRun(scope.workspace));
           if (neighbour) await other.bookkeeping.recordRun(ledgerRun(ZETA.workspace));
         };
-        const mirrored = neighbour ? withNeighbour(dest, other) : dest;
-        return new Proxy(mirrored, {
-          get: (target, name) => {
-            if (name === 'prepare') return prepare;
-            const value = Reflect.get(target, name);
-            return typeof value === 'function' ? value.bind(target) : value;
-          },
-        });
+        return withPrepare(neighbour ? withNeighbour(dest, other) : dest, prepare);
       },
       async viewColumns(view: string) {
         const r = await admin.query(

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { TypedSearchAttributes } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { scheduleIdsOf } from '../../cli/commands/schedule.js';
+import { intervalOf, scheduleIdsOf } from '../../cli/commands/schedule.js';
 import type { SyncRunInput } from '../../schemas/run-input.js';
 import { WorkspaceKey } from '../../workflows/search-attributes.js';
 import { cli } from '../support/cli.js';
@@ -146,7 +146,13 @@ describe('schedules: updated in place, one set per deployment', () => {
     );
     expect(north.action.priority).toMatchObject({ fairnessKey: 'north', priorityKey: 1 });
     expect(((north.action.args ?? [])[0] as SyncRunInput).mode).toBe('incremental');
+    // Each workspace at its own phase of the interval, as the server keeps it; the default one at the boundary.
+    expect(north.spec.intervals?.[0]).toMatchObject({
+      every: 30 * 60 * 1000,
+      offset: intervalOf('PT30M', 'north').offset,
+    });
     const home = await env.client.schedule.getHandle(of().incremental).describe();
+    expect(home.spec.intervals?.[0]?.offset ?? 0).toBe(0);
     expect(
       home.action.type === 'startWorkflow' &&
         (home.action.typedSearchAttributes as TypedSearchAttributes | undefined)?.get(WorkspaceKey),

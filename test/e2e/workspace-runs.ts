@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { WorkspacesHandle } from '../../companion/index.js';
 import { SupportApiClient } from '../../connectors/support-api/index.js';
@@ -7,6 +10,31 @@ import { settingsFromConfig, workspaceConfigLoader } from '../../worker/config.j
 import { newRunId, runSync } from '../../worker/run-sync.js';
 import { silentLogger } from './harness.js';
 import { sourceSnapshot } from './source-snapshot.js';
+
+/**
+ * The workspaces file of the two-workspace e2e tests: `north` with its key from NORTH_API_KEY, `south` with
+ * its key in a file beside it and `southLines` (its schema, settings) after. Returns the file's path.
+ */
+export function writeNorthSouthFile(fleet: WorkspacesHandle, southLines: string[] = []): string {
+  const folder = mkdtempSync(join(tmpdir(), 'workspaces-'));
+  const file = join(folder, 'workspaces.yaml');
+  writeFileSync(join(folder, 'south.key'), `${fleet.workspace('south').keys.admin}\n`);
+  writeFileSync(
+    file,
+    [
+      'workspaces:',
+      '  - id: north',
+      `    url: ${fleet.baseUrl}`,
+      '    key: { env: NORTH_API_KEY }',
+      '  - id: south',
+      `    url: ${fleet.baseUrl}`,
+      '    key: { file: south.key }',
+      ...southLines,
+      '',
+    ].join('\n'),
+  );
+  return file;
+}
 
 /** One incremental run of `workspace` with its own settings (the workspaces file's, over `base`), to its end. */
 export function runWorkspace(client: Client, taskQueue: string, base: Config, workspace: string) {

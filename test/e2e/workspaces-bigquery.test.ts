@@ -1,7 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { BigQuery } from '@google-cloud/bigquery';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,7 +18,7 @@ import { bigQueryRows, expectBigQueryEqualsSource, type StoredIn } from './bigqu
 import { cli } from './cli.js';
 import { DAY_MS, silentLogger, workflowBundle } from './harness.js';
 import { COMPARED_TABLES } from './source-snapshot.js';
-import { runWorkspace, workspaceSnapshot } from './workspace-runs.js';
+import { runWorkspace, workspaceSnapshot, writeNorthSouthFile } from './workspace-runs.js';
 
 /**
  * Where the exports' history starts: within one export window of the run's start (SYNC_WINDOW, 90 days),
@@ -119,23 +116,7 @@ describe.each(['schema-per-workspace', 'shared-tables'] as const)(
       await new BigQuery({ projectId: emulator.projectId, ...emulatorClientOptions(proxy.endpoint) })
         .dataset(deployment)
         .create({ location: 'EU' });
-      const folder = mkdtempSync(join(tmpdir(), 'workspaces-bigquery-'));
-      const file = join(folder, 'workspaces.yaml');
-      writeFileSync(join(folder, 'south.key'), `${fleet.workspace('south').keys.admin}\n`);
-      writeFileSync(
-        file,
-        [
-          'workspaces:',
-          '  - id: north',
-          `    url: ${fleet.baseUrl}`,
-          '    key: { env: NORTH_API_KEY }',
-          '  - id: south',
-          `    url: ${fleet.baseUrl}`,
-          '    key: { file: south.key }',
-          ...(shared ? [] : [`    schema: ${southDataset}`]),
-          '',
-        ].join('\n'),
-      );
+      const file = writeNorthSouthFile(fleet, shared ? [] : [`    schema: ${southDataset}`]);
       taskQueue = `workspaces-bq-${randomBytes(3).toString('hex')}`;
       base = loadConfig({ NORTH_API_KEY: fleet.workspace('north').keys.admin }, undefined, {
         SUPPORT_API_URL: fleet.baseUrl,

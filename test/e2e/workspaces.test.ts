@@ -1,7 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,7 +14,7 @@ import { connectToTestServer, testTemporalAddress } from '../support/temporal.js
 import { cli } from './cli.js';
 import { DAY_MS, silentLogger, workflowBundle } from './harness.js';
 import { expectWarehouseEqualsSource, warehouseRows } from './warehouse-compare.js';
-import { runWorkspace, workspaceSnapshot } from './workspace-runs.js';
+import { runWorkspace, workspaceSnapshot, writeNorthSouthFile } from './workspace-runs.js';
 
 const EVERYTHING_SINCE = () => new Date(Date.now() - 500 * DAY_MS).toISOString();
 
@@ -53,25 +50,11 @@ describe.each(['schema-per-workspace', 'shared-tables'] as const)(
           { id: 'south', seed: 2, tickets: 60, rateLimits: false },
         ],
       });
-      const folder = mkdtempSync(join(tmpdir(), 'workspaces-'));
-      const file = join(folder, 'workspaces.yaml');
-      writeFileSync(join(folder, 'south.key'), `${fleet.workspace('south').keys.admin}\n`);
-      writeFileSync(
-        file,
-        [
-          'workspaces:',
-          '  - id: north',
-          `    url: ${fleet.baseUrl}`,
-          '    key: { env: NORTH_API_KEY }',
-          '  - id: south',
-          `    url: ${fleet.baseUrl}`,
-          '    key: { file: south.key }',
-          ...(shared ? [] : ['    schema: south_desk']),
-          '    settings:',
-          '      SYNC_PAGE_SIZE: 50',
-          '',
-        ].join('\n'),
-      );
+      const file = writeNorthSouthFile(fleet, [
+        ...(shared ? [] : ['    schema: south_desk']),
+        '    settings:',
+        '      SYNC_PAGE_SIZE: 50',
+      ]);
       const databaseUrl = await freshDatabase(shared ? 'e2e_workspaces_shared' : 'e2e_workspaces');
       env = await connectToTestServer();
       taskQueue = `workspaces-${randomBytes(3).toString('hex')}`;
