@@ -2,11 +2,13 @@
  * One scale of bench:workspaces, measured in a world of its own: a companion of `count` small workspaces
  * (20–200 tickets), one big one and a few "alone" twins of small ones, a fresh Temporal dev server, a fresh
  * database on the shared PostgreSQL cluster, a fresh task queue and two worker processes. Then:
- *   1. each twin's first sync alone, one after the other: what a small first sync costs with nothing beside it;
- *   2. the first round: the big workspace's backfill, and 2 s later every small workspace's first sync at
- *      once (as an hourly schedule fires them), until all have ended;
+ *   1. each twin's first sync alone, one after the other, then the big workspace's twin's backfill alone:
+ *      what each costs (wall and CPU) with nothing beside it;
+ *   2. the first round: the big workspace's backfill, and 2 s later the small workspaces' first syncs, one
+ *      every `gapMs` (as their schedules' phases spread them over an interval; 0: all at once), until all
+ *      have ended;
  *   3. the hourly round: a few changes in every workspace (the companion's live changes), then every
- *      workspace's incremental run at once;
+ *      workspace's incremental run, paced the same way;
  *   4. what it left: requests per workspace (the companion's log, per workspace) against the lower bound,
  *      history events per run, children open at once, worker peak RSS, warehouse size, and the exactness
  *      check of a sample of workspaces (fails the bench when any count differs).
@@ -19,6 +21,7 @@ import { startTemporalDevServer } from '../../embedded/temporal-server.js';
 import type { SyncSettings } from '../../schemas/run-input.js';
 import { analyticsQueueOf, loadConfig, settingsFromConfig } from '../../worker/config.js';
 import { log, sum } from './harness.js';
+import { cpuSince, treeCpuSeconds } from './process-cpu.js';
 import {
   schemaOf,
   startCompanionOf,
@@ -56,6 +59,12 @@ export interface ScaleOptions {
   /** Changes the companion makes in each workspace before the hourly round. */
   changes: number;
   workers: number;
+  /**
+   * Between two run starts of a round (ms): a fleet's schedules each fire at their workspace's phase of the
+   * interval (cli/commands/schedule.ts, intervalOf), so runs arrive spread over it, not at once. 0 starts
+   * every run of a round at once.
+   */
+  gapMs: number;
 }
 
 /** Request categories of the companion's log, as bench:pipeline counts them. */
@@ -83,6 +92,20 @@ export interface ScaleResult {
   firstAllMs: number;
   backfillMs: number;
   hourlyMs: number;
+  gapMs: number;
+  /** CPU seconds of every process of the world (bench with its companion, workers, dev server, PostgreSQL). */
+  cpu: {
+    /** Each twin's first sync alone (median), and the big twin's backfill alone. */
+    aloneSmall: number;
+    aloneBig: number;
+    /** The first round and the hourly round, by process and in all. */
+    first: Record<string, number>;
+    hourly: Record<string, number>;
+  };
+  /** Runs open at once, most, in each round (from their start and end times). */
+  openRuns: { first: number; hourly: number };
+  /** Small runs' wall in the hourly round: median and slowest. */
+  hourlyRunMs: { median: number; max: number };
   firstPages: number;
   hourlyPages: number;
   /** Small workspaces, first sync: requests and lower bound, per workspace (means), and the worst ratio. */
@@ -107,6 +130,12 @@ export interface ScaleResult {
     slowestSmallMs: number;
     slowestSmallTickets: number;
     medianSmallMs: number;
+    /**
+     * The first round's small runs split by whether the backfill was still running when they ended
+     * (beside it) or they started after it had ended: wall median and slowest, and how many.
+     */
+    beside: { runs: number; medianMs: number; slowestMs: number };
+    after: { runs: number; medianMs: number; slowestMs: number };
   };
   warehouseBytes: number;
   /** pg_database_size of the database when created, before any workspace's tables. */
@@ -124,16 +153,17 @@ export async function measureScale(postgres: EmbeddedPostgres, o: ScaleOptions):
   const small = smallWorkspaces(o.count, o.seed);
   const twins: WorkspaceSpec[] = small.slice(0, o.alone).map((w, i) => ({ ...w, id: `alone-${i}` }));
   const big: WorkspaceSpec = { id: 'big', seed: o.seed * 10_000 + 9_999, tickets: o.bigTickets };
+  const bigTwin: WorkspaceSpec = { ...big, id: 'big-alone' };
   // The deployment's own workspace (SUPPORT_API_KEY): served by the workers, never synced here.
   const home: WorkspaceSpec = { id: 'home', seed: o.seed, tickets: 20 };
   const tag = `${o.count}`;
   log(
     `[${tag}] generating ${o.count} small workspaces (${sum(small.map((w) => w.tickets))} tickets) + big ${o.bigTickets}`,
   );
-  const companion = await startCompanionOf([home, big, ...small, ...twins]);
+  const companion = await startCompanionOf([home, big, bigTwin, ...small, ...twins]);
   const file = writeWorkspacesFile(
     companion,
-    [big, ...small, ...twins].map((w) => w.id),
+    [big, bigTwin, ...small, ...twins].map((w) => w.id),
   );
   const temporal: TestWorkflowEnvironment = await startTemporalDevServer();
   const taskQueue = `bench-workspaces-${o.count}-${Date.now().toString(36)}`;
@@ -170,30 +200,53 @@ export async function measureScale(postgres: EmbeddedPostgres, o: ScaleOptions):
     mode: 'incremental' | 'backfill',
     range?: { from: string; before: string },
   ) => timedRun(temporal.client, taskQueue, { workspace, mode, settings, ...(range ? { range } : {}) });
+  // A round's runs, one every gapMs (the first at once); resolves when all have ended.
+  const paced = (specs: WorkspaceSpec[], mode: 'incremental') =>
+    Promise.all(
+      specs.map(async (w, i) => {
+        if (o.gapMs > 0 && i > 0) await new Promise((r) => setTimeout(r, i * o.gapMs));
+        return run(w.id, mode);
+      }),
+    );
   try {
-    // 1. Each twin's first sync alone.
+    // 1. Each twin's first sync alone, then the big twin's backfill alone.
     const alone: TimedRun[] = [];
-    for (const t of twins) alone.push(await alive(run(t.id, 'incremental')));
-    await settleStatuses(temporal.client, alone);
-    assertSucceeded(`[${tag}] alone`, alone);
+    const aloneCpu: number[] = [];
+    for (const t of twins) {
+      const before = treeCpuSeconds();
+      alone.push(await alive(run(t.id, 'incremental')));
+      aloneCpu.push(cpuSince(before)['total'] as number);
+    }
+    const bigBefore = treeCpuSeconds();
+    const bigAlone = await alive(
+      run(bigTwin.id, 'backfill', { from: startDate, before: new Date().toISOString() }),
+    );
+    const bigAloneCpu = cpuSince(bigBefore)['total'] as number;
+    await settleStatuses(temporal.client, [...alone, bigAlone]);
+    assertSucceeded(`[${tag}] alone`, [...alone, bigAlone]);
     const aloneMs = alone.map((r) => r.endedAt - r.startedAt);
-    log(`[${tag}] alone: ${aloneMs.map((ms) => (ms / 1000).toFixed(1)).join(', ')} s`);
+    log(
+      `[${tag}] alone: ${aloneMs.map((ms) => (ms / 1000).toFixed(1)).join(', ')} s (CPU ${aloneCpu.map((c) => c.toFixed(1)).join(', ')} s); big backfill ${((bigAlone.endedAt - bigAlone.startedAt) / 1000).toFixed(1)} s (CPU ${bigAloneCpu.toFixed(1)} s)`,
+    );
 
     // 2. The first round.
     for (const w of [big, ...small]) companion.workspace(w.id).clearRequestLog();
     const scope: ReadScope = { startMs: Date.parse(startDate), untilMs: Date.now() };
+    const firstCpu = treeCpuSeconds();
     const firstStart = performance.now();
     const backfill = run('big', 'backfill', {
       from: startDate,
       before: new Date(scope.untilMs).toISOString(),
     });
     await new Promise((r) => setTimeout(r, 2000));
-    log(`[${tag}] first round: backfill of big started, now ${o.count} small first syncs`);
+    log(
+      `[${tag}] first round: backfill of big started, now ${o.count} small first syncs${o.gapMs > 0 ? `, one every ${o.gapMs} ms` : ' at once'}`,
+    );
     const progress = setInterval(
       () => log(`[${tag}] first round: ${Math.round((performance.now() - firstStart) / 1000)} s`),
       30_000,
     );
-    const firstSmall = await alive(Promise.all(small.map((w) => run(w.id, 'incremental'))));
+    const firstSmall = await alive(paced(small, 'incremental'));
     const firstSmallEnd = performance.now();
     log(
       `[${tag}] first round: small runs done in ${((firstSmallEnd - firstStart) / 1000).toFixed(1)} s; waiting for the backfill`,
@@ -201,6 +254,7 @@ export async function measureScale(postgres: EmbeddedPostgres, o: ScaleOptions):
     const big1 = await alive(backfill);
     clearInterval(progress);
     const firstAllEnd = performance.now();
+    const firstRoundCpu = byComponent(cpuSince(firstCpu));
     await settleStatuses(temporal.client, [...firstSmall, big1]);
     assertSucceeded(`[${tag}] first round`, [...firstSmall, big1]);
     const firstReq = small.map((w) => ({ w, r: requestsOf(companion.workspace(w.id)) }));
@@ -221,9 +275,11 @@ export async function measureScale(postgres: EmbeddedPostgres, o: ScaleOptions):
     log(
       `[${tag}] hourly round: ${o.changes} changes in each workspace, then ${o.count + 1} incremental runs`,
     );
+    const hourlyCpu = treeCpuSeconds();
     const hourlyStart = performance.now();
-    const hourly = await alive(Promise.all([big, ...small].map((w) => run(w.id, 'incremental'))));
+    const hourly = await alive(paced([big, ...small], 'incremental'));
     const hourlyEnd = performance.now();
+    const hourlyRoundCpu = byComponent(cpuSince(hourlyCpu));
     await settleStatuses(temporal.client, hourly);
     assertSucceeded(`[${tag}] hourly round`, hourly);
     const hourlyReq = small.map((w) => requestsOf(companion.workspace(w.id)));
@@ -281,6 +337,18 @@ export async function measureScale(postgres: EmbeddedPostgres, o: ScaleOptions):
       firstAllMs: firstAllEnd - firstStart,
       backfillMs: big1.endedAt - big1.startedAt,
       hourlyMs: hourlyEnd - hourlyStart,
+      gapMs: o.gapMs,
+      cpu: {
+        aloneSmall: median(aloneCpu),
+        aloneBig: bigAloneCpu,
+        first: firstRoundCpu,
+        hourly: hourlyRoundCpu,
+      },
+      openRuns: { first: mostOpen([...firstSmall, big1]), hourly: mostOpen(hourly) },
+      hourlyRunMs: {
+        median: median(hourly.slice(1).map((r) => r.endedAt - r.startedAt)),
+        max: Math.max(...hourly.slice(1).map((r) => r.endedAt - r.startedAt)),
+      },
       firstPages: sum([...firstSmall, big1].map((r) => r.pages)),
       hourlyPages: sum(hourly.map((r) => r.pages)),
       firstRequests: {
@@ -320,6 +388,8 @@ export async function measureScale(postgres: EmbeddedPostgres, o: ScaleOptions):
         slowestSmallMs: smallWalls[slowest] as number,
         slowestSmallTickets: (small[slowest] as WorkspaceSpec).tickets,
         medianSmallMs: median(smallWalls),
+        beside: wallsOf(firstSmall.filter((r) => r.endedAt <= big1.endedAt)),
+        after: wallsOf(firstSmall.filter((r) => r.startedAt >= big1.endedAt)),
       },
       warehouseBytes: Number(size.rows[0]?.n),
       emptyDatabaseBytes: emptyBytes,
@@ -333,6 +403,47 @@ export async function measureScale(postgres: EmbeddedPostgres, o: ScaleOptions):
     await companion.stop();
     file.remove();
   }
+}
+
+/**
+ * A round's CPU under the names of what spent it: the bench process (with the companion it serves), the
+ * worker processes (node names its main thread `MainThread`), the dev server, PostgreSQL.
+ */
+function byComponent(cpu: Record<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [name, seconds] of Object.entries(cpu)) {
+    const label =
+      name === 'self'
+        ? 'bench+companion'
+        : name === 'MainThread' || name === 'node'
+          ? 'workers'
+          : name.startsWith('temporal')
+            ? 'temporal'
+            : name;
+    out[label] = (out[label] ?? 0) + seconds;
+  }
+  return out;
+}
+
+function wallsOf(runs: TimedRun[]): { runs: number; medianMs: number; slowestMs: number } {
+  const walls = runs.map((r) => r.endedAt - r.startedAt);
+  return { runs: runs.length, medianMs: median(walls), slowestMs: walls.length ? Math.max(...walls) : 0 };
+}
+
+/** The most runs open at once: a sweep over their starts and ends. */
+function mostOpen(runs: TimedRun[]): number {
+  const edges = runs.flatMap((r) => [
+    { at: r.startedAt, d: 1 },
+    { at: r.endedAt, d: -1 },
+  ]);
+  edges.sort((a, b) => a.at - b.at || a.d - b.d);
+  let open = 0;
+  let most = 0;
+  for (const e of edges) {
+    open += e.d;
+    most = Math.max(most, open);
+  }
+  return most;
 }
 
 /** Live rows (not marked deleted) of each checked table of a workspace's schema. */
