@@ -6,19 +6,22 @@ import { startWorkspaces, type WorkspacesHandle } from '../../companion/index.js
 import { emulatorClientOptions } from '../../connectors/bigquery/destination.js';
 import type { Config } from '../../schemas/config.js';
 import { type BigQueryEmulator, startBigQueryEmulator } from '../../scripts/bigquery-emulator.js';
-import { buildDependencies, type Dependencies } from '../../worker/compose.js';
-import { loadConfig, workspaceConfigLoader } from '../../worker/config.js';
+import { workspaceConfigLoader } from '../../worker/config.js';
 import { workspaceQuery } from '../../worker/run-sync.js';
-import { pacingOf, type RunningWorkers, routeWorkspaces, startWorkers } from '../../worker/workers.js';
-import type { WorkspaceRouter } from '../../worker/workspace-router.js';
 import { type BigQueryQuotaProxy, startBigQueryQuotaProxy } from '../support/bigquery-quota-proxy.js';
 import { inCampaign } from '../support/campaign.js';
 import { connectToTestServer, testTemporalAddress } from '../support/temporal.js';
 import { bigQueryRows, expectBigQueryEqualsSource, type StoredIn } from './bigquery-compare.js';
 import { cli } from './cli.js';
-import { DAY_MS, silentLogger, workflowBundle } from './harness.js';
+import { DAY_MS, workflowBundle } from './harness.js';
 import { COMPARED_TABLES } from './source-snapshot.js';
-import { runWorkspace, workspaceSnapshot, writeNorthSouthFile } from './workspace-runs.js';
+import {
+  northSouthConfig,
+  runWorkspace,
+  startWorkspaceWorkers,
+  workspaceSnapshot,
+  writeNorthSouthFile,
+} from './workspace-runs.js';
 
 /**
  * Where the exports' history starts: within one export window of the run's start (SYNC_WINDOW, 90 days),
@@ -77,9 +80,7 @@ describe.each(['schema-per-workspace', 'shared-tables'] as const)(
     let fleet: WorkspacesHandle;
     let env: TestWorkflowEnvironment;
     let base: Config;
-    let deps: Dependencies;
-    let router: WorkspaceRouter;
-    let workers: RunningWorkers;
+    let fleetWorkers: Awaited<ReturnType<typeof startWorkspaceWorkers>> | undefined;
     let taskQueue: string;
     const deployment = `ws_${randomBytes(4).toString('hex')}`;
     const northDataset = shared ? deployment : `${deployment}_north`;
@@ -118,43 +119,17 @@ describe.each(['schema-per-workspace', 'shared-tables'] as const)(
         .create({ location: 'EU' });
       const file = writeNorthSouthFile(fleet, shared ? [] : [`    schema: ${southDataset}`]);
       taskQueue = `workspaces-bq-${randomBytes(3).toString('hex')}`;
-      base = loadConfig({ NORTH_API_KEY: fleet.workspace('north').keys.admin }, undefined, {
-        SUPPORT_API_URL: fleet.baseUrl,
-        SUPPORT_API_KEY: fleet.workspace('home').keys.admin,
+      base = northSouthConfig(fleet, file, taskQueue, {
         DESTINATION_URL: `bigquery://${emulator.projectId}/${deployment}`,
         BIGQUERY_API_ENDPOINT: proxy.endpoint,
         BIGQUERY_STORAGE_ENDPOINT: emulator.grpcEndpoint,
-        TEMPORAL_TASK_QUEUE: taskQueue,
-        SYNC_WORKSPACES_FILE: file,
         SYNC_START_DATE: HISTORY_START,
-        SYNC_THREAD_LOOKBACK: 'PT0S',
-        SUPPORT_API_RATE_LIMITS: 'off',
-        SYNC_AUDIT_SHARE: '0',
-        LOG_LEVEL: 'silent',
         SYNC_WAREHOUSE_LAYOUT: layout,
       });
-      deps = await buildDependencies(base, silentLogger);
-      router = routeWorkspaces({
-        connection: env.nativeConnection,
-        namespace: 'default',
-        config: base,
-        deps,
-        logger: silentLogger,
-      });
-      workers = await startWorkers({
-        connection: env.nativeConnection,
-        namespace: 'default',
-        taskQueue,
-        activities: router.activities(),
-        ...pacingOf(base),
-        workflowBundle: bundle,
-        shutdownGraceTime: '5 seconds',
-      });
+      fleetWorkers = await startWorkspaceWorkers(env, base, bundle);
     }, 600_000);
     afterAll(async () => {
-      await workers?.shutdown();
-      await router?.close();
-      await deps?.close();
+      await fleetWorkers?.close();
       await fleet?.stop();
       await proxy?.stop();
       await emulator?.stop();

@@ -4,17 +4,20 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorkspaces, type WorkspacesHandle } from '../../companion/index.js';
 import type { Config } from '../../schemas/config.js';
-import { buildDependencies, type Dependencies } from '../../worker/compose.js';
-import { loadConfig, workspaceConfigLoader } from '../../worker/config.js';
+import { workspaceConfigLoader } from '../../worker/config.js';
 import { workspaceQuery } from '../../worker/run-sync.js';
-import { pacingOf, type RunningWorkers, routeWorkspaces, startWorkers } from '../../worker/workers.js';
-import type { WorkspaceRouter } from '../../worker/workspace-router.js';
 import { freshDatabase } from '../support/postgres.js';
 import { connectToTestServer, testTemporalAddress } from '../support/temporal.js';
 import { cli } from './cli.js';
-import { DAY_MS, silentLogger, workflowBundle } from './harness.js';
+import { DAY_MS, workflowBundle } from './harness.js';
 import { expectWarehouseEqualsSource, warehouseRows } from './warehouse-compare.js';
-import { runWorkspace, workspaceSnapshot, writeNorthSouthFile } from './workspace-runs.js';
+import {
+  northSouthConfig,
+  runWorkspace,
+  startWorkspaceWorkers,
+  workspaceSnapshot,
+  writeNorthSouthFile,
+} from './workspace-runs.js';
 
 const EVERYTHING_SINCE = () => new Date(Date.now() - 500 * DAY_MS).toISOString();
 
@@ -34,9 +37,7 @@ describe.each(['schema-per-workspace', 'shared-tables'] as const)(
     let env: TestWorkflowEnvironment;
     let db: pg.Client;
     let base: Config;
-    let deps: Dependencies;
-    let router: WorkspaceRouter;
-    let workers: RunningWorkers;
+    let fleetWorkers: Awaited<ReturnType<typeof startWorkspaceWorkers>> | undefined;
     let taskQueue: string;
 
     const run = (workspace: string) => runWorkspace(env.client, taskQueue, base, workspace);
@@ -58,46 +59,18 @@ describe.each(['schema-per-workspace', 'shared-tables'] as const)(
       const databaseUrl = await freshDatabase(shared ? 'e2e_workspaces_shared' : 'e2e_workspaces');
       env = await connectToTestServer();
       taskQueue = `workspaces-${randomBytes(3).toString('hex')}`;
-      base = loadConfig({ NORTH_API_KEY: fleet.workspace('north').keys.admin }, undefined, {
-        SUPPORT_API_URL: fleet.baseUrl,
-        SUPPORT_API_KEY: fleet.workspace('home').keys.admin,
+      base = northSouthConfig(fleet, file, taskQueue, {
         DESTINATION_URL: databaseUrl,
-        TEMPORAL_TASK_QUEUE: taskQueue,
-        SYNC_WORKSPACES_FILE: file,
         SYNC_START_DATE: new Date(Date.now() - 200 * DAY_MS).toISOString(),
-        SYNC_THREAD_LOOKBACK: 'PT0S',
-        SUPPORT_API_RATE_LIMITS: 'off',
-        SYNC_AUDIT_SHARE: '0',
-        LOG_LEVEL: 'silent',
         SYNC_METRICS_WORKSPACE_LABEL: 'true',
         SYNC_WAREHOUSE_LAYOUT: layout,
       });
-      deps = await buildDependencies(base, silentLogger, { metrics: true });
-      router = routeWorkspaces({
-        connection: env.nativeConnection,
-        namespace: 'default',
-        config: base,
-        deps,
-        // As startLocalWorkers does: the process's metrics watch every workspace's activities.
-        metrics: deps.metrics!,
-        logger: silentLogger,
-      });
-      workers = await startWorkers({
-        connection: env.nativeConnection,
-        namespace: 'default',
-        taskQueue,
-        activities: router.activities(),
-        ...pacingOf(base),
-        workflowBundle: await workflowBundle(),
-        shutdownGraceTime: '5 seconds',
-      });
+      fleetWorkers = await startWorkspaceWorkers(env, base, await workflowBundle(), { metrics: true });
       db = new pg.Client({ connectionString: databaseUrl });
       await db.connect();
     });
     afterAll(async () => {
-      await workers?.shutdown();
-      await router?.close();
-      await deps?.close();
+      await fleetWorkers?.close();
       await db?.end();
       await fleet?.stop();
       await env?.teardown();
@@ -192,7 +165,7 @@ describe.each(['schema-per-workspace', 'shared-tables'] as const)(
         [],
       );
       // The worker's metrics count each workspace's rows under its own label (SYNC_METRICS_WORKSPACE_LABEL).
-      const exposition = await deps.metrics!.registry.metrics();
+      const exposition = await fleetWorkers!.deps.metrics!.registry.metrics();
       const ticketRows = (workspace: string) =>
         Number(
           exposition.match(
